@@ -1,0 +1,134 @@
+"""Loads the API tables (TSV data in the rules directory) into lookup structures.
+
+The engine knows no CUDA API by heart: every name comes from these files. Files are read once
+per process and shared by all rules (they are read-only).
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+
+from .versions import parse_version
+
+Version = tuple[int, int, int]
+
+
+@dataclass(frozen=True)
+class ApiEntry:
+    """One CUDA name and what HIP has for it."""
+
+    cuda: str
+    hip: str
+    kind: str
+    library: str
+    hip_added: Version | None
+    hip_removed: Version | None
+    signature: str
+    status: str  # supported / unsupported / report_only
+    experimental: bool = False
+
+
+@dataclass(frozen=True)
+class HeaderEntry:
+    cuda_header: str
+    hip_header: str  # "" = drop the include, "-" = no equivalent
+    library: str
+    hip_added: Version | None
+    note: str
+
+
+@dataclass(frozen=True)
+class ArgumentRewrite:
+    cuda: str
+    arg: int
+    action: str  # wrap_symbol / cast / append_argument / remove_argument
+    value: str
+
+
+@dataclass(frozen=True)
+class Lowering:
+    """A call that the target ROCm lacks, lowered to an older form."""
+
+    cuda: str
+    below: Version  # applies when the target is older than this
+    replacement: str
+    drop_argument: int | None
+    note: str
+
+
+def _version(text: str) -> Version | None:
+    text = text.strip()
+    return parse_version(text) if text else None
+
+
+def _rows(path: Path):
+    with path.open(encoding="utf-8", newline="") as handle:
+        lines = (line for line in handle if line.strip() and not line.startswith("#"))
+        yield from csv.DictReader(lines, delimiter="\t", quoting=csv.QUOTE_NONE)
+
+
+class ApiTables:
+    """All API data of one rules directory."""
+
+    def __init__(self, api_dir: Path) -> None:
+        self.api_dir = api_dir
+        self.names: dict[str, ApiEntry] = {}
+        self.headers: dict[str, HeaderEntry] = {}
+        self.argument_rewrites: dict[str, list[ArgumentRewrite]] = {}
+        self.lowerings: dict[str, Lowering] = {}
+        special = {"headers.tsv", "argument_rewrites.tsv", "lowerings.tsv", "manual.tsv"}
+        table_files = sorted(p for p in api_dir.glob("*.tsv") if p.name not in special)
+        manual = api_dir / "manual.tsv"
+        for path in table_files + ([manual] if manual.exists() else []):
+            self._load_names(path, override=path == manual)
+        if (api_dir / "headers.tsv").exists():
+            for row in _rows(api_dir / "headers.tsv"):
+                self.headers[row["cuda_header"]] = HeaderEntry(
+                    row["cuda_header"], row["hip_header"], row["library"],
+                    _version(row["hip_added"]), row.get("note") or "",
+                )
+        if (api_dir / "argument_rewrites.tsv").exists():
+            for row in _rows(api_dir / "argument_rewrites.tsv"):
+                self.argument_rewrites.setdefault(row["cuda"], []).append(
+                    ArgumentRewrite(row["cuda"], int(row["arg"]), row["action"], row["value"])
+                )
+        if (api_dir / "lowerings.tsv").exists():
+            for row in _rows(api_dir / "lowerings.tsv"):
+                drop = row["drop_argument"].strip()
+                self.lowerings[row["cuda"]] = Lowering(
+                    row["cuda"], parse_version(row["below"]), row["replacement"],
+                    int(drop) if drop else None, row.get("note") or "",
+                )
+
+    def _load_names(self, path: Path, override: bool) -> None:
+        names = self.names
+        for row in _rows(path):
+            cuda = row["cuda"]
+            if not override and cuda in names and names[cuda].status == "supported":
+                continue  # the first table that maps a name wins (runtime before driver...)
+            names[cuda] = ApiEntry(
+                cuda=cuda,
+                hip=row["hip"],
+                kind=row["kind"],
+                library=row["library"],
+                hip_added=_version(row["hip_added"]),
+                hip_removed=_version(row["hip_removed"]),
+                signature=row["signature"] or "identical",
+                status=row["status"],
+                experimental=row.get("experimental") == "1",
+            )
+
+
+def default_rules_dir() -> Path:
+    """The rules directory shipped with the package (found the same way when installed)."""
+    import rules
+
+    return Path(rules.__file__).resolve().parent
+
+
+@functools.lru_cache(maxsize=4)
+def load(api_dir: Path | None = None) -> ApiTables:
+    return ApiTables(api_dir or default_rules_dir() / "api")

@@ -1,0 +1,92 @@
+"""Edits, fixes and diagnostics: everything in byte offsets of the buffer a rule looked at."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+
+class Applicability(enum.Enum):
+    """How far a fix may be trusted: safe fixes apply by default, unsafe ones on request."""
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+    DISPLAY_ONLY = "display-only"
+
+
+@dataclass(frozen=True, order=True)
+class Edit:
+    """Replace bytes [start, end) with ``text``; an insertion has start == end."""
+
+    start: int
+    end: int
+    text: bytes = b""
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.start <= self.end:
+            raise ValueError(f"bad edit range {self.start}..{self.end}")
+
+
+@dataclass(frozen=True)
+class Fix:
+    """Edits applied all together or not at all, plus the headers they need."""
+
+    title: str
+    edits: tuple[Edit, ...]
+    applicability: Applicability = Applicability.SAFE
+    includes: tuple[str, ...] = ()
+
+    @property
+    def start(self) -> int:
+        return min(e.start for e in self.edits)
+
+    @property
+    def end(self) -> int:
+        return max(e.end for e in self.edits)
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One finding: a rule code, a message, a byte span and an optional fix.
+
+    ``library`` and ``symbol`` let reports count what was converted per library and list
+    unsupported APIs by name.
+    """
+
+    code: str
+    message: str
+    start: int
+    end: int
+    fix: Fix | None = None
+    library: str = ""
+    symbol: str = ""
+    severity: str = "warning"  # "info" for plain conversions, "warning", "error"
+    tags: tuple[str, ...] = field(default=())
+
+
+@dataclass
+class Finding:
+    """A diagnostic placed in a file with a line/column, ready for renderers."""
+
+    path: str
+    line: int
+    column: int
+    code: str
+    message: str
+    severity: str
+    library: str
+    symbol: str
+    fixed: bool
+
+    def as_dict(self) -> dict:
+        return {
+            "path": self.path,
+            "line": self.line,
+            "column": self.column,
+            "code": self.code,
+            "message": self.message,
+            "severity": self.severity,
+            "library": self.library,
+            "symbol": self.symbol,
+            "fixed": self.fixed,
+        }

@@ -1,0 +1,1 @@
+"""Renderers: one pure function per output format."""

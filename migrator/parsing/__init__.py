@@ -1,0 +1,1 @@
+"""Front ends: tree-sitter-cuda for structure, a lossless token view for what the tree hides."""

@@ -1,0 +1,110 @@
+"""The base class of every rule, and the per-file context rules read from."""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from typing import ClassVar, Iterable
+
+from .apitables import ApiTables
+from .diagnostics import Diagnostic
+from .parsing import treesitter
+from .parsing.tokens import LiteralSpans
+from .settings import Settings
+from .source import Source
+
+_CODE = re.compile(r"^[A-Z]{3}[0-9]{3}$")
+_NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+DOC_SECTIONS = ("What it does", "Why is this bad on AMD", "Example", "Use instead", "Fix safety")
+
+
+class RuleContext:
+    """One file as rules see it in one round of the fix loop. Built lazily: a rule that needs no
+    tree does not pay for one."""
+
+    def __init__(self, source: Source, settings: Settings, tables: ApiTables, tree=None) -> None:
+        self.source = source
+        self.data = source.data
+        self.path = source.path
+        self.settings = settings
+        self.tables = tables
+        self._tree = tree
+
+    @property
+    def tree(self):
+        if self._tree is None:
+            self._tree = treesitter.parse(self.data)
+        return self._tree
+
+    @functools.cached_property
+    def literals(self) -> LiteralSpans:
+        return LiteralSpans(self.data)
+
+    def in_code(self, offset: int) -> bool:
+        return self.literals.covering(offset) is None
+
+    def text(self, node) -> str:
+        return self.data[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+
+class Rule:
+    """A rule: a stable code, a kebab-case name, docs in fixed sections, and ``check()``.
+
+    Subclasses set the class attributes and implement ``check``; the docstring is the rule's
+    documentation (sections: What it does / Why is this bad on AMD / Example / Use instead /
+    Fix safety).
+    """
+
+    code: ClassVar[str] = ""
+    name: ClassVar[str] = ""
+    summary: ClassVar[str] = ""
+    family: ClassVar[str] = ""
+    fix: ClassVar[str] = "never"  # always / sometimes / never
+    status: ClassVar[str] = "stable"  # stable / preview
+    extra_codes: ClassVar[tuple[str, ...]] = ()  # further codes this rule emits (sub-diagnostics)
+
+    def check(self, ctx: RuleContext) -> Iterable[Diagnostic]:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    @classmethod
+    def codes(cls) -> tuple[str, ...]:
+        return (cls.code, *cls.extra_codes)
+
+    @classmethod
+    def documentation(cls) -> str:
+        import inspect
+
+        return inspect.cleandoc(cls.__doc__ or "")
+
+    @classmethod
+    def validate(cls) -> list[str]:
+        """Problems with this rule's identity or docs (empty when it is well-formed)."""
+        problems = []
+        for code in cls.codes():
+            if not _CODE.match(code):
+                problems.append(f"{cls.__name__}: bad code {code!r}")
+        if not _NAME.match(cls.name):
+            problems.append(f"{cls.__name__}: name {cls.name!r} is not kebab-case")
+        if cls.fix not in ("always", "sometimes", "never"):
+            problems.append(f"{cls.__name__}: fix must be always/sometimes/never")
+        if cls.status not in ("stable", "preview"):
+            problems.append(f"{cls.__name__}: status must be stable/preview")
+        doc = cls.documentation()
+        for section in DOC_SECTIONS:
+            if f"## {section}" not in doc:
+                problems.append(f"{cls.__name__}: docs lack the section '## {section}'")
+        if not cls.summary:
+            problems.append(f"{cls.__name__}: no summary")
+        return problems
+
+
+@dataclass(frozen=True)
+class Marker:
+    """An inline marker comment written into the output at a site that needs a person."""
+
+    code: str
+    text: str
+
+    def render(self) -> bytes:
+        return f"// rocmigrate {self.code}: {self.text}".encode()

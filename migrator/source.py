@@ -1,0 +1,70 @@
+"""A source file held as bytes, with a line index for byte offset <-> line/column."""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+
+
+class SourceError(Exception):
+    """A file that cannot be processed (binary, not UTF-8, too large...)."""
+
+
+@dataclass
+class Source:
+    """Bytes of one file plus what is needed to report positions in it."""
+
+    path: str
+    data: bytes
+    _line_starts: list[int] | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def checked(cls, path: str, data: bytes, max_bytes: int) -> "Source":
+        """Build a Source, rejecting input the converter must not touch."""
+        if len(data) > max_bytes:
+            raise SourceError(f"file is {len(data)} bytes, over the {max_bytes}-byte limit")
+        if b"\x00" in data[:8192]:
+            raise SourceError("binary file (contains NUL bytes)")
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as err:
+            line = data.count(b"\n", 0, err.start) + 1
+            raise SourceError(
+                f"not valid UTF-8 (byte 0x{data[err.start]:02x} at line {line}); "
+                "re-encode the file as UTF-8"
+            ) from None
+        return cls(path, data)
+
+    @property
+    def newline(self) -> bytes:
+        """The file's newline style, used for inserted lines."""
+        first = self.data.find(b"\n")
+        return b"\r\n" if first > 0 and self.data[first - 1 : first] == b"\r" else b"\n"
+
+    @property
+    def line_starts(self) -> list[int]:
+        if self._line_starts is None:
+            starts = [0]
+            find = self.data.find
+            pos = find(b"\n")
+            while pos != -1:
+                starts.append(pos + 1)
+                pos = find(b"\n", pos + 1)
+            self._line_starts = starts
+        return self._line_starts
+
+    def position(self, offset: int) -> tuple[int, int]:
+        """1-based (line, column) of a byte offset; the column counts characters."""
+        starts = self.line_starts
+        index = bisect.bisect_right(starts, offset) - 1
+        column = len(self.data[starts[index] : offset].decode("utf-8", "replace")) + 1
+        return index + 1, column
+
+    def line_start(self, offset: int) -> int:
+        starts = self.line_starts
+        return starts[bisect.bisect_right(starts, offset) - 1]
+
+    def line_text(self, offset: int) -> bytes:
+        start = self.line_start(offset)
+        end = self.data.find(b"\n", start)
+        return self.data[start : len(self.data) if end == -1 else end].rstrip(b"\r")

@@ -1,0 +1,51 @@
+"""The end-of-run summary as plain data, shared by every renderer."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+from .runner import RunResult
+
+UNSUPPORTED_CODES = ("API002", "API003", "API004", "HDR002", "ARG002", "WRP002")
+CONVERSION_CODES = ("API001", "ARG001", "HDR001", "HDR003", "WRP001", "LCH001")
+
+
+def summarize(run: RunResult) -> dict:
+    statuses = Counter(r.status for r in run.results)
+    by_library: Counter = Counter()
+    unsupported: dict[str, dict] = {}
+    for result in run.results:
+        for finding in result.findings:
+            if finding.code in CONVERSION_CODES and finding.fixed:
+                by_library[finding.library or "other"] += 1
+            elif finding.code in UNSUPPORTED_CODES or finding.severity != "info":
+                key = f"{finding.code} {finding.symbol}"
+                entry = unsupported.setdefault(key, {
+                    "code": finding.code, "symbol": finding.symbol, "message": finding.message,
+                    "count": 0, "locations": []})
+                entry["count"] += 1
+                entry["locations"].append(f"{finding.path}:{finding.line}:{finding.column}")
+    return {
+        "files": {
+            "converted": statuses["converted"],
+            "unchanged": statuses["unchanged"] + statuses["cached"],
+            "cached": statuses["cached"],
+            "copied": statuses["copied"],
+            "skipped": statuses["skipped"],
+            "failed": statuses["failed"],
+            "total": len(run.results),
+        },
+        "converted_references": dict(sorted(by_library.items())),
+        "attention": sorted(unsupported.values(), key=lambda e: (-e["count"], e["code"], e["symbol"])),
+        "failures": [{"path": r.rel, "error": r.message} for r in run.results if r.status == "failed"],
+        "skipped": [{"path": r.rel, "reason": r.message} for r in run.results if r.status == "skipped"],
+        "removed_stale_outputs": run.removed,
+    }
+
+
+def file_records(run: RunResult) -> list[dict]:
+    grouped = defaultdict(list)
+    for result in run.results:
+        grouped[result.rel] = [f.as_dict() for f in result.findings]
+    return [{"path": r.rel, "status": r.status, "message": r.message,
+             "findings": grouped[r.rel]} for r in run.results]

@@ -1,0 +1,1 @@
+"""API conversion rules (renames, headers, argument rewrites) and their data tables."""

@@ -1,0 +1,173 @@
+"""HDR001-HDR003: rewrite CUDA #include directives to their HIP headers, once."""
+
+from __future__ import annotations
+
+import re
+
+from migrator.apitables import HeaderEntry
+from migrator.diagnostics import Diagnostic, Edit, Fix
+from migrator.rule import Marker, Rule, RuleContext
+from migrator.versions import format_version
+
+from ..markers import marker_fix
+
+_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]*)[>"][^\n]*(?:\n|\Z)', re.MULTILINE)
+_CONDITIONAL = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b", re.MULTILINE)
+_DEVICE_CODE = re.compile(rb"__global__|<<<|__device__|__shared__|threadIdx|blockIdx")
+RUNTIME_HEADER = "hip/hip_runtime.h"
+CUDA_SOURCE_SUFFIXES = (".cu", ".cuh")
+
+
+def lookup_header(headers: dict[str, HeaderEntry], name: str) -> HeaderEntry | None:
+    """Exact entry, else the longest prefix entry written as ``dir/*``."""
+    entry = headers.get(name)
+    if entry is not None:
+        return entry
+    best = None
+    for key, candidate in headers.items():
+        if key.endswith("/*") and name.startswith(key[:-1]):
+            if best is None or len(key) > len(best.cuda_header):
+                best = candidate
+    return best
+
+
+def _blocks(ctx: RuleContext) -> list[tuple[int, int]]:
+    """(offset, block id) at each conditional directive: includes in the same block can be
+    deduplicated; includes in different #if branches cannot."""
+    marks = [(0, 0)]
+    stack = [0]
+    next_id = 1
+    for match in _CONDITIONAL.finditer(ctx.data):
+        if ctx.literals.covering(match.start()) is not None:
+            continue
+        directive = match.group(1)
+        if directive in (b"if", b"ifdef", b"ifndef"):
+            stack.append(next_id)
+        elif directive in (b"elif", b"else"):
+            stack[-1] = next_id
+        elif len(stack) > 1:
+            stack.pop()
+        next_id += 1
+        marks.append((match.start(), stack[-1]))
+    return marks
+
+
+def _block_at(marks: list[tuple[int, int]], offset: int) -> int:
+    block = 0
+    for start, ident in marks:
+        if start > offset:
+            break
+        block = ident
+    return block
+
+
+class IncludeRewrite(Rule):
+    """Rewrite CUDA ``#include`` directives to HIP headers.
+
+    ## What it does
+    Replaces each CUDA header with its HIP counterpart (``cuda_runtime.h`` ->
+    ``hip/hip_runtime.h``, ``curand_kernel.h`` -> ``hiprand/hiprand_kernel.h``, ``cublas_v2.h``
+    -> ``hipblas/hipblas.h``...), keeping the bracket style. Where several CUDA headers map to the
+    same HIP header in the same ``#if`` branch, the HIP header is included once and the duplicate
+    lines are removed; headers HIP needs no counterpart for (``device_launch_parameters.h``) are
+    removed. HDR002 marks headers with no HIP counterpart in the target ROCm. HDR003 adds
+    ``hip/hip_runtime.h`` to CUDA sources that relied on nvcc including the runtime implicitly.
+
+    ## Why is this bad on AMD
+    hipcc does not know CUDA headers, and unlike nvcc it does not include the runtime header on
+    its own: kernels, ``threadIdx`` and the ``hip*`` API need ``hip/hip_runtime.h``.
+
+    ## Example
+    ```cpp
+    #include <cuda.h>
+    #include <cuda_runtime.h>
+    #include <curand_kernel.h>
+    ```
+
+    ## Use instead
+    ```cpp
+    #include <hip/hip_runtime.h>
+    #include <hiprand/hiprand_kernel.h>
+    ```
+
+    ## Fix safety
+    Safe: each HIP header declares the HIP names the converted code uses. Duplicates are only
+    removed within one preprocessor branch.
+    """
+
+    code = "HDR001"
+    extra_codes = ("HDR002", "HDR003")
+    name = "cuda-include-rewrite"
+    summary = "CUDA header has a HIP counterpart"
+    family = "api"
+    fix = "sometimes"
+
+    def check(self, ctx: RuleContext):
+        data = ctx.data
+        if b"include" not in data and not ctx.path.endswith(CUDA_SOURCE_SUFFIXES):
+            return
+        headers = ctx.tables.headers
+        rocm = ctx.settings.rocm
+        marks = None
+        seen: set[tuple[int, str]] = set()
+        for match in _INCLUDE.finditer(data):
+            if ctx.literals.covering(match.start()) not in ("include", None):
+                continue
+            if marks is None:
+                marks = _blocks(ctx)
+            block = _block_at(marks, match.start())
+            name = match.group(2).decode("utf-8", "replace").strip()
+            entry = lookup_header(headers, name)
+            target = name
+            if entry is not None and entry.hip_header not in ("-",):
+                if entry.hip_added is not None and entry.hip_added > rocm:
+                    text = (f"<{name}> has no HIP counterpart in ROCm {format_version(rocm)} "
+                            f"(<{entry.hip_header}> exists from ROCm "
+                            f"{format_version(entry.hip_added)})")
+                    yield self._mark(ctx, match, text, name, entry)
+                    continue
+                target = entry.hip_header or ""
+            elif entry is not None:
+                text = f"<{name}> has no HIP counterpart" + (f": {entry.note}" if entry.note else "")
+                yield self._mark(ctx, match, text, name, entry)
+                continue
+            elif ctx.settings.rename_ext and match.group(1) == b'"' and name.endswith(".cu"):
+                target = name[:-3] + ".hip"
+            key = (block, target)
+            if target and key not in seen:
+                seen.add(key)
+                if target == name:
+                    continue
+                start, end = match.span(2)
+                fix = Fix(f"include <{target}>", (Edit(start, end, target.encode()),))
+                yield Diagnostic("HDR001", f"<{name}> -> <{target}>", start, end, fix,
+                                 library=entry.library if entry else "", symbol=name,
+                                 severity="info")
+            else:
+                start, end = match.span()
+                why = "duplicate of an earlier include" if target else "not needed with HIP"
+                fix = Fix(f"remove #include <{name}>", (Edit(start, end, b""),))
+                yield Diagnostic("HDR001", f"<{name}> removed: {why}", start, end, fix,
+                                 library=entry.library if entry else "", symbol=name,
+                                 severity="info")
+        if (ctx.path.endswith(CUDA_SOURCE_SUFFIXES) and not _has_runtime(data)
+                and _uses_device_code(ctx)):
+            fix = Fix(f"include <{RUNTIME_HEADER}>", (), includes=(RUNTIME_HEADER,))
+            yield Diagnostic("HDR003", f"<{RUNTIME_HEADER}> added: nvcc included the CUDA runtime "
+                             "implicitly, hipcc does not", 0, 0, fix, library="runtime",
+                             symbol=RUNTIME_HEADER, severity="info")
+
+    def _mark(self, ctx, match, text, name, entry):
+        start = match.start(2)
+        return Diagnostic("HDR002", text, start, match.end(2),
+                          marker_fix(ctx, start, Marker("HDR002", text)),
+                          library=entry.library, symbol=name)
+
+
+def _has_runtime(data: bytes) -> bool:
+    return re.search(rb'#[ \t]*include[ \t]*[<"](?:hip/hip_runtime\.h|cuda_runtime\.h|cuda\.h|'
+                     rb'cuda_runtime_api\.h)[>"]', data) is not None
+
+
+def _uses_device_code(ctx: RuleContext) -> bool:
+    return any(ctx.in_code(m.start()) for m in _DEVICE_CODE.finditer(ctx.data))

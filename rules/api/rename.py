@@ -1,0 +1,168 @@
+"""API001: rename CUDA API names to their HIP equivalents, from the API tables."""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+from migrator.apitables import ApiEntry, ApiTables
+from migrator.diagnostics import Diagnostic, Edit, Fix
+from migrator.rule import Marker, Rule, RuleContext
+from migrator.versions import format_version
+
+from ..calls import Call, call_at
+from ..markers import marker_fix
+
+LIBRARY_LABELS = {"cudnn": "MIOpen"}
+
+
+@dataclass(frozen=True)
+class _Index:
+    candidates: re.Pattern
+    entries: dict[bytes, ApiEntry]
+
+
+def renamable(entry: ApiEntry | None, rocm) -> bool:
+    """True when API001 renames this entry for the target (a HIP name that exists there)."""
+    return (entry is not None and entry.status == "supported" and bool(entry.hip)
+            and (entry.hip_added is None or entry.hip_added <= rocm)
+            and (entry.hip_removed is None or entry.hip_removed > rocm))
+
+
+def _actionable(entry: ApiEntry, rocm) -> bool:
+    if entry.status != "supported" or entry.hip != entry.cuda:
+        return True
+    return (entry.hip_added is not None and entry.hip_added > rocm) or (
+        entry.hip_removed is not None and entry.hip_removed <= rocm)
+
+
+@functools.lru_cache(maxsize=8)
+def _index(tables: ApiTables, rocm: tuple[int, int, int]) -> _Index:
+    """Names that need action for this target, and a regex that finds identifiers that may be one
+    of them (by their first two characters: far cheaper than a 5000-way alternation)."""
+    entries = {e.cuda.encode(): e for e in tables.names.values() if _actionable(e, rocm)}
+    prefixes = sorted({name[:2] for name in entries})
+    alternation = b"|".join(re.escape(p) for p in prefixes)
+    return _Index(re.compile(rb"\b(?:" + alternation + rb")\w*"), entries)
+
+
+class ApiRename(Rule):
+    """Rename CUDA API names (functions, types, enums, macros, device functions) to HIP.
+
+    ## What it does
+    Replaces each CUDA identifier that has a HIP equivalent in the target ROCm version with the
+    HIP name, everywhere it appears as code: in statements, declarations, template arguments,
+    casts, ``sizeof``, macro arguments, ``#define`` bodies and every ``#if`` branch. Comments,
+    string and character literals and member names (``x.cudaFoo``) are left alone.
+
+    A name that HIP lacks is not renamed to something that does not exist. It is reported, and
+    the output carries a marker comment at the site:
+    API002 (the HIP name is newer than the target ROCm, or was removed), API003 (no HIP
+    equivalent), API004 (a report-only library such as cuDNN: MIOpen's API differs and needs a
+    person).
+
+    ## Why is this bad on AMD
+    CUDA names do not exist in HIP: the code does not build with hipcc until they are converted.
+    A converter that renames to a name missing from the installed ROCm trades one build error for
+    a more confusing one.
+
+    ## Example
+    ```cpp
+    cudaStream_t s;
+    cudaStreamCreate(&s);
+    ```
+
+    ## Use instead
+    ```cpp
+    hipStream_t s;
+    hipStreamCreate(&s);
+    ```
+
+    ## Fix safety
+    Safe: the tables map a CUDA name to the HIP name with the same meaning, and only where that
+    name exists in the target ROCm. Argument-level differences are handled by ARG001.
+    """
+
+    code = "API001"
+    extra_codes = ("API002", "API003", "API004")
+    name = "cuda-api-rename"
+    summary = "CUDA API name has a HIP equivalent"
+    family = "api"
+    fix = "sometimes"
+
+    def check(self, ctx: RuleContext):
+        settings = ctx.settings
+        rocm = settings.rocm
+        index = _index(ctx.tables, rocm)
+        lowered = {name for name, low in ctx.tables.lowerings.items() if rocm < low.below}
+        data = ctx.data
+        literals = ctx.literals
+        entries = index.entries
+        for match in index.candidates.finditer(data):
+            entry = entries.get(match.group())
+            if entry is None:
+                continue
+            start, end = match.span()
+            if literals.covering(start) is not None:
+                continue
+            before = data[max(0, start - 2) : start].rstrip()
+            if before.endswith(b".") or before.endswith(b"->") or _is_member(data, start):
+                continue
+            if _declares_member(ctx, start, end):
+                continue
+            if entry.kind == "namespace" and not data[end : end + 8].lstrip().startswith(b"::"):
+                continue
+            if entry.cuda in lowered:
+                continue  # WRP001 lowers it for this target
+            if entry.cuda in ctx.tables.argument_rewrites and isinstance(
+                    call_at(ctx, start, end), Call):
+                continue  # ARG001 renames it together with its arguments
+            yield from self._diagnose(ctx, entry, start, end)
+
+    def _diagnose(self, ctx: RuleContext, entry: ApiEntry, start: int, end: int):
+        rocm = ctx.settings.rocm
+        target = format_version(rocm)
+        if entry.status == "report_only":
+            label = LIBRARY_LABELS.get(entry.library, entry.library)
+            text = (f"{entry.cuda} is not converted; the {label} counterpart is {entry.hip} "
+                    "and its API differs" if entry.hip else
+                    f"{entry.cuda} is not converted and has no {label} counterpart")
+            yield self._marked(ctx, "API004", text, entry, start)
+            return
+        if entry.status != "supported" or not entry.hip:
+            text = f"{entry.cuda} has no HIP equivalent in ROCm {target}"
+            yield self._marked(ctx, "API003", text, entry, start)
+            return
+        if entry.hip_added is not None and entry.hip_added > rocm:
+            text = (f"{entry.cuda} has no HIP equivalent in ROCm {target} "
+                    f"({entry.hip} exists from ROCm {format_version(entry.hip_added)})")
+            yield self._marked(ctx, "API002", text, entry, start)
+            return
+        if entry.hip_removed is not None and entry.hip_removed <= rocm:
+            text = (f"{entry.cuda} has no HIP equivalent in ROCm {target} "
+                    f"({entry.hip} was removed in ROCm {format_version(entry.hip_removed)})")
+            yield self._marked(ctx, "API002", text, entry, start)
+            return
+        fix = Fix(f"rename to {entry.hip}", (Edit(start, end, entry.hip.encode()),))
+        yield Diagnostic("API001", f"{entry.cuda} -> {entry.hip}", start, end, fix,
+                         library=entry.library, symbol=entry.cuda, severity="info")
+
+    def _marked(self, ctx: RuleContext, code: str, text: str, entry: ApiEntry, start: int):
+        fix = marker_fix(ctx, start, Marker(code, text))
+        return Diagnostic(code, text, start, start + len(entry.cuda), fix,
+                          library=entry.library, symbol=entry.cuda)
+
+
+def _declares_member(ctx: RuleContext, start: int, end: int) -> bool:
+    """A struct member that happens to carry an API name (``int cudaMalloc;``) is not the API."""
+    node = ctx.tree.root_node.descendant_for_byte_range(start, end)
+    return node is not None and node.type == "field_identifier"
+
+
+def _is_member(data: bytes, start: int) -> bool:
+    """``obj .  name`` / ``ptr -> name`` with whitespace or a line break between."""
+    pos = start
+    while pos > 0 and data[pos - 1 : pos] in (b" ", b"\t", b"\n", b"\r"):
+        pos -= 1
+    return data[pos - 1 : pos] == b"." or data[max(0, pos - 2) : pos] == b"->"

@@ -1,0 +1,73 @@
+"""Helpers for rules that rewrite calls: find the call around a name and its arguments."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from migrator.rule import RuleContext
+
+
+@dataclass
+class Call:
+    """A call ``name(args)`` found in the tree (never inside a macro body)."""
+
+    node: object
+    name_node: object
+    arguments: list  # argument nodes, comments excluded
+    args_node: object
+
+
+def find_name(ctx: RuleContext, names: set[bytes] | dict):
+    """Yield (name, start, end) for each occurrence of one of ``names`` as code (not in comments,
+    literals or member access)."""
+    if not names:
+        return
+    pattern = _pattern(tuple(sorted(names)))
+    data = ctx.data
+    for match in pattern.finditer(data):
+        start = match.start()
+        if ctx.literals.covering(start) is not None:
+            continue
+        before = data[:start].rstrip()[-2:]
+        if before.endswith(b".") or before.endswith(b"->"):
+            continue
+        yield match.group(), start, match.end()
+
+
+_PATTERNS: dict[tuple, re.Pattern] = {}
+
+
+def _pattern(names: tuple[bytes, ...]) -> re.Pattern:
+    pattern = _PATTERNS.get(names)
+    if pattern is None:
+        pattern = re.compile(rb"\b(?:" + b"|".join(re.escape(n) for n in names) + rb")\b")
+        _PATTERNS[names] = pattern
+    return pattern
+
+
+def call_at(ctx: RuleContext, start: int, end: int) -> Call | str | None:
+    """The call whose callee is the identifier at [start, end); ``"macro"`` when the name is
+    inside a ``#define`` body (the tree cannot see there); None when it is not a call."""
+    node = ctx.tree.root_node.descendant_for_byte_range(start, end)
+    if node is None:
+        return None
+    if node.type == "preproc_arg":
+        return "macro"
+    if node.type != "identifier":
+        return None
+    parent = node.parent
+    if parent is not None and parent.type == "template_function":
+        parent = parent.parent
+        callee = node.parent
+    else:
+        callee = node
+    if parent is None or parent.type != "call_expression":
+        return None
+    if parent.child_by_field_name("function") != callee:
+        return None
+    args = parent.child_by_field_name("arguments")
+    if args is None or args.type != "argument_list":
+        return None
+    arguments = [c for c in args.named_children if c.type != "comment"]
+    return Call(parent, node, arguments, args)

@@ -1,0 +1,74 @@
+"""LCH001: kernel launches as hipLaunchKernelGGL (only with --launch-syntax ggl)."""
+
+from __future__ import annotations
+
+from migrator.diagnostics import Diagnostic, Edit, Fix
+from migrator.parsing import treesitter
+from migrator.rule import Rule, RuleContext
+
+_LAUNCHES = "(call_expression (kernel_call_syntax) @config) @call"
+
+
+class LaunchKernelGGL(Rule):
+    """Rewrite ``kernel<<<grid, block, shmem, stream>>>(args)`` as ``hipLaunchKernelGGL``.
+
+    ## What it does
+    Active only with ``--launch-syntax ggl``; by default launches keep the ``<<<…>>>`` syntax,
+    which hipcc compiles. Emits ``hipLaunchKernelGGL(kernel, dim3(grid), dim3(block), shmem,
+    stream, args…)`` with ``0`` for an omitted shared-memory size or stream, and wraps template
+    kernels in ``HIP_KERNEL_NAME(…)`` so their commas survive the macro.
+
+    ## Why is this bad on AMD
+    Nothing is wrong with ``<<<…>>>`` on AMD; some teams want the macro form to build the same
+    sources with a plain C++ compiler front end or to match existing HIP code style.
+
+    ## Example
+    ```cpp
+    scale<float><<<blocks, 256, 0, stream>>>(d, 2.0f, n);
+    ```
+
+    ## Use instead
+    ```cpp
+    hipLaunchKernelGGL(HIP_KERNEL_NAME(scale<float>), dim3(blocks), dim3(256), 0, stream, d, 2.0f, n);
+    ```
+
+    ## Fix safety
+    Safe: the macro expands to the same launch. Launches inside ``#define`` bodies are left as
+    they are.
+    """
+
+    code = "LCH001"
+    name = "launch-kernel-ggl"
+    summary = "kernel launch written with <<<…>>>"
+    family = "launch"
+    fix = "always"
+
+    def check(self, ctx: RuleContext):
+        if ctx.settings.launch_syntax != "ggl" or b"<<<" not in ctx.data:
+            return
+        found = treesitter.captures(_LAUNCHES, ctx.tree.root_node)
+        for call in found.get("call", ()):
+            function = call.child_by_field_name("function")
+            config = next((c for c in call.children if c.type == "kernel_call_syntax"), None)
+            arguments = call.child_by_field_name("arguments")
+            if function is None or config is None or arguments is None:
+                continue
+            if call.has_error:
+                continue
+            params = [ctx.text(c) for c in config.named_children if c.type != "comment"]
+            if not 2 <= len(params) <= 4:
+                continue
+            grid, block = params[0], params[1]
+            shmem = params[2] if len(params) > 2 else "0"
+            stream = params[3] if len(params) > 3 else "0"
+            name = ctx.text(function)
+            if function.type == "template_function":
+                name = f"HIP_KERNEL_NAME({name})"
+            args = [ctx.text(a) for a in arguments.named_children if a.type != "comment"]
+            text = ", ".join([name, f"dim3({grid})", f"dim3({block})", shmem, stream, *args])
+            replacement = f"hipLaunchKernelGGL({text})"
+            yield Diagnostic("LCH001", f"launch of {ctx.text(function)} -> hipLaunchKernelGGL",
+                             call.start_byte, call.end_byte,
+                             Fix("use hipLaunchKernelGGL",
+                                 (Edit(call.start_byte, call.end_byte, replacement.encode()),)),
+                             library="runtime", symbol="<<<>>>", severity="info")

@@ -1,0 +1,53 @@
+"""Shared test helpers: repo paths and the real compilers (required in CI, optional elsewhere)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def _tool(name: str, fallback: str | None = None) -> str | None:
+    found = shutil.which(name)
+    if found is None and fallback and Path(fallback).exists():
+        found = fallback
+    return found
+
+
+def require_tool(name: str, fallback: str | None = None) -> str:
+    """Path of a compiler; in CI a missing one fails the test, elsewhere it skips."""
+    found = _tool(name, fallback)
+    if found is None:
+        if IN_CI:
+            pytest.fail(f"{name} is required in CI but is not installed")
+        pytest.skip(f"{name} not installed")
+    return found
+
+
+def hipcc_compile(path: Path, tmp_path: Path, extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    """Compile a HIP file for AMD MI250 (gfx90a) without a GPU."""
+    hipcc = require_tool("hipcc")
+    env = dict(os.environ, HIP_PLATFORM="amd")
+    return subprocess.run(
+        [hipcc, "--offload-arch=gfx90a", "-x", "hip", "-std=c++17", "-c", str(path),
+         "-o", str(tmp_path / (path.name + ".o")), *extra],
+        capture_output=True, text=True, env=env, timeout=300)
+
+
+def nvcc_compile(path: Path, tmp_path: Path, extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    nvcc = require_tool("nvcc", "/usr/local/cuda/bin/nvcc")
+    return subprocess.run(
+        [nvcc, "-std=c++17", "-arch=sm_90", "-x", "cu", "-c", str(path),
+         "-o", str(tmp_path / (path.name + ".o")), *extra],
+        capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="session")
+def root() -> Path:
+    return ROOT

@@ -1,0 +1,49 @@
+"""Reading rule fixtures: settings header, ``// expect: CODE`` annotations."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from migrator.settings import Settings
+from migrator.versions import parse_version
+
+_SETTINGS = re.compile(rb"//\s*rocmigrate-fixture:\s*(.*)")
+_EXPECT = re.compile(rb"(?://|/\*)\s*expect:\s*([A-Z0-9, ]+)")
+
+
+@dataclass
+class RuleFixture:
+    path: Path
+    expected_path: Path
+    code: str
+    settings: Settings
+    compile: bool
+    expectations: list[tuple[int, str]]  # (line, code), sorted
+
+
+def load_fixture(path: Path) -> RuleFixture:
+    data = path.read_bytes()
+    options = {}
+    match = _SETTINGS.search(data)
+    if match:
+        for item in match.group(1).decode().split():
+            key, _, value = item.partition("=")
+            options[key] = value
+    settings = Settings(
+        rocm=parse_version(options.get("rocm", "6.4")),
+        launch_syntax=options.get("launch_syntax", "chevron"),
+        rename_ext=options.get("rename_ext") == "yes",
+    )
+    expectations = []
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        found = _EXPECT.search(line)
+        if found:
+            for code in found.group(1).decode().split(","):
+                if code.strip():
+                    expectations.append((number + 1, code.strip()))
+    stem = path.name[: -len("".join(path.suffixes))]
+    expected = path.with_name(stem + ".fixed" + "".join(path.suffixes))
+    return RuleFixture(path, expected, path.parent.name, settings,
+                       options.get("compile", "yes") == "yes", sorted(expectations))

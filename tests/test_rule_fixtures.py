@@ -1,0 +1,72 @@
+"""The generic fixture test: every rule fixture's findings, fixed output, idempotence, parse
+guard and (with hipcc) compilation of the fixed output for AMD."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, hipcc_compile
+from fixture_format import load_fixture
+from migrator import apitables, registry
+from migrator.engine import fix_source
+from migrator.parsing import treesitter
+from migrator.source import Source
+
+FIXTURES = sorted(p for p in (ROOT / "fixtures" / "rules").glob("*/*")
+                  if p.is_file() and ".fixed." not in p.name and p.suffix in (".cu", ".cuh", ".cpp", ".h", ".hip"))
+
+
+def _rule_for(code: str):
+    cls = registry.find(code)
+    assert cls is not None, f"fixture folder {code} names no rule"
+    return cls
+
+
+def _run(fixture, data: bytes, apply_fixes: bool = True):
+    cls = _rule_for(fixture.code)
+    settings = dataclasses.replace(fixture.settings, select=cls.codes())
+    source = Source(fixture.path.name, data)
+    return fix_source(source, [cls()], settings, apitables.load(), apply_fixes=apply_fixes)
+
+
+def test_every_rule_has_fixtures():
+    folders = {p.name for p in (ROOT / "fixtures" / "rules").iterdir() if p.is_dir()}
+    for cls in registry.all_rules():
+        assert cls.code in folders, f"rule {cls.code} has no fixtures/rules/{cls.code}/"
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_fixture(path: Path, tmp_path: Path):
+    fixture = load_fixture(path)
+    data = path.read_bytes()
+    report = _run(fixture, data, apply_fixes=False)
+    found = sorted((f.line, f.code) for f in report.findings)
+    assert found == fixture.expectations, "findings differ from the // expect: annotations"
+
+    result = _run(fixture, data)
+    if os.environ.get("UPDATE_FIXTURES") == "1":
+        fixture.expected_path.write_bytes(result.output)
+    assert fixture.expected_path.exists(), f"missing {fixture.expected_path.name}"
+    assert result.output == fixture.expected_path.read_bytes()
+
+    # one more single pass over the fixed output changes nothing (no oscillation)
+    cls = _rule_for(fixture.code)
+    again = _run(fixture, result.output)
+    assert again.output == result.output, "fixing the fixed output changed it again"
+    assert not [f for f in again.findings if f.fixed]
+
+    # fixes never make the file parse worse
+    assert treesitter.error_count(treesitter.parse(result.output)) <= treesitter.error_count(
+        treesitter.parse(data))
+    # the rule's declared fix availability holds
+    fixed_any = any(f.fixed for f in result.findings)
+    if cls.fix == "never":
+        assert not fixed_any
+
+    if fixture.compile:
+        compiled = hipcc_compile(fixture.expected_path, tmp_path)
+        assert compiled.returncode == 0, compiled.stderr[-3000:]
