@@ -65,10 +65,14 @@ class LaunchKernelGGL(Rule):
             if function.type == "template_function":
                 name = f"HIP_KERNEL_NAME({name})"
             args = [ctx.text(a) for a in arguments.named_children if a.type != "comment"]
-            text = ", ".join([name, f"dim3({grid})", f"dim3({block})", shmem, stream, *args])
+            text = ", ".join([name, _dim3(grid), _dim3(block), shmem, stream, *args])
             replacement = f"hipLaunchKernelGGL({text})"
             yield Diagnostic("LCH001", f"launch of {ctx.text(function)} -> hipLaunchKernelGGL",
                              call.start_byte, call.end_byte,
                              Fix("use hipLaunchKernelGGL",
                                  (Edit(call.start_byte, call.end_byte, replacement.encode()),)),
                              library="runtime", symbol="<<<>>>", severity="info")
+
+
+def _dim3(expression: str) -> str:
+    return expression if expression.startswith(("dim3(", "dim3{")) else f"dim3({expression})"

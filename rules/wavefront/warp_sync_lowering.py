@@ -75,7 +75,11 @@ class WarpSyncLowering(Rule):
                 args = call.arguments
                 mask = ctx.text(args[drop])
                 if len(args) > drop + 1:
-                    edits.append(Edit(args[drop].start_byte, args[drop + 1].start_byte, b""))
+                    # drop "mask," and the blanks after the comma; comments after it stay
+                    end = ctx.data.index(b",", args[drop].end_byte) + 1
+                    while ctx.data[end : end + 1] in (b" ", b"\t"):
+                        end += 1
+                    edits.append(Edit(args[drop].start_byte, end, b""))
                 else:
                     edits.append(Edit(args[drop].start_byte, args[drop].end_byte, b""))
                 message += f"; mask {mask} dropped: correct only if it names every active lane"
