@@ -26,5 +26,6 @@ def rule(
     if cls is None:
         typer.echo(f"error: no rule {code}", err=True)
         raise typer.Exit(2)
-    typer.echo(f"{cls.code}: {cls.name} ({cls.summary})\n")
-    typer.echo(cls.documentation())
+    from ..templating import render
+
+    typer.echo(render("rule_doc.md.j2", rule=cls, doc=cls.documentation()), nl=False)

@@ -11,7 +11,8 @@ from ..markers import marker_fix
 from .rename import renamable
 
 _ALREADY = {
-    "wrap_symbol": lambda text, value: text.startswith(value + "("),
+    # ``&sym`` already is the symbol's address, which HIP's symbol APIs take as they are
+    "wrap_symbol": lambda text, value: text.startswith((value + "(", "&")),
     "cast": lambda text, value: text.startswith(value) or text.startswith("(const void*)"),
 }
 

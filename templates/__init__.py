@@ -1,0 +1,1 @@
+"""jinja2 templates shipped with the package (found through importlib.resources)."""

@@ -1,0 +1,329 @@
+"""The CUDA->HIP API tables in rules/api: generated ones match their generator, all are well formed,
+and a few real rows say what they should."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+API_DIR = REPO_ROOT / "rules" / "api"
+GENERATOR = REPO_ROOT / "scripts" / "gen_api_tables.py"
+SOURCE = REPO_ROOT.parent / "shared" / "data"
+HIP_INCLUDE = Path("/usr/include/hip")
+
+LIBRARIES = ("runtime", "driver", "device", "complex", "rtc", "cublas", "curand", "cufft",
+             "cusparse", "cusolver", "cub", "cudnn")
+GENERATED = tuple(f"{lib}.tsv" for lib in LIBRARIES)
+
+API_HEADER = ("cuda\thip\tkind\tlibrary\tsection\tcuda_added\tcuda_deprecated\tcuda_removed\t"
+              "hip_added\thip_deprecated\thip_removed\texperimental\tsignature\tstatus")
+HEADERS_HEADER = "cuda_header\thip_header\tlibrary\thip_added\tnote"
+REWRITES_HEADER = "cuda\targ\taction\tvalue\tnote"
+KNOWN_HEADERS = {name: API_HEADER for name in GENERATED + ("manual.tsv",)}
+KNOWN_HEADERS["headers.tsv"] = HEADERS_HEADER
+KNOWN_HEADERS["argument_rewrites.tsv"] = REWRITES_HEADER
+
+VERSION = re.compile(r"\d+\.\d+(\.\d+)?")
+VERSION_COLUMNS = ("cuda_added", "cuda_deprecated", "cuda_removed", "hip_added",
+                   "hip_deprecated", "hip_removed")
+REWRITE_ACTIONS = {"wrap_symbol", "cast", "append_argument", "remove_argument"}
+
+
+def _lines(path: Path) -> list[str]:
+    """Non-comment, non-blank lines (the loader skips '#' lines)."""
+    text = path.read_text(encoding="utf-8")
+    return [line for line in text.split("\n") if line.strip() and not line.startswith("#")]
+
+
+def _table(path: Path) -> tuple[list[str], list[dict[str, str]]]:
+    lines = _lines(path)
+    columns = lines[0].split("\t")
+    rows = []
+    for lineno, line in enumerate(lines[1:], 2):
+        cells = line.split("\t")
+        assert len(cells) == len(columns), f"{path.name}: row {lineno} has {len(cells)} cells: {line!r}"
+        rows.append(dict(zip(columns, cells)))
+    return columns, rows
+
+
+def _tsv_files() -> list[Path]:
+    return sorted(API_DIR.glob("*.tsv"))
+
+
+def _version_tuple(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split("."))
+
+
+def _names(*files: str) -> dict[str, dict[str, str]]:
+    out: dict[str, dict[str, str]] = {}
+    for name in files:
+        for row in _table(API_DIR / name)[1]:
+            out.setdefault(row["cuda"], row)
+    return out
+
+
+# ---- the generated tables cannot drift from their generator ----
+
+@pytest.mark.skipif(not (SOURCE / "hipify-api-tables").is_dir(),
+                    reason="HIPIFY source tables (../shared/data) not available")
+def test_generator_reproduces_committed_tables(tmp_path):
+    result = subprocess.run(
+        [sys.executable, str(GENERATOR), "--source", str(SOURCE), "--out", str(tmp_path), "-q"],
+        capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    produced = sorted(p.name for p in tmp_path.iterdir())
+    assert produced == sorted(GENERATED)
+    for name in GENERATED:
+        committed = (API_DIR / name).read_bytes()
+        fresh = (tmp_path / name).read_bytes()
+        assert fresh == committed, f"rules/api/{name} differs from scripts/gen_api_tables.py output"
+
+
+def test_generator_defaults_point_inside_repo():
+    sys.path.insert(0, str(GENERATOR.parent))
+    try:
+        import gen_api_tables
+    finally:
+        sys.path.pop(0)
+    assert gen_api_tables.DEFAULT_OUT == API_DIR
+    assert gen_api_tables.DEFAULT_SOURCE == SOURCE
+
+
+# ---- every table is well formed ----
+
+def test_all_expected_files_present():
+    for name in KNOWN_HEADERS:
+        assert (API_DIR / name).is_file(), f"rules/api/{name} missing"
+
+
+@pytest.mark.parametrize("path", _tsv_files(), ids=lambda p: p.name)
+def test_tsv_header_and_shape(path):
+    raw = path.read_bytes()
+    assert raw.endswith(b"\n") and b"\r" not in raw, f"{path.name}: want '\\n' line endings"
+    raw.decode("utf-8")
+    lines = _lines(path)
+    assert lines, f"{path.name} is empty"
+    if path.name in KNOWN_HEADERS:
+        assert lines[0] == KNOWN_HEADERS[path.name]
+    if path.name in GENERATED:
+        # generated files have no comments: the header is the very first line
+        assert raw.split(b"\n", 1)[0].decode() == API_HEADER
+    _table(path)  # every row has as many cells as the header
+
+
+@pytest.mark.parametrize("name", GENERATED + ("manual.tsv",))
+def test_api_table_rows(name):
+    _, rows = _table(API_DIR / name)
+    assert rows
+    seen: set[str] = set()
+    for row in rows:
+        cuda = row["cuda"]
+        assert re.fullmatch(r"[A-Za-z_][A-Za-z0-9_:]*", cuda), cuda
+        assert cuda not in seen, f"{name}: duplicate CUDA name {cuda}"
+        seen.add(cuda)
+        for column in VERSION_COLUMNS:
+            assert row[column] == "" or VERSION.fullmatch(row[column]), (cuda, column, row[column])
+        assert row["kind"] in ("type", "function", "device_function", "namespace"), (cuda, row["kind"])
+        assert row["library"] in LIBRARIES, (cuda, row["library"])
+        assert row["experimental"] in ("", "1"), cuda
+        assert row["signature"] in ("identical", "differs"), cuda
+        assert row["section"], cuda
+        if row["library"] == "cudnn":
+            assert row["status"] == "report_only", cuda
+        else:
+            assert row["status"] == ("supported" if row["hip"] else "unsupported"), cuda
+        if name in GENERATED:
+            assert row["library"] == name[:-4], cuda
+    if name in GENERATED:
+        assert [r["cuda"] for r in rows] == sorted(seen), f"{name} is not sorted by CUDA name"
+
+
+def test_headers_table_rows():
+    _, rows = _table(API_DIR / "headers.tsv")
+    seen: set[str] = set()
+    for row in rows:
+        header = row["cuda_header"]
+        assert header and header not in seen, f"duplicate or empty cuda_header {header!r}"
+        seen.add(header)
+        assert "*" not in header or header.endswith("/*"), header
+        assert "*" not in row["hip_header"], header
+        assert row["hip_added"] == "" or VERSION.fullmatch(row["hip_added"]), header
+        assert row["library"], header
+        if row["hip_header"] == "-":
+            assert row["note"], f"{header}: a '-' (no equivalent) row needs a note"
+    assert not any(h.startswith("thrust/") for h in seen), "rocThrust keeps thrust/ paths"
+
+
+def test_argument_rewrites_rows():
+    _, rows = _table(API_DIR / "argument_rewrites.tsv")
+    names = _names(*GENERATED)
+    seen: set[tuple[str, str, str]] = set()
+    for row in rows:
+        key = (row["cuda"], row["arg"], row["action"])
+        assert key not in seen, f"duplicate rewrite {key}"
+        seen.add(key)
+        assert row["action"] in REWRITE_ACTIONS, row
+        assert re.fullmatch(r"\d+", row["arg"]), row
+        assert row["action"] == "remove_argument" or row["value"], row
+        entry = names.get(row["cuda"])
+        assert entry is not None and entry["status"] == "supported", row["cuda"]
+        assert entry["signature"] == "differs", row["cuda"]
+
+
+# ---- real rows ----
+
+def _row(name: str, cuda: str) -> dict[str, str]:
+    rows = {r["cuda"]: r for r in _table(API_DIR / name)[1]}
+    assert cuda in rows, f"{cuda} not in {name}"
+    return rows[cuda]
+
+
+def test_spot_checks():
+    row = _row("runtime.tsv", "cudaMalloc")
+    assert (row["hip"], row["status"], row["kind"]) == ("hipMalloc", "supported", "function")
+    assert _row("runtime.tsv", "cudaStream_t")["kind"] == "type"
+    assert _row("runtime.tsv", "cudaMemcpyHostToDevice")["hip"] == "hipMemcpyHostToDevice"
+    assert _row("runtime.tsv", "cudaMemcpyToSymbol")["signature"] == "differs"
+    assert _row("runtime.tsv", "cudaMemcpy")["signature"] == "identical"
+    assert _row("cublas.tsv", "cublasSgemm")["hip"] == "hipblasSgemm"
+    assert _row("curand.tsv", "curand_uniform")["hip"] == "hiprand_uniform"
+    assert _row("cusparse.tsv", "cusparseCreate")["hip"] == "hipsparseCreate"
+    assert _row("cufft.tsv", "cufftExecC2C")["hip"] == "hipfftExecC2C"
+    assert _row("complex.tsv", "cuCaddf")["hip"] == "hipCaddf"
+    assert _row("rtc.tsv", "nvrtcCreateProgram")["hip"] == "hiprtcCreateProgram"
+    assert _row("device.tsv", "__syncthreads")["kind"] == "device_function"
+    cudnn = _row("cudnn.tsv", "cudnnCreate")
+    assert (cudnn["hip"], cudnn["status"]) == ("miopenCreate", "report_only")
+    assert _row("cudnn.tsv", "cudnnConvolutionForward")["signature"] == "differs"
+    # hipSPARSE keeps cuSPARSE's arguments: HIPIFY's rewrites for these are rocSPARSE-only
+    assert _row("cusparse.tsv", "cusparseSpMV")["signature"] == "identical"
+    shfl = _row("manual.tsv", "__shfl_down_sync")
+    assert (shfl["hip"], shfl["hip_added"], shfl["kind"]) == ("__shfl_down_sync", "6.2.0",
+                                                                "device_function")
+    headers = {r["cuda_header"]: r for r in _table(API_DIR / "headers.tsv")[1]}
+    assert headers["cuda_runtime.h"]["hip_header"] == "hip/hip_runtime.h"
+    assert headers["device_launch_parameters.h"]["hip_header"] == ""
+    assert headers["mma.h"]["hip_header"] == "-"
+    rewrites = {(r["cuda"], r["action"]): r for r in _table(API_DIR / "argument_rewrites.tsv")[1]}
+    assert rewrites[("cudaMemcpyFromSymbol", "wrap_symbol")]["arg"] == "1"
+    assert rewrites[("cudaLaunchKernel", "cast")]["value"] == "reinterpret_cast<const void*>"
+
+
+# ---- hand-written rows against the real HIP headers (where installed) ----
+
+def _hip_tokens(root: Path) -> set[str]:
+    tokens: set[str] = set()
+    for path in root.rglob("*.h"):
+        if "nvidia_detail" in path.parts or "nvcc_detail" in path.parts:
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+        text = re.sub(r"//[^\n]*", " ", text)
+        tokens.update(re.findall(r"[A-Za-z_]\w*", text))
+    return tokens
+
+
+def _installed_hip_version() -> tuple[int, int] | None:
+    version_h = HIP_INCLUDE / "hip_version.h"
+    if not version_h.is_file():
+        return None
+    text = version_h.read_text(encoding="utf-8", errors="replace")
+    major = re.search(r"#define HIP_VERSION_MAJOR (\d+)", text)
+    minor = re.search(r"#define HIP_VERSION_MINOR (\d+)", text)
+    return (int(major.group(1)), int(minor.group(1))) if major and minor else None
+
+
+@pytest.mark.skipif(_installed_hip_version() != (5, 2),
+                    reason="needs the HIP 5.2 reference headers in /usr/include/hip")
+def test_manual_rows_against_hip_5_2_headers():
+    tokens = _hip_tokens(HIP_INCLUDE)
+    for row in _table(API_DIR / "manual.tsv")[1]:
+        if not row["hip"] or not row["hip_added"]:
+            continue
+        declared = row["hip"] in tokens
+        if _version_tuple(row["hip_added"]) <= (5, 2, 3):
+            assert declared, f"{row['cuda']}: {row['hip']} not declared in HIP 5.2"
+        else:
+            assert not declared, f"{row['cuda']}: {row['hip']} is in HIP 5.2 already"
+
+
+@pytest.mark.skipif(_installed_hip_version() != (5, 2),
+                    reason="needs the HIP 5.2 reference headers in /usr/include/hip")
+def test_verified_header_paths_exist():
+    for row in _table(API_DIR / "headers.tsv")[1]:
+        hip = row["hip_header"]
+        if hip in ("", "-") or "verified in" not in row["note"]:
+            continue
+        assert (Path("/usr/include") / hip).is_file(), f"{row['cuda_header']}: <{hip}> missing"
+
+
+# ---- the generator on a small synthetic source (runs without ../shared) ----
+
+_TABLE_HEAD = ("|**CUDA**|**A**|**D**|**C**|**R**|**{target}**|**A**|**D**|**C**|**R**|**E**|\n"
+               "|:--|:-:|:-:|:-:|:-:|:--|:-:|:-:|:-:|:-:|:-:|\n")
+
+
+def _synthetic_source(root: Path) -> Path:
+    sys.path.insert(0, str(GENERATOR.parent))
+    try:
+        import gen_api_tables
+    finally:
+        sys.path.pop(0)
+    tables = root / "hipify-api-tables"
+    tables.mkdir(parents=True)
+    for library, (filename, target) in gen_api_tables.LIBRARIES.items():
+        text = f"# {library}\n\n## **1. Device Functions**\n\n" + _TABLE_HEAD.format(target=target)
+        text += f"|`{library}Zeta`| | | | | | | | | | |\n"
+        text += f"|`{library}Alpha`|9.0|10.0| |12.0|`hip{library}Alpha`|1.6.0| | | |6.3.0|\n"
+        text += "\n## **2. Data types**\n\n" + _TABLE_HEAD.format(target=target)
+        text += f"|`{library}Zeta`| | | | |`hip{library}Zeta`|5.0| | | | |\n"
+        text += f"|`{library}Alpha`| | | | |`other{library}Alpha`|2.0| | | | |\n"
+        text += f"|`{library}Rewritten`| | | | |`hip{library}Rewritten`|2.0| | | | |\n"
+        (tables / filename).write_text(text + "\n\\*A - Added\n", encoding="utf-8")
+    rewrites = "# comment\n" + "".join(f"{lib}Rewritten\targ0:reinterpret_cast\n"
+                                       for lib in gen_api_tables.LIBRARIES)
+    (root / "hipify-argument-rewrites.tsv").write_text(rewrites, encoding="utf-8")
+    return root
+
+
+def test_generator_on_synthetic_source(tmp_path):
+    source = _synthetic_source(tmp_path / "src")
+    out = tmp_path / "out"
+    result = subprocess.run([sys.executable, str(GENERATOR), "--source", str(source),
+                             "--out", str(out), "-q"], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    # conflicting HIP names for a CUDA name: the first is kept, with a warning
+    assert "runtimeAlpha" in result.stderr and "warning" in result.stderr
+    for library in LIBRARIES:
+        lines = (out / f"{library}.tsv").read_text(encoding="utf-8").split("\n")
+        assert lines[0] == API_HEADER and lines[-1] == ""
+        rows = {line.split("\t")[0]: line.split("\t") for line in lines[1:-1]}
+        assert list(rows) == sorted(rows)  # sorted, one row per CUDA name
+        alpha = rows[f"{library}Alpha"]
+        zeta = rows[f"{library}Zeta"]
+        rewritten = rows[f"{library}Rewritten"]
+        kind = "device_function" if library == "device" else "function"
+        status = "report_only" if library == "cudnn" else "supported"
+        assert alpha == [f"{library}Alpha", f"hip{library}Alpha", kind, library, "Device Functions",
+                         "9.0", "10.0", "12.0", "1.6.0", "", "", "1", "identical", status]
+        # an unsupported row is replaced by a later row that has a HIP name
+        assert zeta[1] == f"hip{library}Zeta" and zeta[2] == "type" and zeta[4] == "Data types"
+        signature = "identical" if library == "cusparse" else "differs"
+        assert rewritten[12] == signature
+
+
+def test_generator_rejects_malformed_rows(tmp_path):
+    source = _synthetic_source(tmp_path / "src")
+    broken = source / "hipify-api-tables" / "CUFFT_API_supported_by_HIP.md"
+    text = broken.read_text(encoding="utf-8")
+    text = text.replace("\n\n\\*A", "\n|`cufftBad`|x.y| | | | | | | | | |\n\n\\*A")
+    broken.write_text(text, encoding="utf-8")
+    result = subprocess.run([sys.executable, str(GENERATOR), "--source", str(source),
+                             "--out", str(tmp_path / "out"), "-q"],
+                            capture_output=True, text=True, check=False)
+    assert result.returncode == 1 and "bad version 'x.y'" in result.stderr

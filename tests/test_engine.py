@@ -1,0 +1,125 @@
+"""Engine units: fix selection, edits, includes, suppressions, guards."""
+
+from __future__ import annotations
+
+import pytest
+
+from migrator import apitables
+from migrator.diagnostics import Diagnostic, Edit, Fix
+from migrator.engine import (EngineError, apply_edits, choose_fixes, fix_source,
+                             include_insertion_point, insert_includes)
+from migrator.rule import Rule
+from migrator.settings import Settings
+from migrator.source import Source
+
+
+def diag(start, end, text=b"", includes=()):
+    return Diagnostic("TST001", "t", start, end, Fix("t", (Edit(start, end, text),), includes=includes))
+
+
+def test_overlapping_and_touching_fixes_wait():
+    a, b, c, d = diag(0, 4), diag(2, 6), diag(4, 8), diag(9, 10)
+    chosen = choose_fixes([d, c, b, a], unsafe=False)
+    assert chosen == [a, d]
+
+
+def test_apply_edits_in_one_pass():
+    data = b"cudaMalloc(cudaFree)"
+    out = apply_edits(data, [diag(0, 10, b"hipMalloc"), diag(11, 19, b"hipFree")])
+    assert out == b"hipMalloc(hipFree)"
+
+
+@pytest.mark.parametrize("text, expected", [
+    (b"#include <a.h>\nint x;\n", 0),
+    (b"// header\n// more\nint x;\n", len(b"// header\n// more\n")),
+    (b"#ifndef G\n#define G\nint x;\n#endif\n", len(b"#ifndef G\n#define G\n")),
+    (b"#pragma once\n#ifdef A\n#include <a.h>\n#endif\n", len(b"#pragma once\n")),
+    (b"/* c */\n#ifndef G\n#define G\n#include <x.h>\n#endif\n", len(b"/* c */\n#ifndef G\n#define G\n")),
+])
+def test_include_insertion_point(text, expected):
+    assert include_insertion_point(text) == expected
+
+
+def test_insert_includes_once():
+    data = b"#include <hip/hip_runtime.h>\nint x;\n"
+    assert insert_includes(data, ["hip/hip_runtime.h"], b"\n") == data
+    out = insert_includes(b"int x;\r\n", ["a.h", "a.h"], b"\r\n")
+    assert out == b"#include <a.h>\r\nint x;\r\n"
+
+
+class _Rename(Rule):
+    """Test rule.
+
+    ## What it does
+    x
+    ## Why is this bad on AMD
+    x
+    ## Example
+    x
+    ## Use instead
+    x
+    ## Fix safety
+    x
+    """
+
+    code = "TST001"
+    name = "test-rename"
+    summary = "test"
+
+    def __init__(self, old=b"foo", new=b"bar", includes=()):
+        self.old, self.new, self.includes = old, new, includes
+
+    def check(self, ctx):
+        start = ctx.data.find(self.old)
+        while start >= 0:
+            if ctx.in_code(start):
+                yield Diagnostic("TST001", "x", start, start + len(self.old),
+                                 Fix("x", (Edit(start, start + len(self.old), self.new),),
+                                     includes=self.includes))
+            start = ctx.data.find(self.old, start + 1)
+
+
+def run(data, rule, settings=Settings()):
+    return fix_source(Source("t.cu", data), [rule], settings, apitables.load())
+
+
+def test_suppressions():
+    data = (b"int foo = 1; // rocmigrate: ignore[TST]\n"
+            b"// rocmigrate: ignore[TST001]\nint foo2 = 2;\n"
+            b"// rocmigrate: off\nint foo3;\n// rocmigrate: on\n"
+            b"int foo4; // rocmigrate: ignore[OTHER]\n"
+            b'const char* s = "rocmigrate: ignore"; int foo5;\n')
+    out = run(data, _Rename()).output
+    assert b"int foo = 1" in out and b"int foo2" in out and b"int foo3" in out
+    assert b"int bar4" in out and b"int bar5" in out
+
+
+def test_file_level_suppression():
+    data = b"// rocmigrate: ignore-file[TST001]\nint foo;\n"
+    assert run(data, _Rename()).output == data
+
+
+def test_requested_include_inserted_once():
+    data = b"#include <cstdio>\nint foo;\nint foo2;\n"
+    out = run(data, _Rename(includes=("hip/hip_runtime.h",))).output
+    assert out == b"#include <hip/hip_runtime.h>\n#include <cstdio>\nint bar;\nint bar2;\n"
+
+
+def test_oscillation_hits_the_cap():
+    class Flip(_Rename):
+        def check(self, ctx):
+            yield from _Rename(b"foo", b"bar").check(ctx)
+            yield from _Rename(b"bar", b"foo").check(ctx)
+
+    with pytest.raises(EngineError, match="did not converge"):
+        run(b"int foo;\n", Flip())
+
+
+def test_parse_guard_refuses_broken_output():
+    with pytest.raises(EngineError, match="no longer parses"):
+        run(b"int foo(int a) { return a; }\n", _Rename(b"foo", b"(("))
+
+
+def test_select_filters_codes():
+    out = run(b"int foo;\n", _Rename(), Settings(ignore=("TST",))).output
+    assert out == b"int foo;\n"
