@@ -16,7 +16,7 @@ def marker_fix(ctx: RuleContext, offset: int, marker: Marker) -> Fix | None:
     text = marker.render()
     previous_line_end = line_start - 1
     continued = previous_line_end > 0 and data[:previous_line_end].rstrip(b"\r").endswith(b"\\")
-    if continued or ctx.literals.covering(line_start) is not None:
+    if continued or ctx.literals.covering(line_start) not in (None, "include"):
         inline = b"/* " + text[3:] + b" */ "
         if data[max(0, offset - len(inline)) : offset] == inline:
             return None

@@ -150,12 +150,13 @@ class IncludeRewrite(Rule):
                 yield Diagnostic("HDR001", f"<{name}> removed: {why}", start, end, fix,
                                  library=entry.library if entry else "", symbol=name,
                                  severity="info")
-        if (ctx.path.endswith(CUDA_SOURCE_SUFFIXES) and not _has_runtime(data)
-                and _uses_device_code(ctx)):
-            fix = Fix(f"include <{RUNTIME_HEADER}>", (), includes=(RUNTIME_HEADER,))
-            yield Diagnostic("HDR003", f"<{RUNTIME_HEADER}> added: nvcc included the CUDA runtime "
-                             "implicitly, hipcc does not", 0, 0, fix, library="runtime",
-                             symbol=RUNTIME_HEADER, severity="info")
+        if ctx.path.endswith(CUDA_SOURCE_SUFFIXES) and not _has_runtime(data):
+            first = _first_device_code(ctx)
+            if first is not None:
+                fix = Fix(f"include <{RUNTIME_HEADER}>", (), includes=(RUNTIME_HEADER,))
+                yield Diagnostic("HDR003", f"<{RUNTIME_HEADER}> added: nvcc included the CUDA "
+                                 "runtime implicitly, hipcc does not", first, first, fix,
+                                 library="runtime", symbol=RUNTIME_HEADER, severity="info")
 
     def _mark(self, ctx, match, text, name, entry):
         start = match.start(2)
@@ -169,5 +170,7 @@ def _has_runtime(data: bytes) -> bool:
                      rb'cuda_runtime_api\.h)[>"]', data) is not None
 
 
-def _uses_device_code(ctx: RuleContext) -> bool:
-    return any(ctx.in_code(m.start()) for m in _DEVICE_CODE.finditer(ctx.data))
+def _first_device_code(ctx: RuleContext) -> int | None:
+    """Offset of the first CUDA keyword in code (the site HDR003 is reported at)."""
+    return next((m.start() for m in _DEVICE_CODE.finditer(ctx.data) if ctx.in_code(m.start())),
+                None)
