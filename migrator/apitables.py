@@ -103,6 +103,11 @@ class ApiTables:
                     int(drop) if drop else None, row.get("note") or "",
                 )
 
+    @functools.cached_property
+    def report_only_libraries(self) -> frozenset[str]:
+        """Libraries that are reported, never converted (their HIP-side API differs)."""
+        return frozenset(e.library for e in self.names.values() if e.status == "report_only")
+
     def _load_names(self, path: Path, override: bool) -> None:
         names = self.names
         for row in _rows(path):

@@ -17,6 +17,8 @@ from typer.testing import CliRunner
 
 from conftest import ROOT, hipcc_compile, nvcc_compile
 from migrator.cli import _register, app
+from migrator.runner import output_name
+from migrator.settings import Settings
 
 _register()
 CASES = sorted(p for p in (ROOT / "fixtures" / "convert").iterdir() if (p / "case.json").exists())
@@ -83,7 +85,8 @@ def test_idempotent_and_incremental(case, tmp_path):
     edited.write_bytes(edited.read_bytes() + b"\n// edited\n")
     _, incremental = _convert(source, out, spec["args"])
     assert [f["path"] for f in incremental["files"] if f["status"] == "converted"] == [converted[0]]
-    assert (out / converted[0]).read_bytes().endswith(b"\n// edited\n")
+    out_name = output_name(converted[0], Settings(rename_ext="--rename-ext" in spec["args"]))
+    assert (out / out_name).read_bytes().endswith(b"\n// edited\n")
 
 
 def test_inputs_compile_with_nvcc(case, tmp_path):

@@ -119,6 +119,11 @@ class IncludeRewrite(Rule):
             name = match.group(2).decode("utf-8", "replace").strip()
             entry = lookup_header(headers, name)
             target = name
+            if entry is not None and entry.library in ctx.tables.report_only_libraries:
+                text = (f"<{name}> is kept: {entry.library} is reported, not converted"
+                        + (f" (counterpart: <{entry.hip_header}>)" if entry.hip_header not in ("", "-") else ""))
+                yield self._mark(ctx, match, text, name, entry)
+                continue
             if entry is not None and entry.hip_header not in ("-",):
                 if entry.hip_added is not None and entry.hip_added > rocm:
                     text = (f"<{name}> has no HIP counterpart in ROCm {format_version(rocm)} "
