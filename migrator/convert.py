@@ -3,29 +3,14 @@
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
+import re
 
 from . import apitables, registry
-from .diagnostics import Finding
 from .engine import EngineError, fix_source
-from .parsing import treesitter
+from .parsing.tokens import LiteralSpans
+from .results import FileResult
 from .settings import Settings
 from .source import Source, SourceError
-
-CONVERTIBLE_SUFFIXES = (".cu", ".cuh", ".h", ".hpp", ".hh", ".hxx", ".cpp", ".cc", ".cxx", ".c",
-                        ".inl", ".hip")
-
-
-@dataclass
-class FileResult:
-    """What happened to one file. Workers return these; they never raise."""
-
-    rel: str
-    status: str  # converted / unchanged / copied / cached / skipped / failed
-    message: str = ""
-    findings: list[Finding] = field(default_factory=list)
-    output: bytes | None = None
-    input_hash: str = ""
 
 
 @functools.lru_cache(maxsize=4)
@@ -38,11 +23,13 @@ def convert_bytes(rel: str, data: bytes, settings: Settings) -> FileResult:
     """Convert one file's bytes; every problem becomes a failed result with a clear message."""
     try:
         source = Source.checked(rel, data, settings.max_file_bytes)
-        tree = treesitter.parse(source.data)
-        _reject_non_code(source, tree)
+        _reject_non_code(source)
         tables = apitables.load(settings.rules_dir / "api" if settings.rules_dir else None)
         rules = [cls() for cls in _rules(settings)]
-        result = fix_source(source, rules, settings, tables, tree=tree)
+        result = fix_source(source, rules, settings, tables)
+        if result.input_error_bytes and result.input_error_bytes * 2 > len(data) >= 64:
+            raise SourceError(f"does not parse as C/C++/CUDA ({result.input_error_bytes} of "
+                              f"{len(data)} bytes unparsable)")
     except (SourceError, EngineError) as err:
         return FileResult(rel, "failed", str(err))
     except RecursionError:
@@ -53,29 +40,21 @@ def convert_bytes(rel: str, data: bytes, settings: Settings) -> FileResult:
     return FileResult(rel, status, findings=result.findings, output=result.output)
 
 
-def _reject_non_code(source: Source, tree) -> None:
-    """A file most of which does not parse as C/C++/CUDA is not source code: refuse it."""
-    root = tree.root_node
-    if not root.has_error or len(source.data) < 64:
+# Bytes that cannot appear in C/C++/CUDA code outside comments and literals.
+_NOT_SOURCE = re.compile(rb"[@`\x00-\x08\x0e-\x1f\x7f]")
+
+
+def _reject_non_code(source: Source) -> None:
+    """Refuse a file that is not C/C++/CUDA source: many bytes no C token can contain, outside
+    comments and literals. (Files the engine parses are also refused when the grammar cannot
+    make sense of most of them.)"""
+    data = source.data
+    stray = [m.start() for m in _NOT_SOURCE.finditer(data)]
+    if not stray:
         return
-    error_bytes = 0
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node.is_error:
-            error_bytes += node.end_byte - node.start_byte
-        elif node.has_error:
-            stack.extend(node.children)
-    if error_bytes * 2 > len(source.data):
-        line, _ = source.position(_first_error(root))
-        raise SourceError(f"does not parse as C/C++/CUDA ({error_bytes} of {len(source.data)} "
-                          f"bytes unparsable, first error at line {line})")
-
-
-def _first_error(root) -> int:
-    node = root
-    while True:
-        nxt = next((c for c in node.children if c.has_error or c.is_error), None)
-        if nxt is None or node.is_error:
-            return node.start_byte
-        node = nxt
+    literals = LiteralSpans(data)
+    stray = [offset for offset in stray if literals.covering(offset) is None]
+    if len(stray) > max(8, len(data) // 100):
+        line, _ = source.position(stray[0])
+        raise SourceError(f"does not parse as C/C++/CUDA ({len(stray)} characters no C/C++ "
+                          f"token can contain, first at line {line})")

@@ -1,6 +1,8 @@
 """The fix loop: parse, run rules, drop suppressed findings, apply non-overlapping fixes in one
 forward pass, insert requested includes once, re-parse, repeat until nothing applies.
 
+The loop stops early when every applicable fix was applied and no rule declares ``chains``
+(fixes that can create findings for other rules): re-running the rules would find nothing.
 Two guards keep bad output from being written: if the fixed text parses worse than the input did,
 or if the loop does not settle within ``MAX_ROUNDS``, the file fails and nothing is written.
 """
@@ -11,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from .apitables import ApiTables
-from .diagnostics import Applicability, Diagnostic, Finding, Fix
+from .diagnostics import Applicability, Diagnostic, Edit, Finding, Fix
 from .parsing import treesitter
 from .rule import Rule, RuleContext
 from .settings import Settings
@@ -30,6 +32,7 @@ class EngineResult:
     output: bytes
     findings: list[Finding] = field(default_factory=list)
     rounds: int = 0
+    input_error_bytes: int | None = None  # bytes under ERROR nodes in the input, if parsed
 
     @property
     def changed(self) -> bool:
@@ -67,6 +70,7 @@ def choose_fixes(diagnostics: list[Diagnostic], unsafe: bool) -> list[Diagnostic
 
 
 def apply_edits(data: bytes, diagnostics: list[Diagnostic]) -> bytes:
+    """Apply the chosen fixes' edits in one forward pass over the original offsets."""
     edits = sorted(edit for diag in diagnostics for edit in diag.fix.edits)
     parts = []
     pos = 0
@@ -124,15 +128,21 @@ def _after_leading_comments(data: bytes) -> int:
     return match.end() if match else 0
 
 
-def insert_includes(data: bytes, headers: list[str], newline: bytes) -> bytes:
+def include_edit(data: bytes, headers: list[str], newline: bytes) -> Edit | None:
+    """The insertion that adds the requested headers the file does not include yet."""
     missing = [h for h in dict.fromkeys(headers) if not has_include(data, h)]
     if not missing:
-        return data
+        return None
     at = include_insertion_point(data)
     block = b"".join(b"#include <" + h.encode() + b">" + newline for h in missing)
     if at > 0 and data[at - 1 : at] != b"\n":
         block = newline + block
-    return data[:at] + block + data[at:]
+    return Edit(at, at, block)
+
+
+def insert_includes(data: bytes, headers: list[str], newline: bytes) -> bytes:
+    edit = include_edit(data, headers, newline)
+    return data if edit is None else data[: edit.start] + edit.text + data[edit.end :]
 
 
 def _run_rules(rules: list[Rule], ctx: RuleContext) -> list[Diagnostic]:
@@ -159,9 +169,9 @@ def fix_source(
     Findings are placed in the input file's coordinates for the first round; fixes made in later
     rounds (rare: a fix that had to wait) are reported at their position in that round's text.
     """
-    data = source.data
-    tree = tree if tree is not None else treesitter.parse(data)
-    errors_before = treesitter.error_count(tree)
+    errors_before = error_bytes = None
+    if tree is not None:
+        errors_before, error_bytes = treesitter.error_count(tree), treesitter.error_bytes(tree)
     findings: list[Finding] = []
     reported: set[tuple[str, str]] = set()
     current = source
@@ -169,6 +179,9 @@ def fix_source(
     for round_index in range(MAX_ROUNDS):
         ctx = RuleContext(current, settings, tables, tree)
         diagnostics = _enabled(_run_rules(rules, ctx), settings)
+        tree = ctx.parsed_tree  # None while no rule needed the tree: parsing is lazy
+        if errors_before is None and tree is not None:
+            errors_before, error_bytes = treesitter.error_count(tree), treesitter.error_bytes(tree)
         suppressions = parse_suppressions(current, ctx.literals)
         diagnostics = suppressions.filter(current, diagnostics)
         chosen = choose_fixes(diagnostics, settings.unsafe_fixes) if apply_fixes else []
@@ -183,19 +196,65 @@ def fix_source(
             findings.append(Finding(source.path, line, column, diag.code, diag.message,
                                     diag.severity, diag.library, diag.symbol, fixed))
         if not chosen:
-            if apply_fixes and errors_before == 0 and treesitter.error_count(tree) > 0:
-                raise EngineError(
-                    "the fixed output no longer parses (rules involved: "
-                    + ", ".join(sorted(applied_rules)) + "); nothing was written")
-            return EngineResult(current.data, findings, round_index)
+            if round_index:
+                _guard(errors_before, tree, applied_rules, apply_fixes)
+            return EngineResult(current.data, findings, round_index, error_bytes)
         applied_rules.update(d.code for d in chosen)
-        new_data = apply_edits(current.data, [d for d in chosen if d.fix.edits])
+        edits = sorted(e for d in chosen for e in d.fix.edits)
+        new_data = apply_edits(current.data, chosen)
         includes = [h for d in chosen for h in d.fix.includes]
-        if includes:
-            new_data = insert_includes(new_data, includes, current.newline)
-        if new_data == current.data:
-            return EngineResult(current.data, findings, round_index)
+        extra = include_edit(new_data, includes, current.newline) if includes else None
+        previous = current
+        if new_data == current.data and extra is None:
+            return EngineResult(current.data, findings, round_index, error_bytes)
+        deferred = len(chosen) < sum(1 for d in diagnostics if _applicable(d.fix, settings.unsafe_fixes))
+        settled = not deferred and not any(rule.chains for rule in rules)
+        if settled and extra is None and all(_neutral(e, previous, ctx.literals) for e in edits):
+            # every fix applied, none creates work for another rule, and no edit can change
+            # the parse: the output's tree has the input's shape, so no parse is needed
+            return EngineResult(new_data, findings, round_index + 1, error_bytes)
+        if tree is None:  # first round, no rule parsed: the guard needs the input's tree
+            tree = treesitter.parse(previous.data)
+            errors_before, error_bytes = treesitter.error_count(tree), treesitter.error_bytes(tree)
+        # re-parse incrementally: the old tree learns the edits, unchanged subtrees are reused
+        treesitter.edit_tree(tree, previous, edits)
+        if extra is not None:
+            middle = Source(source.path, new_data)
+            new_data = new_data[: extra.start] + extra.text + new_data[extra.end :]
+            treesitter.edit_tree(tree, middle, [extra])
+        tree = treesitter.parse(new_data, tree)
         current = Source(source.path, new_data)
-        tree = treesitter.parse(new_data)
+        if settled:
+            _guard(errors_before, tree, applied_rules, apply_fixes)
+            return EngineResult(current.data, findings, round_index + 1, error_bytes)
     raise EngineError(f"fixes did not converge after {MAX_ROUNDS} rounds "
                       f"(rules involved: {', '.join(sorted(applied_rules))}); nothing was written")
+
+
+_IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+_COMMENT_LINE = re.compile(rb"[ \t]*//[^\n]*\r?\n")
+_INCLUDE_PATH = re.compile(rb"[^<>\"\n\\]*")
+
+
+def _neutral(edit: Edit, source: Source, literals) -> bool:
+    """True for an edit that cannot change how the text parses: an identifier replaced by an
+    identifier, a path inside an #include replaced by a path, or a whole // comment line inserted
+    at the start of a line that does not continue a directive."""
+    data = source.data
+    old = data[edit.start : edit.end]
+    if _IDENTIFIER.fullmatch(old) and _IDENTIFIER.fullmatch(edit.text):
+        return literals.covering(edit.start) is None
+    if old and literals.covering(edit.start) == "include" and _INCLUDE_PATH.fullmatch(edit.text):
+        return _INCLUDE_PATH.fullmatch(old) is not None and literals.covering(edit.end - 1) == "include"
+    if not old and _COMMENT_LINE.fullmatch(edit.text):
+        at_line_start = edit.start == 0 or data[edit.start - 1 : edit.start] == b"\n"
+        continued = data[: max(0, edit.start - 1)].rstrip(b"\r").endswith(b"\\")
+        return at_line_start and not continued and literals.covering(edit.start) in (None, "include")
+    return False
+
+
+def _guard(errors_before: int, tree, applied_rules: set[str], apply_fixes: bool) -> None:
+    """Refuse output that parses worse than a cleanly parsing input."""
+    if apply_fixes and errors_before == 0 and treesitter.error_count(tree) > 0:
+        raise EngineError("the fixed output no longer parses (rules involved: "
+                          + ", ".join(sorted(applied_rules)) + "); nothing was written")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 from pathlib import Path
 
 
@@ -15,6 +14,8 @@ def content_hash(data: bytes) -> str:
 def atomic_write(path: Path, data: bytes, mode_from: Path | None = None) -> None:
     """Write via a temporary file in the same folder and rename it over ``path``: readers see
     the old file or the new one, never a partial one."""
+    import tempfile
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

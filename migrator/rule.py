@@ -37,6 +37,11 @@ class RuleContext:
             self._tree = treesitter.parse(self.data)
         return self._tree
 
+    @property
+    def parsed_tree(self):
+        """The tree if some rule asked for it, else None (nothing was parsed)."""
+        return self._tree
+
     @functools.cached_property
     def literals(self) -> LiteralSpans:
         return LiteralSpans(self.data)
@@ -63,6 +68,9 @@ class Rule:
     fix: ClassVar[str] = "never"  # always / sometimes / never
     status: ClassVar[str] = "stable"  # stable / preview
     extra_codes: ClassVar[tuple[str, ...]] = ()  # further codes this rule emits (sub-diagnostics)
+    # True when this rule's fixes can create findings for any rule: the engine then runs the
+    # rules again after applying them instead of stopping once nothing was deferred.
+    chains: ClassVar[bool] = False
 
     def check(self, ctx: RuleContext) -> Iterable[Diagnostic]:  # pragma: no cover - interface
         raise NotImplementedError

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import json
 import os
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import __version__
-from .convert import CONVERTIBLE_SUFFIXES, FileResult, convert_bytes
 from .fsutil import atomic_write, content_hash
+from .results import CONVERTIBLE_SUFFIXES, FileResult
 from .settings import Settings
 
 CACHE_DIR = ".rocmigrate"
@@ -112,6 +111,8 @@ def discover(root: Path, exclude: Path | None, settings: Settings) -> list[_Item
 
 
 def _convert_job(job: tuple[str, bytes, Settings]) -> FileResult:
+    from .convert import convert_bytes  # the engine loads only when a file needs converting
+
     rel, data, settings = job
     return convert_bytes(rel, data, settings)
 
@@ -155,10 +156,10 @@ class _Cache:
         return sorted({e["output"] for e in self.previous.values() if e.get("output")} - current)
 
     def save(self) -> None:
-        if self.path is None:
-            return
+        if self.path is None or (self.entries == self.previous and self.path.exists()):
+            return  # an unchanged re-run rewrites nothing
         payload = {"key": self.key, "files": self.entries}
-        atomic_write(self.path, json.dumps(payload, indent=0, sort_keys=True).encode())
+        atomic_write(self.path, json.dumps(payload, separators=(",", ":"), sort_keys=True).encode())
 
 
 def _check_in_place(source: Path, force: bool) -> None:
@@ -241,12 +242,14 @@ def run(options: RunOptions, settings: Settings, report=None) -> RunResult:
 
 
 def _convert_all(pending, settings: Settings, options: RunOptions, report):
-    jobs = options.jobs or os.cpu_count() or 1
+    jobs = options.jobs or len(os.sched_getaffinity(0)) or 1
     work = [(item.rel, data, settings) for item, data, _ in pending]
     if jobs <= 1 or len(work) < POOL_THRESHOLD:
         iterator = map(_convert_job, work)
         pool = None
     else:
+        from concurrent.futures import ProcessPoolExecutor
+
         pool = ProcessPoolExecutor(max_workers=jobs)
         chunk = max(1, min(32, len(work) // (jobs * 8)))
         iterator = pool.map(_convert_job, work, chunksize=chunk)
@@ -335,7 +338,7 @@ def _run_single(options: RunOptions, settings: Settings) -> RunResult:
     except OSError as err:
         result.results = [FileResult(rel, "failed", f"cannot read: {err.strerror}")]
         return result
-    converted = convert_bytes(rel, data, settings)
+    converted = _convert_job((rel, data, settings))
     if options.in_place:
         target = path
     else:

@@ -107,6 +107,8 @@ def test_requested_include_inserted_once():
 
 def test_oscillation_hits_the_cap():
     class Flip(_Rename):
+        chains = True  # its fixes create work for itself: the engine must re-run it
+
         def check(self, ctx):
             yield from _Rename(b"foo", b"bar").check(ctx)
             yield from _Rename(b"bar", b"foo").check(ctx)
@@ -123,3 +125,32 @@ def test_parse_guard_refuses_broken_output():
 def test_select_filters_codes():
     out = run(b"int foo;\n", _Rename(), Settings(ignore=("TST",))).output
     assert out == b"int foo;\n"
+
+
+def test_settles_after_one_round_without_deferred_fixes():
+    result = run(b"int foo; int foo2;\n", _Rename())
+    assert result.output == b"int bar; int bar2;\n" and result.rounds == 1
+
+
+def test_deferred_fix_gets_a_second_round():
+    class Touching(_Rename):
+        def check(self, ctx):
+            yield from _Rename(b"foo", b"bar").check(ctx)
+            end = ctx.data.find(b";")
+            if ctx.data[end - 1 : end] != b"X":  # an insertion touching the rename: waits a round
+                yield Diagnostic("TST001", "x", end, end, Fix("x", (Edit(end, end, b"X"),)))
+
+    result = run(b"int foo;\n", Touching())
+    assert result.output == b"int barX;\n" and result.rounds == 2
+
+
+def test_incremental_reparse_matches_full_parse():
+    from migrator.parsing import treesitter
+
+    before = Source("t.cu", b"#include <x.h>\nint foo(int a) {\n  return a + foo(a - 1);\n}\n")
+    edits = [Edit(19, 22, b"a_much\nlonger_name"), Edit(43, 46, b"g"), Edit(0, 0, b"// new\n")]
+    after = apply_edits(before.data, [Diagnostic("T", "", e.start, e.end, Fix("", (e,))) for e in edits])
+    tree = treesitter.parse(before.data)
+    treesitter.edit_tree(tree, before, edits)
+    incremental = treesitter.parse(after, tree)
+    assert str(incremental.root_node) == str(treesitter.parse(after).root_node)

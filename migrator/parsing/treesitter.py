@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import functools
 
 import tree_sitter
@@ -18,8 +19,34 @@ def _parser() -> tree_sitter.Parser:
     return tree_sitter.Parser(language())
 
 
-def parse(data: bytes) -> tree_sitter.Tree:
-    return _parser().parse(data)
+def parse(data: bytes, old_tree: tree_sitter.Tree | None = None) -> tree_sitter.Tree:
+    """Parse ``data``; with ``old_tree`` (already told of the edits) the parse is incremental."""
+    if old_tree is None:
+        return _parser().parse(data)
+    return _parser().parse(data, old_tree)
+
+
+def edit_tree(tree: tree_sitter.Tree, before, edits) -> None:
+    """Tell ``tree`` about ``edits`` (byte offsets into ``before``, a Source), last first so that
+    every offset stays valid in the text it refers to."""
+    starts = before.line_starts
+    for edit in sorted(edits, reverse=True):
+        start_point = _point(starts, edit.start)
+        old_end_point = _point(starts, edit.end)
+        text = edit.text
+        newlines = text.count(b"\n")
+        if newlines:
+            new_end_point = (start_point[0] + newlines, len(text) - text.rfind(b"\n") - 1)
+        else:
+            new_end_point = (start_point[0], start_point[1] + len(text))
+        tree.edit(start_byte=edit.start, old_end_byte=edit.end,
+                  new_end_byte=edit.start + len(text), start_point=start_point,
+                  old_end_point=old_end_point, new_end_point=new_end_point)
+
+
+def _point(line_starts: list[int], offset: int) -> tuple[int, int]:
+    row = bisect.bisect_right(line_starts, offset) - 1
+    return row, offset - line_starts[row]
 
 
 @functools.lru_cache(maxsize=None)
@@ -49,3 +76,16 @@ def error_count(tree: tree_sitter.Tree) -> int:
         stack.extend(node.children)
     del cursor
     return count
+
+
+def error_bytes(tree: tree_sitter.Tree) -> int:
+    """Bytes covered by ERROR nodes: how much of the file the grammar could not make sense of."""
+    total = 0
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.is_error:
+            total += node.end_byte - node.start_byte
+        elif node.has_error:
+            stack.extend(node.children)
+    return total

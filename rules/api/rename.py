@@ -154,8 +154,25 @@ class ApiRename(Rule):
                           library=entry.library, symbol=entry.cuda)
 
 
+_DECLARATOR_END = re.compile(rb"[ \t]*[;\[=:,({]")
+_NOT_TYPES = {b"return", b"case", b"throw", b"co_return", b"else", b"do", b"goto", b"sizeof",
+              b"typedef", b"using", b"new", b"delete"}
+
+
 def _declares_member(ctx: RuleContext, start: int, end: int) -> bool:
-    """A struct member that happens to carry an API name (``int cudaMalloc;``) is not the API."""
+    """A struct member that happens to carry an API name (``int cudaMalloc;``) is not the API.
+
+    Only an identifier that follows a type-like token and precedes a declarator end can be one;
+    that lexical test is cheap and rarely true, and only then does the tree decide."""
+    data = ctx.data
+    if not _DECLARATOR_END.match(data, end):
+        return False
+    before = data[max(0, start - 64) : start].rstrip()
+    if not before or not (before[-1:].isalnum() or before[-1:] in b"_*&>"):
+        return False
+    word = re.search(rb"[A-Za-z_][A-Za-z0-9_]*$", before)
+    if word is not None and word.group() in _NOT_TYPES:
+        return False
     node = ctx.tree.root_node.descendant_for_byte_range(start, end)
     return node is not None and node.type == "field_identifier"
 
