@@ -6,9 +6,9 @@ per process and shared by all rules (they are read-only).
 
 from __future__ import annotations
 
-import csv
 import functools
 from dataclasses import dataclass
+from typing import NamedTuple
 from pathlib import Path
 
 from .versions import parse_version
@@ -16,9 +16,8 @@ from .versions import parse_version
 Version = tuple[int, int, int]
 
 
-@dataclass(frozen=True)
-class ApiEntry:
-    """One CUDA name and what HIP has for it."""
+class ApiEntry(NamedTuple):
+    """One CUDA name and what HIP has for it (a tuple: thousands are built per process)."""
 
     cuda: str
     hip: str
@@ -59,15 +58,24 @@ class Lowering:
     note: str
 
 
+@functools.lru_cache(maxsize=None)
 def _version(text: str) -> Version | None:
     text = text.strip()
     return parse_version(text) if text else None
 
 
 def _rows(path: Path):
+    """Rows of a TSV table as dicts (header line first; '#' lines and blank lines skipped)."""
     with path.open(encoding="utf-8", newline="") as handle:
-        lines = (line for line in handle if line.strip() and not line.startswith("#"))
-        yield from csv.DictReader(lines, delimiter="\t", quoting=csv.QUOTE_NONE)
+        lines = [line.rstrip("\r\n") for line in handle
+                 if line.strip() and not line.startswith("#")]
+    header = lines[0].split("\t")
+    width = len(header)
+    for number, line in enumerate(lines[1:], start=2):
+        cells = line.split("\t")
+        if len(cells) != width:
+            raise ValueError(f"{path.name}: row {number} has {len(cells)} cells, expected {width}")
+        yield dict(zip(header, cells))
 
 
 class ApiTables:
@@ -114,17 +122,10 @@ class ApiTables:
             cuda = row["cuda"]
             if not override and cuda in names and names[cuda].status == "supported":
                 continue  # the first table that maps a name wins (runtime before driver...)
-            names[cuda] = ApiEntry(
-                cuda=cuda,
-                hip=row["hip"],
-                kind=row["kind"],
-                library=row["library"],
-                hip_added=_version(row["hip_added"]),
-                hip_removed=_version(row["hip_removed"]),
-                signature=row["signature"] or "identical",
-                status=row["status"],
-                experimental=row.get("experimental") == "1",
-            )
+            names[cuda] = ApiEntry(cuda, row["hip"], row["kind"], row["library"],
+                                   _version(row["hip_added"]), _version(row["hip_removed"]),
+                                   row["signature"] or "identical", row["status"],
+                                   row.get("experimental") == "1")
 
 
 def default_rules_dir() -> Path:

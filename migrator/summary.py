@@ -28,7 +28,7 @@ def summarize(run: RunResult) -> dict:
     return {
         "files": {
             "converted": statuses["converted"],
-            "unchanged": statuses["unchanged"] + statuses["cached"],
+            "unchanged": statuses["unchanged"],
             "cached": statuses["cached"],
             "copied": statuses["copied"],
             "skipped": statuses["skipped"],

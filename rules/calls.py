@@ -29,7 +29,7 @@ def find_name(ctx: RuleContext, names: set[bytes] | dict):
         start = match.start()
         if ctx.literals.covering(start) is not None:
             continue
-        before = data[:start].rstrip()[-2:]
+        before = data[max(0, start - 64) : start].rstrip()[-2:]
         if before.endswith(b".") or before.endswith(b"->"):
             continue
         yield match.group(), start, match.end()

@@ -8,6 +8,20 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="rocmigrate: migrate CUDA projects to HIP for AMD GPUs.")
 
 
+def _version(value: bool) -> None:
+    if value:
+        from .. import __version__
+
+        typer.echo(f"rocmigrate {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                          help="Print the version and exit.")) -> None:
+    """rocmigrate: migrate CUDA projects to HIP for AMD GPUs."""
+
+
 def _register() -> None:
     from . import convert, rule  # noqa: F401  (commands register themselves on ``app``)
 

@@ -10,7 +10,7 @@ def render_summary(summary: dict, verbose: bool = False) -> str:
     lines = [
         "rocmigrate convert: "
         f"{files['converted']} converted, {files['unchanged']} unchanged"
-        + (f" ({files['cached']} from cache)" if files["cached"] else "")
+        + (f", {files['cached']} up to date (cached)" if files["cached"] else "")
         + f", {files['copied']} copied, {files['skipped']} skipped, {files['failed']} failed"
         f" ({files['total']} files)"
     ]

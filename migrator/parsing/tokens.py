@@ -93,23 +93,3 @@ def tokenize(data: bytes, start: int = 0, end: int | None = None):
             continue
         yield tok.lastgroup, pos, tok.end()
         pos = tok.end()
-
-
-def previous_code_token(data: bytes, offset: int, spans: LiteralSpans) -> bytes:
-    """The up-to-two bytes of code just before ``offset``, skipping whitespace and comments."""
-    pos = offset
-    while pos > 0:
-        byte = data[pos - 1 : pos]
-        if byte in b" \t\r\n":
-            pos -= 1
-            continue
-        if byte == b"\n" or (byte == b"\\"):
-            pos -= 1
-            continue
-        kind = spans.covering(pos - 1)
-        if kind == "comment":
-            index = bisect.bisect_right(spans.starts, pos - 1) - 1
-            pos = spans.starts[index]
-            continue
-        return data[max(0, pos - 2) : pos]
-    return b""

@@ -65,7 +65,6 @@ def error_count(tree: tree_sitter.Tree) -> int:
     if not root.has_error:
         return 0
     count = 0
-    cursor = root.walk()
     stack = [root]
     while stack:
         node = stack.pop()
@@ -74,7 +73,6 @@ def error_count(tree: tree_sitter.Tree) -> int:
         if node.is_error or node.is_missing:
             count += 1
         stack.extend(node.children)
-    del cursor
     return count
 
 

@@ -135,8 +135,11 @@ class ApiRename(Rule):
             yield self._marked(ctx, "API003", text, entry, start)
             return
         if entry.hip_added is not None and entry.hip_added > rocm:
-            text = (f"{entry.cuda} has no HIP equivalent in ROCm {target} "
-                    f"({entry.hip} exists from ROCm {format_version(entry.hip_added)})")
+            added = format_version(entry.hip_added)
+            text = (f"{entry.cuda} does not exist in HIP before ROCm {added} (target {target})"
+                    if entry.hip == entry.cuda else
+                    f"{entry.cuda} has no HIP equivalent in ROCm {target} "
+                    f"({entry.hip} exists from ROCm {added})")
             yield self._marked(ctx, "API002", text, entry, start)
             return
         if entry.hip_removed is not None and entry.hip_removed <= rocm:
