@@ -81,6 +81,14 @@ def test_dry_run_and_diff_write_nothing(tmp_path: Path):
     assert not (tmp_path / "out").exists()
 
 
+def test_json_format_carries_diffs(tmp_path: Path):
+    make_tree(tmp_path)
+    result = convert(str(tmp_path / "src"), "-o", str(tmp_path / "out"), "--format", "json",
+                     "--diff", "--dry-run")
+    report = json.loads(result.output)
+    assert any("+  hipMalloc(&d" in patch for patch in report["diffs"])
+
+
 def test_json_format(tmp_path: Path):
     make_tree(tmp_path)
     result = convert(str(tmp_path / "src"), "-o", str(tmp_path / "out"), "--format", "json",

@@ -61,17 +61,17 @@ def convert(
         if progress:
             progress.close()
     summary = summarize(result)
-    for patch in result.diffs:
-        sys.stdout.write(patch)
-    if fmt is Format.json:
+    if fmt is Format.json:  # diffs travel inside the JSON document
         from ..output.json import render_report
 
         sys.stdout.write(render_report(summary, file_records(result), {
             "rocm": format_version(target), "launch_syntax": launch_syntax.value,
-            "rename_ext": rename_ext, "dry_run": dry_run}))
+            "rename_ext": rename_ext, "dry_run": dry_run}, result.diffs if diff else None))
     else:
         from ..output.text import render_summary
 
+        for patch in result.diffs:
+            sys.stdout.write(patch)
         (sys.stderr if diff else sys.stdout).write(render_summary(summary, verbose))
     raise typer.Exit(1 if result.failed else 0)
 

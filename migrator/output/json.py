@@ -7,6 +7,10 @@ import json
 from .. import __version__
 
 
-def render_report(summary: dict, files: list[dict], settings: dict) -> str:
-    return json.dumps({"tool": "rocmigrate", "version": __version__, "settings": settings,
-                       "summary": summary, "files": files}, indent=2, sort_keys=False) + "\n"
+def render_report(summary: dict, files: list[dict], settings: dict,
+                  diffs: list[str] | None = None) -> str:
+    report = {"tool": "rocmigrate", "version": __version__, "settings": settings,
+              "summary": summary, "files": files}
+    if diffs is not None:
+        report["diffs"] = diffs
+    return json.dumps(report, indent=2, sort_keys=False) + "\n"
