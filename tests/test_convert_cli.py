@@ -250,3 +250,14 @@ def test_module_entry_point(tmp_path: Path):
                            "-o", str(tmp_path / "out")], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert "2 converted" in proc.stdout
+
+
+def test_crlf_newlines_are_kept(tmp_path: Path):
+    src = tmp_path / "win.cu"
+    src.write_bytes(b"// windows file\r\n__global__ void k(float* p) { p[0] = 1; }\r\n"
+                    b"void f(float* p) {\r\n  cudaFree(p);\r\n  cudaGraphInstantiateWithParams(0, 0, 0);\r\n}\r\n")
+    assert convert(str(src), "-o", str(tmp_path / "out.cu"), "--rocm", "5.2").exit_code == 0
+    out = (tmp_path / "out.cu").read_bytes()
+    assert b"hipFree(p)" in out and b"#include <hip/hip_runtime.h>\r\n" in out
+    assert b"// rocmigrate API002" in out
+    assert out.count(b"\n") == out.count(b"\r\n")
