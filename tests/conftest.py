@@ -40,10 +40,22 @@ def hipcc_compile(path: Path, tmp_path: Path, extra: tuple[str, ...] = ()) -> su
         capture_output=True, text=True, env=env, timeout=300)
 
 
+def cuda_library_includes() -> list[str]:
+    """-I flags for CUDA library headers that come from PyPI wheels (cuRAND)."""
+    try:
+        import nvidia
+    except ImportError:
+        if IN_CI:
+            pytest.fail("the nvidia-curand wheel (test extra) is required in CI")
+        return []
+    return [f"-I{folder}/cu13/include" for folder in nvidia.__path__
+            if Path(folder, "cu13", "include", "curand.h").exists()]
+
+
 def nvcc_compile(path: Path, tmp_path: Path, extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
     nvcc = require_tool("nvcc", "/usr/local/cuda/bin/nvcc")
     return subprocess.run(
-        [nvcc, "-std=c++17", "-arch=sm_90", "-x", "cu", "-c", str(path),
+        [nvcc, "-std=c++17", "-arch=sm_90", "-x", "cu", *cuda_library_includes(), "-c", str(path),
          "-o", str(tmp_path / (path.name + ".o")), *extra],
         capture_output=True, text=True, timeout=300)
 
