@@ -56,6 +56,7 @@ class _Item:
     out_rel: str
     kind: str  # convert / copy / link / skip
     note: str = ""
+    stat: list[int] | None = None  # [size, mtime_ns] of the source, read once per run
 
 
 def output_name(rel: str, settings: Settings) -> str:
@@ -118,7 +119,12 @@ def _convert_job(job: tuple[str, bytes, Settings]) -> FileResult:
 
 
 class _Cache:
-    """Per output tree: for each written file, the source hash, settings and output stat."""
+    """Per output tree: for each written file, the source's hash and stat, and the output's stat
+    (all under a key of the tool version and settings).
+
+    A source whose size and modification time are unchanged is not even read; one whose stat
+    changed is read and compared by content hash, so touching a file costs a hash, not a
+    conversion."""
 
     def __init__(self, out_root: Path | None, settings: Settings) -> None:
         self.path = out_root / CACHE_DIR / "cache.json" if out_root else None
@@ -136,9 +142,16 @@ class _Cache:
             except (OSError, ValueError):
                 self.previous = {}
 
-    def hit(self, rel: str, input_hash: str, out_path: Path) -> bool:
+    def hit(self, rel: str, input_hash: str | None, out_path: Path,
+            source_stat: list[int] | None = None) -> bool:
+        """Is the output up to date? By source stat when ``input_hash`` is None, else by hash."""
         entry = self.previous.get(rel)
-        if not entry or entry.get("input") != input_hash:
+        if not entry:
+            return False
+        if input_hash is None:
+            if source_stat is None or entry.get("source") != source_stat:
+                return False
+        elif entry.get("input") != input_hash:
             return False
         try:
             stat = out_path.stat()
@@ -146,9 +159,10 @@ class _Cache:
             return False
         return [stat.st_size, stat.st_mtime_ns] == entry.get("stat")
 
-    def record(self, rel: str, input_hash: str, out_rel: str, out_path: Path) -> None:
+    def record(self, rel: str, input_hash: str, out_rel: str, out_path: Path,
+               source_stat: list[int] | None) -> None:
         stat = out_path.stat()
-        self.entries[rel] = {"input": input_hash, "output": out_rel,
+        self.entries[rel] = {"input": input_hash, "output": out_rel, "source": source_stat,
                              "stat": [stat.st_size, stat.st_mtime_ns]}
 
     def stale_outputs(self) -> list[str]:
@@ -211,18 +225,28 @@ def run(options: RunOptions, settings: Settings, report=None) -> RunResult:
         if item.kind == "link":
             outcomes[item.rel] = _link(item, out_root, options)
             continue
+        out_path = out_root / item.out_rel
+        try:
+            stat = item.path.stat()
+            item.stat = [stat.st_size, stat.st_mtime_ns]
+        except OSError:
+            item.stat = None
+        if cache.hit(item.rel, None, out_path, item.stat):  # unchanged since last run: not read
+            cache.entries[item.rel] = cache.previous[item.rel]
+            outcomes[item.rel] = FileResult(item.rel, "cached" if item.kind == "convert"
+                                            else "copied", input_hash=cache.previous[item.rel]["input"])
+            continue
         try:
             data = item.path.read_bytes()
         except OSError as err:
             outcomes[item.rel] = FileResult(item.rel, "failed", f"cannot read: {err.strerror}")
             continue
         digest = content_hash(data)
-        out_path = out_root / item.out_rel
         if item.kind == "copy":
             outcomes[item.rel] = _copy(item, data, digest, out_path, cache, options)
             continue
         if cache.hit(item.rel, digest, out_path):
-            cache.entries[item.rel] = cache.previous[item.rel]
+            cache.record(item.rel, digest, item.out_rel, out_path, item.stat)
             outcomes[item.rel] = FileResult(item.rel, "cached", input_hash=digest)
             continue
         pending.append((item, data, digest))
@@ -283,7 +307,7 @@ def _store(item: _Item, data: bytes, converted: FileResult, out_root: Path, cach
         return converted
     if not (out_path.is_file() and out_path.read_bytes() == output):
         atomic_write(out_path, output, mode_from=item.path)
-    cache.record(item.rel, converted.input_hash, item.out_rel, out_path)
+    cache.record(item.rel, converted.input_hash, item.out_rel, out_path, item.stat)
     return converted
 
 
@@ -297,7 +321,7 @@ def _copy(item: _Item, data: bytes, digest: str, out_path: Path, cache: _Cache,
                 atomic_write(out_path, data, mode_from=item.path)
         except OSError as err:
             return FileResult(item.rel, "failed", f"cannot write output: {err.strerror}")
-    cache.record(item.rel, digest, item.out_rel, out_path)
+    cache.record(item.rel, digest, item.out_rel, out_path, item.stat)
     return FileResult(item.rel, "copied", input_hash=digest)
 
 

@@ -181,6 +181,10 @@ def test_incremental_rerun(tmp_path: Path):
     again = json.loads(convert(str(src), "-o", str(out), "--format", "json").output)
     assert again["summary"]["files"]["converted"] == 0
     assert again["summary"]["files"]["cached"] == 3  # main.cu, util.cuh, plain.cpp
+    # touching a source (new mtime, same bytes) costs a hash, not a conversion
+    os.utime(src / "main.cu", ns=(1_000_000_000, 1_000_000_000))
+    touched = json.loads(convert(str(src), "-o", str(out), "--format", "json").output)
+    assert touched["summary"]["files"]["converted"] == 0
     (src / "sub" / "util.cuh").write_bytes(b"#pragma once\ninline void f() { cudaFree(0); }\n")
     edited = json.loads(convert(str(src), "-o", str(out), "--format", "json").output)
     assert edited["summary"]["files"]["converted"] == 1
