@@ -13,10 +13,12 @@ from .settings import Settings
 from .source import Source, SourceError
 
 
-@functools.lru_cache(maxsize=4)
-def _rules(settings: Settings):
+@functools.lru_cache(maxsize=16)
+def rules_for(settings: Settings):
+    """The rule classes these settings select (preview rules only with ``preview``)."""
     classes = registry.all_rules(settings.rules_dir)
-    return registry.select(classes, settings.select, settings.ignore)
+    chosen = registry.select(classes, settings.select, settings.ignore)
+    return [cls for cls in chosen if cls.status == "stable" or settings.preview]
 
 
 def convert_bytes(rel: str, data: bytes, settings: Settings) -> FileResult:
@@ -25,7 +27,7 @@ def convert_bytes(rel: str, data: bytes, settings: Settings) -> FileResult:
         source = Source.checked(rel, data, settings.max_file_bytes)
         _reject_non_code(source)
         tables = apitables.load(settings.rules_dir / "api" if settings.rules_dir else None)
-        rules = [cls() for cls in _rules(settings)]
+        rules = [cls() for cls in rules_for(settings)]
         result = fix_source(source, rules, settings, tables)
         if result.input_error_bytes and result.input_error_bytes * 2 > len(data) >= 64:
             raise SourceError(f"does not parse as C/C++/CUDA ({result.input_error_bytes} of "

@@ -77,9 +77,13 @@ class Finding:
     library: str
     symbol: str
     fixed: bool
+    fix_title: str = ""  # empty when the finding has no fix
+    fix_applicability: str = ""  # safe / unsafe / display-only
 
     def as_dict(self) -> dict:
         return {
+            "fix": {"title": self.fix_title, "applicability": self.fix_applicability}
+            if self.fix_title else None,
             "path": self.path,
             "line": self.line,
             "column": self.column,

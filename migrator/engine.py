@@ -18,7 +18,7 @@ from .parsing import treesitter
 from .rule import Rule, RuleContext
 from .settings import Settings
 from .source import Source
-from .suppression import parse_suppressions
+from .suppression import parse_suppressions, unused_suppressions
 
 MAX_ROUNDS = 20
 
@@ -184,6 +184,8 @@ def fix_source(
             errors_before, error_bytes = treesitter.error_count(tree), treesitter.error_bytes(tree)
         suppressions = parse_suppressions(current, ctx.literals)
         diagnostics = suppressions.filter(current, diagnostics)
+        if round_index == 0 and settings.report_unused_suppressions:
+            diagnostics += unused_suppressions(current, ctx.literals, suppressions, settings)
         chosen = choose_fixes(diagnostics, settings.unsafe_fixes) if apply_fixes else []
         chosen_ids = {id(d) for d in chosen}
         for diag in diagnostics:
@@ -193,8 +195,11 @@ def fix_source(
                 continue
             reported.add((diag.code, diag.symbol))
             line, column = current.position(diag.start)
+            fix = diag.fix
             findings.append(Finding(source.path, line, column, diag.code, diag.message,
-                                    diag.severity, diag.library, diag.symbol, fixed))
+                                    diag.severity, diag.library, diag.symbol, fixed,
+                                    fix.title if fix else "",
+                                    fix.applicability.value if fix else ""))
         if not chosen:
             if round_index:
                 _guard(errors_before, tree, applied_rules, apply_fixes)

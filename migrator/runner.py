@@ -298,7 +298,7 @@ def _store(item: _Item, data: bytes, converted: FileResult, out_root: Path, cach
     output = converted.output
     converted.output = None
     if options.diff and output != data:
-        result.diffs.append(_unified_diff(item.rel, item.out_rel, data, output))
+        result.diffs.append(unified_diff(item.rel, item.out_rel, data, output))
     if options.dry_run:
         return converted
     if options.in_place:
@@ -344,7 +344,7 @@ def _link(item: _Item, out_root: Path, options: RunOptions) -> FileResult:
     return FileResult(item.rel, "copied", "symlink inside the source tree")
 
 
-def _unified_diff(rel: str, out_rel: str, before: bytes, after: bytes) -> str:
+def unified_diff(rel: str, out_rel: str, before: bytes, after: bytes) -> str:
     import difflib
 
     return "".join(difflib.unified_diff(
@@ -375,7 +375,7 @@ def _run_single(options: RunOptions, settings: Settings) -> RunResult:
         output = converted.output
         converted.output = None
         if options.diff and output != data:
-            result.diffs.append(_unified_diff(rel, target.name, data, output))
+            result.diffs.append(unified_diff(rel, target.name, data, output))
         if not options.dry_run and (target != path or output != data):
             atomic_write(target, output, mode_from=path)
     result.results = [converted]

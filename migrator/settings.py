@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .versions import DEFAULT_ROCM, parse_version
@@ -19,9 +19,21 @@ class Settings:
     wavefront_size: int = 64
     max_file_bytes: int = 8 * 1024 * 1024
     rules_dir: Path | None = None
-    extra: tuple[tuple[str, str], ...] = field(default=())
+    preview: bool = False  # run rules whose status is "preview"
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (glob, codes)
+    exclude: tuple[str, ...] = ()  # glob patterns of paths never checked
+    report_unused_suppressions: bool = False  # lint: RMG001 for suppressions that silence nothing
 
     def fingerprint(self) -> str:
         """What changes the output: part of the incremental cache key."""
         return repr((self.rocm, self.launch_syntax, self.rename_ext, self.select, self.ignore,
-                     self.unsafe_fixes, self.wavefront_size, str(self.rules_dir)))
+                     self.unsafe_fixes, self.wavefront_size, str(self.rules_dir), self.preview))
+
+    def for_file(self, rel: str) -> "Settings":
+        """These settings with the per-file ignores that match ``rel`` (a posix path)."""
+        from fnmatch import fnmatch
+
+        extra = tuple(code for pattern, codes in self.per_file_ignores
+                      if fnmatch(rel, pattern) or fnmatch(rel.rsplit("/", 1)[-1], pattern)
+                      for code in codes)
+        return replace(self, ignore=self.ignore + extra) if extra else self

@@ -25,6 +25,8 @@ class Suppression:
     kind: str
     codes: tuple[str, ...]  # empty = all
     line: int  # 1-based line of the comment
+    start: int = 0  # byte range of the directive text
+    end: int = 0
     applies_to: tuple[int, ...] = ()
     used: bool = False
 
@@ -77,7 +79,7 @@ def parse_suppressions(source: Source, literals: LiteralSpans) -> Suppressions:
         kind = match.group(1).decode()
         codes = tuple(c.strip().decode() for c in (match.group(2) or b"").split(b",") if c.strip())
         line, _ = source.position(match.start())
-        sup = Suppression(kind, codes, line)
+        sup = Suppression(kind, codes, line, match.start(), match.end())
         result.all.append(sup)
         if kind == "ignore-file":
             result.file_level.append(sup)
@@ -99,3 +101,52 @@ def parse_suppressions(source: Source, literals: LiteralSpans) -> Suppressions:
     if region_start is not None:
         result.regions.append((region_start, len(source.line_starts) + 1))
     return result
+
+
+UNUSED_CODE = "RMG001"
+
+
+def unused_suppressions(source: Source, literals: LiteralSpans, suppressions: Suppressions,
+                        settings) -> list[Diagnostic]:
+    """RMG001 for each ignore directive that silenced nothing, with a fix that removes it.
+
+    Only directives whose codes all ran are judged (a suppression for a rule that was not
+    selected may well be needed)."""
+    from .diagnostics import Edit, Fix
+    from .registry import code_enabled
+
+    found = []
+    for sup in suppressions.all:
+        if sup.used or sup.kind not in ("ignore", "ignore-file"):
+            continue
+        if sup.codes and not all(code_enabled(c, settings.select, settings.ignore) for c in sup.codes):
+            continue
+        if not code_enabled(UNUSED_CODE, settings.select, settings.ignore):
+            continue
+        what = f"[{','.join(sup.codes)}]" if sup.codes else ""
+        fix = Fix("remove the unused suppression", (_removal(source, literals, sup),))
+        found.append(Diagnostic(UNUSED_CODE, f"unused suppression 'rocmigrate: {sup.kind}{what}'",
+                                sup.start, sup.end, fix))
+    return found
+
+
+def _removal(source: Source, literals: LiteralSpans, sup: Suppression):
+    """The edit that deletes a directive: the whole comment when it says nothing else, the whole
+    line when the comment stood alone on it."""
+    from .diagnostics import Edit
+
+    data = source.data
+    index = bisect.bisect_right(literals.starts, sup.start) - 1
+    start, end = literals.starts[index], literals.ends[index]
+    body = data[start:end]
+    rest = body.replace(data[sup.start : sup.end], b"", 1)
+    if rest.strip(b"/* \t") not in (b"",):
+        return Edit(sup.start, sup.end, b"")
+    line_start = source.line_start(start)
+    line_end = data.find(b"\n", end)
+    line_end = len(data) if line_end == -1 else line_end + 1
+    if not data[line_start:start].strip() and not data[end:line_end].strip():
+        return Edit(line_start, line_end, b"")
+    while start > line_start and data[start - 1 : start] in (b" ", b"\t"):
+        start -= 1
+    return Edit(start, end, b"")

@@ -71,3 +71,42 @@ def call_at(ctx: RuleContext, start: int, end: int) -> Call | str | None:
         return None
     arguments = [c for c in args.named_children if c.type != "comment"]
     return Call(parent, node, arguments, args)
+
+
+def macro_arguments(data: bytes, name_end: int) -> list[tuple[int, int]] | None:
+    """Argument spans of a call written inside a ``#define`` body (where the tree cannot see),
+    found lexically: the parenthesised list after ``name_end``, split at top-level commas,
+    spans trimmed. None when no complete argument list follows."""
+    pos = name_end
+    while pos < len(data) and data[pos : pos + 1] in b" \t":
+        pos += 1
+    if data[pos : pos + 1] != b"(":
+        return None
+    depth = 0
+    spans = []
+    start = pos + 1
+    index = pos
+    while index < len(data):
+        byte = data[index : index + 1]
+        if byte in b"([{":
+            depth += 1
+        elif byte in b")]}":
+            depth -= 1
+            if depth == 0:
+                spans.append((start, index))
+                break
+        elif byte == b"," and depth == 1:
+            spans.append((start, index))
+            start = index + 1
+        elif byte == b"\n" and data[index - 1 : index] != b"\\" and data[index - 2 : index] != b"\\\r":
+            return None  # the directive ended before the list closed
+        index += 1
+    else:
+        return None
+    trimmed = []
+    for begin, end in spans:
+        text = data[begin:end]
+        left = len(text) - len(text.lstrip(b" \t\\\r\n"))
+        right = len(text.rstrip(b" \t\\\r\n"))
+        trimmed.append((begin + left, begin + max(left, right)))
+    return [span for span in trimmed if span[1] > span[0]]

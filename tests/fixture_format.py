@@ -21,6 +21,8 @@ class RuleFixture:
     settings: Settings
     compile: bool
     expectations: list[tuple[int, str]]  # (line, code), sorted
+    input_compiles: bool = True
+    also: tuple[str, ...] = ()  # further rule codes run with the fixture's rule
 
 
 def load_fixture(path: Path) -> RuleFixture:
@@ -35,6 +37,8 @@ def load_fixture(path: Path) -> RuleFixture:
         rocm=parse_version(options.get("rocm", "6.4")),
         launch_syntax=options.get("launch_syntax", "chevron"),
         rename_ext=options.get("rename_ext") == "yes",
+        unsafe_fixes=options.get("unsafe") == "yes",
+        wavefront_size=int(options.get("wavefront", "64")),
     )
     expectations = []
     for number, line in enumerate(data.split(b"\n"), start=1):
@@ -46,4 +50,6 @@ def load_fixture(path: Path) -> RuleFixture:
     stem = path.name[: -len("".join(path.suffixes))]
     expected = path.with_name(stem + ".fixed" + "".join(path.suffixes))
     return RuleFixture(path, expected, path.parent.name, settings,
-                       options.get("compile", "yes") == "yes", sorted(expectations))
+                       options.get("compile", "yes") == "yes", sorted(expectations),
+                       options.get("input_compiles", "yes") == "yes",
+                       tuple(c for c in options.get("also", "").split(",") if c))

@@ -16,7 +16,7 @@ from migrator.engine import fix_source
 from migrator.parsing import treesitter
 from migrator.source import Source
 
-FIXTURES = sorted(p for p in (ROOT / "fixtures" / "rules").glob("*/*")
+FIXTURES = sorted(p for p in (ROOT / "fixtures" / "rules").glob("[!_]*/*")
                   if p.is_file() and ".fixed." not in p.name and p.suffix in (".cu", ".cuh", ".cpp", ".h", ".hip"))
 
 
@@ -27,10 +27,12 @@ def _rule_for(code: str):
 
 
 def _run(fixture, data: bytes, apply_fixes: bool = True):
-    cls = _rule_for(fixture.code)
-    settings = dataclasses.replace(fixture.settings, select=cls.codes())
+    classes = [_rule_for(code) for code in (fixture.code, *fixture.also)]
+    codes = tuple(code for cls in classes for code in cls.codes())
+    settings = dataclasses.replace(fixture.settings, select=codes, report_unused_suppressions=True)
     source = Source(fixture.path.name, data)
-    return fix_source(source, [cls()], settings, apitables.load(), apply_fixes=apply_fixes)
+    return fix_source(source, [cls() for cls in classes], settings, apitables.load(),
+                      apply_fixes=apply_fixes)
 
 
 def test_every_rule_has_fixtures():
@@ -70,3 +72,5 @@ def test_fixture(path: Path, tmp_path: Path):
     if fixture.compile:
         compiled = hipcc_compile(fixture.expected_path, tmp_path)
         assert compiled.returncode == 0, compiled.stderr[-3000:]
+        if not fixture.input_compiles:  # the fix is what makes it build: prove the input fails
+            assert hipcc_compile(fixture.path, tmp_path).returncode != 0

@@ -33,3 +33,33 @@ def render_summary(summary: dict, verbose: bool = False) -> str:
     for stale in summary["removed_stale_outputs"]:
         lines.append(f"removed stale output {stale}")
     return "\n".join(lines) + "\n"
+
+
+def render_findings(findings, failures, fixed_count: int, statistics: bool = False) -> str:
+    """``path:line:col: CODE message`` lines, then a count; ``[*]`` marks a fix (``[unsafe]``
+    one that needs --unsafe-fixes)."""
+    lines = []
+    for f in findings:
+        mark = ""
+        if f.fix_title:
+            mark = " [*]" if f.fix_applicability == "safe" else f" [{f.fix_applicability}]"
+        title = f" (fix: {f.fix_title})" if f.fix_title else ""
+        lines.append(f"{f.path}:{f.line}:{f.column}: {f.code}{mark} {f.message}{title}")
+    for failure in failures:
+        lines.append(f"{failure.rel}: error: {failure.message}")
+    if statistics:
+        from collections import Counter
+
+        counts = Counter(f.code for f in findings)
+        fixable = Counter(f.code for f in findings if f.fix_applicability == "safe")
+        for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+            lines.append(f"{count:>6}  {code}  ({fixable[code]} fixable)")
+    total = len(findings)
+    safe = sum(1 for f in findings if f.fix_applicability == "safe")
+    summary = f"Found {total} finding{'s' if total != 1 else ''}"
+    if fixed_count:
+        summary += f" remaining, {fixed_count} fixed"
+    if safe:
+        summary += f"; {safe} fixable with --fix"
+    lines.append(summary + ("." if not failures else f"; {len(failures)} file(s) failed."))
+    return "\n".join(lines) + "\n"

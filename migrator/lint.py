@@ -1,0 +1,139 @@
+"""`lint` as a library: check HIP/CUDA files with the rule registry, optionally fix them.
+
+Shares the engine, rules, suppressions and process pool with ``convert``; differs in what it
+reports (every finding, with its fix availability) and in writing fixes back in place.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from fnmatch import fnmatch
+from pathlib import Path
+
+from .fsutil import atomic_write
+from .results import CONVERTIBLE_SUFFIXES, FileResult
+from .settings import Settings
+
+SKIPPED_DIRS = {".git", ".hg", ".svn", ".rocmigrate", "__pycache__", ".venv", "node_modules"}
+
+
+class LintError(Exception):
+    """A usage problem with the whole run (a path that does not exist...)."""
+
+
+@dataclass
+class LintResult:
+    results: list[FileResult] = field(default_factory=list)
+    diffs: list[str] = field(default_factory=list)
+
+    @property
+    def remaining(self):
+        return [f for r in self.results for f in r.findings if not f.fixed]
+
+    @property
+    def fixed(self):
+        return [f for r in self.results for f in r.findings if f.fixed]
+
+    @property
+    def failed(self) -> list[FileResult]:
+        return [r for r in self.results if r.status == "failed"]
+
+
+def _excluded(rel: str, patterns: tuple[str, ...]) -> bool:
+    parts = rel.split("/")
+    return any(fnmatch(rel, p) or any(fnmatch(part, p) for part in parts) for p in patterns)
+
+
+def discover(paths: list[Path], settings: Settings, root: Path) -> list[tuple[str, Path]]:
+    """(display path, path) of every source file under ``paths``: folders recursively, files as
+    given (an explicitly named file is checked whatever its suffix), excludes applied."""
+    found: dict[Path, str] = {}
+    for path in paths:
+        if not path.exists():
+            raise LintError(f"{path} does not exist")
+        if path.is_file():
+            found.setdefault(path.resolve(), _display(path, root))
+            continue
+        for dirpath, dirnames, filenames in os.walk(path):
+            dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS)
+            for name in filenames:
+                full = Path(dirpath) / name
+                if not name.endswith(CONVERTIBLE_SUFFIXES) or full.is_symlink():
+                    continue
+                display = _display(full, root)
+                if _excluded(display, settings.exclude):
+                    continue
+                found.setdefault(full.resolve(), display)
+    return sorted(((display, path) for path, display in found.items()), key=lambda x: x[0])
+
+
+def _display(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def lint_bytes(rel: str, data: bytes, settings: Settings, fix: bool) -> FileResult:
+    """Check (and with ``fix``, fix) one file's bytes; never raises."""
+    from . import apitables
+    from .convert import rules_for
+    from .engine import EngineError, fix_source
+    from .source import Source, SourceError
+
+    try:
+        source = Source.checked(rel, data, settings.max_file_bytes)
+        file_settings = settings.for_file(rel)
+        tables = apitables.load(settings.rules_dir / "api" if settings.rules_dir else None)
+        rules = [cls() for cls in rules_for(file_settings)]
+        result = fix_source(source, rules, file_settings, tables, apply_fixes=fix)
+    except (SourceError, EngineError) as err:
+        return FileResult(rel, "failed", str(err))
+    except Exception as err:  # a rule bug must not end the run
+        return FileResult(rel, "failed", f"internal error: {type(err).__name__}: {err}")
+    status = "converted" if result.output != data else "unchanged"
+    return FileResult(rel, status, findings=result.findings, output=result.output)
+
+
+def _job(job):
+    rel, data, settings, fix = job
+    return lint_bytes(rel, data, settings, fix)
+
+
+def lint(paths: list[Path], settings: Settings, root: Path, fix: bool = False,
+         diff: bool = False, jobs: int = 0) -> LintResult:
+    """Lint ``paths``. With ``fix`` the fixed files are written back (atomically); with ``diff``
+    the fixes are computed and returned as patches, and nothing is written."""
+    files = discover(paths, settings, root)
+    result = LintResult()
+    work = []
+    for display, path in files:
+        try:
+            work.append((display, path, path.read_bytes()))
+        except OSError as err:
+            result.results.append(FileResult(display, "failed", f"cannot read: {err.strerror}"))
+    settings = replace(settings, report_unused_suppressions=True)
+    jobs = jobs or len(os.sched_getaffinity(0)) or 1
+    payload = [(display, data, settings, fix or diff) for display, _, data in work]
+    if jobs <= 1 or len(payload) < 16:
+        outcomes = list(map(_job, payload))
+    else:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            outcomes = list(pool.map(_job, payload, chunksize=max(1, len(payload) // (jobs * 8))))
+    for (display, path, data), outcome in zip(work, outcomes):
+        output, outcome.output = outcome.output, None
+        if outcome.status != "failed" and output is not None and output != data:
+            if diff:
+                from .runner import unified_diff
+
+                result.diffs.append(unified_diff(display, display, data, output))
+                for finding in outcome.findings:
+                    finding.fixed = False  # shown, not applied
+            elif fix:
+                atomic_write(path, output, mode_from=path)
+        result.results.append(outcome)
+    result.results.sort(key=lambda r: r.rel)
+    return result

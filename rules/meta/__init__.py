@@ -1,0 +1,1 @@
+"""Rules about rocmigrate itself (suppression hygiene)."""

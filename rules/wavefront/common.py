@@ -1,0 +1,60 @@
+"""What the wavefront rules share: the warp-level builtins and C integer literal values."""
+
+from __future__ import annotations
+
+import re
+
+# builtin -> index of its mask argument (the *_sync family takes the mask first)
+SYNC_MASK_BUILTINS = {
+    name: 0 for name in (
+        "__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync", "__ballot_sync",
+        "__any_sync", "__all_sync", "__uni_sync", "__match_any_sync", "__match_all_sync",
+        "__syncwarp", "__reduce_add_sync", "__reduce_min_sync", "__reduce_max_sync",
+        "__reduce_and_sync", "__reduce_or_sync", "__reduce_xor_sync")
+}
+# builtins whose result is a lane mask (64-bit on HIP)
+MASK_RESULTS = ("__ballot", "__ballot_sync", "__activemask", "__match_any_sync", "__match_all_sync")
+# shuffles -> index of the optional width argument
+SHUFFLE_WIDTH = {"__shfl": 2, "__shfl_up": 2, "__shfl_down": 2, "__shfl_xor": 2,
+                 "__shfl_sync": 3, "__shfl_up_sync": 3, "__shfl_down_sync": 3,
+                 "__shfl_xor_sync": 3}
+
+_INTEGER = re.compile(r"^(0[xX][0-9a-fA-F']+|0[bB][01']+|0[0-7']*|[1-9][0-9']*)([uUlL]*)$")
+
+
+def integer_literal(text: str) -> tuple[int, int] | None:
+    """(value, bits of its type) of a C integer literal, ``~0u``-style complements and ``-1``
+    included; None for anything else. Types follow C: no suffix fits int/unsigned (32 bits) when
+    the value does, ``ll``/``ull`` are 64 bits."""
+    text = text.strip()
+    while text.startswith("(") and text.endswith(")"):
+        text = text[1:-1].strip()
+    complement = text.startswith("~")
+    negative = text.startswith("-")
+    if complement or negative:
+        text = text[1:].strip()
+    match = _INTEGER.match(text)
+    if not match:
+        return None
+    digits, suffix = match.group(1).replace("'", ""), match.group(2).lower()
+    if digits.lower().startswith("0x"):
+        value = int(digits, 16)
+    elif digits.lower().startswith("0b"):
+        value = int(digits[2:], 2)
+    elif digits.startswith("0") and len(digits) > 1:
+        value = int(digits, 8)
+    else:
+        value = int(digits)
+    bits = 64 if "ll" in suffix or value > 0xFFFFFFFF else 32
+    if complement:
+        value = ~value & ((1 << bits) - 1)
+    if negative:
+        if value != 1:
+            return None
+        value, bits = (1 << 64) - 1, 64  # -1 converts to all ones in the 64-bit mask type
+    return value, bits
+
+
+def all_ones(lanes: int) -> str:
+    """The all-lanes mask literal for a wavefront of ``lanes`` (always a 64-bit type)."""
+    return "0xffffffffffffffffull" if lanes == 64 else "0xffffffffull"

@@ -1,0 +1,152 @@
+"""WAV001: code that hard-codes the 32-lane warp in lane arithmetic, constants and reductions."""
+
+from __future__ import annotations
+
+import re
+
+from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix
+from migrator.rule import Rule, RuleContext
+
+from .common import integer_literal
+
+_OPERATION = re.compile(rb"(%|/|&|>>)\s*(0[xX][0-9a-fA-F]+|\d+)[uU]?\b")
+_LANE_OPERAND = re.compile(r"threadIdx|lane|tid\b|tid_|thread_?id|\btid", re.IGNORECASE)
+_CONSTANT = re.compile(
+    rb"(?:#[ \t]*define[ \t]+(\w*(?i:warp)\w*)[ \t]+\(?(\d+)\)?[ \t]*(?:$|//|/\*)"
+    rb"|\b(\w*(?i:warp)\w*)\s*=\s*(\d+)\s*[;,}])", re.MULTILINE)
+_REDUCTION = re.compile(
+    rb"for\s*\(\s*(?:(?:unsigned|int|auto|uint32_t|const)\s+)*(\w+)\s*=\s*(\d+)\s*;\s*\1\s*(?:>|>=|!=)"
+    rb"\s*0\s*;[^)]*\)")
+_DEVICE_QUALIFIER = re.compile(rb"__global__|__device__")
+
+
+def _assumed_lanes(operator: bytes, value: int) -> int | None:
+    lanes = {b"%": value, b"/": value, b"&": value + 1, b">>": 1 << value if value < 16 else 0}
+    found = lanes[operator]
+    return found if found in (32, 64) else None
+
+
+class LaneMath(Rule):
+    """Report literal warp sizes in lane arithmetic, warp-size constants and fixed reductions.
+
+    ## What it does
+    Finds code that hard-codes the lane count of a warp where it differs from the configured
+    wavefront size (64 by default, 32 for RDNA): lane arithmetic on thread indices
+    (``threadIdx.x % 32``, ``tid & 31``, ``lane / 32``, ``tid >> 5``), constants such as
+    ``#define WARP_SIZE 32``, and shuffle reductions whose loop starts at offset 16
+    (``for (int offset = 16; offset > 0; offset /= 2)``). Each is reported; an unsafe fix
+    rewrites the literal in terms of ``warpSize`` inside ``__device__``/``__global__`` code.
+
+    ## Why is this bad on AMD
+    AMD Instinct (CDNA) GPUs run 64-lane wavefronts. ``threadIdx.x % 32`` is no longer the lane,
+    ``/ 32`` no longer the warp index, and a reduction that starts at offset 16 combines lanes
+    within halves of the wavefront only: lanes 32-63 never reach lane 0. The code runs and gives
+    wrong answers.
+
+    ## Example
+    ```cpp
+    int lane = threadIdx.x % 32;
+    for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down(v, offset);
+    ```
+
+    ## Use instead
+    ```cpp
+    int lane = threadIdx.x % warpSize;
+    for (int offset = warpSize / 2; offset > 0; offset /= 2) v += __shfl_down(v, offset);
+    ```
+
+    ## Fix safety
+    Unsafe: the rest of the kernel (shared arrays sized per warp, block sizes, host code) may
+    rely on the same 32, and ``warpSize`` is not a compile-time constant on HIP. Review each
+    site; constants and code inside macros are reported only.
+    """
+
+    code = "WAV001"
+    name = "warp-size-literal"
+    summary = "lane arithmetic or reduction hard-codes a 32-lane warp"
+    family = "wavefront"
+    fix = "sometimes"
+
+    def check(self, ctx: RuleContext):
+        data = ctx.data
+        lanes = ctx.settings.wavefront_size
+        yield from self._lane_operations(ctx, lanes)
+        for match in _CONSTANT.finditer(data):
+            if not ctx.in_code(match.start()):
+                continue
+            name = (match.group(1) or match.group(3)).decode()
+            value = int(match.group(2) or match.group(4))
+            if value in (32, 64) and value != lanes:
+                at = match.start(2) if match.group(2) else match.start(4)
+                yield Diagnostic("WAV001", f"{name} = {value} hard-codes the warp size; the "
+                                 f"wavefront has {lanes} lanes (use warpSize in device code, "
+                                 "or a constant per target)", at, at + len(str(value)),
+                                 library="device", symbol=name)
+        for match in _REDUCTION.finditer(data):
+            start_value = int(match.group(2))
+            if start_value * 2 not in (32, 64) or start_value * 2 == lanes:
+                continue
+            if not ctx.in_code(match.start()) or b"__shfl" not in data[match.end() : match.end() + 400]:
+                continue
+            at, end = match.span(2)
+            fix = None
+            if self._in_device_code(ctx, at):
+                fix = Fix("start at warpSize / 2", (Edit(at, end, b"warpSize / 2"),),
+                          Applicability.UNSAFE)
+            yield Diagnostic("WAV001", f"shuffle reduction starts at offset {start_value}: it "
+                             f"assumes {start_value * 2} lanes and never combines lanes "
+                             f"{start_value * 2}-{lanes - 1} of a {lanes}-lane wavefront",
+                             at, end, fix, library="device", symbol="reduction")
+
+    def _lane_operations(self, ctx: RuleContext, lanes: int):
+        data = ctx.data
+        if b"threadIdx" not in data and b"lane" not in data and b"tid" not in data:
+            return
+        for match in _OPERATION.finditer(data):
+            literal = integer_literal(match.group(2).decode())
+            if literal is None:
+                continue
+            assumed = _assumed_lanes(match.group(1), literal[0])
+            if assumed is None or assumed == lanes or not ctx.in_code(match.start()):
+                continue
+            if match.group(1) == b"/" and data[match.start() + 1 : match.start() + 2] in (b"/", b"*"):
+                continue
+            node = ctx.tree.root_node.descendant_for_byte_range(match.start(2), match.end(2))
+            expression = node.parent if node is not None else None
+            if node is not None and node.type == "preproc_arg":
+                left = data[max(0, match.start() - 40) : match.start()].decode("utf-8", "replace")
+                if _LANE_OPERAND.search(left.rsplit("(", 1)[-1]):
+                    yield Diagnostic("WAV001", f"lane arithmetic '{match.group().decode()}' inside "
+                                     f"a macro assumes {assumed}-lane warps (not fixed inside "
+                                     "macros)", match.start(), match.end(), library="device",
+                                     symbol=match.group(1).decode())
+                continue
+            if expression is None or expression.type != "binary_expression":
+                continue
+            left = expression.child_by_field_name("left")
+            if left is None or not _LANE_OPERAND.search(ctx.text(left)):
+                continue
+            operator = match.group(1).decode()
+            left_text = ctx.text(left)
+            replacement = {"%": f"{left_text} % warpSize", "/": f"{left_text} / warpSize",
+                           "&": f"{left_text} & (warpSize - 1)",
+                           ">>": f"{left_text} / warpSize"}[operator]
+            fix = None
+            if self._in_device_code(ctx, expression.start_byte):
+                fix = Fix(f"use warpSize: {replacement}",
+                          (Edit(expression.start_byte, expression.end_byte, replacement.encode()),),
+                          Applicability.UNSAFE)
+            yield Diagnostic("WAV001", f"'{ctx.text(expression)}' assumes {assumed}-lane warps; "
+                             f"AMD wavefronts have {lanes} lanes", expression.start_byte,
+                             expression.end_byte, fix, library="device", symbol=operator)
+
+    @staticmethod
+    def _in_device_code(ctx: RuleContext, offset: int) -> bool:
+        node = ctx.tree.root_node.descendant_for_byte_range(offset, offset)
+        while node is not None and node.type != "function_definition":
+            node = node.parent
+        if node is None:
+            return False
+        body = node.child_by_field_name("body")
+        head = ctx.data[node.start_byte : body.start_byte if body is not None else node.end_byte]
+        return _DEVICE_QUALIFIER.search(head) is not None

@@ -1,0 +1,112 @@
+"""WAV002: 32-bit lane masks passed to warp-sync builtins."""
+
+from __future__ import annotations
+
+import re
+
+from migrator.diagnostics import Diagnostic, Edit, Fix
+from migrator.rule import Rule, RuleContext
+
+from ..calls import call_at, find_name, macro_arguments
+from .common import SYNC_MASK_BUILTINS, all_ones, integer_literal
+
+_NAMES = {name.encode() for name in SYNC_MASK_BUILTINS}
+_NARROW_DECL = r"\b(?:unsigned(?:\s+int)?|uint32_t|int)\s+(?:const\s+)?{name}\b"
+
+
+class MaskWidth(Rule):
+    """Report 32-bit masks passed to the warp-sync builtins; widen all-ones masks.
+
+    ## What it does
+    Checks the mask argument of ``__shfl*_sync``, ``__ballot_sync``, ``__any_sync``,
+    ``__all_sync``, ``__match_*_sync``, ``__reduce_*_sync`` and ``__syncwarp``. A 32-bit
+    all-ones literal (``0xffffffff``, ``~0u``) meant "every lane of the warp": it is replaced by
+    the all-lanes mask of the configured wavefront in HIP's 64-bit mask type
+    (``0xffffffffffffffffull`` for 64 lanes). Other literals that leave lanes out of a 64-lane
+    wavefront, and masks held in 32-bit variables, are reported.
+
+    ## Why is this bad on AMD
+    HIP's sync builtins take a 64-bit mask: AMD Instinct wavefronts have 64 lanes. A 32-bit mask
+    names lanes 0-31 only, so lanes 32-63 are left out of the exchange; recent ROCm releases
+    reject 32-bit masks at compile time.
+
+    ## Example
+    ```cpp
+    v += __shfl_down_sync(0xffffffff, v, offset);
+    ```
+
+    ## Use instead
+    ```cpp
+    v += __shfl_down_sync(0xffffffffffffffffull, v, offset);
+    ```
+
+    ## Fix safety
+    Safe for all-ones literals: the widened mask names every lane, as the 32-bit one did on a
+    32-lane warp. Partial masks and variables are reported, never rewritten.
+    """
+
+    code = "WAV002"
+    name = "warp-mask-width"
+    summary = "32-bit lane mask passed to a warp-sync builtin"
+    family = "wavefront"
+    fix = "sometimes"
+
+    def check(self, ctx: RuleContext):
+        names = {n for n in _NAMES if n in ctx.data}
+        lanes = ctx.settings.wavefront_size
+        for name, start, end in find_name(ctx, names):
+            builtin = name.decode()
+            call = call_at(ctx, start, end)
+            if call is None:
+                continue
+            index = SYNC_MASK_BUILTINS[builtin]
+            if call == "macro":
+                yield from self._macro(ctx, builtin, end, index)
+                continue
+            if index >= len(call.arguments):
+                continue
+            arg = call.arguments[index]
+            text = ctx.text(arg)
+            literal = integer_literal(text)
+            if literal is not None:
+                value, bits = literal
+                full = (1 << lanes) - 1
+                if value == 0xFFFFFFFF and bits == 32:
+                    fixed = all_ones(lanes)
+                    yield Diagnostic(
+                        "WAV002", f"{builtin}: 32-bit mask {text} names lanes 0-31 only; HIP masks "
+                        f"are 64-bit ({fixed} names all {lanes} lanes)", arg.start_byte,
+                        arg.end_byte, Fix(f"use {fixed}", (Edit(arg.start_byte, arg.end_byte,
+                                                                fixed.encode()),)),
+                        library="device", symbol=builtin)
+                elif value & full != full and bits == 32 and lanes == 64:
+                    yield Diagnostic(
+                        "WAV002", f"{builtin}: mask {text} is 32-bit and leaves lanes 32-63 of a "
+                        "64-lane wavefront out; write the 64-bit mask this code needs",
+                        arg.start_byte, arg.end_byte, library="device", symbol=builtin)
+                continue
+            if arg.type == "identifier" and _declared_narrow(ctx, text, arg.start_byte):
+                yield Diagnostic(
+                    "WAV002", f"{builtin}: mask '{text}' is a 32-bit variable; HIP masks are 64-bit "
+                    "(declare it unsigned long long / uint64_t)", arg.start_byte, arg.end_byte,
+                    library="device", symbol=builtin)
+
+
+    def _macro(self, ctx: RuleContext, builtin: str, name_end: int, index: int):
+        """Inside a #define body: report 32-bit literal masks, fix nothing."""
+        spans = macro_arguments(ctx.data, name_end)
+        if not spans or index >= len(spans):
+            return
+        begin, finish = spans[index]
+        text = ctx.data[begin:finish].decode("utf-8", "replace")
+        literal = integer_literal(text)
+        if literal is not None and literal[1] == 32 and ctx.settings.wavefront_size == 64:
+            yield Diagnostic("WAV002", f"{builtin}: 32-bit mask {text} inside a macro; HIP masks "
+                             "are 64-bit (not fixed inside macros: change the macro by hand)",
+                             begin, finish, library="device", symbol=builtin)
+
+
+def _declared_narrow(ctx: RuleContext, name: str, before: int) -> bool:
+    """Is ``name`` declared with a 32-bit integer type earlier in the file?"""
+    pattern = re.compile(_NARROW_DECL.format(name=re.escape(name)).encode())
+    return any(ctx.in_code(m.start()) for m in pattern.finditer(ctx.data, 0, before))
