@@ -1,0 +1,156 @@
+"""`rocmigrate lint`: exit codes, output formats, configuration, fixes, suppressions."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import IN_CI
+from migrator.cli import _register, app
+
+_register()
+
+BAD = b"""#include <hip/hip_runtime.h>
+#include <cuda_runtime.h>
+__global__ void k(float* p, int* out) {
+  int lane = threadIdx.x % 32;
+  float v = p[threadIdx.x];
+  v += __shfl_down_sync(0xffffffff, v, 1);
+  out[threadIdx.x] = lane + __popc(__ballot(v > 0.0f));
+  cudaDeviceSynchronize();
+}
+"""
+GOOD = b"""#include <hip/hip_runtime.h>
+__global__ void k(float* p) { p[threadIdx.x] = 1.0f; }
+"""
+
+
+def lint(*args: str, cwd: Path | None = None):
+    old = os.getcwd()
+    if cwd is not None:
+        os.chdir(cwd)
+    try:
+        return CliRunner().invoke(app, ["lint", *args])
+    finally:
+        os.chdir(old)
+
+
+def test_exit_codes_and_text_output(tmp_path: Path):
+    (tmp_path / "bad.hip").write_bytes(BAD)
+    (tmp_path / "good.hip").write_bytes(GOOD)
+    clean = lint("good.hip", cwd=tmp_path)
+    assert clean.exit_code == 0 and "Found 0 findings." in clean.output
+    found = lint(".", cwd=tmp_path)
+    assert found.exit_code == 1
+    lines = [line for line in found.output.splitlines() if line.startswith("bad.hip:")]
+    codes = [line.split()[1] for line in lines]
+    assert codes == ["HDR001", "WAV001", "WAV002", "WAV003", "API001"]
+    assert "bad.hip:4:14: WAV001 [unsafe] 'threadIdx.x % 32' assumes 32-lane warps" in found.output
+    assert "bad.hip:6:25: WAV002 [*]" in found.output
+    assert lint("missing.hip", cwd=tmp_path).exit_code == 2
+    assert lint(".", "--exit-zero", cwd=tmp_path).exit_code == 0
+
+
+def test_fix_diff_and_statistics(tmp_path: Path):
+    bad = tmp_path / "bad.hip"
+    bad.write_bytes(BAD)
+    shown = lint("bad.hip", "--diff", cwd=tmp_path)
+    assert "+  v += __shfl_down_sync(0xffffffffffffffffull, v, 1);" in shown.output
+    assert bad.read_bytes() == BAD  # --diff writes nothing
+    stats = lint("bad.hip", "--statistics", cwd=tmp_path)
+    assert "     1  WAV001  (0 fixable)" in stats.output
+    fixed = lint("bad.hip", "--fix", cwd=tmp_path)
+    assert fixed.exit_code == 1  # the unsafe WAV001 finding remains
+    text = bad.read_bytes()
+    assert b"__popcll(__ballot" in text and b"hipDeviceSynchronize()" in text
+    assert b"#include <cuda_runtime.h>" not in text and b"% 32" in text
+    assert "Found 1 finding remaining, 4 fixed" in fixed.output
+    unsafe = lint("bad.hip", "--fix", "--unsafe-fixes", cwd=tmp_path)
+    assert unsafe.exit_code == 0 and b"threadIdx.x % warpSize" in bad.read_bytes()
+    assert list(tmp_path.glob("*.tmp")) == []
+
+
+def test_select_ignore_and_wavefront_setting(tmp_path: Path):
+    (tmp_path / "bad.hip").write_bytes(BAD)
+    only = lint("bad.hip", "--select", "WAV", "--output-format", "json", cwd=tmp_path)
+    codes = {f["code"] for f in json.loads(only.output)["findings"]}
+    assert codes == {"WAV001", "WAV002", "WAV003"}
+    ignored = lint("bad.hip", "--ignore", "WAV,HDR", "--output-format", "json", cwd=tmp_path)
+    assert {f["code"] for f in json.loads(ignored.output)["findings"]} == {"API001"}
+    (tmp_path / "pyproject.toml").write_text('[tool.rocmigrate]\nwavefront-size = 32\n')
+    rdna = lint("bad.hip", "--select", "WAV001", "--output-format", "json", cwd=tmp_path)
+    assert json.loads(rdna.output)["findings"] == []
+
+
+def test_configuration(tmp_path: Path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "bad.hip").write_bytes(BAD)
+    (tmp_path / "third_party").mkdir()
+    (tmp_path / "third_party" / "vendored.cu").write_bytes(BAD)
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.rocmigrate]\nignore = ["HDR"]\nexclude = ["third_party"]\n'
+        '[tool.rocmigrate.per-file-ignores]\n"src/*.hip" = ["API001"]\n')
+    result = lint(".", "--output-format", "json", cwd=tmp_path)
+    findings = json.loads(result.output)["findings"]
+    assert {f["path"] for f in findings} == {"src/bad.hip"}
+    assert {f["code"] for f in findings} == {"WAV001", "WAV002", "WAV003"}
+    # .rocmigrate.toml wins over pyproject.toml in the same folder (whole file, no merging)
+    (tmp_path / ".rocmigrate.toml").write_text('select = ["API"]\n')
+    dotted = json.loads(lint(".", "--output-format", "json", cwd=tmp_path).output)["findings"]
+    assert {(f["path"], f["code"]) for f in dotted} == {("src/bad.hip", "API001"),
+                                                         ("third_party/vendored.cu", "API001")}
+    (tmp_path / ".rocmigrate.toml").write_text('selct = ["API"]\n')
+    typo = lint(".", cwd=tmp_path)
+    assert typo.exit_code == 2 and "unknown key 'selct'" in typo.output
+    (tmp_path / ".rocmigrate.toml").write_text('wavefront-size = 48\n')
+    assert lint(".", cwd=tmp_path).exit_code == 2
+    (tmp_path / ".rocmigrate.toml").write_text('rocm = "six"\n')
+    assert lint(".", cwd=tmp_path).exit_code == 2
+
+
+def test_json_and_github_formats(tmp_path: Path):
+    (tmp_path / "bad.hip").write_bytes(BAD)
+    report = json.loads(lint("bad.hip", "--output-format", "json", cwd=tmp_path).output)
+    first = report["findings"][0]
+    assert set(first) >= {"path", "line", "column", "code", "message", "fix"}
+    github = lint("bad.hip", "--output-format", "github", cwd=tmp_path).output.splitlines()
+    assert github[0].startswith("::notice file=bad.hip,line=2,col=1,title=HDR001::HDR001 ")
+    assert any(line.startswith("::warning file=bad.hip,line=4,col=14,title=WAV001::") for line in github)
+
+
+def _sarif_tool() -> str:
+    found = shutil.which("sarif") or str(Path(sys.executable).with_name("sarif"))
+    if not Path(found).exists():
+        if IN_CI:
+            pytest.fail("sarif-tools (test extra) is required in CI")
+        pytest.skip("sarif-tools not installed")
+    return found
+
+
+def test_sarif_read_by_a_consumer(tmp_path: Path):
+    (tmp_path / "bad.hip").write_bytes(BAD)
+    result = lint("bad.hip", "--output-format", "sarif", cwd=tmp_path)
+    sarif = tmp_path / "out.sarif"
+    sarif.write_text(result.output)
+    document = json.loads(result.output)
+    assert document["version"] == "2.1.0"
+    run = document["runs"][0]
+    rule_ids = [rule["id"] for rule in run["tool"]["driver"]["rules"]]
+    assert {"API001", "WAV001", "WAV002", "RMG001"} <= set(rule_ids)
+    for res in run["results"]:
+        assert rule_ids[res["ruleIndex"]] == res["ruleId"]
+    csv_path = tmp_path / "out.csv"
+    tool = _sarif_tool()
+    subprocess.run([tool, "csv", "-o", str(csv_path), str(sarif)], check=True, capture_output=True)
+    rows = csv_path.read_text().splitlines()
+    assert rows[0].startswith("Tool,Severity,Code,Description,Location,Line")
+    assert any(row.startswith("rocmigrate,warning,WAV002,") and row.endswith(",bad.hip,6") for row in rows)
+    summary = subprocess.run([tool, "summary", str(sarif)], capture_output=True, text=True, check=True)
+    assert "WAV001" in summary.stdout

@@ -1,0 +1,69 @@
+"""The pre-commit hooks of this repository, run by the real pre-commit (`pre-commit try-repo`)
+in a temporary git repository with HIP files: a failing and a passing commit."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import IN_CI, ROOT
+
+BAD = b"""#include <hip/hip_runtime.h>
+__global__ void k(float* p) {
+  float v = p[threadIdx.x];
+  v += __shfl_down_sync(0xffffffff, v, 1);
+  p[threadIdx.x] = v;
+}
+"""
+
+
+def _pre_commit() -> str:
+    found = shutil.which("pre-commit") or str(Path(sys.executable).with_name("pre-commit"))
+    if not Path(found).exists():
+        if IN_CI:
+            pytest.fail("pre-commit (test extra) is required in CI")
+        pytest.skip("pre-commit not installed")
+    return found
+
+
+def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.invalid",
+               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.invalid")
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env=env)
+
+
+def test_hooks_fail_then_pass(tmp_path: Path):
+    pre_commit = _pre_commit()
+    project = tmp_path / "project"
+    project.mkdir()
+    _git(project, "init", "-q")
+    (project / "kernel.hip").write_bytes(BAD)
+    (project / "notes.txt").write_text("not checked\n")
+    _git(project, "add", ".")
+    env = dict(os.environ, PRE_COMMIT_HOME=str(tmp_path / "pre-commit-home"))
+    env.pop("PYTHONPATH", None)
+
+    def hook(hook_id: str) -> subprocess.CompletedProcess:
+        return subprocess.run([pre_commit, "try-repo", str(ROOT), hook_id], cwd=project,
+                              capture_output=True, text=True, env=env, timeout=900)
+
+    failing = hook("rocmigrate-lint")
+    assert failing.returncode == 1, failing.stdout + failing.stderr
+    assert "kernel.hip:4:25: WAV002" in failing.stdout
+    assert (project / "kernel.hip").read_bytes() == BAD  # the check hook changes nothing
+
+    fixing = hook("rocmigrate-lint-fix")
+    assert fixing.returncode == 1  # files were modified: pre-commit fails the commit
+    assert b"0xffffffffffffffffull" in (project / "kernel.hip").read_bytes()
+
+    _git(project, "add", ".")
+    passing = hook("rocmigrate-lint")
+    assert passing.returncode == 0, passing.stdout + passing.stderr
+    assert "Passed" in passing.stdout
+    commit = _git(project, "commit", "-qm", "clean kernel")
+    assert commit.returncode == 0, commit.stderr
