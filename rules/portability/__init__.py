@@ -1,0 +1,1 @@
+"""Portability rules: code that cannot run on AMD as written."""

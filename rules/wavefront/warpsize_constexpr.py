@@ -1,0 +1,96 @@
+"""WAV005: warpSize used where a compile-time constant is required."""
+
+from __future__ import annotations
+
+import re
+
+from migrator.diagnostics import Diagnostic
+from migrator.rule import Rule, RuleContext
+
+_WARPSIZE = re.compile(rb"\bwarpSize\b")
+_CONSTANT_CONTEXTS = {
+    "array_declarator": "an array bound",
+    "template_argument_list": "a template argument",
+    "static_assert_declaration": "a static_assert",
+    "case_statement": "a case label",
+    "enumerator": "an enumerator",
+    "bitfield_clause": "a bit-field width",
+}
+
+
+class WarpSizeConstexpr(Rule):
+    """Report ``warpSize`` where C++ requires a compile-time constant.
+
+    ## What it does
+    Finds ``warpSize`` in array bounds (``__shared__ float buf[warpSize]``), template arguments,
+    ``static_assert``, ``case`` labels, enumerators, bit-field widths and ``constexpr``
+    initialisers.
+
+    ## Why is this bad on AMD
+    ``warpSize`` is a run-time value in CUDA, and in HIP from ROCm 7.0 on (one binary may run on
+    32- and 64-lane GPUs); HIP up to 6.x defined it ``constexpr`` (``__AMDGCN_WAVEFRONT_SIZE``).
+    Code that uses it as a constant stops compiling with current ROCm, and the obvious
+    replacement, a literal 32, reintroduces the 32-lane assumption.
+
+    ## Example
+    ```cpp
+    __shared__ float partial[warpSize];
+    ```
+
+    ## Use instead
+    ```cpp
+    constexpr int kMaxWavefront = 64;  // the largest wavefront the code supports
+    __shared__ float partial[kMaxWavefront];
+    ```
+
+    ## Fix safety
+    No fix: the right constant (the largest supported wavefront, a template parameter, or a
+    per-target macro) depends on the code.
+    """
+
+    code = "WAV005"
+    name = "warpsize-not-constexpr"
+    summary = "warpSize used as a compile-time constant"
+    family = "wavefront"
+    fix = "never"
+
+    def check(self, ctx: RuleContext):
+        data = ctx.data
+        if b"warpSize" not in data:
+            return
+        for match in _WARPSIZE.finditer(data):
+            start, end = match.span()
+            if not ctx.in_code(start):
+                continue
+            where = _constant_context(ctx, start, end)
+            if where:
+                when = ("in the target ROCm" if ctx.settings.rocm >= (7, 0, 0) else
+                        "from ROCm 7.0 on (and in CUDA)")
+                yield Diagnostic("WAV005", f"warpSize in {where}: it is not a compile-time "
+                                 f"constant {when}", start, end, library="device",
+                                 symbol="warpSize")
+
+
+def _constant_context(ctx: RuleContext, start: int, end: int) -> str:
+    node = ctx.tree.root_node.descendant_for_byte_range(start, end)
+    if node is None or node.type == "preproc_arg":
+        return ""
+    child = node
+    parent = node.parent
+    while parent is not None:
+        kind = parent.type
+        if kind == "array_declarator" and parent.child_by_field_name("size") is not None:
+            size = parent.child_by_field_name("size")
+            if size.start_byte <= start < size.end_byte:
+                return _CONSTANT_CONTEXTS[kind]
+        elif kind in _CONSTANT_CONTEXTS and kind != "array_declarator":
+            return _CONSTANT_CONTEXTS[kind]
+        elif kind == "init_declarator":
+            declaration = parent.parent
+            if declaration is not None and b"constexpr" in ctx.data[declaration.start_byte:parent.start_byte]:
+                return "a constexpr initialiser"
+        if kind in ("compound_statement", "function_definition", "translation_unit",
+                    "parameter_list", "argument_list"):
+            break
+        child, parent = parent, parent.parent
+    return ""
