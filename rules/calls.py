@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 
@@ -46,6 +47,72 @@ def _pattern(names: tuple[bytes, ...]) -> re.Pattern:
     return pattern
 
 
+_KEYWORDS_BEFORE_CALLS = {b"return", b"case", b"throw", b"co_return", b"else", b"do", b"sizeof",
+                          b"new", b"delete", b"co_await", b"decltype", b"typeof"}
+
+
+@dataclass
+class LexicalCall:
+    """A call found lexically: argument spans and the offset of its closing parenthesis."""
+
+    arguments: list[tuple[int, int]]
+    close: int
+
+
+def lexical_call(ctx: RuleContext, start: int, end: int) -> LexicalCall | str | None:
+    """The call whose callee is the name at [start, end), found without the tree: ``"macro"``
+    inside a ``#define`` body, None when the name is not called here (no argument list, or a
+    declaration such as ``cudaError_t cudaMalloc(void**, size_t);``)."""
+    data = ctx.data
+    if in_directive(data, start):
+        return "macro"
+    spans = arguments(data, end)
+    if spans is None:
+        return None
+    before = _code_before(ctx, start)
+    if before[-1:].isalnum() or before[-1:] in (b"_", b"*", b"&"):
+        word = re.search(rb"[A-Za-z_][A-Za-z0-9_]*$", before)
+        if word is None or word.group() not in _KEYWORDS_BEFORE_CALLS:
+            return None  # a type before the name: a declaration, not a call
+    open_paren = data.index(b"(", end)
+    close = _close_of(data, open_paren)
+    if close is None:
+        return None
+    return LexicalCall(spans, close)
+
+
+def _code_before(ctx: RuleContext, start: int) -> bytes:
+    """Up to 64 bytes of code before ``start``, comments and trailing blanks skipped."""
+    data = ctx.data
+    pos = start
+    while pos > 0:
+        stripped = data[max(0, pos - 64) : pos].rstrip()
+        pos = max(0, pos - 64) + len(stripped)
+        if pos == 0 or ctx.literals.covering(pos - 1) != "comment":
+            return data[max(0, pos - 64) : pos]
+        index = bisect.bisect_right(ctx.literals.starts, pos - 1) - 1
+        pos = ctx.literals.starts[index]
+    return b""
+
+
+def _close_of(data: bytes, open_paren: int) -> int | None:
+    depth = 0
+    index = open_paren
+    while index < len(data):
+        byte = data[index : index + 1]
+        if byte in b"\"'" or data[index : index + 2] in (b"//", b"/*"):
+            index = _skip_literal(data, index)
+            continue
+        if byte in b"([{":
+            depth += 1
+        elif byte in b")]}":
+            depth -= 1
+            if depth == 0:
+                return index
+        index += 1
+    return None
+
+
 def call_at(ctx: RuleContext, start: int, end: int) -> Call | str | None:
     """The call whose callee is the identifier at [start, end); ``"macro"`` when the name is
     inside a ``#define`` body (the tree cannot see there); None when it is not a call."""
@@ -73,7 +140,25 @@ def call_at(ctx: RuleContext, start: int, end: int) -> Call | str | None:
     return Call(parent, node, arguments, args)
 
 
-def macro_arguments(data: bytes, name_end: int) -> list[tuple[int, int]] | None:
+def in_directive(data: bytes, offset: int) -> bool:
+    """Is ``offset`` inside a preprocessor directive (a ``#define`` body, continuation lines
+    included)? Lexical and cheap: the tree sees a directive body as one opaque node anyway."""
+    start = data.rfind(b"\n", 0, offset) + 1
+    while start > 1 and data[:start - 1].rstrip(b"\r").endswith(b"\\"):
+        start = data.rfind(b"\n", 0, start - 1) + 1
+    return data[start:offset].lstrip(b" \t").startswith(b"#")
+
+
+def arguments(data: bytes, name_end: int) -> list[tuple[int, int]] | None:
+    """Argument spans of the call whose name ends at ``name_end``, found lexically (code or
+    macro body alike): the parenthesised list, split at top-level commas, spans trimmed.
+    Comments and literals inside arguments are skipped as units. None when no complete list
+    follows."""
+    return macro_arguments(data, name_end, within_directive=in_directive(data, name_end))
+
+
+def macro_arguments(data: bytes, name_end: int,
+                    within_directive: bool = True) -> list[tuple[int, int]] | None:
     """Argument spans of a call written inside a ``#define`` body (where the tree cannot see),
     found lexically: the parenthesised list after ``name_end``, split at top-level commas,
     spans trimmed. None when no complete argument list follows."""
@@ -98,15 +183,49 @@ def macro_arguments(data: bytes, name_end: int) -> list[tuple[int, int]] | None:
         elif byte == b"," and depth == 1:
             spans.append((start, index))
             start = index + 1
-        elif byte == b"\n" and data[index - 1 : index] != b"\\" and data[index - 2 : index] != b"\\\r":
+        elif byte in b"\"'" or data[index : index + 2] in (b"//", b"/*"):
+            index = _skip_literal(data, index)
+            continue
+        elif (byte == b"\n" and within_directive and data[index - 1 : index] != b"\\"
+              and data[index - 2 : index] != b"\\\r"):
             return None  # the directive ended before the list closed
         index += 1
     else:
         return None
     trimmed = []
+    blanks = b" \t\\\r\n"
     for begin, end in spans:
-        text = data[begin:end]
-        left = len(text) - len(text.lstrip(b" \t\\\r\n"))
-        right = len(text.rstrip(b" \t\\\r\n"))
-        trimmed.append((begin + left, begin + max(left, right)))
+        while True:  # leading blanks and comments are not part of the argument
+            while begin < end and data[begin : begin + 1] in blanks:
+                begin += 1
+            if data.startswith(b"/*", begin) and data.find(b"*/", begin, end) != -1:
+                begin = data.find(b"*/", begin, end) + 2
+            elif data.startswith(b"//", begin) and data.find(b"\n", begin, end) != -1:
+                begin = data.find(b"\n", begin, end) + 1
+            else:
+                break
+        while end > begin and data[end - 1 : end] in blanks:
+            end -= 1
+        trimmed.append((begin, end))
     return [span for span in trimmed if span[1] > span[0]]
+
+
+def _skip_literal(data: bytes, index: int) -> int:
+    """Index just past the string, character literal or comment starting at ``index``."""
+    if data.startswith(b"//", index):
+        end = data.find(b"\n", index)
+        return len(data) if end == -1 else end
+    if data.startswith(b"/*", index):
+        end = data.find(b"*/", index + 2)
+        return len(data) if end == -1 else end + 2
+    quote = data[index : index + 1]
+    pos = index + 1
+    while pos < len(data):
+        byte = data[pos : pos + 1]
+        if byte == b"\\":
+            pos += 2
+            continue
+        if byte == quote or byte == b"\n":
+            return pos + 1
+        pos += 1
+    return pos

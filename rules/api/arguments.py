@@ -6,7 +6,7 @@ from __future__ import annotations
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Marker, Rule, RuleContext
 
-from ..calls import call_at, find_name
+from ..calls import find_name, lexical_call
 from ..markers import marker_fix
 from .rename import renamable
 
@@ -65,7 +65,7 @@ class ArgumentRewrite(Rule):
             cuda = name.decode()
             if not renamable(ctx.tables.names.get(cuda), ctx.settings.rocm):
                 continue
-            call = call_at(ctx, start, end)
+            call = lexical_call(ctx, start, end)
             if call == "macro":
                 text = f"{cuda} inside a macro: change its arguments for HIP by hand (" + \
                     "; ".join(_describe(r) for r in rewrites[cuda]) + ")"
@@ -105,20 +105,18 @@ def _edit(ctx: RuleContext, call, rewrite) -> Edit | None:
     if action in ("wrap_symbol", "cast"):
         if index >= len(args):
             return None
-        node = args[index]
-        text = ctx.text(node)
+        begin, finish = args[index]
+        text = ctx.data[begin:finish].decode("utf-8", "replace")
         if _ALREADY[action](text, value):
             return None
-        wrapped = f"{value}({text})"
-        return Edit(node.start_byte, node.end_byte, wrapped.encode())
+        return Edit(begin, finish, f"{value}({text})".encode())
     if action == "append_argument":
         if len(args) != index:
             return None
-        close = call.args_node.end_byte - 1
         prefix = ", " if args else ""
-        return Edit(close, close, (prefix + value).encode())
+        return Edit(call.close, call.close, (prefix + value).encode())
     if action == "remove_argument":
         if index >= len(args) or index == 0:
             return None
-        return Edit(args[index - 1].end_byte, args[index].end_byte, b"")
+        return Edit(args[index - 1][1], args[index][1], b"")
     return None

@@ -11,7 +11,7 @@ from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Marker, Rule, RuleContext
 from migrator.versions import format_version
 
-from ..calls import Call, call_at
+from ..calls import LexicalCall, lexical_call
 from ..markers import marker_fix
 
 LIBRARY_LABELS = {"cudnn": "MIOpen"}
@@ -116,7 +116,7 @@ class ApiRename(Rule):
             if entry.cuda in lowered:
                 continue  # WRP001 lowers it for this target
             if entry.cuda in ctx.tables.argument_rewrites and isinstance(
-                    call_at(ctx, start, end), Call):
+                    lexical_call(ctx, start, end), LexicalCall):
                 continue  # ARG001 renames it together with its arguments
             yield from self._diagnose(ctx, entry, start, end)
 

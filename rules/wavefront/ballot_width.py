@@ -7,12 +7,15 @@ import re
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
 
-from ..calls import call_at, find_name
+from ..calls import arguments, find_name, in_directive
 from .common import MASK_RESULTS
 
 _COUNTERS = {"__popc": "__popcll", "__ffs": "__ffsll", "__clz": "__clzll"}
 _NAMES = {name.encode() for name in MASK_RESULTS}
-_NARROW_TYPES = re.compile(rb"^(?:const\s+)?(?:unsigned(?:\s+int)?|uint32_t|int|int32_t)$")
+# "unsigned x = " / "const unsigned int x = " right before the call: a 32-bit variable
+_NARROW_DECLARATION = re.compile(
+    rb"(?:^|[;{}(,]\s*|\n\s*)((?:const\s+)?(?:unsigned(?:\s+int)?|uint32_t|int|int32_t))\s+"
+    rb"(\w+)\s*=\s*$")
 
 
 class BallotWidth(Rule):
@@ -54,62 +57,50 @@ class BallotWidth(Rule):
     fix = "sometimes"
 
     def check(self, ctx: RuleContext):
-        names = {n for n in _NAMES if n in ctx.data}
+        data = ctx.data
+        names = {n for n in _NAMES if n in data}
         for name, start, end in find_name(ctx, names):
             builtin = name.decode()
-            call = call_at(ctx, start, end)
-            if call is None:
+            spans = arguments(data, end)
+            if spans is None:
                 continue
-            if call == "macro":
-                counter = _counter_before(ctx.data, start)
-                if counter:
+            close = _closing_paren(data, end)
+            counter = _counter_before(data, start)
+            if counter and close is not None and data[close + 1 : close + 32].lstrip()[:1] == b")":
+                wide = _COUNTERS[counter]
+                at = data.rindex(counter.encode(), max(0, start - 32), start)
+                if in_directive(data, start):
                     yield Diagnostic(
                         "WAV003", f"{counter} of a {builtin} result inside a macro counts lanes "
-                        f"0-31 only; use {_COUNTERS[counter]} (not fixed inside macros)",
+                        f"0-31 only; use {wide} (not fixed inside macros)",
                         start, end, library="device", symbol=builtin)
-                continue
-            node = call.node
-            parent = node.parent
-            # __popc(__ballot(...)): the call is the only argument of a 32-bit counter
-            if parent is not None and parent.type == "argument_list":
-                outer = parent.parent
-                function = outer.child_by_field_name("function") if outer is not None else None
-                counter = ctx.text(function) if function is not None else ""
-                if counter in _COUNTERS and len(parent.named_children) == 1:
-                    wide = _COUNTERS[counter]
-                    yield Diagnostic(
-                        "WAV003", f"{counter} of a {builtin} result counts lanes 0-31 only; "
-                        f"use {wide}", function.start_byte, function.end_byte,
-                        Fix(f"use {wide}", (Edit(function.start_byte, function.end_byte,
-                                                 wide.encode()),)),
-                        library="device", symbol=builtin)
-                continue
-            declared = _narrow_target(ctx, node)
-            if declared:
+                    continue
                 yield Diagnostic(
-                    "WAV003", f"{builtin} returns a 64-bit lane mask; {declared} keeps lanes 0-31 "
+                    "WAV003", f"{counter} of a {builtin} result counts lanes 0-31 only; use {wide}",
+                    at, at + len(counter),
+                    Fix(f"use {wide}", (Edit(at, at + len(counter), wide.encode()),)),
+                    library="device", symbol=builtin)
+                continue
+            declared = _NARROW_DECLARATION.search(data[max(0, start - 120) : start])
+            if declared:
+                variable = f"'{declared.group(1).decode()} {declared.group(2).decode()}'"
+                yield Diagnostic(
+                    "WAV003", f"{builtin} returns a 64-bit lane mask; {variable} keeps lanes 0-31 "
                     "only (use unsigned long long / uint64_t)", start, end,
                     library="device", symbol=builtin)
 
 
 def _counter_before(data: bytes, start: int) -> str:
     """``__popc(`` (or another 32-bit counter) written right before ``start``, or ''."""
-    match = re.search(rb"(__popc|__ffs|__clz)\s*\(\s*$", data[max(0, start - 32) : start])
+    match = re.search(rb"\b(__popc|__ffs|__clz)\s*\(\s*$", data[max(0, start - 32) : start])
     return match.group(1).decode() if match else ""
 
 
-def _narrow_target(ctx: RuleContext, call) -> str:
-    """Describe the 32-bit variable a mask lands in, or ''."""
-    parent = call.parent
-    if parent is None:
-        return ""
-    if parent.type == "init_declarator" and parent.child_by_field_name("value") == call:
-        declaration = parent.parent
-        kind = declaration.child_by_field_name("type") if declaration is not None else None
-        if kind is not None:
-            prefix = ctx.data[declaration.start_byte : kind.end_byte]
-            type_text = re.sub(rb"\s+", b" ", prefix).strip()
-            if _NARROW_TYPES.match(type_text):
-                variable = ctx.text(parent.child_by_field_name("declarator"))
-                return f"'{type_text.decode()} {variable}'"
-    return ""
+def _closing_paren(data: bytes, name_end: int) -> int | None:
+    """Offset of the ``)`` closing the call whose name ends at ``name_end``."""
+    spans = arguments(data, name_end)
+    if spans is None:
+        return None
+    pos = spans[-1][1] if spans else data.index(b"(", name_end) + 1
+    close = data.find(b")", pos)
+    return None if close == -1 else close

@@ -9,7 +9,8 @@ from migrator.rule import Rule, RuleContext
 
 from .common import integer_literal
 
-_OPERATION = re.compile(rb"(%|/|&|>>)\s*(0[xX][0-9a-fA-F]+|\d+)[uU]?\b")
+# only the literals that can mean a warp: % / 32|64, & 31|63, >> 5|6 (cheap to scan for)
+_OPERATION = re.compile(rb"(%|/|&|>>)\s*(32|64|31|63|0[xX][13][fF]|[56])[uU]?\b")
 _LANE_OPERAND = re.compile(r"threadIdx|lane|tid\b|tid_|thread_?id|\btid", re.IGNORECASE)
 _CONSTANT = re.compile(
     rb"(?:#[ \t]*define[ \t]+(\w*(?i:warp)\w*)[ \t]+\(?(\d+)\)?[ \t]*(?:$|//|/\*)"
@@ -111,6 +112,10 @@ class LaneMath(Rule):
                 continue
             if match.group(1) == b"/" and data[match.start() + 1 : match.start() + 2] in (b"/", b"*"):
                 continue
+            line_start = data.rfind(b"\n", 0, match.start()) + 1
+            if not _LANE_OPERAND.search(data[max(line_start, match.start() - 80) : match.start()]
+                                        .decode("utf-8", "replace")):
+                continue  # no thread/lane index to the left on this line: not lane math
             node = ctx.tree.root_node.descendant_for_byte_range(match.start(2), match.end(2))
             expression = node.parent if node is not None else None
             if node is not None and node.type == "preproc_arg":

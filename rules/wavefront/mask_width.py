@@ -7,10 +7,11 @@ import re
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
 
-from ..calls import call_at, find_name, macro_arguments
+from ..calls import arguments, find_name, in_directive
 from .common import SYNC_MASK_BUILTINS, all_ones, integer_literal
 
 _NAMES = {name.encode() for name in SYNC_MASK_BUILTINS}
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _NARROW_DECL = r"\b(?:unsigned(?:\s+int)?|uint32_t|int)\s+(?:const\s+)?{name}\b"
 
 
@@ -54,56 +55,44 @@ class MaskWidth(Rule):
     def check(self, ctx: RuleContext):
         names = {n for n in _NAMES if n in ctx.data}
         lanes = ctx.settings.wavefront_size
+        data = ctx.data
         for name, start, end in find_name(ctx, names):
             builtin = name.decode()
-            call = call_at(ctx, start, end)
-            if call is None:
-                continue
+            spans = arguments(data, end)
             index = SYNC_MASK_BUILTINS[builtin]
-            if call == "macro":
-                yield from self._macro(ctx, builtin, end, index)
+            if not spans or index >= len(spans):
                 continue
-            if index >= len(call.arguments):
-                continue
-            arg = call.arguments[index]
-            text = ctx.text(arg)
+            begin, finish = spans[index]
+            text = data[begin:finish].decode("utf-8", "replace")
+            in_macro = in_directive(data, start)
             literal = integer_literal(text)
             if literal is not None:
                 value, bits = literal
                 full = (1 << lanes) - 1
                 if value == 0xFFFFFFFF and bits == 32:
                     fixed = all_ones(lanes)
+                    if in_macro:
+                        yield Diagnostic(
+                            "WAV002", f"{builtin}: 32-bit mask {text} inside a macro; HIP masks "
+                            "are 64-bit (not fixed inside macros: change the macro by hand)",
+                            begin, finish, library="device", symbol=builtin)
+                        continue
                     yield Diagnostic(
                         "WAV002", f"{builtin}: 32-bit mask {text} names lanes 0-31 only; HIP masks "
-                        f"are 64-bit ({fixed} names all {lanes} lanes)", arg.start_byte,
-                        arg.end_byte, Fix(f"use {fixed}", (Edit(arg.start_byte, arg.end_byte,
-                                                                fixed.encode()),)),
+                        f"are 64-bit ({fixed} names all {lanes} lanes)", begin, finish,
+                        Fix(f"use {fixed}", (Edit(begin, finish, fixed.encode()),)),
                         library="device", symbol=builtin)
                 elif value & full != full and bits == 32 and lanes == 64:
                     yield Diagnostic(
                         "WAV002", f"{builtin}: mask {text} is 32-bit and leaves lanes 32-63 of a "
                         "64-lane wavefront out; write the 64-bit mask this code needs",
-                        arg.start_byte, arg.end_byte, library="device", symbol=builtin)
+                        begin, finish, library="device", symbol=builtin)
                 continue
-            if arg.type == "identifier" and _declared_narrow(ctx, text, arg.start_byte):
+            if _IDENTIFIER.fullmatch(text) and _declared_narrow(ctx, text, begin):
                 yield Diagnostic(
                     "WAV002", f"{builtin}: mask '{text}' is a 32-bit variable; HIP masks are 64-bit "
-                    "(declare it unsigned long long / uint64_t)", arg.start_byte, arg.end_byte,
+                    "(declare it unsigned long long / uint64_t)", begin, finish,
                     library="device", symbol=builtin)
-
-
-    def _macro(self, ctx: RuleContext, builtin: str, name_end: int, index: int):
-        """Inside a #define body: report 32-bit literal masks, fix nothing."""
-        spans = macro_arguments(ctx.data, name_end)
-        if not spans or index >= len(spans):
-            return
-        begin, finish = spans[index]
-        text = ctx.data[begin:finish].decode("utf-8", "replace")
-        literal = integer_literal(text)
-        if literal is not None and literal[1] == 32 and ctx.settings.wavefront_size == 64:
-            yield Diagnostic("WAV002", f"{builtin}: 32-bit mask {text} inside a macro; HIP masks "
-                             "are 64-bit (not fixed inside macros: change the macro by hand)",
-                             begin, finish, library="device", symbol=builtin)
 
 
 def _declared_narrow(ctx: RuleContext, name: str, before: int) -> bool:

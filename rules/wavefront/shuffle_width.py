@@ -5,7 +5,7 @@ from __future__ import annotations
 from migrator.diagnostics import Diagnostic
 from migrator.rule import Rule, RuleContext
 
-from ..calls import call_at, find_name, macro_arguments
+from ..calls import arguments, find_name
 from .common import SHUFFLE_WIDTH, integer_literal
 
 _NAMES = {name.encode() for name in SHUFFLE_WIDTH}
@@ -51,14 +51,8 @@ class ShuffleWidth(Rule):
         for name, start, end in find_name(ctx, names):
             shuffle = name.decode()
             index = SHUFFLE_WIDTH[shuffle]
-            call = call_at(ctx, start, end)
-            if call is None:
-                continue
-            if call == "macro":
-                spans = macro_arguments(ctx.data, end) or []
-                width = [(b, e, ctx.data[b:e].decode("utf-8", "replace")) for b, e in spans[index:index + 1]]
-            else:
-                width = [(a.start_byte, a.end_byte, ctx.text(a)) for a in call.arguments[index:index + 1]]
+            spans = arguments(ctx.data, end) or []
+            width = [(b, e, ctx.data[b:e].decode("utf-8", "replace")) for b, e in spans[index:index + 1]]
             for begin, finish, text in width:
                 literal = integer_literal(text)
                 if literal is not None and literal[0] in (32, 64) and literal[0] != lanes:

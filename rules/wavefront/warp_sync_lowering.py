@@ -6,7 +6,7 @@ from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Marker, Rule, RuleContext
 from migrator.versions import format_version
 
-from ..calls import call_at, find_name
+from ..calls import find_name, lexical_call
 from ..markers import marker_fix
 
 
@@ -58,7 +58,7 @@ class WarpSyncLowering(Rule):
         for name, start, end in find_name(ctx, lowerings):
             low = lowerings[name]
             cuda = name.decode()
-            call = call_at(ctx, start, end)
+            call = lexical_call(ctx, start, end)
             if call is None:
                 continue
             if call == "macro":
@@ -73,15 +73,16 @@ class WarpSyncLowering(Rule):
             drop = low.drop_argument
             if drop is not None and drop < len(call.arguments):
                 args = call.arguments
-                mask = ctx.text(args[drop])
+                begin, finish = args[drop]
+                mask = ctx.data[begin:finish].decode("utf-8", "replace")
                 if len(args) > drop + 1:
                     # drop "mask," and the blanks after the comma; comments after it stay
-                    end = ctx.data.index(b",", args[drop].end_byte) + 1
+                    end = ctx.data.index(b",", finish) + 1
                     while ctx.data[end : end + 1] in (b" ", b"\t"):
                         end += 1
-                    edits.append(Edit(args[drop].start_byte, end, b""))
+                    edits.append(Edit(begin, end, b""))
                 else:
-                    edits.append(Edit(args[drop].start_byte, args[drop].end_byte, b""))
+                    edits.append(Edit(begin, finish, b""))
                 message += f"; mask {mask} dropped: correct only if it names every active lane"
             yield Diagnostic("WRP001", message, start, end,
                              Fix(f"lower to {low.replacement}", tuple(edits)), symbol=cuda,
