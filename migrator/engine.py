@@ -237,17 +237,19 @@ def fix_source(
 
 
 _IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+_NUMBER = re.compile(rb"(?:0[xX][0-9a-fA-F']+|[0-9][0-9']*)[uUlL]*")
 _COMMENT_LINE = re.compile(rb"[ \t]*//[^\n]*\r?\n")
 _INCLUDE_PATH = re.compile(rb"[^<>\"\n\\]*")
 
 
 def _neutral(edit: Edit, source: Source, literals) -> bool:
     """True for an edit that cannot change how the text parses: an identifier replaced by an
-    identifier, a path inside an #include replaced by a path, or a whole // comment line inserted
+    identifier, an integer literal by an integer literal, a path inside an #include by a path, or a whole // comment line inserted
     at the start of a line that does not continue a directive."""
     data = source.data
     old = data[edit.start : edit.end]
-    if _IDENTIFIER.fullmatch(old) and _IDENTIFIER.fullmatch(edit.text):
+    if (_IDENTIFIER.fullmatch(old) and _IDENTIFIER.fullmatch(edit.text)) or (
+            _NUMBER.fullmatch(old) and _NUMBER.fullmatch(edit.text)):
         return literals.covering(edit.start) is None
     if old and literals.covering(edit.start) == "include" and _INCLUDE_PATH.fullmatch(edit.text):
         return _INCLUDE_PATH.fullmatch(old) is not None and literals.covering(edit.end - 1) == "include"

@@ -30,6 +30,7 @@ class RuleContext:
         self.settings = settings
         self.tables = tables
         self._tree = tree
+        self.cache: dict = {}  # per-file derived data rules may share (e.g. brace blocks)
 
     @property
     def tree(self):

@@ -139,10 +139,11 @@ class IncludeRewrite(Rule):
             elif ctx.settings.rename_ext and match.group(1) == b'"' and name.endswith(".cu"):
                 target = name[:-3] + ".hip"
             key = (block, target)
+            if target == name:
+                seen.add(key)  # not a CUDA header: never touched, but a later duplicate of it is
+                continue
             if target and key not in seen:
                 seen.add(key)
-                if target == name:
-                    continue
                 start, end = match.span(2)
                 fix = Fix(f"include <{target}>", (Edit(start, end, target.encode()),))
                 yield Diagnostic("HDR001", f"<{name}> -> <{target}>", start, end, fix,

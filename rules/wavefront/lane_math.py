@@ -7,6 +7,7 @@ import re
 from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
 
+from ..calls import in_directive
 from .common import integer_literal
 
 # only the literals that can mean a warp: % / 32|64, & 31|63, >> 5|6 (cheap to scan for)
@@ -91,7 +92,7 @@ class LaneMath(Rule):
                 continue
             at, end = match.span(2)
             fix = None
-            if self._in_device_code(ctx, at):
+            if _in_device_code(ctx, at):
                 fix = Fix("start at warpSize / 2", (Edit(at, end, b"warpSize / 2"),),
                           Applicability.UNSAFE)
             yield Diagnostic("WAV001", f"shuffle reduction starts at offset {start_value}: it "
@@ -112,46 +113,92 @@ class LaneMath(Rule):
                 continue
             if match.group(1) == b"/" and data[match.start() + 1 : match.start() + 2] in (b"/", b"*"):
                 continue
-            line_start = data.rfind(b"\n", 0, match.start()) + 1
-            if not _LANE_OPERAND.search(data[max(line_start, match.start() - 80) : match.start()]
-                                        .decode("utf-8", "replace")):
-                continue  # no thread/lane index to the left on this line: not lane math
-            node = ctx.tree.root_node.descendant_for_byte_range(match.start(2), match.end(2))
-            expression = node.parent if node is not None else None
-            if node is not None and node.type == "preproc_arg":
-                left = data[max(0, match.start() - 40) : match.start()].decode("utf-8", "replace")
-                if _LANE_OPERAND.search(left.rsplit("(", 1)[-1]):
-                    yield Diagnostic("WAV001", f"lane arithmetic '{match.group().decode()}' inside "
-                                     f"a macro assumes {assumed}-lane warps (not fixed inside "
-                                     "macros)", match.start(), match.end(), library="device",
-                                     symbol=match.group(1).decode())
-                continue
-            if expression is None or expression.type != "binary_expression":
-                continue
-            left = expression.child_by_field_name("left")
-            if left is None or not _LANE_OPERAND.search(ctx.text(left)):
-                continue
+            left_start = _left_operand_start(data, match.start())
+            if not _LANE_OPERAND.search(data[left_start : match.start()].decode("utf-8", "replace")):
+                continue  # the left operand is no thread or lane index: not lane math
             operator = match.group(1).decode()
-            left_text = ctx.text(left)
-            replacement = {"%": f"{left_text} % warpSize", "/": f"{left_text} / warpSize",
-                           "&": f"{left_text} & (warpSize - 1)",
-                           ">>": f"{left_text} / warpSize"}[operator]
+            expression = data[left_start : match.end()].decode("utf-8", "replace")
+            if in_directive(data, match.start()):
+                yield Diagnostic("WAV001", f"lane arithmetic '{expression}' inside a macro "
+                                 f"assumes {assumed}-lane warps (not fixed inside macros)",
+                                 left_start, match.end(), library="device", symbol=operator)
+                continue
+            at, end = match.span(2)
+            if data[end : end + 1] in (b"u", b"U"):
+                end += 1
+            replacement = _WARPSIZE_FORMS[operator]
             fix = None
-            if self._in_device_code(ctx, expression.start_byte):
-                fix = Fix(f"use warpSize: {replacement}",
-                          (Edit(expression.start_byte, expression.end_byte, replacement.encode()),),
+            if _in_device_code(ctx, match.start()):
+                fix = Fix(f"use {replacement}", (Edit(at, end, replacement.encode()),),
                           Applicability.UNSAFE)
-            yield Diagnostic("WAV001", f"'{ctx.text(expression)}' assumes {assumed}-lane warps; "
-                             f"AMD wavefronts have {lanes} lanes", expression.start_byte,
-                             expression.end_byte, fix, library="device", symbol=operator)
+            yield Diagnostic("WAV001", f"'{expression}' assumes {assumed}-lane warps; AMD "
+                             f"wavefronts have {lanes} lanes", left_start, match.end(), fix,
+                             library="device", symbol=operator)
 
-    @staticmethod
-    def _in_device_code(ctx: RuleContext, offset: int) -> bool:
-        node = ctx.tree.root_node.descendant_for_byte_range(offset, offset)
-        while node is not None and node.type != "function_definition":
-            node = node.parent
-        if node is None:
-            return False
-        body = node.child_by_field_name("body")
-        head = ctx.data[node.start_byte : body.start_byte if body is not None else node.end_byte]
-        return _DEVICE_QUALIFIER.search(head) is not None
+
+# what the literal becomes with --unsafe-fixes (the operator and its precedence stay)
+_WARPSIZE_FORMS = {"%": "warpSize", "/": "warpSize", "&": "(warpSize - 1)",
+                   ">>": "__builtin_ctz(warpSize)"}
+_IDENT_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+def _left_operand_start(data: bytes, operator_start: int) -> int:
+    """Start of the postfix expression left of an operator: names joined by ``.``/``->``/``::``,
+    calls and subscripts, or one parenthesised expression (lexically, backwards)."""
+    pos = operator_start
+    while pos > 0 and data[pos - 1] in b" \t":
+        pos -= 1
+    while pos > 0:
+        byte = data[pos - 1]
+        if byte in b")]":
+            depth = 0
+            while pos > 0:
+                pos -= 1
+                if data[pos] in b")]":
+                    depth += 1
+                elif data[pos] in b"([":
+                    depth -= 1
+                    if depth == 0:
+                        break
+            continue
+        if byte in _IDENT_BYTES:
+            while pos > 0 and data[pos - 1] in _IDENT_BYTES:
+                pos -= 1
+            if data[max(0, pos - 1) : pos] == b"." or data[max(0, pos - 2) : pos] in (b"->", b"::"):
+                pos -= 1 if data[pos - 1 : pos] == b"." else 2
+                continue
+            break
+        break
+    return pos
+
+
+def _in_device_code(ctx: RuleContext, offset: int) -> bool:
+    """Is ``offset`` inside the body of a ``__global__``/``__device__`` function? Found from the
+    brace blocks around it (lexically; comments and literals skipped), cached per file."""
+    blocks = ctx.cache.get("brace_blocks")
+    if blocks is None:
+        blocks = ctx.cache["brace_blocks"] = _brace_blocks(ctx)
+    return any(open_at < offset < close_at and device for open_at, close_at, device in blocks)
+
+
+def _brace_blocks(ctx: RuleContext) -> list[tuple[int, int, bool]]:
+    data = ctx.data
+    blocks, stack = [], []
+    boundary = 0  # where the current declaration head started
+    for match in re.finditer(rb"[{};]", data):
+        at = match.start()
+        if ctx.literals.covering(at) is not None:
+            continue
+        byte = data[at : at + 1]
+        if byte == b"{":
+            head = data[boundary:at]
+            stack.append((at, _DEVICE_QUALIFIER.search(head) is not None and b"(" in head))
+            boundary = at + 1
+        elif byte == b"}":
+            if stack:
+                open_at, device = stack.pop()
+                blocks.append((open_at, at, device))
+            boundary = at + 1
+        else:
+            boundary = at + 1
+    return blocks
