@@ -113,7 +113,7 @@ def lint(paths: list[Path], settings: Settings, root: Path, fix: bool = False,
             work.append((display, path, path.read_bytes()))
         except OSError as err:
             result.results.append(FileResult(display, "failed", f"cannot read: {err.strerror}"))
-    settings = replace(settings, report_unused_suppressions=True)
+    settings = replace(settings, report_unused_suppressions=True, write_markers=False)
     jobs = jobs or len(os.sched_getaffinity(0)) or 1
     payload = [(display, data, settings, fix or diff) for display, _, data in work]
     if jobs <= 1 or len(payload) < 16:

@@ -23,6 +23,7 @@ class Settings:
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (glob, codes)
     exclude: tuple[str, ...] = ()  # glob patterns of paths never checked
     report_unused_suppressions: bool = False  # lint: RMG001 for suppressions that silence nothing
+    write_markers: bool = True  # convert writes "// rocmigrate CODE: ..." markers; lint does not
 
     def fingerprint(self) -> str:
         """What changes the output: part of the incremental cache key."""

@@ -9,7 +9,10 @@ from migrator.rule import Marker, RuleContext
 def marker_fix(ctx: RuleContext, offset: int, marker: Marker) -> Fix | None:
     """A fix that writes ``marker`` on its own line above the line of ``offset`` (same indent),
     or inline as a block comment where a line comment would break the code (inside a multi-line
-    macro or a block comment). None when the marker is already there (idempotence)."""
+    macro or a block comment). None when the marker is already there (idempotence), and when
+    markers are off (lint reports these findings; it does not write comments into the code)."""
+    if not ctx.settings.write_markers:
+        return None
     data = ctx.data
     source = ctx.source
     line_start = source.line_start(offset)

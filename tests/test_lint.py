@@ -154,3 +154,13 @@ def test_sarif_read_by_a_consumer(tmp_path: Path):
     assert any(row.startswith("rocmigrate,warning,WAV002,") and row.endswith(",bad.hip,6") for row in rows)
     summary = subprocess.run([tool, "summary", str(sarif)], capture_output=True, text=True, check=True)
     assert "WAV001" in summary.stdout
+
+
+def test_lint_reports_missing_apis_without_writing_markers(tmp_path: Path):
+    source = b"#include <hip/hip_runtime.h>\nvoid f() { cudaDeviceFlushGPUDirectRDMAWrites(0, 0); }\n"
+    (tmp_path / "a.hip").write_bytes(source)
+    result = lint("a.hip", "--fix", "--output-format", "json", cwd=tmp_path)
+    assert result.exit_code == 1
+    codes = [f["code"] for f in json.loads(result.output)["findings"]]
+    assert codes == ["API003"]
+    assert (tmp_path / "a.hip").read_bytes() == source

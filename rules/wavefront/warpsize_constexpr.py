@@ -7,6 +7,8 @@ import re
 from migrator.diagnostics import Diagnostic
 from migrator.rule import Rule, RuleContext
 
+from ..calls import in_directive
+
 _WARPSIZE = re.compile(rb"\bwarpSize\b")
 _CONSTANT_CONTEXTS = {
     "array_declarator": "an array bound",
@@ -71,7 +73,14 @@ class WarpSizeConstexpr(Rule):
                                  symbol="warpSize")
 
 
+_MACRO_CONSTANT = re.compile(rb"\[\s*warpSize\s*\]|<\s*warpSize\s*>|static_assert\s*\([^;]*warpSize")
+
+
 def _constant_context(ctx: RuleContext, start: int, end: int) -> str:
+    if in_directive(ctx.data, start):  # a #define body: the tree cannot see in; look lexically
+        line_start = ctx.data.rfind(b"\n", 0, start) + 1
+        window = ctx.data[max(line_start, start - 40) : end + 4]
+        return "a constant expression inside a macro" if _MACRO_CONSTANT.search(window) else ""
     node = ctx.tree.root_node.descendant_for_byte_range(start, end)
     if node is None or node.type == "preproc_arg":
         return ""
