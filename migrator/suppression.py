@@ -112,7 +112,7 @@ def unused_suppressions(source: Source, literals: LiteralSpans, suppressions: Su
 
     Only directives whose codes all ran are judged (a suppression for a rule that was not
     selected may well be needed)."""
-    from .diagnostics import Edit, Fix
+    from .diagnostics import Fix
     from .registry import code_enabled
 
     found = []

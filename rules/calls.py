@@ -9,16 +9,6 @@ from dataclasses import dataclass
 from migrator.rule import RuleContext
 
 
-@dataclass
-class Call:
-    """A call ``name(args)`` found in the tree (never inside a macro body)."""
-
-    node: object
-    name_node: object
-    arguments: list  # argument nodes, comments excluded
-    args_node: object
-
-
 def find_name(ctx: RuleContext, names: set[bytes] | dict):
     """Yield (name, start, end) for each occurrence of one of ``names`` as code (not in comments,
     literals or member access)."""
@@ -111,33 +101,6 @@ def _close_of(data: bytes, open_paren: int) -> int | None:
                 return index
         index += 1
     return None
-
-
-def call_at(ctx: RuleContext, start: int, end: int) -> Call | str | None:
-    """The call whose callee is the identifier at [start, end); ``"macro"`` when the name is
-    inside a ``#define`` body (the tree cannot see there); None when it is not a call."""
-    node = ctx.tree.root_node.descendant_for_byte_range(start, end)
-    if node is None:
-        return None
-    if node.type == "preproc_arg":
-        return "macro"
-    if node.type != "identifier":
-        return None
-    parent = node.parent
-    if parent is not None and parent.type == "template_function":
-        parent = parent.parent
-        callee = node.parent
-    else:
-        callee = node
-    if parent is None or parent.type != "call_expression":
-        return None
-    if parent.child_by_field_name("function") != callee:
-        return None
-    args = parent.child_by_field_name("arguments")
-    if args is None or args.type != "argument_list":
-        return None
-    arguments = [c for c in args.named_children if c.type != "comment"]
-    return Call(parent, node, arguments, args)
 
 
 def in_directive(data: bytes, offset: int) -> bool:

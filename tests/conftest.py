@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,17 @@ def require_tool(name: str, fallback: str | None = None) -> str:
     if found is None:
         if IN_CI:
             pytest.fail(f"{name} is required in CI but is not installed")
+        pytest.skip(f"{name} not installed")
+    return found
+
+
+def require_command(name: str, extra: str) -> str:
+    """A command installed with the test extras (next to this Python, or on PATH); in CI a
+    missing one fails the test, elsewhere it skips."""
+    found = shutil.which(name) or str(Path(sys.executable).with_name(name))
+    if not Path(found).exists():
+        if IN_CI:
+            pytest.fail(f"{name} ({extra}, a test extra) is required in CI")
         pytest.skip(f"{name} not installed")
     return found
 

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
-from conftest import IN_CI
+from conftest import require_command
 from migrator.cli import _register, app
 
 _register()
@@ -125,15 +122,6 @@ def test_json_and_github_formats(tmp_path: Path):
     assert any(line.startswith("::warning file=bad.hip,line=4,col=14,title=WAV001::") for line in github)
 
 
-def _sarif_tool() -> str:
-    found = shutil.which("sarif") or str(Path(sys.executable).with_name("sarif"))
-    if not Path(found).exists():
-        if IN_CI:
-            pytest.fail("sarif-tools (test extra) is required in CI")
-        pytest.skip("sarif-tools not installed")
-    return found
-
-
 def test_sarif_read_by_a_consumer(tmp_path: Path):
     (tmp_path / "bad.hip").write_bytes(BAD)
     result = lint("bad.hip", "--output-format", "sarif", cwd=tmp_path)
@@ -147,7 +135,7 @@ def test_sarif_read_by_a_consumer(tmp_path: Path):
     for res in run["results"]:
         assert rule_ids[res["ruleIndex"]] == res["ruleId"]
     csv_path = tmp_path / "out.csv"
-    tool = _sarif_tool()
+    tool = require_command("sarif", "sarif-tools")
     subprocess.run([tool, "csv", "-o", str(csv_path), str(sarif)], check=True, capture_output=True)
     rows = csv_path.read_text().splitlines()
     assert rows[0].startswith("Tool,Severity,Code,Description,Location,Line")

@@ -4,14 +4,11 @@ in a temporary git repository with HIP files: a failing and a passing commit."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
-import pytest
 
-from conftest import IN_CI, ROOT
+from conftest import ROOT, require_command
 
 BAD = b"""#include <hip/hip_runtime.h>
 __global__ void k(float* p) {
@@ -22,15 +19,6 @@ __global__ void k(float* p) {
 """
 
 
-def _pre_commit() -> str:
-    found = shutil.which("pre-commit") or str(Path(sys.executable).with_name("pre-commit"))
-    if not Path(found).exists():
-        if IN_CI:
-            pytest.fail("pre-commit (test extra) is required in CI")
-        pytest.skip("pre-commit not installed")
-    return found
-
-
 def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.invalid",
                GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.invalid")
@@ -38,7 +26,7 @@ def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 def test_hooks_fail_then_pass(tmp_path: Path):
-    pre_commit = _pre_commit()
+    pre_commit = require_command("pre-commit", "pre-commit")
     project = tmp_path / "project"
     project.mkdir()
     _git(project, "init", "-q")

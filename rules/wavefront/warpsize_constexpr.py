@@ -84,7 +84,6 @@ def _constant_context(ctx: RuleContext, start: int, end: int) -> str:
     node = ctx.tree.root_node.descendant_for_byte_range(start, end)
     if node is None or node.type == "preproc_arg":
         return ""
-    child = node
     parent = node.parent
     while parent is not None:
         kind = parent.type
@@ -101,5 +100,5 @@ def _constant_context(ctx: RuleContext, start: int, end: int) -> str:
         if kind in ("compound_statement", "function_definition", "translation_unit",
                     "parameter_list", "argument_list"):
             break
-        child, parent = parent, parent.parent
+        parent = parent.parent
     return ""
