@@ -1,0 +1,58 @@
+"""rocmigrate's own NVIDIA headers: HIP output builds with plain nvcc (no HIP install)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import ROOT, nvcc_compile
+from migrator import apitables
+from migrator.cli import _register, app
+from migrator.nvidia import nvidia_headers, reverse_names
+from migrator.runner import RunOptions, run
+from migrator.settings import Settings
+from migrator.versions import parse_version
+
+_register()
+KERNELS = sorted((ROOT / "kernels").glob("*.cu"))
+
+
+@pytest.fixture(scope="module")
+def include_dir(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("nvidia")
+    result = CliRunner().invoke(app, ["nvidia-headers", str(out)])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def test_reverse_names_are_safe_macros():
+    names = dict(reverse_names(apitables.load()))
+    assert names["hipMalloc"] == "cudaMalloc" and names["hipError_t"] == "cudaError_t"
+    assert names["hipcub"] == "cub"
+    # a plain C type substituted by the tables must never become a macro
+    assert all("hip" in hip.lower() for hip in names)
+    headers = nvidia_headers(apitables.load())
+    assert "#include <cuda_runtime.h>" in headers["hip/hip_runtime.h"]
+    assert "#include <curand_kernel.h>" in headers["hiprand/hiprand_kernel.h"]
+
+
+@pytest.mark.parametrize("rocm, launch", [("6.4", "chevron"), ("5.2", "ggl")])
+@pytest.mark.parametrize("path", KERNELS, ids=lambda p: p.name)
+def test_converted_kernels_build_with_nvcc(path: Path, rocm: str, launch: str, include_dir: Path,
+                                           tmp_path: Path):
+    out = tmp_path / path.name
+    settings = Settings(rocm=parse_version(rocm), launch_syntax=launch)
+    run(RunOptions(source=path, output=out), settings)
+    text = out.read_text()
+    assert "#include <hip/hip_runtime.h>" in text and "cuda_runtime.h" not in text
+    compiled = nvcc_compile(out, tmp_path, ("-I", str(include_dir), "-Werror", "all-warnings"))
+    assert compiled.returncode == 0, compiled.stderr[-3000:]
+
+
+@pytest.mark.parametrize("name", ["main.cu", "random.cu", "kernels_only.cu"])
+def test_converted_fixture_builds_with_nvcc(name: str, include_dir: Path, tmp_path: Path):
+    path = ROOT / "fixtures" / "convert" / "project" / "expected" / name
+    compiled = nvcc_compile(path, tmp_path, ("-I", str(include_dir)))
+    assert compiled.returncode == 0, compiled.stderr[-3000:]
