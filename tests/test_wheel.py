@@ -44,3 +44,7 @@ def test_wheel_install_runs_cli(tmp_path: Path):
                                capture_output=True, text=True, env=env)
     assert converted.returncode == 0, converted.stderr
     assert "hipFree(p)" in (work / "a.hip").read_text()
+    headers = subprocess.run([str(cli), "nvidia-headers", "nv"], cwd=work, capture_output=True,
+                             text=True, env=env)
+    assert headers.returncode == 0, headers.stderr  # templates/ found in the installed package
+    assert "#define hipMalloc cudaMalloc" in (work / "nv" / "hip" / "rocmigrate_nvidia.h").read_text()
