@@ -26,6 +26,7 @@ class LintError(Exception):
 class LintResult:
     results: list[FileResult] = field(default_factory=list)
     diffs: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # symlinked files, not followed
 
     @property
     def remaining(self):
@@ -45,9 +46,12 @@ def _excluded(rel: str, patterns: tuple[str, ...]) -> bool:
     return any(fnmatch(rel, p) or any(fnmatch(part, p) for part in parts) for p in patterns)
 
 
-def discover(paths: list[Path], settings: Settings, root: Path) -> list[tuple[str, Path]]:
+def discover(paths: list[Path], settings: Settings, root: Path,
+             skipped: list[str] | None = None) -> list[tuple[str, Path]]:
     """(display path, path) of every source file under ``paths``: folders recursively, files as
-    given (an explicitly named file is checked whatever its suffix), excludes applied."""
+    given (an explicitly named file is checked whatever its suffix), excludes applied. Symlinked
+    files inside folders are not followed (their targets are checked where they live); they are
+    added to ``skipped``."""
     found: dict[Path, str] = {}
     for path in paths:
         if not path.exists():
@@ -59,7 +63,11 @@ def discover(paths: list[Path], settings: Settings, root: Path) -> list[tuple[st
             dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS)
             for name in filenames:
                 full = Path(dirpath) / name
-                if not name.endswith(CONVERTIBLE_SUFFIXES) or full.is_symlink():
+                if not name.endswith(CONVERTIBLE_SUFFIXES):
+                    continue
+                if full.is_symlink():
+                    if skipped is not None:
+                        skipped.append(full.as_posix())
                     continue
                 display = _display(full, root)
                 if _excluded(display, settings.exclude):
@@ -105,8 +113,8 @@ def lint(paths: list[Path], settings: Settings, root: Path, fix: bool = False,
          diff: bool = False, jobs: int = 0) -> LintResult:
     """Lint ``paths``. With ``fix`` the fixed files are written back (atomically); with ``diff``
     the fixes are computed and returned as patches, and nothing is written."""
-    files = discover(paths, settings, root)
     result = LintResult()
+    files = discover(paths, settings, root, result.skipped)
     work = []
     for display, path in files:
         try:

@@ -152,3 +152,11 @@ def test_lint_reports_missing_apis_without_writing_markers(tmp_path: Path):
     codes = [f["code"] for f in json.loads(result.output)["findings"]]
     assert codes == ["API003"]
     assert (tmp_path / "a.hip").read_bytes() == source
+
+
+def test_symlinks_are_reported_not_followed(tmp_path: Path):
+    (tmp_path / "bad.hip").write_bytes(BAD)
+    os.symlink("bad.hip", tmp_path / "alias.hip")
+    result = CliRunner().invoke(app, ["lint", str(tmp_path), "--select", "API001"])
+    assert result.output.count("API001") == 1  # the target once, not again through the link
+    assert "alias.hip: symlink, not followed" in result.output

@@ -91,6 +91,9 @@ def lint(
 
         stream = sys.stderr if diff else sys.stdout
         stream.write(render_findings(remaining, failures, len(result.fixed), statistics))
+        for link in result.skipped:
+            sys.stderr.write(f"skipped {link}: symlink, not followed (its target is checked "
+                             "where it lives)\n")
     if failures:
         raise typer.Exit(2)
     raise typer.Exit(0 if exit_zero or not remaining else 1)
