@@ -32,7 +32,6 @@ class EngineResult:
     output: bytes
     findings: list[Finding] = field(default_factory=list)
     rounds: int = 0
-    input_error_bytes: int | None = None  # bytes under ERROR nodes in the input, if parsed
 
     @property
     def changed(self) -> bool:
@@ -169,9 +168,7 @@ def fix_source(
     Findings are placed in the input file's coordinates for the first round; fixes made in later
     rounds (rare: a fix that had to wait) are reported at their position in that round's text.
     """
-    errors_before = error_bytes = None
-    if tree is not None:
-        errors_before, error_bytes = treesitter.error_count(tree), treesitter.error_bytes(tree)
+    errors_before = None if tree is None else treesitter.error_count(tree)
     findings: list[Finding] = []
     reported: set[tuple[str, str]] = set()
     current = source
@@ -181,7 +178,7 @@ def fix_source(
         diagnostics = _enabled(_run_rules(rules, ctx), settings)
         tree = ctx.parsed_tree  # None while no rule needed the tree: parsing is lazy
         if errors_before is None and tree is not None:
-            errors_before, error_bytes = treesitter.error_count(tree), treesitter.error_bytes(tree)
+            errors_before = treesitter.error_count(tree)
         suppressions = parse_suppressions(current, ctx.literals)
         diagnostics = suppressions.filter(current, diagnostics)
         if round_index == 0 and settings.report_unused_suppressions:
@@ -203,7 +200,7 @@ def fix_source(
         if not chosen:
             if round_index:
                 _guard(errors_before, tree, applied_rules, apply_fixes)
-            return EngineResult(current.data, findings, round_index, error_bytes)
+            return EngineResult(current.data, findings, round_index)
         applied_rules.update(d.code for d in chosen)
         edits = sorted(e for d in chosen for e in d.fix.edits)
         new_data = apply_edits(current.data, chosen)
@@ -211,16 +208,16 @@ def fix_source(
         extra = include_edit(new_data, includes, current.newline) if includes else None
         previous = current
         if new_data == current.data and extra is None:
-            return EngineResult(current.data, findings, round_index, error_bytes)
+            return EngineResult(current.data, findings, round_index)
         deferred = len(chosen) < sum(1 for d in diagnostics if _applicable(d.fix, settings.unsafe_fixes))
         settled = not deferred and not any(rule.chains for rule in rules)
         if settled and extra is None and all(_neutral(e, previous, ctx.literals) for e in edits):
             # every fix applied, none creates work for another rule, and no edit can change
             # the parse: the output's tree has the input's shape, so no parse is needed
-            return EngineResult(new_data, findings, round_index + 1, error_bytes)
+            return EngineResult(new_data, findings, round_index + 1)
         if tree is None:  # first round, no rule parsed: the guard needs the input's tree
             tree = treesitter.parse(previous.data)
-            errors_before, error_bytes = treesitter.error_count(tree), treesitter.error_bytes(tree)
+            errors_before = treesitter.error_count(tree)
         # re-parse incrementally: the old tree learns the edits, unchanged subtrees are reused
         treesitter.edit_tree(tree, previous, edits)
         if extra is not None:
@@ -231,7 +228,7 @@ def fix_source(
         current = Source(source.path, new_data)
         if settled:
             _guard(errors_before, tree, applied_rules, apply_fixes)
-            return EngineResult(current.data, findings, round_index + 1, error_bytes)
+            return EngineResult(current.data, findings, round_index + 1)
     raise EngineError(f"fixes did not converge after {MAX_ROUNDS} rounds "
                       f"(rules involved: {', '.join(sorted(applied_rules))}); nothing was written")
 

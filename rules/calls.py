@@ -6,6 +6,7 @@ import bisect
 import re
 from dataclasses import dataclass
 
+from migrator.parsing.tokens import in_directive
 from migrator.rule import RuleContext
 
 
@@ -101,15 +102,6 @@ def _close_of(data: bytes, open_paren: int) -> int | None:
                 return index
         index += 1
     return None
-
-
-def in_directive(data: bytes, offset: int) -> bool:
-    """Is ``offset`` inside a preprocessor directive (a ``#define`` body, continuation lines
-    included)? Lexical and cheap: the tree sees a directive body as one opaque node anyway."""
-    start = data.rfind(b"\n", 0, offset) + 1
-    while start > 1 and data[:start - 1].rstrip(b"\r").endswith(b"\\"):
-        start = data.rfind(b"\n", 0, start - 1) + 1
-    return data[start:offset].lstrip(b" \t").startswith(b"#")
 
 
 def arguments(data: bytes, name_end: int) -> list[tuple[int, int]] | None:

@@ -93,3 +93,12 @@ def tokenize(data: bytes, start: int = 0, end: int | None = None):
             continue
         yield tok.lastgroup, pos, tok.end()
         pos = tok.end()
+
+
+def in_directive(data: bytes, offset: int) -> bool:
+    """Is ``offset`` inside a preprocessor directive (a ``#define`` body, continuation lines
+    included)? Lexical and cheap: the tree sees a directive body as one opaque node anyway."""
+    start = data.rfind(b"\n", 0, offset) + 1
+    while start > 1 and data[: start - 1].rstrip(b"\r").endswith(b"\\"):
+        start = data.rfind(b"\n", 0, start - 1) + 1
+    return data[start:offset].lstrip(b" \t").startswith(b"#")

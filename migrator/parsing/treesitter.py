@@ -75,15 +75,3 @@ def error_count(tree: tree_sitter.Tree) -> int:
         stack.extend(node.children)
     return count
 
-
-def error_bytes(tree: tree_sitter.Tree) -> int:
-    """Bytes covered by ERROR nodes: how much of the file the grammar could not make sense of."""
-    total = 0
-    stack = [tree.root_node]
-    while stack:
-        node = stack.pop()
-        if node.is_error:
-            total += node.end_byte - node.start_byte
-        elif node.has_error:
-            stack.extend(node.children)
-    return total
