@@ -23,12 +23,21 @@ def rules_for(settings: Settings):
 
 def convert_bytes(rel: str, data: bytes, settings: Settings) -> FileResult:
     """Convert one file's bytes; every problem becomes a failed result with a clear message."""
+    return process_bytes(rel, data, settings, apply_fixes=True, reject_non_code=True)
+
+
+def process_bytes(rel: str, data: bytes, settings: Settings, apply_fixes: bool,
+                  reject_non_code: bool) -> FileResult:
+    """Run the selected rules over one file's bytes (fixing them with ``apply_fixes``); never
+    raises: every problem becomes a failed result with a clear message. ``convert`` and
+    ``lint`` both come through here."""
     try:
         source = Source.checked(rel, data, settings.max_file_bytes)
-        _reject_non_code(source)
+        if reject_non_code:
+            _reject_non_code(source)
         tables = apitables.load(settings.rules_dir / "api" if settings.rules_dir else None)
         rules = [cls() for cls in rules_for(settings)]
-        result = fix_source(source, rules, settings, tables)
+        result = fix_source(source, rules, settings, tables, apply_fixes=apply_fixes)
     except (SourceError, EngineError) as err:
         return FileResult(rel, "failed", str(err))
     except RecursionError:

@@ -12,9 +12,11 @@ from fnmatch import fnmatch
 from pathlib import Path
 
 from .fsutil import atomic_write
+from .pool import map_in_workers
 from .results import CONVERTIBLE_SUFFIXES, FileResult
 from .settings import Settings
 
+POOL_THRESHOLD = 16  # below this many files, lint runs in this process
 SKIPPED_DIRS = {".git", ".hg", ".svn", ".rocmigrate", "__pycache__", ".venv", "node_modules"}
 
 
@@ -84,24 +86,10 @@ def _display(path: Path, root: Path) -> str:
 
 
 def lint_bytes(rel: str, data: bytes, settings: Settings, fix: bool) -> FileResult:
-    """Check (and with ``fix``, fix) one file's bytes; never raises."""
-    from . import apitables
-    from .convert import rules_for
-    from .engine import EngineError, fix_source
-    from .source import Source, SourceError
+    """Check (and with ``fix``, fix) one file's bytes with its per-file settings; never raises."""
+    from .convert import process_bytes
 
-    try:
-        source = Source.checked(rel, data, settings.max_file_bytes)
-        file_settings = settings.for_file(rel)
-        tables = apitables.load(settings.rules_dir / "api" if settings.rules_dir else None)
-        rules = [cls() for cls in rules_for(file_settings)]
-        result = fix_source(source, rules, file_settings, tables, apply_fixes=fix)
-    except (SourceError, EngineError) as err:
-        return FileResult(rel, "failed", str(err))
-    except Exception as err:  # a rule bug must not end the run
-        return FileResult(rel, "failed", f"internal error: {type(err).__name__}: {err}")
-    status = "converted" if result.output != data else "unchanged"
-    return FileResult(rel, status, findings=result.findings, output=result.output)
+    return process_bytes(rel, data, settings.for_file(rel), apply_fixes=fix, reject_non_code=False)
 
 
 def _job(job):
@@ -122,15 +110,8 @@ def lint(paths: list[Path], settings: Settings, root: Path, fix: bool = False,
         except OSError as err:
             result.results.append(FileResult(display, "failed", f"cannot read: {err.strerror}"))
     settings = replace(settings, report_unused_suppressions=True, write_markers=False)
-    jobs = jobs or len(os.sched_getaffinity(0)) or 1
     payload = [(display, data, settings, fix or diff) for display, _, data in work]
-    if jobs <= 1 or len(payload) < 16:
-        outcomes = list(map(_job, payload))
-    else:
-        from concurrent.futures import ProcessPoolExecutor
-
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            outcomes = list(pool.map(_job, payload, chunksize=max(1, len(payload) // (jobs * 8))))
+    outcomes = list(map_in_workers(_job, payload, jobs, POOL_THRESHOLD))
     for (display, path, data), outcome in zip(work, outcomes):
         output, outcome.output = outcome.output, None
         if outcome.status != "failed" and output is not None and output != data:

@@ -266,25 +266,13 @@ def run(options: RunOptions, settings: Settings, report=None) -> RunResult:
 
 
 def _convert_all(pending, settings: Settings, options: RunOptions, report):
-    jobs = options.jobs or len(os.sched_getaffinity(0)) or 1
-    work = [(item.rel, data, settings) for item, data, _ in pending]
-    if jobs <= 1 or len(work) < POOL_THRESHOLD:
-        iterator = map(_convert_job, work)
-        pool = None
-    else:
-        from concurrent.futures import ProcessPoolExecutor
+    from .pool import map_in_workers
 
-        pool = ProcessPoolExecutor(max_workers=jobs)
-        chunk = max(1, min(32, len(work) // (jobs * 8)))
-        iterator = pool.map(_convert_job, work, chunksize=chunk)
-    try:
-        for converted in iterator:
-            if report is not None:
-                report(converted)
-            yield converted
-    finally:
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
+    work = [(item.rel, data, settings) for item, data, _ in pending]
+    for converted in map_in_workers(_convert_job, work, options.jobs, POOL_THRESHOLD):
+        if report is not None:
+            report(converted)
+        yield converted
 
 
 def _store(item: _Item, data: bytes, converted: FileResult, out_root: Path, cache: _Cache,

@@ -42,6 +42,14 @@ def require_command(name: str, extra: str) -> str:
     return found
 
 
+def git(cwd: Path, *args: str, check: bool = False) -> subprocess.CompletedProcess:
+    """Run git in ``cwd`` with a fixed test identity."""
+    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.invalid",
+               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.invalid")
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env=env,
+                          check=check)
+
+
 def hipcc_compile(path: Path, tmp_path: Path, extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
     """Compile a HIP file for AMD MI250 (gfx90a) without a GPU."""
     hipcc = require_tool("hipcc")

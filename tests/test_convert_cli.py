@@ -10,6 +10,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from conftest import git
+
 from migrator.cli import _register, app
 
 _register()
@@ -204,18 +206,12 @@ def test_incremental_rerun(tmp_path: Path):
     assert b"hipMalloc" in (out / "main.hip").read_bytes()
 
 
-def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
-                   env=dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t",
-                            GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t"))
-
-
 def test_in_place_refuses_dirty_git_tree(tmp_path: Path):
     make_tree(tmp_path)
     src = tmp_path / "src"
-    _git(src, "init", "-q")
-    _git(src, "add", ".")
-    _git(src, "commit", "-qm", "init")
+    git(src, "init", "-q", check=True)
+    git(src, "add", ".", check=True)
+    git(src, "commit", "-qm", "init", check=True)
     (src / "main.cu").write_bytes(CUDA_FILE + b"// edited\n")
     refused = convert(str(src), "--in-place")
     assert refused.exit_code == 2 and "uncommitted changes" in refused.output
@@ -223,7 +219,7 @@ def test_in_place_refuses_dirty_git_tree(tmp_path: Path):
     forced = convert(str(src), "--in-place", "--force")
     assert forced.exit_code == 0
     assert b"hipMalloc(&d" in (src / "main.cu").read_bytes()
-    _git(src, "commit", "-qam", "converted")
+    git(src, "commit", "-qam", "converted", check=True)
     clean = convert(str(src), "--in-place")
     assert clean.exit_code == 0
 

@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 
-from conftest import ROOT, require_command
+from conftest import ROOT, git, require_command
 
 BAD = b"""#include <hip/hip_runtime.h>
 __global__ void k(float* p) {
@@ -19,20 +19,14 @@ __global__ void k(float* p) {
 """
 
 
-def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.invalid",
-               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.invalid")
-    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env=env)
-
-
 def test_hooks_fail_then_pass(tmp_path: Path):
     pre_commit = require_command("pre-commit", "pre-commit")
     project = tmp_path / "project"
     project.mkdir()
-    _git(project, "init", "-q")
+    git(project, "init", "-q")
     (project / "kernel.hip").write_bytes(BAD)
     (project / "notes.txt").write_text("not checked\n")
-    _git(project, "add", ".")
+    git(project, "add", ".")
     env = dict(os.environ, PRE_COMMIT_HOME=str(tmp_path / "pre-commit-home"))
     env.pop("PYTHONPATH", None)
 
@@ -49,9 +43,9 @@ def test_hooks_fail_then_pass(tmp_path: Path):
     assert fixing.returncode == 1  # files were modified: pre-commit fails the commit
     assert b"0xffffffffffffffffull" in (project / "kernel.hip").read_bytes()
 
-    _git(project, "add", ".")
+    git(project, "add", ".")
     passing = hook("rocmigrate-lint")
     assert passing.returncode == 0, passing.stdout + passing.stderr
     assert "Passed" in passing.stdout
-    commit = _git(project, "commit", "-qm", "clean kernel")
+    commit = git(project, "commit", "-qm", "clean kernel")
     assert commit.returncode == 0, commit.stderr

@@ -6,6 +6,7 @@ import re
 
 from migrator.apitables import HeaderEntry
 from migrator.diagnostics import Diagnostic, Edit, Fix
+from migrator.engine import has_include
 from migrator.rule import Marker, Rule, RuleContext
 from migrator.versions import format_version
 
@@ -15,6 +16,8 @@ _INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]*)[>"][^\n]*(?
 _CONDITIONAL = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b", re.MULTILINE)
 _DEVICE_CODE = re.compile(rb"__global__|<<<|__device__|__shared__|threadIdx|blockIdx")
 RUNTIME_HEADER = "hip/hip_runtime.h"
+# includes after which a file needs no HDR003 (the CUDA ones are rewritten to HIP's)
+RUNTIME_PROVIDERS = (RUNTIME_HEADER, "cuda_runtime.h", "cuda.h", "cuda_runtime_api.h")
 CUDA_SOURCE_SUFFIXES = (".cu", ".cuh")
 
 
@@ -172,8 +175,7 @@ class IncludeRewrite(Rule):
 
 
 def _has_runtime(data: bytes) -> bool:
-    return re.search(rb'#[ \t]*include[ \t]*[<"](?:hip/hip_runtime\.h|cuda_runtime\.h|cuda\.h|'
-                     rb'cuda_runtime_api\.h)[>"]', data) is not None
+    return any(has_include(data, header) for header in RUNTIME_PROVIDERS)
 
 
 def _first_device_code(ctx: RuleContext) -> int | None:
