@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import re
 
-from . import apitables, registry
+from . import apitables, registry, support
 from .engine import EngineError, fix_source
 from .parsing.tokens import LiteralSpans, in_directive
 from .results import FileResult
@@ -15,10 +15,12 @@ from .source import Source, SourceError
 
 @functools.lru_cache(maxsize=16)
 def rules_for(settings: Settings):
-    """The rule classes these settings select (preview rules only with ``preview``)."""
+    """The rule classes these settings select (preview rules only with ``preview``, optimisation
+    rules only with ``optimize``)."""
     classes = registry.all_rules(settings.rules_dir)
     chosen = registry.select(classes, settings.select, settings.ignore)
-    return [cls for cls in chosen if cls.status == "stable" or settings.preview]
+    return [cls for cls in chosen if (cls.status == "stable" or settings.preview)
+            and (settings.optimize or not cls.optimization)]
 
 
 def convert_bytes(rel: str, data: bytes, settings: Settings) -> FileResult:
@@ -45,7 +47,8 @@ def process_bytes(rel: str, data: bytes, settings: Settings, apply_fixes: bool,
     except Exception as err:  # a rule bug must not end the run; report it against the file
         return FileResult(rel, "failed", f"internal error: {type(err).__name__}: {err}")
     status = "converted" if result.output != data else "unchanged"
-    return FileResult(rel, status, findings=result.findings, output=result.output)
+    return FileResult(rel, status, findings=result.findings, output=result.output,
+                      support=support.referenced(result.output))
 
 
 # Bytes that cannot appear in C/C++/CUDA code outside comments and literals.

@@ -128,12 +128,15 @@ def _after_leading_comments(data: bytes) -> int:
 
 
 def include_edit(data: bytes, headers: list[str], newline: bytes) -> Edit | None:
-    """The insertion that adds the requested headers the file does not include yet."""
-    missing = [h for h in dict.fromkeys(headers) if not has_include(data, h)]
+    """The insertion that adds the requested headers the file does not include yet. A name in
+    double quotes (``'"rocmigrate_atomics.h"'``, a support header) is included with quotes,
+    others with angle brackets."""
+    missing = [h for h in dict.fromkeys(headers) if not has_include(data, h.strip('"'))]
     if not missing:
         return None
     at = include_insertion_point(data)
-    block = b"".join(b"#include <" + h.encode() + b">" + newline for h in missing)
+    block = b"".join(b"#include " + (h.encode() if h.startswith('"') else b"<" + h.encode() + b">")
+                     + newline for h in missing)
     if at > 0 and data[at - 1 : at] != b"\n":
         block = newline + block
     return Edit(at, at, block)
@@ -187,6 +190,8 @@ def fix_source(
         chosen_ids = {id(d) for d in chosen}
         for diag in diagnostics:
             fixed = id(diag) in chosen_ids
+            if apply_fixes and not fixed and _applicable(diag.fix, settings.unsafe_fixes):
+                continue  # deferred: recomputed, and reported, in a later round
             # unfixed findings repeat every round: report them from the first round only
             if not fixed and round_index > 0 and (diag.code, diag.symbol) in reported:
                 continue

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from fnmatch import fnmatch
 from pathlib import Path
 
+from . import support
 from .fsutil import atomic_write
 from .pool import map_in_workers
 from .results import CONVERTIBLE_SUFFIXES, FileResult
@@ -123,6 +124,7 @@ def lint(paths: list[Path], settings: Settings, root: Path, fix: bool = False,
                     finding.fixed = False  # shown, not applied
             elif fix:
                 atomic_write(path, output, mode_from=path)
+                support.write_beside(path.parent, outcome.support, settings)
         result.results.append(outcome)
     result.results.sort(key=lambda r: r.rel)
     return result

@@ -21,3 +21,4 @@ class FileResult:
     findings: list[Finding] = field(default_factory=list)
     output: bytes | None = None
     input_hash: str = ""
+    support: tuple[str, ...] = ()  # support headers the output includes (written beside it)

@@ -72,6 +72,9 @@ class Rule:
     # True when this rule's fixes can create findings for any rule: the engine then runs the
     # rules again after applying them instead of stopping once nothing was deferred.
     chains: ClassVar[bool] = False
+    # True for the AMD optimisation rules (streams, transfers, shared memory, atomics...):
+    # ``convert --no-optimize`` leaves them out and gives a pure port.
+    optimization: ClassVar[bool] = False
 
     def check(self, ctx: RuleContext) -> Iterable[Diagnostic]:  # pragma: no cover - interface
         raise NotImplementedError

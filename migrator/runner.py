@@ -43,6 +43,7 @@ class RunResult:
     results: list[FileResult] = field(default_factory=list)
     diffs: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    support_written: list[str] = field(default_factory=list)  # support headers written beside outputs
 
     @property
     def failed(self) -> bool:
@@ -160,14 +161,20 @@ class _Cache:
         return [stat.st_size, stat.st_mtime_ns] == entry.get("stat")
 
     def record(self, rel: str, input_hash: str, out_rel: str, out_path: Path,
-               source_stat: list[int] | None) -> None:
+               source_stat: list[int] | None, support: list[str] | None = None) -> None:
         stat = out_path.stat()
         self.entries[rel] = {"input": input_hash, "output": out_rel, "source": source_stat,
                              "stat": [stat.st_size, stat.st_mtime_ns]}
+        if support:
+            self.entries[rel]["support"] = support
+
+    @staticmethod
+    def _written(entries) -> set[str]:
+        return {path for e in entries for path in (e.get("output"), *e.get("support", ())) if path}
 
     def stale_outputs(self) -> list[str]:
-        current = {e["output"] for e in self.entries.values()}
-        return sorted({e["output"] for e in self.previous.values() if e.get("output")} - current)
+        """Outputs and support headers the last run wrote that this run did not."""
+        return sorted(self._written(self.previous.values()) - self._written(self.entries.values()))
 
     def save(self) -> None:
         if self.path is None or (self.entries == self.previous and self.path.exists()):
@@ -233,6 +240,7 @@ def run(options: RunOptions, settings: Settings, report=None) -> RunResult:
             item.stat = None
         if cache.hit(item.rel, None, out_path, item.stat):  # unchanged since last run: not read
             cache.entries[item.rel] = cache.previous[item.rel]
+            _restore_support(cache.entries[item.rel], out_root, settings, result)
             outcomes[item.rel] = FileResult(item.rel, "cached" if item.kind == "convert"
                                             else "copied", input_hash=cache.previous[item.rel]["input"])
             continue
@@ -246,14 +254,18 @@ def run(options: RunOptions, settings: Settings, report=None) -> RunResult:
             outcomes[item.rel] = _copy(item, data, digest, out_path, cache, options)
             continue
         if cache.hit(item.rel, digest, out_path):
-            cache.record(item.rel, digest, item.out_rel, out_path, item.stat)
+            _restore_support(cache.previous[item.rel], out_root, settings, result)
+            cache.record(item.rel, digest, item.out_rel, out_path, item.stat,
+                         cache.previous[item.rel].get("support"))
             outcomes[item.rel] = FileResult(item.rel, "cached", input_hash=digest)
             continue
         pending.append((item, data, digest))
+    taken = {item.out_rel for item in items}
     for (item, data, digest), converted in zip(pending, _convert_all(pending, settings, options,
                                                                      report)):
         converted.input_hash = digest
-        outcomes[item.rel] = _store(item, data, converted, out_root, cache, options, result)
+        outcomes[item.rel] = _store(item, data, converted, out_root, cache, options, result,
+                                    settings, taken)
     if not options.dry_run and not options.in_place:
         for stale in cache.stale_outputs():
             path = out_root / stale
@@ -275,9 +287,35 @@ def _convert_all(pending, settings: Settings, options: RunOptions, report):
         yield converted
 
 
+def _support_rels(out_rel: str, names: tuple[str, ...]) -> list[str]:
+    folder = out_rel.rpartition("/")[0]
+    return [f"{folder}/{name}" if folder else name for name in names]
+
+
+def _write_support(folder: Path, names: tuple[str, ...], settings: Settings, shown: str,
+                   result: RunResult) -> None:
+    from . import support
+
+    for path in support.write_beside(folder, names, settings):
+        result.support_written.append(f"{shown}/{path.name}" if shown else path.name)
+
+
+def _restore_support(entry: dict, out_root: Path, settings: Settings, result: RunResult) -> None:
+    """A cached output's support headers: rewritten if someone deleted or changed them."""
+    for rel in entry.get("support", ()):
+        folder, _, name = rel.rpartition("/")
+        _write_support(out_root / folder if folder else out_root, (name,), settings, folder, result)
+
+
 def _store(item: _Item, data: bytes, converted: FileResult, out_root: Path, cache: _Cache,
-           options: RunOptions, result: RunResult) -> FileResult:
+           options: RunOptions, result: RunResult, settings: Settings,
+           taken: set[str]) -> FileResult:
     out_path = out_root / item.out_rel
+    blocked = [rel for rel in _support_rels(item.out_rel, converted.support) if rel in taken]
+    if blocked and converted.status != "failed":
+        converted = FileResult(item.rel, "failed",
+                               f"its output needs rocmigrate's support header {blocked[0]}, but "
+                               "the source tree has a file of that name; rename that file")
     if converted.status == "failed":
         if not options.dry_run and not options.in_place and out_path.is_file():
             out_path.unlink()  # an output of an older version of this source would be stale
@@ -289,13 +327,17 @@ def _store(item: _Item, data: bytes, converted: FileResult, out_root: Path, cach
         result.diffs.append(unified_diff(item.rel, item.out_rel, data, output))
     if options.dry_run:
         return converted
+    folder = item.out_rel.rpartition("/")[0]
     if options.in_place:
         if output != data:
             atomic_write(item.path, output, mode_from=item.path)
+        _write_support(item.path.parent, converted.support, settings, folder, result)
         return converted
     if not (out_path.is_file() and out_path.read_bytes() == output):
         atomic_write(out_path, output, mode_from=item.path)
-    cache.record(item.rel, converted.input_hash, item.out_rel, out_path, item.stat)
+    _write_support(out_path.parent, converted.support, settings, folder, result)
+    cache.record(item.rel, converted.input_hash, item.out_rel, out_path, item.stat,
+                 _support_rels(item.out_rel, converted.support))
     return converted
 
 
@@ -366,5 +408,7 @@ def _run_single(options: RunOptions, settings: Settings) -> RunResult:
             result.diffs.append(unified_diff(rel, target.name, data, output))
         if not options.dry_run and (target != path or output != data):
             atomic_write(target, output, mode_from=path)
+        if not options.dry_run:
+            _write_support(target.parent, converted.support, settings, "", result)
     result.results = [converted]
     return result

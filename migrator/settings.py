@@ -24,11 +24,13 @@ class Settings:
     exclude: tuple[str, ...] = ()  # glob patterns of paths never checked
     report_unused_suppressions: bool = False  # lint: RMG001 for suppressions that silence nothing
     write_markers: bool = True  # convert writes "// rocmigrate CODE: ..." markers; lint does not
+    optimize: bool = True  # run the AMD optimisation rules (convert --no-optimize: a pure port)
 
     def fingerprint(self) -> str:
         """What changes the output: part of the incremental cache key."""
         return repr((self.rocm, self.launch_syntax, self.rename_ext, self.select, self.ignore,
-                     self.unsafe_fixes, self.wavefront_size, str(self.rules_dir), self.preview))
+                     self.unsafe_fixes, self.wavefront_size, str(self.rules_dir), self.preview,
+                     self.optimize))
 
     def for_file(self, rel: str) -> "Settings":
         """These settings with the per-file ignores that match ``rel`` (a posix path)."""

@@ -8,17 +8,27 @@ from .runner import RunResult
 
 UNSUPPORTED_CODES = ("API002", "API003", "API004", "HDR002", "ARG002", "WRP002")
 CONVERSION_CODES = ("API001", "ARG001", "HDR001", "HDR003", "WRP001", "LCH001")
+# the AMD optimisation families: their applied rewrites are listed as optimisations
+OPTIMIZATION_PREFIXES = ("STM", "XFR", "SHM", "ATM")
 
 
 def summarize(run: RunResult) -> dict:
     statuses = Counter(r.status for r in run.results)
     by_library: Counter = Counter()
     unsupported: dict[str, dict] = {}
+    optimized: dict[str, dict] = {}
     for result in run.results:
         for finding in result.findings:
+            marked = finding.fix_title.startswith("mark ")
             if finding.code in CONVERSION_CODES and finding.fixed:
                 by_library[finding.library or "other"] += 1
-            elif finding.code in UNSUPPORTED_CODES or finding.severity != "info":
+            elif finding.code.startswith(OPTIMIZATION_PREFIXES) and finding.fixed and not marked:
+                entry = optimized.setdefault(finding.code, {
+                    "code": finding.code, "title": finding.fix_title, "count": 0, "locations": []})
+                entry["count"] += 1
+                entry["locations"].append(f"{finding.path}:{finding.line}:{finding.column}")
+            elif (finding.code in UNSUPPORTED_CODES or finding.severity != "info" or marked
+                  or finding.code.startswith(OPTIMIZATION_PREFIXES)):
                 key = f"{finding.code} {finding.symbol}"
                 entry = unsupported.setdefault(key, {
                     "code": finding.code, "symbol": finding.symbol, "message": finding.message,
@@ -36,10 +46,12 @@ def summarize(run: RunResult) -> dict:
             "total": len(run.results),
         },
         "converted_references": dict(sorted(by_library.items())),
+        "optimized": sorted(optimized.values(), key=lambda e: e["code"]),
         "attention": sorted(unsupported.values(), key=lambda e: (-e["count"], e["code"], e["symbol"])),
         "failures": [{"path": r.rel, "error": r.message} for r in run.results if r.status == "failed"],
         "skipped": [{"path": r.rel, "reason": r.message} for r in run.results if r.status == "skipped"],
         "removed_stale_outputs": run.removed,
+        "support_headers_written": sorted(set(run.support_written)),
     }
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from migrator.diagnostics import Edit, Fix
 from migrator.rule import Marker, RuleContext
 
@@ -39,3 +41,21 @@ def marker_fix(ctx: RuleContext, offset: int, marker: Marker) -> Fix | None:
         indent_end += 1
     line = data[line_start:indent_end] + text + source.newline
     return Fix(f"mark {marker.code}", (Edit(line_start, line_start, line),))
+
+
+def unproven_fix(ctx: RuleContext, offset: int, code: str, message: str,
+                 rewrite: Fix | None = None) -> Fix | None:
+    """The fix to attach to an optimisation a rule could not prove safe: the unsafe ``rewrite``
+    itself where it may apply (``--unsafe-fixes``) or where nothing writes markers (lint shows
+    it as an unsafe fix); otherwise a marker at the site that says what was left alone and why.
+    Line numbers are left out of the marker so that re-running on the output finds it again."""
+    if rewrite is not None and (ctx.settings.unsafe_fixes or not ctx.settings.write_markers):
+        return rewrite
+    text = re.sub(r"\s*\((?:at )?line \d+\)|\s+at line \d+", "", message)
+    # in HIP spelling, whatever round of the conversion wrote it, so a re-run finds it again
+    names = ctx.tables.names
+    text = re.sub(r"\bcuda\w+", lambda m: names[m.group()].hip if m.group() in names
+                  else m.group(), text)
+    if rewrite is not None:
+        text += " (rewrite with --unsafe-fixes)"
+    return marker_fix(ctx, offset, Marker(code, text))

@@ -31,6 +31,8 @@ def convert(
     launch_syntax: LaunchSyntax = typer.Option(LaunchSyntax.chevron, "--launch-syntax",
                                                help="Kernel launches as <<<>>> or hipLaunchKernelGGL."),
     rename_ext: bool = typer.Option(False, "--rename-ext", help="Write .cu files as .hip."),
+    no_optimize: bool = typer.Option(False, "--no-optimize",
+                                     help="A pure port: no AMD optimisation rewrites."),
     diff: bool = typer.Option(False, "--diff", help="Print a unified diff of every change."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Write nothing."),
     jobs: int = typer.Option(0, "--jobs", "-j", help="Worker processes (0: one per CPU)."),
@@ -48,7 +50,8 @@ def convert(
         target = parse_version(rocm or DEFAULT_ROCM)
     except ValueError as err:
         raise typer.BadParameter(str(err), param_hint="--rocm") from None
-    settings = Settings(rocm=target, launch_syntax=launch_syntax.value, rename_ext=rename_ext)
+    settings = Settings(rocm=target, launch_syntax=launch_syntax.value, rename_ext=rename_ext,
+                        optimize=not no_optimize)
     options = RunOptions(source=src, output=output, in_place=in_place, dry_run=dry_run,
                          diff=diff, jobs=jobs, force=force)
     progress = _progress_reporter() if fmt is Format.text and sys.stderr.isatty() else None
@@ -66,7 +69,7 @@ def convert(
 
         sys.stdout.write(render_report(summary, file_records(result), {
             "rocm": format_version(target), "launch_syntax": launch_syntax.value,
-            "rename_ext": rename_ext, "dry_run": dry_run}, result.diffs if diff else None))
+            "rename_ext": rename_ext, "optimize": not no_optimize, "dry_run": dry_run}, result.diffs if diff else None))
     else:
         from ..output.text import render_summary
 

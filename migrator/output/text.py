@@ -19,6 +19,13 @@ def render_summary(summary: dict, verbose: bool = False) -> str:
         total = sum(refs.values())
         lines.append(f"references converted: {total} ("
                      + ", ".join(f"{lib} {count}" for lib, count in refs.items()) + ")")
+    if summary["optimized"]:
+        lines.append("AMD optimisations applied (convert --no-optimize leaves them out):")
+        for entry in summary["optimized"]:
+            where = entry["locations"] if verbose else entry["locations"][:MAX_LOCATIONS]
+            more = len(entry["locations"]) - len(where)
+            lines.append(f"  {entry['code']} {entry['title']}  x{entry['count']}")
+            lines.append("      at " + ", ".join(where) + (f" and {more} more" if more else ""))
     if summary["attention"]:
         lines.append("needs attention (marked in the output with '// rocmigrate CODE: ...'):")
         for entry in summary["attention"]:
@@ -30,6 +37,8 @@ def render_summary(summary: dict, verbose: bool = False) -> str:
         lines.append(f"FAILED {failure['path']}: {failure['error']}")
     for skipped in summary["skipped"]:
         lines.append(f"skipped {skipped['path']}: {skipped['reason']}")
+    for header in summary["support_headers_written"]:
+        lines.append(f"wrote support header {header}")
     for stale in summary["removed_stale_outputs"]:
         lines.append(f"removed stale output {stale}")
     return "\n".join(lines) + "\n"

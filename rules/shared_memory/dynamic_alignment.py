@@ -4,48 +4,58 @@ from __future__ import annotations
 
 import re
 
-from migrator.diagnostics import Diagnostic
+from migrator.diagnostics import Diagnostic, Edit, Fix
+from migrator.parsing.tokens import in_directive
 from migrator.rule import Rule, RuleContext
+
+from ..scopes import function_at
+from .common import type_bytes
 
 _EXTERN_SHARED = re.compile(
     rb"\bextern\s+(?:(?:__shared__|volatile|const)\s+|__attribute__\s*\(\([^)]*\)\)\s*|alignas\s*\([^)]*\)\s*)*"
     rb"([A-Za-z_][\w:<>, ]*?)\s*\*?\s*(\w+)\s*\[\s*\]\s*;")
+MINIMUM_ALIGNMENT = 16
 
 
 class DynamicSharedAlignment(Rule):
-    """Report ``extern __shared__`` arrays declared without an explicit alignment.
+    """Align dynamic shared memory for the widest type it is accessed as.
 
     ## What it does
     Finds dynamic shared memory declarations (``extern __shared__ T smem[];``) that carry no
-    ``__attribute__((aligned(N)))`` or ``alignas(N)``. Detection only: the rewrite, with the
-    alignment chosen from the widest type the buffer is accessed as, belongs to the shared
-    memory optimisation rules.
+    ``__attribute__((aligned(N)))`` or ``alignas(N)`` and adds
+    ``__attribute__((aligned(N)))``: N is the size of the widest type the buffer is read or
+    written as in the function (casts such as ``reinterpret_cast<float4*>(smem)`` or
+    ``(double2*)&smem[i]``), at least 16.
 
     ## Why is this bad on AMD
-    Kernels commonly carve one dynamic buffer into arrays of different types
-    (``float4*``, ``double*``) by pointer arithmetic. Without an explicit alignment the buffer
-    is only aligned for its declared element type; vector loads from LDS (``ds_read_b128``) need
-    16-byte alignment, and misaligned accesses are split or fault.
+    Kernels commonly carve one dynamic buffer into arrays of different types (``float4*``,
+    ``double*``) by pointer arithmetic. Without an explicit alignment the buffer is only
+    aligned for its declared element type; wide LDS accesses (``ds_read_b128``) need 16-byte
+    alignment, and misaligned accesses are split into narrower ones or fault.
 
     ## Example
     ```cpp
     extern __shared__ float smem[];
+    float4 v = reinterpret_cast<float4*>(smem)[threadIdx.x];
     ```
 
     ## Use instead
     ```cpp
     extern __shared__ __attribute__((aligned(16))) float smem[];
+    float4 v = reinterpret_cast<float4*>(smem)[threadIdx.x];
     ```
 
     ## Fix safety
-    No fix here: the needed alignment depends on how the buffer is used.
+    Safe: a stricter alignment of the dynamic buffer changes no value and no layout (the
+    buffer starts the dynamic LDS segment). Declarations inside macros are reported only.
     """
 
     code = "SHM001"
     name = "dynamic-shared-alignment"
     summary = "dynamic shared memory without an explicit alignment"
     family = "shared_memory"
-    fix = "never"
+    fix = "sometimes"
+    optimization = True
 
     def check(self, ctx: RuleContext):
         data = ctx.data
@@ -58,6 +68,35 @@ class DynamicSharedAlignment(Rule):
             if not ctx.in_code(match.start()):
                 continue
             name = match.group(2).decode()
-            yield Diagnostic("SHM001", f"dynamic shared array '{name}' has no explicit alignment "
-                             "(add __attribute__((aligned(16))) or the widest type it is used as)",
-                             match.start(), match.end(), library="device", symbol=name)
+            alignment, widest = _alignment(ctx, match, name)
+            message = (f"dynamic shared array '{name}' has no explicit alignment: add "
+                       f"__attribute__((aligned({alignment})))" + (f" (it is accessed as {widest})"
+                                                                  if widest else ""))
+            fix = None
+            shared = data.find(b"__shared__", match.start(), match.end())
+            if shared != -1 and not in_directive(data, match.start()):
+                at = shared + len(b"__shared__")
+                fix = Fix(f"align '{name}' to {alignment} bytes",
+                          (Edit(at, at, f" __attribute__((aligned({alignment})))".encode()),))
+            yield Diagnostic("SHM001", message, match.start(), match.end(), fix,
+                             library="device", symbol=name)
+
+
+def _alignment(ctx: RuleContext, match: re.Match, name: str) -> tuple[int, str]:
+    """(alignment, widest type) from the declared type and the casts of ``name`` in its
+    function (the whole file for a file-scope declaration)."""
+    body = function_at(ctx, match.start())
+    start, end = (body.open, body.close) if body else (0, len(ctx.data))
+    text = ctx.data[start:end].decode("utf-8", "replace")
+    word = re.escape(name)
+    types = [match.group(1).decode()]
+    types += re.findall(r"reinterpret_cast\s*<\s*(?:const\s+|volatile\s+)*([\w: ]+?)\s*\*\s*>\s*\(\s*&?\s*"
+                        + word + r"\b", text)
+    types += re.findall(r"\(\s*(?:const\s+|volatile\s+)*([\w: ]+?)\s*\*\s*\)\s*\(?\s*&?\s*" + word + r"\b",
+                        text)
+    best, widest = MINIMUM_ALIGNMENT, ""
+    for name_of_type in types:
+        size = type_bytes(name_of_type)
+        if size is not None and size >= best and name_of_type != types[0]:
+            best, widest = size, name_of_type.strip()
+    return best, widest

@@ -2,58 +2,127 @@
 
 from __future__ import annotations
 
-from migrator.diagnostics import Diagnostic
+import re
+
+from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
 
-from ..calls import find_name
+from ..calls import find_name, lexical_call
+from ..markers import unproven_fix
+from ..scopes import IDENTIFIER, code_matches, enclosing_call, function_at
+from .null_stream import null_stream_uses
 
 _NAMES = {b"hipStreamCreate", b"cudaStreamCreate"}
 
 
 class BlockingStream(Rule):
-    """Report streams created with ``hipStreamCreate`` (blocking streams).
+    """Make streams non-blocking where nothing relies on the legacy null stream.
 
     ## What it does
-    Finds ``hipStreamCreate(&s)`` (and ``cudaStreamCreate`` before conversion). Detection only:
-    the rewrite to ``hipStreamCreateWithFlags(&s, hipStreamNonBlocking)``, with the analysis of
-    what relies on the implicit ordering, belongs to the stream optimisation rules.
+    Finds ``cudaStreamCreate(&s)`` / ``hipStreamCreate(&s)`` and rewrites it to
+    ``hipStreamCreateWithFlags(&s, hipStreamNonBlocking)`` when the function that creates the
+    stream does not rely on the null stream's implicit ordering with it: the stream is a local
+    of that function, is handed to no function other than runtime APIs and launches, and the
+    function issues no work to the null stream (launches without a stream or on stream 0,
+    ``hipMemcpy``/``hipMemset`` and other calls without a stream, events or waits on stream 0,
+    library calls without a stream set). Otherwise it reports what relies on the null stream,
+    with the line, and offers the rewrite as an unsafe fix.
 
     ## Why is this bad on AMD
     The null stream is the legacy blocking stream in HIP as in CUDA: a stream made by
     ``hipStreamCreate`` waits for work on the null stream and the null stream waits for it.
     Every ``hipMemcpy`` or launch without a stream then serialises with this stream, and
-    independent work that should overlap does not. Non-blocking streams avoid this, where the
-    code does not rely on that implicit ordering.
+    independent work that should overlap does not. Streams created non-blocking do not take
+    part in that implicit ordering; dependencies between streams are then stated with events
+    (``hipEventRecord`` + ``hipStreamWaitEvent``).
 
     ## Example
     ```cpp
     hipStream_t s;
     hipStreamCreate(&s);
+    kernel<<<grid, block, 0, s>>>(d);
+    hipStreamSynchronize(s);
     ```
 
     ## Use instead
     ```cpp
     hipStream_t s;
-    hipStreamCreateWithFlags(&s, hipStreamNonBlocking);  // if nothing relies on the null stream
+    hipStreamCreateWithFlags(&s, hipStreamNonBlocking);
+    kernel<<<grid, block, 0, s>>>(d);
+    hipStreamSynchronize(s);
     ```
 
     ## Fix safety
-    No fix here: making a stream non-blocking is only safe when no code relies on its implicit
-    synchronisation with the null stream.
+    Safe when the function shows no reliance on the null stream (as above). Unsafe otherwise:
+    a ``hipMemcpy`` after work on the stream, for example, would no longer wait for it. Calls
+    inside macros are reported only.
     """
 
     code = "STM001"
     name = "blocking-stream"
     summary = "stream created blocking (synchronises with the null stream)"
     family = "streams"
-    fix = "never"
+    fix = "sometimes"
+    optimization = True
 
     def check(self, ctx: RuleContext):
         names = {n for n in _NAMES if n in ctx.data}
         for name, start, end in find_name(ctx, names):
-            if ctx.data[end : end + 16].lstrip()[:1] != b"(":
+            call = lexical_call(ctx, start, end)
+            if call is None:
                 continue
-            yield Diagnostic("STM001", f"{name.decode()} makes a blocking stream: it synchronises "
-                             "with the null stream (hipStreamCreateWithFlags(&s, "
-                             "hipStreamNonBlocking) where nothing relies on that)", start, end,
-                             library="runtime", symbol=name.decode())
+            api = name.decode()
+            hip = api.startswith("hip")
+            flags_call = ("hip" if hip else "cuda") + "StreamCreateWithFlags"
+            flag = ("hip" if hip else "cuda") + "StreamNonBlocking"
+            if call == "macro" or len(call.arguments) != 1:
+                message = (f"{api} makes a blocking stream: it synchronises with the null stream "
+                           f"({flags_call}(&s, {flag}) where nothing relies on that)")
+                yield Diagnostic("STM001", message, start, end,
+                                 unproven_fix(ctx, start, "STM001", message),
+                                 library="runtime", symbol="StreamCreate")
+                continue
+            arg_start, arg_end = call.arguments[0]
+            argument = ctx.data[arg_start:arg_end].decode("utf-8", "replace")
+            reasons = _reliance(ctx, start, argument)
+            fix = Fix(f"create the stream with {flag}",
+                      (Edit(start, end, flags_call.encode()),
+                       Edit(arg_end, arg_end, f", {flag}".encode())),
+                      Applicability.UNSAFE if reasons else Applicability.SAFE)
+            if reasons:
+                message = (f"{api} makes a blocking stream, and this code relies on the null "
+                           f"stream's implicit ordering: {'; '.join(reasons)}. Order work with "
+                           "events (hipEventRecord + hipStreamWaitEvent) and make the stream "
+                           "non-blocking")
+                fix = unproven_fix(ctx, start, "STM001", message, fix)
+            else:
+                message = (f"{api} makes a blocking stream; nothing here relies on the null "
+                           f"stream: {flags_call}(..., {flag})")
+            yield Diagnostic("STM001", message, start, end, fix, library="runtime", symbol="StreamCreate")
+
+
+def _reliance(ctx: RuleContext, offset: int, argument: str) -> list[str]:
+    """Why making this stream non-blocking could change the program (empty: nothing)."""
+    body = function_at(ctx, offset)
+    if body is None:
+        return ["the stream is not created inside a function body"]
+    variable = IDENTIFIER.search(argument.lstrip("&( ").encode())
+    if variable is None or not argument.lstrip().startswith("&"):
+        return [f"the stream {argument} is reached through a pointer: code elsewhere may use it"]
+    name = variable.group()
+    reasons = []
+    declared = re.compile(rb"\b(?:cuda|hip)Stream_t\s+(?:[^;(){}]*?[\s,*&])?" + re.escape(name)
+                          + rb"\s*[\[;=,)]")
+    if not any(code_matches(ctx, declared, body.open, body.close)):
+        reasons.append(f"'{name.decode()}' is not a local of this function: other code may use it")
+    for use in code_matches(ctx, re.compile(rb"\b" + re.escape(name) + rb"\b"), body.open, body.close):
+        callee = enclosing_call(ctx, use.start(), body.open)
+        if callee is None or callee[0].startswith((b"cuda", b"hip")):
+            continue
+        line, _ = ctx.source.position(use.start())
+        reasons.append(f"'{name.decode()}' is passed to {callee[0].decode()}() at line {line}")
+        break
+    for at, what in null_stream_uses(ctx, body):
+        line, _ = ctx.source.position(at)
+        reasons.append(f"{what} at line {line}")
+    return reasons

@@ -1,0 +1,68 @@
+"""Integer constants a rule can read without a compiler: literals, object-like ``#define``s and
+``const``/``constexpr`` integer variables of the file, and simple arithmetic over them."""
+
+from __future__ import annotations
+
+import ast
+import operator
+import re
+
+from migrator.rule import RuleContext
+
+from .wavefront.common import integer_literal
+
+_DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+([^\n\\]+?)[ \t]*(?://[^\n]*)?$",
+                     re.MULTILINE)
+_CONST = re.compile(rb"\b(?:constexpr|const)\s+(?:static\s+)?(?:unsigned\s+|signed\s+)?"
+                    rb"(?:int|long|short|size_t|std::size_t|unsigned|int32_t|uint32_t)\s+(\w+)"
+                    rb"\s*=\s*([^;{}]+);")
+_OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+              ast.FloorDiv: operator.floordiv, ast.Div: operator.floordiv, ast.Mod: operator.mod,
+              ast.LShift: operator.lshift, ast.RShift: operator.rshift}
+
+
+def _definitions(ctx: RuleContext) -> dict[str, str]:
+    found = ctx.cache.get("constants")
+    if found is None:
+        found = {}
+        for pattern in (_CONST, _DEFINE):
+            for match in pattern.finditer(ctx.data):
+                if ctx.literals.covering(match.start()) in (None, "include"):
+                    found.setdefault(match.group(1).decode(), match.group(2).decode().strip())
+        ctx.cache["constants"] = found
+    return found
+
+
+def constant_value(ctx: RuleContext, text: str, depth: int = 0) -> int | None:
+    """The value of the integer expression ``text``, or None when it is not a known constant."""
+    text = text.strip()
+    if not text or depth > 8:
+        return None
+    literal = integer_literal(text)
+    if literal is not None:
+        return literal[0]
+    definitions = _definitions(ctx)
+    if re.fullmatch(r"[A-Za-z_]\w*", text):
+        value = definitions.get(text)
+        return constant_value(ctx, value, depth + 1) if value is not None else None
+    if not re.fullmatch(r"[\w\s+\-*/%()<>]+", text):
+        return None
+    try:
+        tree = ast.parse(re.sub(r"(?<=\d)[uUlL]+\b", "", text.replace("/", "//")), mode="eval")
+    except SyntaxError:
+        return None
+    return _evaluate(ctx, tree.body, depth)
+
+
+def _evaluate(ctx: RuleContext, node, depth: int) -> int | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return node.value
+    if isinstance(node, ast.Name):
+        return constant_value(ctx, node.id, depth + 1)
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+        left = _evaluate(ctx, node.left, depth)
+        right = _evaluate(ctx, node.right, depth)
+        if left is None or right is None or (isinstance(node.op, (ast.FloorDiv, ast.Mod)) and not right):
+            return None
+        return _OPERATORS[type(node.op)](left, right)
+    return None

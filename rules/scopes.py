@@ -1,0 +1,242 @@
+"""Lexical scopes for the optimisation rules: brace blocks, function bodies, statements, loops,
+and the calls inside them. Comments and literals are skipped; nothing here needs the tree, so
+it works on the real CUDA that tree-sitter cannot parse. Results are cached per file."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from migrator.parsing.tokens import in_directive
+from migrator.rule import RuleContext
+
+IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+_CONTROL = {b"if", b"for", b"while", b"switch", b"catch", b"do", b"else", b"return"}
+_NOT_FUNCTION = re.compile(rb"\b(?:namespace|class|struct|union|enum)\b|\bextern\s*\"C")
+
+
+@dataclass(frozen=True)
+class Block:
+    """A ``{ ... }`` block: offsets of its braces and where its head (the text before ``{``)
+    starts."""
+
+    head: int
+    open: int
+    close: int
+
+    def contains(self, offset: int) -> bool:
+        return self.open < offset < self.close
+
+
+def blocks(ctx: RuleContext) -> list[Block]:
+    """Every brace block of the file, in order of their opening brace (``#define`` bodies and
+    literals skipped)."""
+    found = ctx.cache.get("scopes.blocks")
+    if found is not None:
+        return found
+    data = ctx.data
+    opened: list[tuple[int, int]] = []
+    found = []
+    boundary = 0
+    for match in re.finditer(rb"[{};]", data):
+        at = match.start()
+        if ctx.literals.covering(at) is not None or in_directive(data, at):
+            continue
+        byte = data[at : at + 1]
+        if byte == b"{":
+            opened.append((boundary, at))
+        elif byte == b"}" and opened:
+            head, open_at = opened.pop()
+            found.append(Block(head, open_at, at))
+        boundary = at + 1
+    found.sort(key=lambda block: block.open)
+    ctx.cache["scopes.blocks"] = found
+    return found
+
+
+def _is_function_head(head: bytes) -> bool:
+    head = re.sub(rb"/\*[\s\S]*?\*/|//[^\n]*|^\s*#[^\n]*", b"", head, flags=re.MULTILINE).strip()
+    if not head.endswith((b")", b"const", b"noexcept", b"override", b"final")) and b")" not in head:
+        return False
+    if _NOT_FUNCTION.search(head) or b"=" in head.split(b"(", 1)[0]:
+        return False
+    first = IDENTIFIER.match(head)
+    return b"(" in head and not (first and first.group() in _CONTROL)
+
+
+def function_at(ctx: RuleContext, offset: int) -> Block | None:
+    """The outermost function body around ``offset`` (lambdas belong to their function)."""
+    for block in blocks(ctx):
+        if block.open > offset:
+            break
+        if block.contains(offset) and _is_function_head(ctx.data[block.head : block.open]):
+            return block
+    return None
+
+
+def code_matches(ctx: RuleContext, pattern: re.Pattern, start: int, end: int):
+    """Matches of ``pattern`` in [start, end) that begin in code (not comments or literals)."""
+    for match in pattern.finditer(ctx.data, start, end):
+        if ctx.literals.covering(match.start()) is None:
+            yield match
+
+
+def enclosing_call(ctx: RuleContext, offset: int, limit: int) -> tuple[bytes, int] | None:
+    """(callee name, name offset) of the innermost call whose argument list holds ``offset``,
+    looking back no further than ``limit``; None outside any call."""
+    data = ctx.data
+    depth = 0
+    pos = offset - 1
+    while pos >= limit:
+        if ctx.literals.covering(pos) is not None:
+            pos -= 1
+            continue
+        byte = data[pos : pos + 1]
+        if byte in b")]":
+            depth += 1
+        elif byte in b"([":
+            if depth == 0:
+                if byte == b"[":
+                    return None
+                name_end = pos
+                while name_end > limit and data[name_end - 1 : name_end] in b" \t":
+                    name_end -= 1
+                name = re.search(rb"[A-Za-z_][A-Za-z0-9_:]*$", data[max(limit, name_end - 128) : name_end])
+                if name is None or name.group() in _CONTROL or name.group() == b"sizeof":
+                    return None  # a parenthesised expression or a condition
+                return name.group(), name_end - len(name.group())
+            depth -= 1
+        elif byte in b";{}":
+            return None
+        pos -= 1
+    return None
+
+
+def statement_start(ctx: RuleContext, offset: int, limit: int) -> int:
+    """Start of the statement holding ``offset``: just after the previous ``;``, ``{`` or ``}``
+    in code (at most back to ``limit``), blanks skipped."""
+    data = ctx.data
+    pos = offset
+    while pos > limit:
+        byte = data[pos - 1 : pos]
+        if byte in b";{}" and ctx.literals.covering(pos - 1) is None:
+            break
+        pos -= 1
+    while pos < offset:  # blanks and comments before the statement are not part of it
+        if data[pos : pos + 1] in b" \t\r\n":
+            pos += 1
+        elif ctx.literals.covering(pos) == "comment":
+            pos = _literal_end(ctx, pos)
+        else:
+            break
+    return pos
+
+
+def _literal_end(ctx: RuleContext, pos: int) -> int:
+    import bisect
+
+    index = bisect.bisect_right(ctx.literals.starts, pos) - 1
+    return ctx.literals.ends[index]
+
+
+def statement_end(ctx: RuleContext, offset: int, limit: int) -> int | None:
+    """Offset just past the ``;`` that ends the statement holding ``offset`` (brackets balanced,
+    literals skipped), or None before ``limit``."""
+    data = ctx.data
+    depth = 0
+    pos = offset
+    while pos < limit:
+        if ctx.literals.covering(pos) is not None:
+            pos += 1
+            continue
+        byte = data[pos : pos + 1]
+        if byte in b"([{":
+            depth += 1
+        elif byte in b")]}":
+            depth -= 1
+            if depth < 0:
+                return None
+        elif byte == b";" and depth == 0:
+            return pos + 1
+        pos += 1
+    return None
+
+
+@dataclass(frozen=True)
+class Loop:
+    """A ``for``/``while``/``do`` loop: where it starts, its header's parenthesised part, and its
+    body's span (a block or a single statement)."""
+
+    start: int
+    header: tuple[int, int]
+    body: tuple[int, int]
+    braced: bool
+    end: int  # just past the body
+
+
+def loops(ctx: RuleContext) -> list[Loop]:
+    """Every ``for``/``while`` loop in code (``do`` loops are left out: their condition follows
+    the body)."""
+    found = ctx.cache.get("scopes.loops")
+    if found is not None:
+        return found
+    found = []
+    data = ctx.data
+    for match in code_matches(ctx, re.compile(rb"\b(?:for|while)\s*\("), 0, len(data)):
+        if in_directive(data, match.start()):
+            continue
+        open_paren = match.end() - 1
+        close = _matching(ctx, open_paren)
+        if close is None:
+            continue
+        pos = close + 1
+        while pos < len(data) and data[pos : pos + 1] in b" \t\r\n":
+            pos += 1
+        if data[pos : pos + 1] == b";":
+            continue  # the while of a do loop, or an empty loop
+        if data[pos : pos + 1] == b"{":
+            block = next((b for b in blocks(ctx) if b.open == pos), None)
+            if block is None:
+                continue
+            found.append(Loop(match.start(), (open_paren + 1, close), (pos + 1, block.close), True,
+                              block.close + 1))
+        else:
+            end = statement_end(ctx, pos, len(data))
+            if end is None:
+                continue
+            found.append(Loop(match.start(), (open_paren + 1, close), (pos, end), False, end))
+    ctx.cache["scopes.loops"] = found
+    return found
+
+
+def loop_around(ctx: RuleContext, offset: int) -> Loop | None:
+    """The innermost loop whose body holds ``offset``."""
+    best = None
+    for loop in loops(ctx):
+        if loop.body[0] <= offset < loop.body[1] and (best is None or loop.body[0] > best.body[0]):
+            best = loop
+    return best
+
+
+def _matching(ctx: RuleContext, open_paren: int) -> int | None:
+    data = ctx.data
+    depth = 0
+    pos = open_paren
+    while pos < len(data):
+        if ctx.literals.covering(pos) is not None:
+            pos += 1
+            continue
+        byte = data[pos : pos + 1]
+        if byte in b"([{":
+            depth += 1
+        elif byte in b")]}":
+            depth -= 1
+            if depth == 0:
+                return pos
+        pos += 1
+    return None
+
+
+def matching_paren(ctx: RuleContext, open_paren: int) -> int | None:
+    """Offset of the bracket closing the one at ``open_paren``."""
+    return _matching(ctx, open_paren)

@@ -1,0 +1,86 @@
+"""STM002: independent work issued from a loop onto one stream."""
+
+from __future__ import annotations
+
+import re
+
+from migrator.diagnostics import Diagnostic
+from migrator.rule import Rule, RuleContext
+
+from ..markers import unproven_fix
+from ..scopes import code_matches, loops
+from .null_stream import is_null_stream
+
+_LOOP_VARIABLE = re.compile(r"^\s*(?:[\w:]+\s+)*(?P<var>[A-Za-z_]\w*)\s*=")
+
+
+class SerializedWork(Rule):
+    """Report loops that launch per-iteration kernels onto one stream.
+
+    ## What it does
+    Finds ``for`` loops whose body launches a kernel (``<<<...>>>``) on the null stream or on
+    one stream that does not change with the loop variable, with arguments that do (each
+    iteration works on its own data). Report only.
+
+    ## Why is this bad on AMD
+    One stream runs its work in order: iterations that do not depend on each other still wait
+    for each other, and small kernels leave most of the GPU idle. Spread independent work over
+    several non-blocking streams (``hipStreamCreateWithFlags(&s, hipStreamNonBlocking)``) and
+    state the real dependencies with events (``hipEventRecord`` on the producer's stream,
+    ``hipStreamWaitEvent`` on the consumer's). Measured on an H200: 100 independent 1 ms tasks
+    took 102.7 ms on the default stream and 13.4 ms on 8 streams.
+
+    ## Example
+    ```cpp
+    for (int t = 0; t < tasks; ++t) work<<<1, 256>>>(out + t * n, t);
+    ```
+
+    ## Use instead
+    ```cpp
+    for (int t = 0; t < tasks; ++t) work<<<1, 256, 0, streams[t % NUM_STREAMS]>>>(out + t * n, t);
+    ```
+
+    ## Fix safety
+    No fix: whether the iterations are independent is the author's knowledge.
+    """
+
+    code = "STM002"
+    name = "serialized-work"
+    summary = "loop launches independent work onto one stream"
+    family = "streams"
+    fix = "never"
+    optimization = True
+
+    def check(self, ctx: RuleContext):
+        data = ctx.data
+        if b"<<<" not in data:
+            return
+        for loop in loops(ctx):
+            if data[loop.start : loop.start + 3] != b"for":
+                continue
+            header = data[loop.header[0] : loop.header[1]].decode("utf-8", "replace")
+            variable = _LOOP_VARIABLE.match(header)
+            if variable is None:
+                continue
+            var = re.compile(r"\b" + re.escape(variable.group("var")) + r"\b")
+            for launch in code_matches(ctx, re.compile(rb"<<<"), loop.body[0], loop.body[1]):
+                close = data.find(b">>>", launch.end(), loop.body[1])
+                arguments_end = data.find(b";", close, loop.body[1])
+                if close == -1 or arguments_end == -1:
+                    continue
+                config = data[launch.end() : close].decode("utf-8", "replace")
+                parts = [p.strip() for p in config.split(",")]
+                stream = parts[3] if len(parts) >= 4 else "0"
+                if var.search(stream) or not var.search(
+                        data[close:arguments_end].decode("utf-8", "replace")):
+                    continue
+                line, _ = ctx.source.position(loop.start)
+                where = "the null stream" if is_null_stream(stream) else f"the one stream '{stream}'"
+                message = (f"the loop at line {line} launches one kernel per iteration on "
+                           f"{where}: if the iterations are independent, spread them over "
+                           "several non-blocking streams and order what depends with events "
+                           "(H200: 100 x 1 ms tasks 102.7 ms on one stream, 13.4 ms on 8)")
+                yield Diagnostic("STM002", message, launch.start(), close + 3,
+                                 unproven_fix(ctx, loop.start, "STM002", message),
+                                 library="runtime", symbol="launch", severity="info")
+                break

@@ -1,0 +1,67 @@
+"""What the transfer rules share: finding copies, their direction, and the host buffer behind an
+argument."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from migrator.rule import RuleContext
+
+from ..calls import find_name, lexical_call
+from ..scopes import Block, function_at, loop_around, Loop
+
+COPY_NAMES = {b"cudaMemcpy", b"cudaMemcpyAsync", b"hipMemcpy", b"hipMemcpyAsync"}
+BASE = re.compile(rb"^\s*(?:\(\s*[\w\s:*]+\*\s*\)\s*)?&?\s*([A-Za-z_][A-Za-z0-9_]*)")
+
+
+@dataclass
+class Copy:
+    """One ``hipMemcpy``/``cudaMemcpy(Async)`` call found in code."""
+
+    name: bytes
+    start: int  # of the name
+    end: int
+    close: int  # offset of the closing parenthesis
+    arguments: list[tuple[int, int]]
+    body: Block | None
+    loop: Loop | None
+
+    def text(self, ctx: RuleContext, index: int) -> str:
+        start, end = self.arguments[index]
+        return ctx.data[start:end].decode("utf-8", "replace")
+
+    def host_argument(self, ctx: RuleContext) -> int | None:
+        """Index of the host-side pointer argument (from the copy kind), or None."""
+        if len(self.arguments) < 4:
+            return None
+        kind = self.text(ctx, 3)
+        if kind.endswith("HostToDevice"):
+            return 1
+        if kind.endswith("DeviceToHost"):
+            return 0
+        return None
+
+
+def copies(ctx: RuleContext) -> list[Copy]:
+    """Every memcpy call in code, with its function body and innermost loop (cached per file)."""
+    found = ctx.cache.get("transfers.copies")
+    if found is not None:
+        return found
+    found = []
+    names = {n for n in COPY_NAMES if n in ctx.data}
+    for name, start, end in find_name(ctx, names):
+        call = lexical_call(ctx, start, end)
+        if call is None or call == "macro":
+            continue
+        found.append(Copy(name, start, end, call.close, call.arguments, function_at(ctx, start),
+                          loop_around(ctx, start)))
+    ctx.cache["transfers.copies"] = found
+    return found
+
+
+def base_identifier(text: str) -> str | None:
+    """The pointer variable an argument expression starts from: ``host`` in ``host + off``,
+    ``&host[i]``, ``(char*)host + n``."""
+    match = BASE.match(text.encode())
+    return match.group(1).decode() if match else None
