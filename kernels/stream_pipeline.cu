@@ -134,7 +134,7 @@ int main() {
   const bool pass = serial_errors == 0 && pipelined_errors == 0;
   printf("{\"program\":\"stream_pipeline\",\"n\":%d,\"chunks\":%d,"
          "\"streams\":%d,\"kernel_ms\":%.4f,\"serial_ms\":%.4f,"
-         "\"pipelined_ms\":%.4f,\"speedup\":%.2f,\"errors\":%d,"
+         "\"pipelined_ms\":%.4f,\"speedup_x\":%.2f,\"errors\":%d,"
          "\"result\":\"%s\"}\n",
          n, NUM_CHUNKS, NUM_STREAMS, pipelined_ms, serial_ms, pipelined_ms,
          serial_ms / pipelined_ms, serial_errors + pipelined_errors,
