@@ -1,0 +1,106 @@
+"""STM003: the host waits for one stream before issuing work on another."""
+
+from __future__ import annotations
+
+import re
+
+from migrator.diagnostics import Diagnostic
+from migrator.rule import Rule, RuleContext
+
+from ..calls import arguments
+from ..markers import unproven_fix
+from ..scopes import code_matches, function_at
+from .null_stream import is_null_stream
+
+_SYNC = re.compile(rb"\b(?:cuda|hip)StreamSynchronize\s*\(")
+_ASYNC = re.compile(rb"\b(?:cuda|hip)(?:MemcpyAsync|MemsetAsync|Memcpy2DAsync|MemcpyPeerAsync)\s*\(")
+_STREAM_INDEX = {b"MemcpyAsync": 4, b"MemsetAsync": 3, b"Memcpy2DAsync": 7, b"MemcpyPeerAsync": 5}
+
+
+class HostOrdering(Rule):
+    """Suggest events where the host waits for one stream only to start work on another.
+
+    ## What it does
+    Finds ``hipStreamSynchronize(a)`` followed, in the same function, by a launch or an async
+    copy on a different stream ``b``, with no other wait in between. Report only.
+
+    ## Why is this bad on AMD
+    The host blocks until stream ``a`` drains, and only then submits ``b``'s work: the GPU
+    idles for a round trip through the host, and the host cannot queue anything meanwhile. An
+    event states the same dependency on the GPU: ``hipEventRecord(e, a)`` then
+    ``hipStreamWaitEvent(b, e, 0)``; ``b`` starts as soon as ``a`` reaches the event.
+
+    ## Example
+    ```cpp
+    produce<<<g, b, 0, a>>>(buf);
+    hipStreamSynchronize(a);
+    consume<<<g, b, 0, s2>>>(buf);
+    ```
+
+    ## Use instead
+    ```cpp
+    produce<<<g, b, 0, a>>>(buf);
+    hipEventRecord(ready, a);
+    hipStreamWaitEvent(s2, ready, 0);
+    consume<<<g, b, 0, s2>>>(buf);
+    ```
+
+    ## Fix safety
+    No fix: the host may also need the results (then the wait stays), which only the author
+    knows.
+    """
+
+    code = "STM003"
+    name = "host-ordering"
+    summary = "host waits for one stream before issuing work on another"
+    family = "streams"
+    fix = "never"
+    optimization = True
+
+    def check(self, ctx: RuleContext):
+        data = ctx.data
+        if b"StreamSynchronize" not in data:
+            return
+        for sync in code_matches(ctx, _SYNC, 0, len(data)):
+            spans = arguments(data, sync.end() - 1)
+            body = function_at(ctx, sync.start())
+            if not spans or body is None:
+                continue
+            waited = data[spans[0][0] : spans[0][1]].decode("utf-8", "replace").strip()
+            if is_null_stream(waited):
+                continue
+            other = _next_stream_work(ctx, spans[-1][1], body.close)
+            if other is None or other == waited:
+                continue
+            message = (f"the host waits for stream '{waited}' and then issues work on "
+                       f"'{other}': if '{other}' only needs '{waited}' to finish first, record "
+                       f"an event on '{waited}' and make '{other}' wait for it "
+                       "(hipEventRecord + hipStreamWaitEvent) instead of blocking the host")
+            yield Diagnostic("STM003", message, sync.start(), sync.end() - 1,
+                             unproven_fix(ctx, sync.start(), "STM003", message),
+                             library="runtime", symbol=waited, severity="info")
+
+
+def _next_stream_work(ctx: RuleContext, start: int, end: int) -> str | None:
+    """The stream of the first launch or async copy after ``start``; None if another wait, or
+    nothing, comes first."""
+    data = ctx.data
+    events = []
+    for match in code_matches(ctx, re.compile(rb"<<<"), start, end):
+        close = data.find(b">>>", match.end(), end)
+        parts = data[match.end() : close].decode("utf-8", "replace").split(",") if close != -1 else []
+        events.append((match.start(), parts[3].strip() if len(parts) >= 4 else "0"))
+    for match in code_matches(ctx, _ASYNC, start, end):
+        spans = arguments(data, match.end() - 1)
+        index = _STREAM_INDEX[re.sub(rb"^(?:cuda|hip)|\s*\($", b"", match.group())]
+        stream = (data[spans[index][0] : spans[index][1]].decode("utf-8", "replace").strip()
+                  if spans and len(spans) > index else "0")
+        events.append((match.start(), stream))
+    for match in code_matches(ctx, re.compile(rb"\b(?:cuda|hip)(?:StreamSynchronize|"
+                                              rb"DeviceSynchronize|EventSynchronize)\s*\("), start, end):
+        events.append((match.start(), None))
+    if not events:
+        return None
+    events.sort()
+    stream = events[0][1]
+    return None if stream is None or is_null_stream(stream) else stream
