@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from migrator.parsing.tokens import in_directive
 from migrator.rule import RuleContext
 
+from .calls import _close_of as close_of
+
 IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 _CONTROL = {b"if", b"for", b"while", b"switch", b"catch", b"do", b"else", b"return"}
 _NOT_FUNCTION = re.compile(rb"\b(?:namespace|class|struct|union|enum)\b|\bextern\s*\"C")
@@ -186,7 +188,7 @@ def loops(ctx: RuleContext) -> list[Loop]:
         if in_directive(data, match.start()):
             continue
         open_paren = match.end() - 1
-        close = _matching(ctx, open_paren)
+        close = close_of(data, open_paren)
         if close is None:
             continue
         pos = close + 1
@@ -218,25 +220,6 @@ def loop_around(ctx: RuleContext, offset: int) -> Loop | None:
     return best
 
 
-def _matching(ctx: RuleContext, open_paren: int) -> int | None:
-    data = ctx.data
-    depth = 0
-    pos = open_paren
-    while pos < len(data):
-        if ctx.literals.covering(pos) is not None:
-            pos += 1
-            continue
-        byte = data[pos : pos + 1]
-        if byte in b"([{":
-            depth += 1
-        elif byte in b")]}":
-            depth -= 1
-            if depth == 0:
-                return pos
-        pos += 1
-    return None
-
-
 def matching_paren(ctx: RuleContext, open_paren: int) -> int | None:
     """Offset of the bracket closing the one at ``open_paren``."""
-    return _matching(ctx, open_paren)
+    return close_of(ctx.data, open_paren)

@@ -21,6 +21,7 @@ def test_wheel_install_runs_cli(tmp_path: Path):
     names = zipfile.ZipFile(wheel).namelist()
     assert "rules/api/runtime.tsv" in names and "rules/api/headers.tsv" in names
     assert "templates/rule_doc.md.j2" in names
+    assert "templates/validate/report.md.j2" in names
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=True).create(env_dir)
     python = env_dir / "bin" / "python"

@@ -23,7 +23,7 @@ def _options(version: bool = typer.Option(False, "--version", callback=_version,
 
 
 def _register() -> None:
-    from . import convert, lint, nvidia, rule  # noqa: F401  (commands register themselves on ``app``)
+    from . import convert, lint, nvidia, rule, validate  # noqa: F401  (they register on ``app``)
 
 
 def main() -> None:

@@ -1,0 +1,83 @@
+"""`rocmigrate validate`: options -> ValidateOptions -> validate() -> JSON + Markdown reports."""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from . import app
+from .convert import LaunchSyntax
+
+
+class Variant(str, Enum):
+    optimized = "optimized"
+    naive = "naive"
+
+
+class HipCompiler(str, Enum):
+    auto = "auto"
+    hipcc = "hipcc"
+    nvcc = "nvcc"
+
+
+@app.command()
+def validate(
+    src: Path = typer.Argument(..., help="CUDA source folder (or one program file)."),
+    report_dir: Path = typer.Option(Path("rocmigrate-validate"), "-o", "--output",
+                                    help="Folder for validate.json and validate.md."),
+    rocm: Optional[str] = typer.Option(None, "--rocm", help="Target ROCm version X.Y."),
+    launch_syntax: LaunchSyntax = typer.Option(LaunchSyntax.chevron, "--launch-syntax",
+                                               help="<<<>>> or hipLaunchKernelGGL launches."),
+    variants: Optional[List[Variant]] = typer.Option(
+        None, "--variant", help="optimized (normal conversion) and/or naive (--no-optimize); "
+        "default both."),
+    runs: int = typer.Option(3, "--runs", min=1, help="Runs of each binary."),
+    timeout: float = typer.Option(120.0, "--timeout", min=0.001, help="Seconds per run."),
+    tolerance: float = typer.Option(0.0, "--tolerance", min=0.0,
+                                    help="Relative tolerance for float results."),
+    max_slowdown: float = typer.Option(0.02, "--max-slowdown", min=0.0,
+                                       help="Flag a port slower than (1 + this) x the original."),
+    hip_compiler: HipCompiler = typer.Option(HipCompiler.auto, "--hip-compiler",
+                                             help="How the port is built (auto: see README)."),
+    cuda_arch: str = typer.Option("sm_90", "--cuda-arch", help="nvcc -arch for NVIDIA builds."),
+    offload_arch: str = typer.Option("gfx90a", "--offload-arch", help="hipcc AMD target."),
+    build_only: bool = typer.Option(False, "--build-only", help="Build everything, run nothing."),
+    keep_build: bool = typer.Option(False, "--keep-build", help="Keep the temporary build folder."),
+    programs: Optional[List[str]] = typer.Option(None, "--program",
+                                                 help="Validate only this program (repeatable)."),
+) -> None:
+    """Build the CUDA original and the HIP port, run both, compare results and timings."""
+    from ..fsutil import atomic_write
+    from ..harness.run import ValidateError, ValidateOptions, validate as run_validation
+    from ..output.validate_json import render_json
+    from ..output.validate_markdown import render_markdown
+    from ..output.validate_text import render_summary
+    from ..versions import DEFAULT_ROCM, parse_version
+
+    try:
+        target = parse_version(rocm or DEFAULT_ROCM)
+    except ValueError as err:
+        raise typer.BadParameter(str(err), param_hint="--rocm") from None
+    options = ValidateOptions(
+        source=src, variants=tuple(v.value for v in variants or list(Variant)),
+        programs=tuple(programs or ()), rocm=target, launch_syntax=launch_syntax.value,
+        runs=runs, timeout=timeout, tolerance=tolerance, max_slowdown=max_slowdown,
+        hip_compiler=hip_compiler.value, cuda_arch=cuda_arch, offload_arch=offload_arch,
+        build_only=build_only, keep_build=keep_build)
+    if report_dir.exists() and not report_dir.is_dir():
+        typer.echo(f"error: {report_dir} exists and is not a folder", err=True)
+        raise typer.Exit(2)
+    try:
+        report = run_validation(options, progress=lambda line: typer.echo(line, err=True))
+    except ValidateError as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(2) from None
+    written = [report_dir / "validate.json", report_dir / "validate.md"]
+    atomic_write(written[0], render_json(report).encode())
+    atomic_write(written[1], render_markdown(report).encode())
+    sys.stdout.write(render_summary(report, [str(path) for path in written]))
+    raise typer.Exit(0 if report.ok else 1)

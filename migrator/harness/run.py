@@ -1,0 +1,365 @@
+"""Convert, build, run and judge: the library behind `rocmigrate validate`.
+
+Each variant (``optimized``: the normal conversion; ``naive``: a pure port without the AMD
+optimisation rules) converts the whole source tree into a temporary folder, so local headers
+come along. The CUDA originals and every port are built in parallel; binaries run one at a time
+(timings must not share the machine), the original and its ports interleaved run by run.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from ..versions import DEFAULT_ROCM, format_version, parse_version
+from .compare import (DerivedFigure, ResultComparison, Run, TimingComparison, compare_results,
+                      compare_timings, derived_figures, median)
+from .programs import Program, find_programs, local_includes, select_programs
+from .toolchain import Toolchain, ToolchainError, cuda_toolchain, find_nvcc, hip_toolchain
+
+VARIANTS = ("optimized", "naive")  # report order
+BUILD_TIMEOUT = 900  # seconds for one compile
+TAIL = 2000  # characters of compiler or stderr output kept in the report
+
+
+class ValidateError(Exception):
+    """A usage problem with the whole run (missing source or compiler, unknown program...)."""
+
+
+@dataclass(frozen=True)
+class ValidateOptions:
+    source: Path
+    variants: tuple[str, ...] = VARIANTS
+    programs: tuple[str, ...] = ()  # names to validate; empty: all
+    rocm: tuple[int, int, int] = parse_version(DEFAULT_ROCM)
+    launch_syntax: str = "chevron"
+    runs: int = 3
+    timeout: float = 120.0  # seconds per run
+    tolerance: float = 0.0  # relative, for float results
+    max_slowdown: float = 0.02  # a port slower than 1 + this times the original is "slower"
+    hip_compiler: str = "auto"  # auto | hipcc | nvcc
+    cuda_arch: str = "sm_90"
+    offload_arch: str = "gfx90a"
+    build_only: bool = False
+    keep_build: bool = False
+    jobs: int = 0  # parallel compiles and conversions (0: one per CPU)
+
+    def as_dict(self) -> dict:
+        return {"source": str(self.source), "variants": list(self.variants),
+                "programs": list(self.programs), "rocm": format_version(self.rocm),
+                "launch_syntax": self.launch_syntax, "runs": self.runs, "timeout": self.timeout,
+                "tolerance": self.tolerance, "max_slowdown": self.max_slowdown,
+                "hip_compiler": self.hip_compiler, "cuda_arch": self.cuda_arch,
+                "offload_arch": self.offload_arch, "build_only": self.build_only,
+                "keep_build": self.keep_build}
+
+
+@dataclass
+class Build:
+    toolchain: str  # the Toolchain's name
+    command: str  # the shell line, environment included
+    ok: bool
+    seconds: float
+    output_tail: str = ""
+
+
+@dataclass
+class Original:
+    build: Build
+    runs: list[Run] = field(default_factory=list)
+
+
+@dataclass
+class VariantOutcome:
+    conversion_errors: list[dict]  # {"path", "message"} for this program's files
+    build: Build | None  # None: not built (its conversion failed)
+    runs: list[Run] = field(default_factory=list)
+    results: list[ResultComparison] = field(default_factory=list)
+    timings: list[TimingComparison] = field(default_factory=list)
+    derived: list[DerivedFigure] = field(default_factory=list)
+    verdict: str = "failed"  # pass | slower | mismatch | failed | built
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass
+class VariantRatio:
+    """A timing of the two variants side by side."""
+
+    key: str
+    naive_ms: float | None
+    optimized_ms: float | None
+    ratio: float | None  # optimized / naive
+
+
+@dataclass
+class ProgramOutcome:
+    name: str
+    source: str
+    original: Original
+    variants: dict[str, VariantOutcome]
+    naive_vs_optimized: list[VariantRatio] = field(default_factory=list)
+
+
+@dataclass
+class Conversion:
+    files: int
+    failed: list[dict]  # {"path", "message"}
+
+
+@dataclass
+class ValidationReport:
+    settings: dict
+    toolchains: dict[str, dict]
+    conversions: dict[str, Conversion]
+    programs: list[ProgramOutcome]
+    build_dir: str | None  # kept build folder (--keep-build)
+
+    def verdicts(self) -> Counter:
+        return Counter(outcome.verdict for program in self.programs
+                       for outcome in program.variants.values())
+
+    @property
+    def ok(self) -> bool:
+        return all(verdict in ("pass", "built") for verdict in self.verdicts())
+
+
+Progress = Callable[[str], None]
+
+
+def validate(options: ValidateOptions, progress: Progress | None = None) -> ValidationReport:
+    """Validate every selected program of ``options.source``; raises ValidateError for usage
+    problems, reports everything else (conversion, build and run failures) per program."""
+    say = progress or (lambda message: None)
+    if not options.source.exists():
+        raise ValidateError(f"{options.source} does not exist")
+    unknown = [v for v in options.variants if v not in VARIANTS]
+    if unknown or not options.variants:
+        raise ValidateError(f"variants must be among {', '.join(VARIANTS)}")
+    if options.runs < 1 or options.timeout <= 0:
+        raise ValidateError("runs must be at least 1 and the time limit above 0 s")
+    source = options.source.resolve()
+    root, found = find_programs(source)
+    try:
+        programs = select_programs(found, options.programs)
+    except ValueError as err:
+        raise ValidateError(str(err)) from None
+    if not programs:
+        raise ValidateError(f"no program under {options.source} (a .cu, .cpp or .hip file with "
+                            "int main()")
+    nvcc = find_nvcc()
+    if nvcc is None:
+        raise ValidateError("nvcc not found: put CUDA's bin folder on PATH or set CUDA_HOME")
+    variants = tuple(v for v in VARIANTS if v in options.variants)
+    scratch = Path(tempfile.mkdtemp(prefix="rocmigrate-validate-"))
+    try:
+        try:
+            cuda = cuda_toolchain(nvcc, options.cuda_arch)
+            hip = hip_toolchain(options.hip_compiler, nvcc, options.cuda_arch,
+                                options.offload_arch, scratch)
+        except ToolchainError as err:
+            raise ValidateError(str(err)) from None
+        say(f"port built with {hip.name}: {hip.reason}")
+        trees: dict[str, Path] = {}
+        conversions: dict[str, Conversion] = {}
+        for variant in variants:
+            say(f"converting {options.source} ({variant})")
+            trees[variant], conversions[variant] = _convert(source, scratch / variant,
+                                                            variant, options)
+        outcomes = _build(programs, root, trees, conversions, cuda, hip, scratch, options, say)
+        if not options.build_only:
+            for program, outcome in zip(programs, outcomes):
+                say(f"running {program.name} ({options.runs} runs per binary)")
+                _run_program(program, outcome, root, trees, scratch, options)
+        for outcome in outcomes:
+            _judge(outcome, options)
+        return ValidationReport(options.as_dict(),
+                                {"cuda": cuda.describe(), "hip": hip.describe()}, conversions,
+                                outcomes, str(scratch) if options.keep_build else None)
+    finally:
+        if not options.keep_build:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _convert(source: Path, folder: Path, variant: str,
+             options: ValidateOptions) -> tuple[Path, Conversion]:
+    """Convert the source (a tree, or one file) into ``folder/src``: (that root, the outcome);
+    failed paths are relative to the program root, as the runner's are."""
+    from ..runner import ConvertError, RunOptions, run
+    from ..settings import Settings
+
+    settings = Settings(rocm=options.rocm, launch_syntax=options.launch_syntax,
+                        optimize=variant == "optimized")
+    tree = folder / "src"
+    output = tree / source.name if source.is_file() else tree
+    try:
+        result = run(RunOptions(source=source, output=output, jobs=options.jobs), settings)
+    except ConvertError as err:
+        return tree, Conversion(0, [{"path": ".", "message": str(err)}])
+    failed = [{"path": r.rel, "message": r.message} for r in result.results
+              if r.status == "failed"]
+    return tree, Conversion(len(result.results), failed)
+
+
+def _binary(scratch: Path, side: str, program: Program) -> Path:
+    return scratch / side / "bin" / program.name.replace("/", "__")
+
+
+def _build(programs: list[Program], root: Path, trees: dict[str, Path],
+           conversions: dict[str, Conversion], cuda: Toolchain, hip: Toolchain, scratch: Path,
+           options: ValidateOptions, say: Progress) -> list[ProgramOutcome]:
+    """Build every original and port in parallel; a port is not built when a file of its
+    program (the program file or a local header it includes) failed to convert."""
+    from ..pool import worker_count
+
+    jobs: list[tuple[Program, str, Toolchain, Path]] = []  # (program, side, toolchain, tree)
+    errors: dict[tuple[str, str], list[dict]] = {}
+    for program in programs:
+        jobs.append((program, "cuda", cuda, root))
+        files = local_includes(root, program.rel)
+        for variant, tree in trees.items():
+            errors[program.name, variant] = [failure for failure in conversions[variant].failed
+                                             if failure["path"] in files or failure["path"] == "."]
+            if not errors[program.name, variant]:
+                jobs.append((program, variant, hip, tree))
+    say(f"building {len(jobs)} binaries (CUDA with {cuda.name}, HIP with {hip.name})")
+    with ThreadPoolExecutor(max_workers=worker_count(options.jobs)) as pool:
+        built = pool.map(lambda job: _compile(job[2], job[3] / job[0].rel,
+                                              _binary(scratch, job[1], job[0])), jobs)
+        builds = {(program.name, side): build for (program, side, *_), build in zip(jobs, built)}
+    return [ProgramOutcome(program.name, program.rel, Original(builds[program.name, "cuda"]),
+                           {variant: VariantOutcome(errors[program.name, variant],
+                                                    builds.get((program.name, variant)))
+                            for variant in trees})
+            for program in programs]
+
+
+def _compile(toolchain: Toolchain, source: Path, binary: Path) -> Build:
+    binary.parent.mkdir(parents=True, exist_ok=True)
+    command = toolchain.command(source, binary, (source.parent,))
+    start = time.perf_counter()
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, errors="replace",
+                              env=toolchain.environment(), timeout=BUILD_TIMEOUT)
+        ok, output = done.returncode == 0 and binary.is_file(), done.stdout + done.stderr
+    except subprocess.TimeoutExpired:
+        ok, output = False, f"the compile took longer than {BUILD_TIMEOUT} s and was stopped"
+    except OSError as err:
+        ok, output = False, f"cannot run {command[0]}: {err.strerror}"
+    return Build(toolchain.name, toolchain.display(command), ok,
+                 round(time.perf_counter() - start, 3), output[-TAIL:])
+
+
+def _run_program(program: Program, outcome: ProgramOutcome, root: Path, trees: dict[str, Path],
+                 scratch: Path, options: ValidateOptions) -> None:
+    """Run the original and every built port ``options.runs`` times, interleaved, each in its
+    own tree's copy of the program's folder (so relative data files are found). A binary that
+    timed out is not run again: its verdict is "failed" already."""
+    if not outcome.original.build.ok:
+        return
+    folder = Path(program.rel).parent
+    sides = [("cuda", root / folder, outcome.original.runs)]
+    sides += [(variant, trees[variant] / folder, port.runs)
+              for variant, port in outcome.variants.items() if port.build and port.build.ok]
+    for _ in range(options.runs):
+        for side, cwd, runs in sides:
+            if not any(run.timed_out for run in runs):
+                runs.append(run_binary(_binary(scratch, side, program), cwd, options.timeout))
+
+
+def run_binary(binary: Path, cwd: Path, timeout: float) -> Run:
+    """Run once; past ``timeout`` seconds the process and its children are killed."""
+    start = time.perf_counter()
+    try:
+        process = subprocess.Popen([str(binary)], cwd=cwd, stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   start_new_session=True)
+    except OSError as err:
+        return Run(None, 0.0, False, None, None, None, f"cannot run {binary.name}: {err.strerror}")
+    timed_out = False
+    try:
+        out, err = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        os.killpg(process.pid, signal.SIGKILL)
+        out, err = process.communicate()
+    seconds = round(time.perf_counter() - start, 4)
+    stdout = out.decode("utf-8", "replace")
+    stderr = err.decode("utf-8", "replace")[-TAIL:]
+    if timed_out:
+        stderr += f"\n[rocmigrate] killed after the time limit of {timeout:g} s"
+    return Run.from_output(None if timed_out else process.returncode, seconds, timed_out, stdout,
+                           stderr)
+
+
+def _judge(outcome: ProgramOutcome, options: ValidateOptions) -> None:
+    """Compare each port with the original and give it a verdict with its reasons."""
+    original = outcome.original
+    for variant, port in outcome.variants.items():
+        port.results = compare_results(original.runs, port.runs, options.tolerance)
+        port.timings = compare_timings(original.runs, port.runs, options.max_slowdown)
+        port.derived = derived_figures(original.runs, port.runs)
+        port.verdict, port.problems = verdict(original, port, options)
+    if "naive" in outcome.variants and "optimized" in outcome.variants:
+        naive, optimized = outcome.variants["naive"].runs, outcome.variants["optimized"].runs
+        for timing in outcome.variants["optimized"].timings:
+            slow, fast = median(naive, timing.key), median(optimized, timing.key)
+            outcome.naive_vs_optimized.append(VariantRatio(
+                timing.key, slow, fast, fast / slow if slow and fast is not None else None))
+
+
+def verdict(original: Original, port: VariantOutcome,
+            options: ValidateOptions) -> tuple[str, list[str]]:
+    """failed (convert, build or run), built (--build-only), mismatch, slower or pass; with the
+    reasons."""
+    problems = [f"conversion failed: {e['path']}: {e['message']}" for e in port.conversion_errors]
+    if not original.build.ok:
+        problems.append("the CUDA original did not build")
+    if port.build is not None and not port.build.ok:
+        problems.append("the port did not build")
+    if problems:
+        return "failed", problems
+    if options.build_only:
+        return "built", []
+    for side, runs in (("original", original.runs), ("port", port.runs)):
+        for number, run in enumerate(runs, 1):
+            if run.timed_out:
+                problems.append(f"{side} run {number} timed out after {options.timeout:g} s")
+            elif not run.completed:
+                problems.append(f"{side} run {number} {_ending(run.rc)} and printed no "
+                                "PASS/FAIL line")
+    if problems:
+        return "failed", problems
+    for side, runs in (("original", original.runs), ("port", port.runs)):
+        problems += [f"{side} run {number} did not pass (exit code {run.rc}, status "
+                     f"{run.status or 'missing'})"
+                     for number, run in enumerate(runs, 1) if not run.passed]
+    problems += [f"result {r.key} differs: original {_short(r.original)}, port {_short(r.port)}"
+                 for r in port.results if not r.equal]
+    if problems:
+        return "mismatch", problems
+    slower = [t for t in port.timings if t.flag == "slower"]
+    if slower:
+        return "slower", [f"{t.key}: port {t.port_ms:.6g} ms, original {t.original_ms:.6g} ms"
+                          + (f" ({t.ratio:.3f}x)" if t.ratio is not None else "")
+                          for t in slower]
+    return "pass", []
+
+
+def _ending(rc: int | None) -> str:
+    if rc is None:
+        return "could not start"
+    return f"was killed by signal {-rc}" if rc < 0 else f"exited with {rc}"
+
+
+def _short(value: object, width: int = 120) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[:width - 3] + "..."

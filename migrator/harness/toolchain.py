@@ -1,0 +1,179 @@
+"""The compilers of `rocmigrate validate`: nvcc for the CUDA original, and how the port is built.
+
+The port, with ``--hip-compiler auto``: hipcc for AMD when an AMD GPU is present (``/dev/kfd``
+and a gfx agent in ``rocminfo``); else hipcc on its NVIDIA platform when a test compile shows
+that it works (a platform name proves nothing: Debian's HIP 5.2 NVIDIA headers do not compile
+against CUDA 13); else nvcc through rocmigrate's own NVIDIA headers (``migrator.nvidia``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+HIP_COMPILERS = ("auto", "hipcc", "nvcc")
+PROBE_TIMEOUT = 300  # seconds for one test compile or version query
+_PROBE_SOURCE = ("#include <hip/hip_runtime.h>\n"
+                 "int main() { hipError_t status = hipSuccess; return (int)status; }\n")
+
+
+class ToolchainError(Exception):
+    """A compiler the run needs is missing (a usage error)."""
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    """One way of building a program: compiler, flags, environment, and why it was chosen."""
+
+    name: str  # nvcc | hipcc-amd | hipcc-nvidia | nvcc-nvidia-headers
+    compiler: str
+    version: str
+    reason: str
+    arch_flags: tuple[str, ...]
+    language: str  # the -x language every source is compiled as (cu or hip)
+    env: tuple[tuple[str, str], ...] = ()
+    include_dirs: tuple[str, ...] = ()  # the toolchain's own headers, before the program's
+
+    def command(self, source: Path, binary: Path, include_dirs: tuple[Path, ...] = ()) -> list[str]:
+        includes = [arg for folder in (*self.include_dirs, *map(str, include_dirs))
+                    for arg in ("-I", folder)]
+        return [self.compiler, "-O3", "-std=c++17", *self.arch_flags, *includes,
+                "-x", self.language, "-o", str(binary), str(source)]
+
+    def environment(self) -> dict[str, str]:
+        return {**os.environ, **dict(self.env)}
+
+    def display(self, command: list[str]) -> str:
+        """The command as a shell line, with the environment it runs under."""
+        return shlex.join([f"{key}={value}" for key, value in self.env] + command)
+
+    def describe(self) -> dict:
+        return {"name": self.name, "compiler": self.compiler, "version": self.version,
+                "env": dict(self.env), "arch_flags": list(self.arch_flags),
+                "include_dirs": list(self.include_dirs), "reason": self.reason}
+
+
+def find_nvcc() -> str | None:
+    """nvcc on PATH, else in ``$CUDA_HOME``, ``$CUDA_PATH`` or the default CUDA install."""
+    found = shutil.which("nvcc")
+    if found:
+        return found
+    roots = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"]
+    for root in filter(None, roots):
+        candidate = Path(root) / "bin" / "nvcc"
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    return None
+
+
+def compiler_version(compiler: str, env: dict[str, str] | None = None) -> str:
+    """The lines of ``compiler --version`` that name a version or release, joined by '; '."""
+    try:
+        done = subprocess.run([compiler, "--version"], capture_output=True, text=True,
+                              errors="replace", env=env, timeout=PROBE_TIMEOUT)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return f"unknown ({err})"
+    lines = [line.strip() for line in (done.stdout + done.stderr).splitlines()
+             if re.search(r"version|release", line, re.IGNORECASE)]
+    return "; ".join(lines) or "unknown"
+
+
+def amd_gpu() -> tuple[bool, str]:
+    """Is an AMD GPU usable here, and what was seen."""
+    if not Path("/dev/kfd").exists():
+        return False, "no AMD GPU (/dev/kfd is absent)"
+    rocminfo = shutil.which("rocminfo")
+    if rocminfo is None:
+        return False, "/dev/kfd exists but rocminfo is not installed"
+    try:
+        listing = subprocess.run([rocminfo], capture_output=True, text=True, errors="replace",
+                                 timeout=PROBE_TIMEOUT).stdout
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return False, f"rocminfo failed: {err}"
+    agent = re.search(r"^\s*Name:\s*(gfx\w+)", listing, re.MULTILINE)
+    if agent is None:
+        return False, "/dev/kfd exists but rocminfo lists no gfx agent"
+    return True, f"AMD GPU present ({agent.group(1)})"
+
+
+def cuda_toolchain(nvcc: str, cuda_arch: str) -> Toolchain:
+    return Toolchain("nvcc", nvcc, compiler_version(nvcc), "the CUDA original is built with nvcc",
+                     (f"-arch={cuda_arch}",), "cu")
+
+
+def hip_toolchain(choice: str, nvcc: str, cuda_arch: str, offload_arch: str,
+                  scratch: Path) -> Toolchain:
+    """The toolchain that builds the port (``choice``: auto | hipcc | nvcc); test compiles and
+    generated headers go under ``scratch``."""
+    if choice not in HIP_COMPILERS:
+        raise ToolchainError(f"unknown HIP compiler {choice!r} (expected one of "
+                             f"{', '.join(HIP_COMPILERS)})")
+    if choice == "nvcc":
+        return _nvcc_with_headers(nvcc, cuda_arch, scratch, "--hip-compiler nvcc")
+    hipcc = shutil.which("hipcc")
+    if hipcc is None:
+        if choice == "hipcc":
+            raise ToolchainError("hipcc not found on PATH (--hip-compiler hipcc)")
+        return _nvcc_with_headers(nvcc, cuda_arch, scratch, "hipcc not found")
+    has_gpu, seen = amd_gpu()
+    if has_gpu:
+        return _hipcc_amd(hipcc, offload_arch, seen)
+    works, detail = _probe_hipcc_nvidia(hipcc, nvcc, cuda_arch, scratch / "probe")
+    if works:
+        return _hipcc_nvidia(hipcc, nvcc, cuda_arch, f"{seen}; hipcc's NVIDIA platform compiles")
+    failure = f"hipcc's NVIDIA platform failed a test compile ({detail})"
+    if choice == "hipcc":  # asked for: build for AMD, which runs only where an AMD GPU is
+        return _hipcc_amd(hipcc, offload_arch, f"--hip-compiler hipcc; {seen}; {failure}; "
+                          "binaries run only on an AMD GPU")
+    return _nvcc_with_headers(nvcc, cuda_arch, scratch, f"{seen}; {failure}")
+
+
+def _hipcc_amd(hipcc: str, offload_arch: str, reason: str) -> Toolchain:
+    env = (("HIP_PLATFORM", "amd"),)
+    return Toolchain("hipcc-amd", hipcc, compiler_version(hipcc, {**os.environ, **dict(env)}),
+                     reason, (f"--offload-arch={offload_arch}",), "hip", env)
+
+
+def _nvidia_env(nvcc: str) -> tuple[tuple[str, str], ...]:
+    return (("HIP_PLATFORM", "nvidia"), ("CUDA_PATH", str(Path(nvcc).resolve().parent.parent)))
+
+
+def _hipcc_nvidia(hipcc: str, nvcc: str, cuda_arch: str, reason: str) -> Toolchain:
+    env = _nvidia_env(nvcc)
+    return Toolchain("hipcc-nvidia", hipcc, compiler_version(hipcc, {**os.environ, **dict(env)}),
+                     reason, (f"-arch={cuda_arch}",), "cu", env)
+
+
+def _probe_hipcc_nvidia(hipcc: str, nvcc: str, cuda_arch: str, folder: Path) -> tuple[bool, str]:
+    """Compile a tiny HIP program with hipcc on the NVIDIA platform: (works, what went wrong)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    source = folder / "probe.cpp"
+    source.write_text(_PROBE_SOURCE)
+    env = {**os.environ, **dict(_nvidia_env(nvcc))}
+    try:
+        done = subprocess.run([hipcc, f"-arch={cuda_arch}", "-o", str(folder / "probe"),
+                               str(source)], capture_output=True, text=True, errors="replace",
+                              env=env, timeout=PROBE_TIMEOUT)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return False, str(err)
+    if done.returncode == 0:
+        return True, ""
+    output = (done.stdout + done.stderr).splitlines()
+    errors = [line.strip() for line in output if "error" in line.lower()]
+    return False, f"exit {done.returncode}: {(errors or output or ['no output'])[0][:200]}"
+
+
+def _nvcc_with_headers(nvcc: str, cuda_arch: str, scratch: Path, reason: str) -> Toolchain:
+    from .. import apitables
+    from ..nvidia import write_nvidia_headers
+
+    headers = scratch / "nvidia-headers"
+    write_nvidia_headers(apitables.load(), headers)
+    return Toolchain("nvcc-nvidia-headers", nvcc, compiler_version(nvcc),
+                     f"{reason}: nvcc with rocmigrate's NVIDIA headers (rocmigrate nvidia-headers)",
+                     (f"-arch={cuda_arch}",), "cu", include_dirs=(str(headers),))

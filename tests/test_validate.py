@@ -1,0 +1,418 @@
+"""`rocmigrate validate`: the comparison rules, program discovery, the toolchain choice, and
+end-to-end runs without a GPU (host-only CUDA programs built with nvcc, both sides)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import ROOT, require_tool
+from migrator.cli import _register, app
+from migrator.harness import run as harness_run, toolchain
+from migrator.harness.compare import (Run, compare_results, compare_timings, derived_figures,
+                                      key_kind, parse_output, values_equal)
+from migrator.harness.programs import find_programs, local_includes, select_programs
+from migrator.harness.run import Build, Original, ValidateOptions, VariantOutcome, verdict
+
+_register()
+runner = CliRunner()
+
+
+def run_of(stdout: str, rc: int = 0, timed_out: bool = False) -> Run:
+    return Run.from_output(None if timed_out else rc, 0.01, timed_out, stdout)
+
+
+def contract(result: str = "PASS", **values) -> str:
+    return json.dumps({**values, "result": result}) + f"\n{result}\n"
+
+
+def judge(original_runs: list[Run], port_runs: list[Run], **settings) -> tuple[str, list[str]]:
+    options = ValidateOptions(source=Path("."), **settings)
+    port = VariantOutcome([], Build("nvcc", "nvcc ...", True, 1.0), port_runs)
+    port.results = compare_results(original_runs, port_runs, options.tolerance)
+    port.timings = compare_timings(original_runs, port_runs, options.max_slowdown)
+    return verdict(Original(Build("nvcc", "nvcc ...", True, 1.0), original_runs), port, options)
+
+
+# --- the output contract and the comparison ---------------------------------------------------
+
+def test_parse_output_takes_the_last_json_object_and_the_status_line():
+    stdout = 'warming up\n{"a": 1}\n[1, 2]\n{"a": 2, "result": "PASS"}\nnot json {\nPASS\n'
+    parsed, status = parse_output(stdout)
+    assert parsed == {"a": 2, "result": "PASS"} and status == "PASS"
+    assert parse_output("hello\nworld\n") == (None, None)
+    assert parse_output('{"x": 1}\nFAIL\n')[1] == "FAIL"
+    assert [key_kind(k) for k in ("kernel_ms", "gb_per_s", "speedup_x", "result", "errors")] == \
+        ["timing", "derived", "derived", "status", "result"]
+
+
+def test_identical_results_pass():
+    original = [run_of(contract(program="p", sum=10, kernel_ms=1.0, gb_per_s=5.0))] * 3
+    port = [run_of(contract(program="p", sum=10, kernel_ms=1.01, gb_per_s=5.1))] * 3
+    results = compare_results(original, port, 0.0)
+    assert [(r.key, r.equal) for r in results] == [("program", True), ("sum", True)]
+    assert [(d.key, d.original, d.port) for d in derived_figures(original, port)] == \
+        [("gb_per_s", 5.0, 5.1)]
+    assert judge(original, port) == ("pass", [])
+
+
+def test_float_results_need_the_tolerance_and_integers_stay_exact():
+    assert not values_equal(1.0, 1.0 + 1e-9, 0.0)
+    assert values_equal(1.0, 1.0 + 1e-9, 1e-6) and not values_equal(1.0, 1.1, 1e-6)
+    assert not values_equal(1000, 1001, 0.5)  # integers compare exactly whatever the tolerance
+    assert values_equal(3, 3.0, 0.0) and not values_equal("3", 3, 0.5)
+    assert not values_equal(True, 1, 0.0)
+    original = [run_of(contract(norm=2.0))]
+    port = [run_of(contract(norm=2.0000001))]
+    assert judge(original, port)[0] == "mismatch"
+    assert judge(original, port, tolerance=1e-6) == ("pass", [])
+
+
+def test_a_different_result_is_a_mismatch():
+    original = [run_of(contract(gpu_sum=830313304))]
+    port = [run_of(contract(gpu_sum=830313304)), run_of(contract(gpu_sum=7))]
+    [result] = compare_results(original, port, 0.0)
+    assert (result.original, result.port, result.equal) == (830313304, 7, False)
+    assert judge(original, port) == ("mismatch", ["result gpu_sum differs: original 830313304, "
+                                                  "port 7"])
+
+
+def test_a_missing_key_is_a_mismatch_either_way():
+    original = [run_of(contract(errors=0, iters=10))]
+    port = [run_of(contract(errors=0, extra=1))]
+    results = {r.key: r for r in compare_results(original, port, 0.0)}
+    assert results["iters"].port is None and not results["iters"].equal
+    assert results["extra"].original is None and not results["extra"].equal
+    assert results["errors"].equal
+    assert judge(original, port)[0] == "mismatch"
+
+
+def test_a_fail_status_is_a_mismatch():
+    original = [run_of(contract(errors=0))]
+    port = [run_of(contract("FAIL", errors=0), rc=1)]
+    status, problems = judge(original, port)
+    assert status == "mismatch"
+    assert problems == ["port run 1 did not pass (exit code 1, status FAIL)"]
+    # "result" must be PASS even when the last line says PASS
+    assert judge(original, [run_of('{"errors": 0, "result": "FAIL"}\nPASS\n')])[0] == "mismatch"
+
+
+def test_a_slower_port_is_flagged():
+    original = [run_of(contract(kernel_ms=value)) for value in (1.0, 1.2, 0.9)]
+    slow = [run_of(contract(kernel_ms=value)) for value in (1.05, 1.3, 0.8)]
+    [timing] = compare_timings(original, slow, 0.02)
+    assert (timing.original_ms, timing.port_ms, timing.flag) == (1.0, 1.05, "slower")
+    assert timing.ratio == pytest.approx(1.05)
+    assert judge(original, slow) == ("slower", ["kernel_ms: port 1.05 ms, original 1 ms (1.050x)"])
+    assert judge(original, slow, max_slowdown=0.1) == ("pass", [])
+    [fast] = compare_timings(original, [run_of(contract(kernel_ms=0.5))], 0.02)
+    assert fast.flag == "faster"
+    [missing] = compare_timings(original, [run_of(contract())], 0.02)
+    assert (missing.port_ms, missing.flag) == (None, "missing")
+
+
+def test_without_json_the_whole_stdout_is_compared():
+    original = [run_of("hello\n42\n")]
+    assert judge(original, [run_of("hello\n42\n")]) == ("pass", [])
+    [result] = compare_results(original, [run_of("hello\n43\n")], 0.0)
+    assert (result.key, result.equal) == ("stdout", False)
+    assert judge(original, [run_of("hello\n43\n")])[0] == "mismatch"
+
+
+def test_timeouts_and_crashes_fail():
+    original = [run_of(contract(errors=0))]
+    assert judge(original, [run_of("", timed_out=True)]) == (
+        "failed", ["port run 1 timed out after 120 s"])
+    assert judge(original, [run_of("", rc=-11)]) == (
+        "failed", ["port run 1 was killed by signal 11 and printed no PASS/FAIL line"])
+    assert judge([run_of("", rc=1)], original)[0] == "failed"
+
+
+# --- programs and toolchains -------------------------------------------------------------------
+
+def test_find_and_select_programs(tmp_path: Path):
+    main = "int main(int argc, char** argv) { return 0; }\n"
+    for rel, text in {"a.cu": main, "b.cpp": "int  main ( ) { return 0; }", "c.hip": main,
+                      "d.cuh": main, "e.cu": "int not_main() { return 0; }",
+                      "sub/a.cu": '#include "../util/x.cuh"\n' + main,
+                      "util/x.cuh": '#include "y.h"',
+                      "util/y.h": "", "twin.cu": main, "twin.cpp": main,
+                      ".git/g.cu": main}.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    root, programs = find_programs(tmp_path)
+    assert root == tmp_path
+    assert [(p.name, p.rel) for p in programs] == [
+        ("a", "a.cu"), ("b", "b.cpp"), ("c", "c.hip"), ("sub/a", "sub/a.cu"),
+        ("twin.cpp", "twin.cpp"), ("twin.cu", "twin.cu")]
+    assert [p.rel for p in select_programs(programs, ("sub/a", "b.cpp"))] == ["b.cpp", "sub/a.cu"]
+    with pytest.raises(ValueError, match="no program nope"):
+        select_programs(programs, ("nope",))
+    assert local_includes(tmp_path, "sub/a.cu") == {"sub/a.cu", "util/x.cuh", "util/y.h"}
+    assert find_programs(tmp_path / "c.hip")[1][0].rel == "c.hip"
+    assert find_programs(tmp_path / "e.cu")[1] == []
+
+
+def test_auto_toolchain_choice(tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(toolchain, "compiler_version", lambda *args: "v1")
+    monkeypatch.setattr(toolchain.shutil, "which",
+                        lambda name: "/opt/hip/bin/hipcc" if name == "hipcc" else None)
+    probes = []
+    monkeypatch.setattr(toolchain, "_probe_hipcc_nvidia",
+                        lambda *args: probes.append(args) or (False, "exit 2: error: nope"))
+    monkeypatch.setattr(toolchain, "amd_gpu", lambda: (True, "AMD GPU present (gfx942)"))
+    amd = toolchain.hip_toolchain("auto", "nvcc", "sm_90", "gfx942", tmp_path)
+    assert (amd.name, dict(amd.env)) == ("hipcc-amd", {"HIP_PLATFORM": "amd"})
+    assert amd.command(Path("p.cu"), Path("p"))[:6] == [
+        "/opt/hip/bin/hipcc", "-O3", "-std=c++17", "--offload-arch=gfx942", "-x", "hip"]
+    assert not probes  # with an AMD GPU there is nothing to probe
+    monkeypatch.setattr(toolchain, "amd_gpu", lambda: (False, "no AMD GPU"))
+    fallback = toolchain.hip_toolchain("auto", "nvcc", "sm_90", "gfx90a", tmp_path)
+    assert fallback.name == "nvcc-nvidia-headers" and "error: nope" in fallback.reason
+    assert (tmp_path / "nvidia-headers" / "hip" / "hip_runtime.h").is_file()
+    assert fallback.command(Path("p.cu"), Path("p"), (Path("src"),)) == [
+        "nvcc", "-O3", "-std=c++17", "-arch=sm_90", "-I", str(tmp_path / "nvidia-headers"),
+        "-I", "src", "-x", "cu", "-o", "p", "p.cu"]
+    assert toolchain.hip_toolchain("hipcc", "nvcc", "sm_90", "gfx90a", tmp_path).name == "hipcc-amd"
+    monkeypatch.setattr(toolchain, "_probe_hipcc_nvidia", lambda *args: (True, ""))
+    nvidia = toolchain.hip_toolchain("auto", "/usr/local/cuda/bin/nvcc", "sm_90", "gfx90a",
+                                     tmp_path)
+    assert nvidia.name == "hipcc-nvidia" and dict(nvidia.env)["HIP_PLATFORM"] == "nvidia"
+    assert toolchain.hip_toolchain("nvcc", "nvcc", "sm_90", "gfx90a", tmp_path).name == \
+        "nvcc-nvidia-headers"
+    monkeypatch.setattr(toolchain.shutil, "which", lambda name: None)
+    with pytest.raises(toolchain.ToolchainError, match="hipcc not found"):
+        toolchain.hip_toolchain("hipcc", "nvcc", "sm_90", "gfx90a", tmp_path)
+
+
+# --- end to end, no GPU: host-only programs -----------------------------------------------------
+
+HEADER = """#pragma once
+#include <cuda_runtime.h>
+__host__ inline int kind_code(cudaMemcpyKind kind) { return static_cast<int>(kind) * 10; }
+"""
+
+SAME = r"""#include <cstdio>
+#include "util.cuh"
+int main() {
+  int code = kind_code(cudaMemcpyHostToDevice) + kind_code(cudaMemcpyDeviceToHost);
+  printf("starting\n");
+  printf("{\"program\":\"same\",\"code\":%d,\"work_ms\":1.5,\"items_per_s\":2.0,"
+         "\"result\":\"PASS\"}\n", code);
+  printf("PASS\n");
+  return 0;
+}
+"""
+
+# The port's message names the HIP API: the converter renames a macro argument before it is
+# stringified (as in CHECK(call) macros that print #call), so the text differs after conversion.
+RENAMED = r"""#include <cuda_runtime.h>
+#include <cstdio>
+#define API_NAME(call) #call
+int main() {
+  printf("{\"program\":\"renamed\",\"api\":\"%s\",\"result\":\"PASS\"}\nPASS\n",
+         API_NAME(cudaMemcpyDeviceToHost));
+  return 0;
+}
+"""
+
+SLEEPY = r"""#include <cuda_runtime.h>
+#include <chrono>
+#include <cstdio>
+#include <thread>
+int main() {
+  std::this_thread::sleep_for(std::chrono::seconds(60));
+  printf("{\"kind\":%d,\"result\":\"PASS\"}\nPASS\n", static_cast<int>(cudaMemcpyDefault));
+  return 0;
+}
+"""
+
+BROKEN = "#include <cuda_runtime.h>\nint main() { return undeclared_name_in_broken; }\n"
+
+USES_BAD = ('#include "bad.cuh"\n#include <cstdio>\n'
+            'int main() { printf("%d\\n", VALUE); return 0; }\n')
+BAD_HEADER = b"// caf\xe9 is not UTF-8\n#define VALUE 7\n"
+
+
+def write_tree(root: Path) -> Path:
+    src = root / "src"
+    src.mkdir()
+    for name, text in {"util.cuh": HEADER, "same.cu": SAME, "renamed.cu": RENAMED,
+                       "sleepy.cu": SLEEPY, "broken.cu": BROKEN, "uses_bad.cu": USES_BAD}.items():
+        (src / name).write_text(text)
+    (src / "bad.cuh").write_bytes(BAD_HEADER)
+    return src
+
+
+@pytest.fixture
+def nvcc_on_path(monkeypatch) -> str:
+    nvcc = require_tool("nvcc", "/usr/local/cuda/bin/nvcc")
+    monkeypatch.setenv("PATH", f"{Path(nvcc).parent}:{os.environ.get('PATH', '')}")
+    return nvcc
+
+
+def by_name(document: dict) -> dict:
+    return {program["name"]: program for program in document["programs"]}
+
+
+def test_end_to_end_without_a_gpu(tmp_path: Path, nvcc_on_path: str):
+    src = write_tree(tmp_path)
+    reports = tmp_path / "reports"
+    result = runner.invoke(app, ["validate", str(src), "-o", str(reports), "--runs", "2",
+                                 "--timeout", "2"])
+    assert result.exit_code == 1, result.output
+    document = json.loads((reports / "validate.json").read_text())
+    programs = by_name(document)
+    assert sorted(programs) == ["broken", "renamed", "same", "sleepy", "uses_bad"]
+    assert document["settings"]["runs"] == 2 and document["summary"]["ok"] is False
+    assert document["toolchains"]["cuda"]["name"] == "nvcc"
+    assert "release" in document["toolchains"]["cuda"]["version"]
+    hip = document["toolchains"]["hip"]
+    assert hip["reason"] and hip["version"]
+
+    same = programs["same"]
+    assert same["original"]["build"]["ok"] and len(same["original"]["runs"]) == 2
+    assert same["original"]["build"]["command"].startswith(nvcc_on_path)
+    assert "-O3 -std=c++17 -arch=sm_90" in same["original"]["build"]["command"]
+    for variant in ("optimized", "naive"):
+        port = same["variants"][variant]
+        assert port["verdict"] == "pass", port["problems"]
+        assert port["build"]["ok"] and port["build"]["toolchain"] == hip["name"]
+        assert [r["rc"] for r in port["runs"]] == [0, 0]
+        assert port["runs"][0]["json"]["code"] == 30 and port["runs"][0]["status"] == "PASS"
+        assert {r["key"]: r["equal"] for r in port["results"]} == {"program": True, "code": True}
+        assert port["timings"] == [{"key": "work_ms", "original_ms": 1.5, "port_ms": 1.5,
+                                    "ratio": 1.0, "flag": "ok"}]
+        assert port["derived"] == [{"key": "items_per_s", "original": 2.0, "port": 2.0}]
+    if hip["name"] == "nvcc-nvidia-headers":
+        assert "nvidia-headers -I" in same["variants"]["naive"]["build"]["command"]
+    assert same["naive_vs_optimized"] == [{"key": "work_ms", "naive_ms": 1.5,
+                                           "optimized_ms": 1.5, "ratio": 1.0}]
+
+    renamed = programs["renamed"]["variants"]["optimized"]
+    assert renamed["verdict"] == "mismatch"
+    assert {r["key"]: (r["original"], r["port"], r["equal"]) for r in renamed["results"]}["api"] \
+        == ("cudaMemcpyDeviceToHost", "hipMemcpyDeviceToHost", False)
+
+    sleepy = programs["sleepy"]
+    assert {v["verdict"] for v in sleepy["variants"].values()} == {"failed"}
+    [timed_out] = sleepy["original"]["runs"]  # a binary that timed out is not run again
+    assert timed_out["timed_out"] and timed_out["rc"] is None
+    assert "time limit" in timed_out["stderr_tail"]
+    assert "original run 1 timed out after 2 s" in sleepy["variants"]["naive"]["problems"]
+
+    broken = programs["broken"]
+    assert not broken["original"]["build"]["ok"] and broken["original"]["runs"] == []
+    assert "undeclared_name_in_broken" in broken["original"]["build"]["output_tail"]
+    assert {v["verdict"] for v in broken["variants"].values()} == {"failed"}
+
+    uses_bad = programs["uses_bad"]
+    assert uses_bad["original"]["build"]["ok"]  # the CUDA original builds; the conversion fails
+    for port in uses_bad["variants"].values():
+        assert port["verdict"] == "failed" and port["build"] is None
+        assert [e["path"] for e in port["conversion_errors"]] == ["bad.cuh"]
+    assert [f["path"] for f in document["conversions"]["naive"]["failed"]] == ["bad.cuh"]
+
+    markdown = (reports / "validate.md").read_text()
+    for name in programs:
+        assert f"## {name}" in markdown
+    assert "| [`same`](#same) | pass | pass |" in markdown
+    assert "| `api` | \"cudaMemcpyDeviceToHost\" | \"hipMemcpyDeviceToHost\" | **no** |" in markdown
+    assert re.search(r"^same +optimized +pass$", result.stdout, re.MULTILINE)
+
+
+def test_one_passing_program_exits_0_and_keeps_its_build(tmp_path: Path, nvcc_on_path: str):
+    src = write_tree(tmp_path)
+    result = runner.invoke(app, ["validate", str(src), "-o", str(tmp_path / "r"), "--program",
+                                 "same", "--variant", "naive", "--runs", "1", "--keep-build",
+                                 "--hip-compiler", "nvcc"])
+    assert result.exit_code == 0, result.output
+    document = json.loads((tmp_path / "r" / "validate.json").read_text())
+    assert [p["name"] for p in document["programs"]] == ["same"]
+    assert list(document["programs"][0]["variants"]) == ["naive"]
+    assert document["toolchains"]["hip"]["name"] == "nvcc-nvidia-headers"
+    kept = Path(document["build_dir"])
+    try:
+        assert (kept / "nvidia-headers" / "hip" / "hip_runtime.h").is_file()
+        converted = (kept / "naive" / "src" / "util.cuh").read_text()
+        assert "hipMemcpyKind" in converted  # local headers were converted along
+    finally:
+        shutil.rmtree(kept)
+
+
+def test_one_file_as_source(tmp_path: Path, nvcc_on_path: str):
+    src = write_tree(tmp_path)
+    result = runner.invoke(app, ["validate", str(src / "renamed.cu"), "-o", str(tmp_path / "r"),
+                                 "--variant", "naive", "--build-only", "--hip-compiler", "nvcc"])
+    assert result.exit_code == 0, result.output
+    document = json.loads((tmp_path / "r" / "validate.json").read_text())
+    [program] = document["programs"]
+    assert (program["name"], program["source"]) == ("renamed", "renamed.cu")
+    assert program["variants"]["naive"]["verdict"] == "built"
+    assert document["conversions"]["naive"] == {"files": 1, "failed": []}
+
+
+def test_build_only_with_hipcc(tmp_path: Path, nvcc_on_path: str):
+    require_tool("hipcc")
+    src = write_tree(tmp_path)
+    result = runner.invoke(app, ["validate", str(src), "-o", str(tmp_path / "r"), "--program",
+                                 "same", "--variant", "optimized", "--build-only",
+                                 "--hip-compiler", "hipcc"])
+    assert result.exit_code == 0, result.output
+    document = json.loads((tmp_path / "r" / "validate.json").read_text())
+    hip = document["toolchains"]["hip"]
+    assert hip["name"] in ("hipcc-amd", "hipcc-nvidia") and "HIP_PLATFORM" in hip["env"]
+    port = document["programs"][0]["variants"]["optimized"]
+    assert port["verdict"] == "built" and port["runs"] == []
+    assert port["build"]["command"].startswith(f"HIP_PLATFORM={hip['env']['HIP_PLATFORM']} ")
+
+
+def test_build_only_over_the_kernels(tmp_path: Path, nvcc_on_path: str):
+    result = runner.invoke(app, ["validate", str(ROOT / "kernels"), "-o", str(tmp_path),
+                                 "--build-only", "--program", "vector_ops", "--program",
+                                 "transpose", "--hip-compiler", "nvcc"])
+    assert result.exit_code == 0, result.output
+    document = json.loads((tmp_path / "validate.json").read_text())
+    programs = by_name(document)
+    assert sorted(programs) == ["transpose", "vector_ops"]
+    assert document["toolchains"]["hip"]["name"] == "nvcc-nvidia-headers"
+    for program in programs.values():
+        assert program["original"]["build"]["ok"] and program["original"]["runs"] == []
+        for variant in ("optimized", "naive"):
+            port = program["variants"][variant]
+            assert port["verdict"] == "built" and port["build"]["ok"], port["build"]["output_tail"]
+    assert document["summary"] == {"ok": True, "verdicts": {"built": 4}}
+    markdown = (tmp_path / "validate.md").read_text()
+    assert "| [`vector_ops`](#vector_ops) | built | built |" in markdown
+
+
+# --- usage errors ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args, message", [
+    (["missing-folder"], "does not exist"),
+    (["{src}", "--program", "nope"], "no program nope"),
+    (["{src}/util.cuh"], "no program under"),
+    (["{src}", "--rocm", "six"], "not a version number"),
+    (["{src}", "--runs", "0"], "--runs"),
+    (["{src}", "--variant", "fast"], "--variant"),
+    (["{src}", "-o", "{src}/same.cu"], "is not a folder"),
+])
+def test_usage_errors_exit_2(tmp_path: Path, args: list[str], message: str):
+    src = write_tree(tmp_path)
+    result = runner.invoke(app, ["validate", *(a.format(src=src) for a in args)])
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+    assert not (src / "same.cu").is_dir()
+
+
+def test_missing_nvcc_is_a_usage_error(tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(harness_run, "find_nvcc", lambda: None)
+    result = runner.invoke(app, ["validate", str(write_tree(tmp_path))])
+    assert result.exit_code == 2
+    assert "error: nvcc not found" in result.output
