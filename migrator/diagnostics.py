@@ -79,6 +79,7 @@ class Finding:
     fixed: bool
     fix_title: str = ""  # empty when the finding has no fix
     fix_applicability: str = ""  # safe / unsafe / display-only
+    optimization: bool = False  # from an AMD optimisation rule (left out by --no-optimize)
 
     def as_dict(self) -> dict:
         return {

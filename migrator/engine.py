@@ -176,6 +176,7 @@ def fix_source(
     reported: set[tuple[str, str]] = set()
     current = source
     applied_rules: set[str] = set()
+    optimizing = {code for rule in rules if rule.optimization for code in rule.codes()}
     for round_index in range(MAX_ROUNDS):
         ctx = RuleContext(current, settings, tables, tree)
         diagnostics = _enabled(_run_rules(rules, ctx), settings)
@@ -201,7 +202,8 @@ def fix_source(
             findings.append(Finding(source.path, line, column, diag.code, diag.message,
                                     diag.severity, diag.library, diag.symbol, fixed,
                                     fix.title if fix else "",
-                                    fix.applicability.value if fix else ""))
+                                    fix.applicability.value if fix else "",
+                                    diag.code in optimizing))
         if not chosen:
             if round_index:
                 _guard(errors_before, tree, applied_rules, apply_fixes)

@@ -260,7 +260,7 @@ def run(options: RunOptions, settings: Settings, report=None) -> RunResult:
             outcomes[item.rel] = FileResult(item.rel, "cached", input_hash=digest)
             continue
         pending.append((item, data, digest))
-    taken = {item.out_rel for item in items}
+    taken = {item.out_rel for item in items if not _generated_support(item)}
     for (item, data, digest), converted in zip(pending, _convert_all(pending, settings, options,
                                                                      report)):
         converted.input_hash = digest
@@ -285,6 +285,20 @@ def _convert_all(pending, settings: Settings, options: RunOptions, report):
         if report is not None:
             report(converted)
         yield converted
+
+
+def _generated_support(item: _Item) -> bool:
+    """Is this source file a support header rocmigrate wrote (converting its own output again)?
+    Then the support header written beside the outputs takes its place."""
+    from . import support
+
+    if item.kind != "convert" or item.rel.rpartition("/")[2] not in support.available():
+        return False
+    try:
+        with open(item.path, "rb") as handle:
+            return handle.read(64).startswith(support.GENERATED_MARK)
+    except OSError:
+        return False
 
 
 def _support_rels(out_rel: str, names: tuple[str, ...]) -> list[str]:

@@ -7,9 +7,7 @@ from collections import Counter, defaultdict
 from .runner import RunResult
 
 UNSUPPORTED_CODES = ("API002", "API003", "API004", "HDR002", "ARG002", "WRP002")
-CONVERSION_CODES = ("API001", "ARG001", "HDR001", "HDR003", "WRP001", "LCH001")
-# the AMD optimisation families: their applied rewrites are listed as optimisations
-OPTIMIZATION_PREFIXES = ("STM", "XFR", "SHM", "ATM")
+CONVERSION_CODES = ("API001", "ARG001", "HDR001", "HDR003", "WRP001", "LCH001", "ATM001")
 
 
 def summarize(run: RunResult) -> dict:
@@ -22,13 +20,13 @@ def summarize(run: RunResult) -> dict:
             marked = finding.fix_title.startswith("mark ")
             if finding.code in CONVERSION_CODES and finding.fixed:
                 by_library[finding.library or "other"] += 1
-            elif finding.code.startswith(OPTIMIZATION_PREFIXES) and finding.fixed and not marked:
+            elif finding.optimization and finding.fixed and not marked:
                 entry = optimized.setdefault(finding.code, {
                     "code": finding.code, "title": finding.fix_title, "count": 0, "locations": []})
                 entry["count"] += 1
                 entry["locations"].append(f"{finding.path}:{finding.line}:{finding.column}")
             elif (finding.code in UNSUPPORTED_CODES or finding.severity != "info" or marked
-                  or finding.code.startswith(OPTIMIZATION_PREFIXES)):
+                  or finding.optimization):
                 key = f"{finding.code} {finding.symbol}"
                 entry = unsupported.setdefault(key, {
                     "code": finding.code, "symbol": finding.symbol, "message": finding.message,

@@ -11,7 +11,7 @@ import pytest
 
 from conftest import ROOT, hipcc_compile
 from fixture_format import load_fixture
-from migrator import apitables, registry
+from migrator import apitables, registry, support
 from migrator.engine import fix_source
 from migrator.parsing import treesitter
 from migrator.source import Source
@@ -70,7 +70,12 @@ def test_fixture(path: Path, tmp_path: Path):
         assert not fixed_any
 
     if fixture.compile:
-        compiled = hipcc_compile(fixture.expected_path, tmp_path)
+        # the support headers the fixed file includes (rocmigrate_atomics.h...), as a run writes
+        # them beside its output
+        for name in support.referenced(result.output):
+            (tmp_path / name).write_bytes(support.render(name, fixture.settings))
+        include = ("-I", str(tmp_path))
+        compiled = hipcc_compile(fixture.expected_path, tmp_path, include)
         assert compiled.returncode == 0, compiled.stderr[-3000:]
         if not fixture.input_compiles:  # the fix is what makes it build: prove the input fails
-            assert hipcc_compile(fixture.path, tmp_path).returncode != 0
+            assert hipcc_compile(fixture.path, tmp_path, include).returncode != 0

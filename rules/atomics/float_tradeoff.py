@@ -1,0 +1,87 @@
+"""ATM003: float/double atomicAdd on AMD: the safe default or the fast hardware atomics."""
+
+from __future__ import annotations
+
+from migrator.diagnostics import Diagnostic
+from migrator.rule import Rule, RuleContext
+
+from ..calls import find_name, lexical_call
+from .operands import enclosing_function, function_name, pointer_operand
+
+
+class FloatAtomicTradeoff(Rule):
+    """Report, once per function, the fast/safe choice for float and double ``atomicAdd`` on AMD.
+
+    ## What it does
+    Counts the ``atomicAdd`` calls on a proven ``float*`` or ``double*`` (declared in the
+    function or the file, or cast) in each function, and reports them once per function, at the
+    first call: one finding per kernel instead of one per call. Atomics on ``__shared__`` arrays
+    (LDS) are not counted: they use the hardware atomics either way. Nothing is rewritten.
+
+    ## Why is this bad on AMD
+    HIP's ``atomicAdd(float*)`` and ``atomicAdd(double*)`` are the safe form by default. On MI200
+    (gfx90a), hipcc compiles them on global memory to a compare-and-swap loop
+    (``global_atomic_cmpswap``); with ``-munsafe-fp-atomics`` they become the hardware float
+    atomics (``global_atomic_add_f32``, ``flat_atomic_add_f64``), which are faster under
+    contention but, as HIP's ``amd_hip_unsafe_atomics.h`` says, undefined on fine-grained memory
+    (``hipHostMalloc``'d or coherent host memory, memory shared with peers) and may round or
+    treat denormals differently. ``unsafeAtomicAdd`` and ``safeAtomicAdd`` pick one form per call,
+    whatever the flag. Which one is right depends on where the memory comes from, which a
+    converter cannot see: the choice is reported, not made.
+
+    ## Example
+    ```cpp
+    __global__ void histogram(const int* bins, float* counts, int n) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < n) atomicAdd(&counts[bins[i]], 1.0f);
+    }
+    ```
+
+    ## Use instead
+    ```cpp
+    __global__ void histogram(const int* bins, float* counts, int n) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      // counts is hipMalloc'd (coarse-grained): the hardware atomic is safe here
+      if (i < n) unsafeAtomicAdd(&counts[bins[i]], 1.0f);
+    }
+    ```
+
+    ## Fix safety
+    No fix: the fast form is wrong on fine-grained memory and the safe form is slow; only a
+    person who knows the allocation can choose. Suppress the finding where the default is meant.
+    """
+
+    code = "ATM003"
+    name = "float-atomic-tradeoff"
+    summary = "float/double atomicAdd: safe CAS loop or fast hardware atomic on AMD"
+    family = "atomics"
+    fix = "never"
+    optimization = True
+
+    def check(self, ctx: RuleContext):
+        if b"atomicAdd" not in ctx.data:
+            return
+        functions: dict[int, list] = {}  # function start -> [start, end, count, types, name]
+        for _, start, end in find_name(ctx, {b"atomicAdd"}):
+            call = lexical_call(ctx, start, end)
+            if call is None or call == "macro" or len(call.arguments) != 2:
+                continue
+            operand = pointer_operand(ctx, *call.arguments[0])
+            if operand.kind != "known" or operand.type not in ("float", "double") or operand.shared:
+                continue
+            function = enclosing_function(ctx, start)
+            if function is None:
+                continue
+            entry = functions.setdefault(function.start_byte,
+                                         [start, end, 0, set(), function_name(ctx, function)])
+            entry[2] += 1
+            entry[3].add(operand.type)
+        for start, end, count, types, name in functions.values():
+            calls = "1 atomicAdd" if count == 1 else f"{count} atomicAdd calls"
+            yield Diagnostic(
+                "ATM003", f"{name}: {calls} on {'/'.join(sorted(types))} in global memory. On AMD "
+                "the default is the safe form (a compare-and-swap loop on MI200); "
+                "-munsafe-fp-atomics or unsafeAtomicAdd use the faster hardware atomics, which are "
+                "undefined on fine-grained (host-coherent or peer) memory; safeAtomicAdd keeps the "
+                "safe form under that flag. Unchanged: choose per call",
+                start, end, library="device", symbol="atomicAdd", severity="info")

@@ -1,0 +1,385 @@
+"""What the atomics rules share: the 16-bit floating-point types, the type an atomic's pointer
+argument points to (proven lexically from the declarations the file shows), evidence of 16-bit
+values where the type cannot be proven, and the table of native HIP atomics."""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from migrator.rule import RuleContext
+from migrator.versions import parse_version
+
+SUPPORT_HEADER = '"rocmigrate_atomics.h"'
+# the CUDA-style bf16 types: CUDA's __nv_bfloat16 becomes HIP's __hip_bfloat16 from ROCm 6.0
+# (hip/hip_bf16.h; rules/api/manual.tsv); older HIP has only the hip_bfloat16 struct
+NEW_BF16 = (6, 0, 0)
+# spelling (CUDA or HIP) -> the type the converted code has on AMD (native_atomics.tsv's names)
+SIXTEEN_BIT = {
+    "__half": "__half", "half": "__half",
+    "__half2": "__half2", "half2": "__half2",
+    "__nv_bfloat16": "__hip_bfloat16", "nv_bfloat16": "__hip_bfloat16",
+    "__hip_bfloat16": "__hip_bfloat16",
+    "__nv_bfloat162": "__hip_bfloat162", "nv_bfloat162": "__hip_bfloat162",
+    "__hip_bfloat162": "__hip_bfloat162",
+    "hip_bfloat16": "hip_bfloat16",
+}
+PAIRS = frozenset({"__half2", "__hip_bfloat162"})  # two 16-bit values in one 32-bit word
+_FUNDAMENTAL = re.compile(r"(?:(?:signed|unsigned|short|long|int|char|float|double|bool)\s*)+|"
+                          r"(?:u?int(?:8|16|32|64)_t|size_t|ptrdiff_t|uintptr_t)")
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_TYPE = r"[A-Za-z_][\w:]*(?:\s+(?:int|long|short|char))*"
+_C_CAST = re.compile(r"\(\s*(?:(?:const|volatile)\s+)*(" + _TYPE + r")\s*((?:\*\s*)+)\)")
+_CXX_CAST = re.compile(r"(?:reinterpret_cast|static_cast|const_cast)\s*<\s*"
+                       r"(?:(?:const|volatile)\s+)*(" + _TYPE + r")\s*((?:(?:const\s*)?\*\s*)+)>")
+# pointer arithmetic after the base name: "+ i", "- 1" (not "->", "++", "--", "-=", "+=")
+_ARITHMETIC = re.compile(r"[+-](?![+\-=>])")
+_TYPE_NAMES = "|".join(sorted(SIXTEEN_BIT, key=len, reverse=True))
+_EVIDENCE = re.compile(
+    r"\b(?:__float2half\w*|__double2half|__float2bfloat16\w*|__double2bfloat16|__floats2half2_rn|"
+    r"__float22half2_rn|__floats2bfloat162_rn|__float22bfloat162_rn|__h(?:add|sub|mul|fma)2?\b|"
+    + _TYPE_NAMES + r")\b")
+_ALIAS = re.compile(rb"\btypedef\s+(?:const\s+)?([A-Za-z_]\w*)\s+([A-Za-z_]\w*)\s*;"
+                    rb"|\busing\s+([A-Za-z_]\w*)\s*=\s*(?:const\s+)?([A-Za-z_]\w*)\s*;")
+
+
+def helper_available(canonical: str, rocm: tuple[int, int, int]) -> bool:
+    """Does rocmigrate_atomics.h, rendered for ``rocm``, define helpers for this type? (The
+    header has the bf16 type the converted code uses at that target.)"""
+    if canonical in ("__hip_bfloat16", "__hip_bfloat162"):
+        return rocm >= NEW_BF16
+    if canonical == "hip_bfloat16":
+        return rocm < NEW_BF16
+    return canonical in ("__half", "__half2")
+
+
+@functools.lru_cache(maxsize=1)
+def native_atomics() -> dict[tuple[str, str], tuple[int, int, int] | None]:
+    """(operation, type) -> the first ROCm whose HIP declares it natively (None: none known)."""
+    rows = {}
+    for line in Path(__file__).with_name("native_atomics.tsv").read_text().splitlines():
+        if not line.strip() or line.startswith("#") or line.startswith("operation\t"):
+            continue
+        operation, type_name, added = line.split("\t")[:3]
+        rows[(operation, type_name)] = None if added == "-" else parse_version(added)
+    return rows
+
+
+def native_in(operation: str, canonical: str, rocm: tuple[int, int, int]) -> bool:
+    added = native_atomics().get((operation, canonical))
+    return added is not None and rocm >= added
+
+
+@dataclass(frozen=True)
+class Declaration:
+    type: str  # as written (cv-qualifiers dropped), aliases resolved
+    pointers: int  # '*' in the declarator; an array dimension counts as one
+    shared: bool = False  # __shared__ (LDS)
+
+
+@dataclass(frozen=True)
+class Operand:
+    """What an atomic's pointer argument points to: a ``known`` type, a ``template`` parameter,
+    or ``unknown`` (``type`` then holds the unrecognised name, if any)."""
+
+    kind: str
+    type: str = ""
+    shared: bool = False
+
+    @property
+    def sixteen_bit(self) -> str | None:
+        return SIXTEEN_BIT.get(self.type) if self.kind == "known" else None
+
+
+UNKNOWN = Operand("unknown")
+
+
+@dataclass(frozen=True)
+class Cast:
+    type: str
+    pointers: int
+    end: int  # where the cast's operand starts in the text
+
+
+def leading_cast(text: str) -> Cast | None:
+    """The pointer cast ``text`` starts with: ``(T*)x``, ``reinterpret_cast<T*>(x)``..."""
+    match = _C_CAST.match(text) or _CXX_CAST.match(text)
+    if match is None:
+        return None
+    return Cast(_normal(match.group(1)), match.group(2).count("*"), match.end())
+
+
+def _normal(type_text: str) -> str:
+    words = [word for word in type_text.replace("::", " :: ").split()
+             if word not in ("const", "volatile", "struct")]
+    return " ".join(words).replace(" :: ", "::").lstrip(":")
+
+
+def _known(type_name: str) -> bool:
+    return type_name in SIXTEEN_BIT or _FUNDAMENTAL.fullmatch(type_name) is not None
+
+
+def strip_parens(text: str) -> str:
+    """``text`` without blanks and the parentheses that enclose all of it."""
+    text = text.strip()
+    while text.startswith("(") and _closing(text, 0) == len(text) - 1:
+        text = text[1:-1].strip()
+    return text
+
+
+def _closing(text: str, open_at: int) -> int:
+    depth = 0
+    for index in range(open_at, len(text)):
+        if text[index] in "([{":
+            depth += 1
+        elif text[index] in ")]}":
+            depth -= 1
+            if depth == 0:
+                return index
+    return -1
+
+
+def pointer_operand(ctx: RuleContext, begin: int, end: int) -> Operand:
+    """The type the pointer expression at [begin, end) points to, proven lexically: a cast to
+    ``T*``, or a name (``p``, ``p + i``, ``&x``, ``&a[i]``) declared in the enclosing function
+    (parameters, locals) or at file scope, with every declaration of that name agreeing."""
+    return operand_of(ctx, ctx.data[begin:end].decode("utf-8", "replace"), begin)
+
+
+def operand_of(ctx: RuleContext, text: str, at: int) -> Operand:
+    """What the pointer expression ``text``, written at ``at``, points to (see pointer_operand)."""
+    text = strip_parens(text)
+    cast = leading_cast(text)
+    if cast is not None:
+        return Operand("known" if _known(cast.type) else "unknown", cast.type) \
+            if cast.pointers == 1 else UNKNOWN
+    address_of = text.startswith("&")
+    if address_of:
+        text = strip_parens(text[1:])
+    name = _IDENTIFIER.match(text)
+    if name is None:
+        return UNKNOWN
+    rest = text[name.end():].lstrip()
+    subscripts = 0
+    while rest.startswith("["):
+        close = _closing(rest, 0)
+        if close < 0:
+            return UNKNOWN
+        subscripts += 1
+        rest = rest[close + 1:].lstrip()
+    if rest and (address_of or not _ARITHMETIC.match(rest)):
+        return UNKNOWN  # a member, a call, another operator: not provable from a declaration
+    scope = _scope(ctx, at)
+    declaration = scope.lookup(ctx, name.group())
+    if declaration is None:
+        return UNKNOWN
+    if declaration.pointers - subscripts + address_of != 1:
+        return UNKNOWN
+    if declaration.type in scope.template_parameters:
+        return Operand("template", declaration.type)
+    if not _known(declaration.type):
+        return Operand("unknown", declaration.type)
+    return Operand("known", declaration.type, declaration.shared)
+
+
+def value_declaration(ctx: RuleContext, name: str, at: int) -> Declaration | None:
+    """The declaration of the plain name ``name`` as seen from ``at``."""
+    return _scope(ctx, at).lookup(ctx, name)
+
+
+def sixteen_bit_evidence(ctx: RuleContext, spans: list[tuple[int, int]], at: int) -> str:
+    """Why the argument texts at ``spans`` look like 16-bit floats (a conversion to one, a
+    16-bit type's name, a name declared with one), or ''."""
+    for begin, end in spans:
+        text = ctx.data[begin:end].decode("utf-8", "replace")
+        found = _EVIDENCE.search(text)
+        if found:
+            return found.group()
+        plain = strip_parens(text)
+        if _IDENTIFIER.fullmatch(plain):
+            declaration = value_declaration(ctx, plain, at)
+            if declaration and declaration.pointers == 0 and declaration.type in SIXTEEN_BIT:
+                return f"{plain} is {declaration.type}"
+    return ""
+
+
+def mentions_sixteen_bit(ctx: RuleContext) -> bool:
+    """Does the file name a 16-bit floating-point type in code?"""
+    found = ctx.cache.get("atm_mentions")
+    if found is None:
+        pattern = re.compile(rb"\b(?:" + _TYPE_NAMES.encode() + rb")\b")
+        found = ctx.cache["atm_mentions"] = any(
+            ctx.in_code(m.start()) for m in pattern.finditer(ctx.data))
+    return found
+
+
+def enclosing_function(ctx: RuleContext, at: int):
+    """The innermost function definition around ``at`` (a tree node), or None."""
+    node = ctx.tree.root_node.descendant_for_byte_range(at, at)
+    while node is not None and node.type != "function_definition":
+        node = node.parent
+    return node
+
+
+def function_name(ctx: RuleContext, function) -> str:
+    declarator = function.child_by_field_name("declarator")
+    while declarator is not None and declarator.type != "function_declarator":
+        declarator = declarator.child_by_field_name("declarator")
+    if declarator is None:
+        return ""
+    name = declarator.child_by_field_name("declarator")
+    return ctx.text(name) if name is not None else ""
+
+
+def excluded_by_size_check(ctx: RuleContext, at: int, type_parameter: str) -> bool:
+    """Is ``at`` in the branch of an ``if constexpr (sizeof(T) == 2)`` (or ``!= 2``) that rules
+    out a 16-bit ``T``?"""
+    pattern = re.compile(r"sizeof\s*\(\s*" + re.escape(type_parameter) + r"\s*\)\s*(==|!=)\s*2\b")
+    node = ctx.tree.root_node.descendant_for_byte_range(at, at)
+    while node is not None and node.type != "function_definition":
+        if node.type == "if_statement" and any(c.type == "constexpr" for c in node.children):
+            condition = node.child_by_field_name("condition")
+            found = pattern.search(ctx.text(condition)) if condition is not None else None
+            alternative = node.child_by_field_name("alternative")
+            in_else = (alternative is not None
+                       and alternative.start_byte <= at < alternative.end_byte)
+            if found and (found.group(1) == "==") == in_else:
+                return True
+        node = node.parent
+    return False
+
+
+class _Scope:
+    """The declarations visible in one function (or at file scope): name -> declarations."""
+
+    def __init__(self, names: dict[str, set[Declaration]], template_parameters: frozenset[str],
+                 outer: "_Scope | None") -> None:
+        self.names = names
+        self.template_parameters = template_parameters
+        self.outer = outer
+
+    def lookup(self, ctx: RuleContext, name: str) -> Declaration | None:
+        found = self.names.get(name)
+        if found is None:
+            return self.outer.lookup(ctx, name) if self.outer is not None else None
+        if len(found) != 1:
+            return None  # declared with different types in different blocks: not provable
+        declaration = next(iter(found))
+        aliases = _aliases(ctx)
+        seen = 0
+        while declaration.type in aliases and seen < 4:
+            declaration = Declaration(aliases[declaration.type], declaration.pointers,
+                                      declaration.shared)
+            seen += 1
+        return declaration
+
+
+def _scope(ctx: RuleContext, at: int) -> _Scope:
+    scopes = ctx.cache.setdefault("atm_scopes", {})
+    file_scope = scopes.get(None)
+    if file_scope is None:
+        file_scope = scopes[None] = _Scope(_file_declarations(ctx), frozenset(), None)
+    function = enclosing_function(ctx, at)
+    if function is None:
+        return file_scope
+    key = (function.start_byte, function.end_byte)
+    scope = scopes.get(key)
+    if scope is None:
+        names: dict[str, set[Declaration]] = {}
+        stack = [function]
+        while stack:
+            node = stack.pop()
+            if node.type in ("parameter_declaration", "optional_parameter_declaration",
+                             "declaration"):
+                for name, declaration in _declared(ctx, node):
+                    names.setdefault(name, set()).add(declaration)
+            stack.extend(node.children)
+        scope = scopes[key] = _Scope(names, _template_parameters(ctx, function), file_scope)
+    return scope
+
+
+def _file_declarations(ctx: RuleContext) -> dict[str, set[Declaration]]:
+    names: dict[str, set[Declaration]] = {}
+    stack = [ctx.tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.type in ("function_definition", "field_declaration_list"):
+            continue
+        if node.type == "declaration":
+            for name, declaration in _declared(ctx, node):
+                names.setdefault(name, set()).add(declaration)
+            continue
+        stack.extend(node.children)
+    return names
+
+
+def _template_parameters(ctx: RuleContext, function) -> frozenset[str]:
+    found = set()
+    node = function.parent
+    while node is not None:
+        if node.type == "template_declaration":
+            parameters = node.child_by_field_name("parameters")
+            for parameter in parameters.named_children if parameters is not None else ():
+                if "type_parameter_declaration" in parameter.type:
+                    name = next((child for child in parameter.named_children
+                                 if child.type == "type_identifier"), None)
+                    if name is not None:
+                        found.add(ctx.text(name))
+        node = node.parent
+    return frozenset(found)
+
+
+def _declared(ctx: RuleContext, node):
+    """(name, Declaration) for each declarator of a declaration or parameter node."""
+    type_node = node.child_by_field_name("type")
+    if type_node is None:
+        return
+    type_name = _normal(ctx.text(type_node))
+    shared = b"__shared__" in ctx.data[node.start_byte : type_node.start_byte]
+    for declarator in node.children_by_field_name("declarator"):
+        name, pointers, value = _unwrap(declarator)
+        if name is None:
+            continue
+        if type_name == "auto":
+            cast = leading_cast(strip_parens(ctx.text(value))) if value is not None else None
+            if cast is not None:
+                yield ctx.text(name), Declaration(cast.type, cast.pointers, shared)
+            continue
+        yield ctx.text(name), Declaration(type_name, pointers, shared)
+
+
+def _unwrap(node):
+    """(identifier node, pointer levels, initial value node) of a declarator; (None, 0, None) for
+    function declarators and anything else that declares no variable."""
+    pointers, value = 0, None
+    while node is not None:
+        kind = node.type
+        if kind == "identifier":
+            return node, pointers, value
+        if kind == "init_declarator":
+            value = node.child_by_field_name("value")
+        elif kind in ("pointer_declarator", "array_declarator"):
+            pointers += 1
+        elif kind not in ("reference_declarator", "parenthesized_declarator"):
+            return None, 0, None
+        inner = node.child_by_field_name("declarator")
+        if inner is None:
+            inner = node.named_children[-1] if node.named_children else None
+        node = inner
+    return None, 0, None
+
+
+def _aliases(ctx: RuleContext) -> dict[str, str]:
+    """File-scope ``typedef T U;`` / ``using U = T;`` of one-word types: U -> T."""
+    aliases = ctx.cache.get("atm_aliases")
+    if aliases is None:
+        aliases = ctx.cache["atm_aliases"] = {}
+        for match in _ALIAS.finditer(ctx.data):
+            if ctx.in_code(match.start()):
+                if match.group(1):
+                    aliases[match.group(2).decode()] = match.group(1).decode()
+                else:
+                    aliases[match.group(3).decode()] = match.group(4).decode()
+    return aliases
