@@ -77,3 +77,38 @@ def test_optimized_outputs_compile_for_amd(tmp_path: Path):
         compiled = hipcc_compile(out, tmp_path)
         assert compiled.returncode == 0, compiled.stderr[-3000:]
         shutil.rmtree(out.parent)
+
+
+HALF_ATOMIC = b"""#include <cuda_fp16.h>
+__global__ void add(__half* slots, __half one) { atomicAdd(&slots[threadIdx.x % 32], one); }
+"""
+
+
+def test_support_header_follows_the_outputs_that_need_it(tmp_path: Path):
+    src, out = tmp_path / "src", tmp_path / "out"
+    (src / "sub").mkdir(parents=True)
+    (src / "sub" / "add.cu").write_bytes(HALF_ATOMIC)
+    (src / "plain.cu").write_bytes(b"__global__ void k(float* p) { p[0] = 1.0f; }\n")
+    result = runner.invoke(app, ["convert", str(src), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "wrote support header sub/rocmigrate_atomics.h" in result.output
+    header = out / "sub" / "rocmigrate_atomics.h"
+    assert header.is_file() and not (out / "rocmigrate_atomics.h").exists()
+    assert b'#include "rocmigrate_atomics.h"' in (out / "sub" / "add.cu").read_bytes()
+    # the source no longer needs it: the next run removes the header with the stale output
+    (src / "sub" / "add.cu").write_bytes(b"__global__ void k(float* p) { p[0] = 2.0f; }\n")
+    result = runner.invoke(app, ["convert", str(src), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert not header.exists() and "removed stale output sub/rocmigrate_atomics.h" in result.output
+
+
+def test_a_user_file_named_like_a_support_header_is_not_overwritten(tmp_path: Path):
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    (src / "add.cu").write_bytes(HALF_ATOMIC)
+    (src / "rocmigrate_atomics.h").write_bytes(b"// the user's own file\n")
+    result = runner.invoke(app, ["convert", str(src), "-o", str(out)])
+    assert result.exit_code == 1
+    assert "FAILED add.cu" in result.output and "rename that file" in result.output
+    assert (out / "rocmigrate_atomics.h").read_bytes() == b"// the user's own file\n"
+    assert not (out / "add.cu").exists()
