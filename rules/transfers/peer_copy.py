@@ -1,0 +1,113 @@
+"""XFR004: device-to-device copies between buffers of different devices."""
+
+from __future__ import annotations
+
+import re
+
+from migrator.diagnostics import Diagnostic, Edit, Fix
+from migrator.rule import Rule, RuleContext
+
+from ..dialect import api_name, is_hip
+from ..scopes import code_matches
+from .common import Copy, base_identifier, copies
+
+_SET_DEVICE = re.compile(rb"\b(?:cuda|hip)SetDevice\s*\(\s*([A-Za-z_]\w*|\d+)\s*\)")
+
+
+class PeerCopy(Rule):
+    """Copy between buffers of two devices with the peer-copy API.
+
+    ## What it does
+    Finds ``hipMemcpy``/``hipMemcpyAsync`` with ``hipMemcpyDeviceToDevice`` whose destination
+    and source were allocated (``hipMalloc``) in the same function on different devices (the
+    ``hipSetDevice`` before each allocation), and rewrites it to ``hipMemcpyPeer(dst, dstDevice,
+    src, srcDevice, bytes)`` or ``hipMemcpyPeerAsync(..., stream)``.
+
+    ## Why is this bad on AMD
+    ``hipMemcpyDeviceToDevice`` does not say which devices take part: the runtime works it out
+    from unified addressing in the current device's context, and a copy it cannot map directly
+    is staged. The peer API names both devices, so the copy engine of the source device moves the
+    data straight to the destination (over xGMI or PCIe peer-to-peer once
+    ``hipDeviceEnablePeerAccess`` is on), which is what multi-GPU gradient exchange needs.
+
+    ## Example
+    ```cpp
+    hipSetDevice(0); hipMalloc(&src, bytes);
+    hipSetDevice(1); hipMalloc(&dst, bytes);
+    hipMemcpy(dst, src, bytes, hipMemcpyDeviceToDevice);
+    ```
+
+    ## Use instead
+    ```cpp
+    hipMemcpyPeer(dst, 1, src, 0, bytes);
+    ```
+
+    ## Fix safety
+    Safe when both devices are known at the copy: integer literals, or variables the function
+    does not assign again after the allocation. Both calls are asynchronous to the host for
+    device-to-device copies and ordered with the devices' pending work.
+    """
+
+    code = "XFR004"
+    name = "peer-copy"
+    summary = "device-to-device copy between two devices without the peer API"
+    family = "transfers"
+    fix = "always"
+    optimization = True
+
+    def check(self, ctx: RuleContext):
+        if b"SetDevice" not in ctx.data:
+            return
+        for copy in copies(ctx):
+            if copy.body is None or len(copy.arguments) < 4:
+                continue
+            if not copy.text(ctx, 3).strip().endswith("DeviceToDevice"):
+                continue
+            devices = []
+            for index in (0, 1):
+                name = base_identifier(copy.text(ctx, index))
+                device = _device_of(ctx, copy, name) if name else None
+                if device is None:
+                    break
+                devices.append(device)
+            if len(devices) != 2 or devices[0] == devices[1]:
+                continue
+            yield _rewrite(ctx, copy, devices)
+
+
+def _device_of(ctx: RuleContext, copy: Copy, name: str) -> str | None:
+    """The device ``name`` was allocated on: the hipSetDevice argument before its hipMalloc, if
+    that argument still holds at the copy."""
+    body = copy.body
+    allocation = re.compile(rb"\b(?:cuda|hip)Malloc\s*\(\s*(?:\(\s*void\s*\*\*\s*\)\s*|reinterpret_cast"
+                            rb"\s*<\s*void\s*\*\*\s*>\s*\(\s*)?&\s*" + re.escape(name.encode()) + rb"\b")
+    found = [m for m in code_matches(ctx, allocation, body.open, copy.start)]
+    if len(found) != 1:
+        return None
+    settings = [m for m in code_matches(ctx, _SET_DEVICE, body.open, found[0].start())]
+    if not settings:
+        return None
+    device = settings[-1].group(1).decode()
+    if not device.isdigit():
+        assigned = re.compile(rb"\b" + re.escape(device.encode()) + rb"\s*(?:[-+*/]?=(?!=)|\+\+|--)")
+        if any(code_matches(ctx, assigned, found[0].end(), copy.start)):
+            return None
+    return device
+
+
+def _rewrite(ctx: RuleContext, copy: Copy, devices: list[str]) -> Diagnostic:
+    hip = is_hip(copy.name)
+    asynchronous = copy.name.endswith(b"Async")
+    dst, src, size = (copy.text(ctx, i).strip() for i in range(3))
+    if asynchronous:
+        stream = copy.text(ctx, 4).strip() if len(copy.arguments) > 4 else "0"
+        call = (f"{api_name(ctx, 'cudaMemcpyPeerAsync', hip)}({dst}, {devices[0]}, {src}, "
+                f"{devices[1]}, {size}, {stream})")
+    else:
+        call = f"{api_name(ctx, 'cudaMemcpyPeer', hip)}({dst}, {devices[0]}, {src}, {devices[1]}, {size})"
+    line, _ = ctx.source.position(copy.start)
+    fix = Fix("copy between the devices with the peer API",
+              (Edit(copy.start, copy.close + 1, call.encode()),))
+    return Diagnostic("XFR004", f"device-to-device copy from device {devices[1]} to device "
+                      f"{devices[0]}: name both devices with the peer-copy API", copy.start,
+                      copy.end, fix, library="runtime", symbol="MemcpyPeer")
