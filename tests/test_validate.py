@@ -416,3 +416,40 @@ def test_missing_nvcc_is_a_usage_error(tmp_path: Path, monkeypatch):
     result = runner.invoke(app, ["validate", str(write_tree(tmp_path))])
     assert result.exit_code == 2
     assert "error: nvcc not found" in result.output
+
+
+FLAGGED = r"""#include <cstdio>
+int main() {
+  // needs the build flag: a program that needs a library's -I/-L/-l is built the same way
+  printf("{\"program\":\"flagged\",\"value\":%d,\"result\":\"PASS\"}\nPASS\n", FLAG_VALUE);
+  return 0;
+}
+"""
+
+SKIPPING = r"""#include <cstdio>
+#include <cuda_runtime.h>
+int main() {
+  int devices = 0;  // a host-only stand-in for "fewer GPUs than the program needs"
+  printf("{\"program\":\"skipping\",\"devices\":%d,\"result\":\"SKIP\"}\nSKIP\n", devices);
+  return 0;
+}
+"""
+
+
+def test_build_flags_reach_both_sides_and_a_skip_is_not_a_failure(tmp_path: Path,
+                                                                    nvcc_on_path: str):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "flagged.cu").write_text(FLAGGED)
+    (src / "skipping.cu").write_text(SKIPPING)
+    result = runner.invoke(app, ["validate", str(src), "-o", str(tmp_path / "r"), "--runs", "1",
+                                 "--variant", "naive", "--hip-compiler", "nvcc",
+                                 "--build-flag", "-DFLAG_VALUE=42"])
+    assert result.exit_code == 0, result.output
+    document = json.loads((tmp_path / "r" / "validate.json").read_text())
+    verdicts = {p["name"]: p["variants"]["naive"]["verdict"] for p in document["programs"]}
+    assert verdicts == {"flagged": "pass", "skipping": "skipped"}
+    assert document["settings"]["build_flags"] == ["-DFLAG_VALUE=42"]
+    without = runner.invoke(app, ["validate", str(src / "flagged.cu"), "-o", str(tmp_path / "r2"),
+                                  "--runs", "1", "--variant", "naive", "--hip-compiler", "nvcc"])
+    assert without.exit_code == 1  # FLAG_VALUE undefined: neither side builds

@@ -49,6 +49,9 @@ def validate(
     keep_build: bool = typer.Option(False, "--keep-build", help="Keep the temporary build folder."),
     programs: Optional[List[str]] = typer.Option(None, "--program",
                                                  help="Validate only this program (repeatable)."),
+    build_flags: Optional[List[str]] = typer.Option(
+        None, "--build-flag", help="Add a flag to every compile, both sides (repeatable; e.g. "
+        "-I/opt/nccl/include, -lnccl)."),
 ) -> None:
     """Build the CUDA original and the HIP port, run both, compare results and timings."""
     from ..fsutil import atomic_write
@@ -67,7 +70,7 @@ def validate(
         programs=tuple(programs or ()), rocm=target, launch_syntax=launch_syntax.value,
         runs=runs, timeout=timeout, tolerance=tolerance, max_slowdown=max_slowdown,
         hip_compiler=hip_compiler.value, cuda_arch=cuda_arch, offload_arch=offload_arch,
-        build_only=build_only, keep_build=keep_build)
+        build_only=build_only, keep_build=keep_build, build_flags=tuple(build_flags or ()))
     if report_dir.exists() and not report_dir.is_dir():
         typer.echo(f"error: {report_dir} exists and is not a folder", err=True)
         raise typer.Exit(2)

@@ -88,9 +88,10 @@ def key_kind(key: str) -> str:
 
 
 def parse_output(stdout: str) -> tuple[dict | None, str | None]:
-    """(the last line that parses as a JSON object, the status line: PASS, FAIL or None)."""
+    """(the last line that parses as a JSON object, the status line: PASS, FAIL, SKIP (the
+    program cannot run here, e.g. it needs two GPUs) or None)."""
     lines = [line.strip() for line in stdout.splitlines() if line.strip()]
-    status = lines[-1] if lines and lines[-1] in ("PASS", "FAIL") else None
+    status = lines[-1] if lines and lines[-1] in ("PASS", "FAIL", "SKIP") else None
     for line in reversed(lines):
         if line.startswith("{"):
             try:

@@ -52,6 +52,7 @@ class ValidateOptions:
     build_only: bool = False
     keep_build: bool = False
     jobs: int = 0  # parallel compiles and conversions (0: one per CPU)
+    build_flags: tuple[str, ...] = ()  # added to every compile (both sides): -I, -L, -l...
 
     def as_dict(self) -> dict:
         return {"source": str(self.source), "variants": list(self.variants),
@@ -60,7 +61,7 @@ class ValidateOptions:
                 "tolerance": self.tolerance, "max_slowdown": self.max_slowdown,
                 "hip_compiler": self.hip_compiler, "cuda_arch": self.cuda_arch,
                 "offload_arch": self.offload_arch, "build_only": self.build_only,
-                "keep_build": self.keep_build}
+                "keep_build": self.keep_build, "build_flags": list(self.build_flags)}
 
 
 @dataclass
@@ -86,7 +87,7 @@ class VariantOutcome:
     results: list[ResultComparison] = field(default_factory=list)
     timings: list[TimingComparison] = field(default_factory=list)
     derived: list[DerivedFigure] = field(default_factory=list)
-    verdict: str = "failed"  # pass | slower | mismatch | failed | built
+    verdict: str = "failed"  # pass | slower | mismatch | failed | built | skipped
     problems: list[str] = field(default_factory=list)
 
 
@@ -129,7 +130,7 @@ class ValidationReport:
 
     @property
     def ok(self) -> bool:
-        return all(verdict in ("pass", "built") for verdict in self.verdicts())
+        return all(verdict in ("pass", "built", "skipped") for verdict in self.verdicts())
 
 
 Progress = Callable[[str], None]
@@ -233,7 +234,8 @@ def _build(programs: list[Program], root: Path, trees: dict[str, Path],
     say(f"building {len(jobs)} binaries (CUDA with {cuda.name}, HIP with {hip.name})")
     with ThreadPoolExecutor(max_workers=worker_count(options.jobs)) as pool:
         built = pool.map(lambda job: _compile(job[2], job[3] / job[0].rel,
-                                              _binary(scratch, job[1], job[0])), jobs)
+                                              _binary(scratch, job[1], job[0]),
+                                              options.build_flags), jobs)
         builds = {(program.name, side): build for (program, side, *_), build in zip(jobs, built)}
     return [ProgramOutcome(program.name, program.rel, Original(builds[program.name, "cuda"]),
                            {variant: VariantOutcome(errors[program.name, variant],
@@ -242,9 +244,10 @@ def _build(programs: list[Program], root: Path, trees: dict[str, Path],
             for program in programs]
 
 
-def _compile(toolchain: Toolchain, source: Path, binary: Path) -> Build:
+def _compile(toolchain: Toolchain, source: Path, binary: Path,
+             build_flags: tuple[str, ...] = ()) -> Build:
     binary.parent.mkdir(parents=True, exist_ok=True)
-    command = toolchain.command(source, binary, (source.parent,))
+    command = toolchain.command(source, binary, (source.parent,), build_flags)
     start = time.perf_counter()
     try:
         done = subprocess.run(command, capture_output=True, text=True, errors="replace",
@@ -338,6 +341,8 @@ def verdict(original: Original, port: VariantOutcome,
                                 "PASS/FAIL line")
     if problems:
         return "failed", problems
+    if original.runs and all(run.status == "SKIP" for run in original.runs):
+        return "skipped", ["the original skipped itself (it printed SKIP): it cannot run here"]
     for side, runs in (("original", original.runs), ("port", port.runs)):
         problems += [f"{side} run {number} did not pass (exit code {run.rc}, status "
                      f"{run.status or 'missing'})"

@@ -39,11 +39,14 @@ class Toolchain:
     env: tuple[tuple[str, str], ...] = ()
     include_dirs: tuple[str, ...] = ()  # the toolchain's own headers, before the program's
 
-    def command(self, source: Path, binary: Path, include_dirs: tuple[Path, ...] = ()) -> list[str]:
+    def command(self, source: Path, binary: Path, include_dirs: tuple[Path, ...] = (),
+                extra: tuple[str, ...] = ()) -> list[str]:
+        """The compile-and-link line; ``extra`` (the user's flags: -I, -L, -l...) comes after
+        the source so that libraries resolve its symbols."""
         includes = [arg for folder in (*self.include_dirs, *map(str, include_dirs))
                     for arg in ("-I", folder)]
         return [self.compiler, "-O3", "-std=c++17", *self.arch_flags, *includes,
-                "-x", self.language, "-o", str(binary), str(source)]
+                "-x", self.language, "-o", str(binary), str(source), *extra]
 
     def environment(self) -> dict[str, str]:
         return {**os.environ, **dict(self.env)}
