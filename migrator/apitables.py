@@ -49,13 +49,24 @@ class ArgumentRewrite:
 
 @dataclass(frozen=True)
 class Lowering:
-    """A call that the target ROCm lacks, lowered to an older form."""
+    """A CUDA name (or header) whose HIP counterpart the target ROCm lacks, lowered onto an older
+    HIP API (rules/api/lowerings.tsv)."""
 
     cuda: str
     below: Version  # applies when the target is older than this
+    rule: str  # the rule that applies it (WRP001, LOW001; header rows: HDR001)
+    kind: str  # call (the callee is replaced) / name (every use as code) / header (#include)
     replacement: str
     drop_argument: int | None
+    exact: str  # when it keeps CUDA's meaning: always / full_mask / literal / bf16
     note: str
+
+    def applies(self, rocm: Version) -> bool:
+        return rocm < self.below
+
+
+LOWERING_KINDS = frozenset({"call", "name", "header"})
+LOWERING_EXACT = frozenset({"always", "full_mask", "literal", "bf16"})
 
 
 @functools.lru_cache(maxsize=None)
@@ -106,9 +117,12 @@ class ApiTables:
         if (api_dir / "lowerings.tsv").exists():
             for row in _rows(api_dir / "lowerings.tsv"):
                 drop = row["drop_argument"].strip()
+                if row["kind"] not in LOWERING_KINDS or row["exact"] not in LOWERING_EXACT:
+                    raise ValueError(f"lowerings.tsv: {row['cuda']}: unknown kind or exact value")
                 self.lowerings[row["cuda"]] = Lowering(
-                    row["cuda"], parse_version(row["below"]), row["replacement"],
-                    int(drop) if drop else None, row.get("note") or "",
+                    row["cuda"], parse_version(row["below"]), row["rule"], row["kind"],
+                    row["replacement"], int(drop) if drop else None, row["exact"],
+                    row.get("note") or "",
                 )
 
     @functools.cached_property

@@ -39,18 +39,31 @@ def reverse_names(tables: ApiTables) -> list[tuple[str, str]]:
     return sorted((hip, cuda) for hip, (_, cuda) in chosen.items())
 
 
+def lowered_types(tables: ApiTables) -> list[tuple[str, str]]:
+    """(HIP type, CUDA type) for each type the lowerings replace (``hip_bfloat16`` ->
+    ``__nv_bfloat16``): the first CUDA name the table lowers to a HIP type stands for it."""
+    chosen: dict[str, str] = {}
+    for low in tables.lowerings.values():
+        if low.kind == "name" and low.replacement.isidentifier():
+            chosen.setdefault(low.replacement, low.cuda)
+    return sorted(chosen.items())
+
+
 def nvidia_headers(tables: ApiTables) -> dict[str, str]:
     """Relative path -> content of every header of the NVIDIA include tree."""
     from .templating import render
 
     files = {SHIM: render("nvidia/rocmigrate_nvidia.h.j2", version=__version__,
-                          names=reverse_names(tables))}
+                          names=reverse_names(tables), typedefs=lowered_types(tables))}
     wrappers: dict[str, str] = {}
     for entry in tables.headers.values():
         hip = entry.hip_header
         if not hip or hip == "-" or entry.library in tables.report_only_libraries:
             continue
         wrappers.setdefault(hip, entry.cuda_header.replace("/*", "/cub.cuh"))
+    for low in tables.lowerings.values():  # the older HIP headers lowered code includes
+        if low.kind == "header":
+            wrappers.setdefault(low.replacement, low.cuda)
     wrappers["hip/hip_runtime.h"] = "cuda_runtime.h"
     wrappers["hip/hip_runtime_api.h"] = "cuda_runtime_api.h"
     for hip, cuda in wrappers.items():

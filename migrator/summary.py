@@ -6,8 +6,9 @@ from collections import Counter, defaultdict
 
 from .runner import RunResult
 
-UNSUPPORTED_CODES = ("API002", "API003", "API004", "HDR002", "ARG002", "WRP002")
-CONVERSION_CODES = ("API001", "ARG001", "HDR001", "HDR003", "WRP001", "LCH001", "ATM001")
+UNSUPPORTED_CODES = ("API002", "API003", "API004", "HDR002", "ARG002", "WRP002", "LOW002")
+CONVERSION_CODES = ("API001", "ARG001", "HDR001", "HDR003", "WRP001", "LOW001", "LCH001",
+                    "ATM001")
 
 
 def summarize(run: RunResult) -> dict:
@@ -18,7 +19,7 @@ def summarize(run: RunResult) -> dict:
     for result in run.results:
         for finding in result.findings:
             marked = finding.fix_title.startswith("mark ")
-            if finding.code in CONVERSION_CODES and finding.fixed:
+            if finding.code in CONVERSION_CODES and finding.fixed and not marked:
                 by_library[finding.library or "other"] += 1
             elif finding.optimization and finding.fixed and not marked:
                 entry = optimized.setdefault(finding.code, {

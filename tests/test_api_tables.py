@@ -24,9 +24,11 @@ API_HEADER = ("cuda\thip\tkind\tlibrary\tsection\tcuda_added\tcuda_deprecated\tc
               "hip_added\thip_deprecated\thip_removed\texperimental\tsignature\tstatus")
 HEADERS_HEADER = "cuda_header\thip_header\tlibrary\thip_added\tnote"
 REWRITES_HEADER = "cuda\targ\taction\tvalue\tnote"
+LOWERINGS_HEADER = "cuda\tbelow\trule\tkind\treplacement\tdrop_argument\texact\tnote"
 KNOWN_HEADERS = {name: API_HEADER for name in GENERATED + ("manual.tsv",)}
 KNOWN_HEADERS["headers.tsv"] = HEADERS_HEADER
 KNOWN_HEADERS["argument_rewrites.tsv"] = REWRITES_HEADER
+KNOWN_HEADERS["lowerings.tsv"] = LOWERINGS_HEADER
 
 VERSION = re.compile(r"\d+\.\d+(\.\d+)?")
 VERSION_COLUMNS = ("cuda_added", "cuda_deprecated", "cuda_removed", "hip_added",
@@ -260,6 +262,38 @@ def test_verified_header_paths_exist():
         if hip in ("", "-") or "verified in" not in row["note"]:
             continue
         assert (Path("/usr/include") / hip).is_file(), f"{row['cuda_header']}: <{hip}> missing"
+
+
+def test_lowerings_end_where_hip_has_the_cuda_api():
+    """Each lowering applies exactly below the ROCm release whose HIP has the CUDA name (or
+    header), so that API001 / HDR001 take over from there, and names a rule that exists."""
+    from migrator import registry
+    from migrator.apitables import LOWERING_EXACT, LOWERING_KINDS, load
+    from migrator.versions import parse_version
+
+    tables = load()
+    codes = {code for cls in registry.all_rules() for code in cls.codes()}
+    _, rows = _table(API_DIR / "lowerings.tsv")
+    for row in rows:
+        assert row["kind"] in LOWERING_KINDS and row["exact"] in LOWERING_EXACT, row["cuda"]
+        assert row["rule"] in codes, row["cuda"]
+        entry = (tables.headers if row["kind"] == "header" else tables.names)[row["cuda"]]
+        assert entry.hip_added == parse_version(row["below"]), row["cuda"]
+
+
+@pytest.mark.skipif(_installed_hip_version() != (5, 2),
+                    reason="needs the HIP 5.2 reference headers in /usr/include/hip")
+def test_lowerings_target_what_hip_5_2_has():
+    tokens = _hip_tokens(HIP_INCLUDE)
+    for row in _table(API_DIR / "lowerings.tsv")[1]:
+        replacement = row["replacement"]
+        if row["kind"] == "header":
+            assert (Path("/usr/include") / replacement).is_file(), replacement
+            continue
+        for name in re.findall(r"[A-Za-z_]\w*", replacement):
+            if name in ("static_cast", "float") or name.startswith("__builtin_"):
+                continue  # the language and the compiler's builtins
+            assert name in tokens, f"{row['cuda']}: {name} not declared in HIP 5.2"
 
 
 # ---- the generator on a small synthetic source (runs without ../shared) ----

@@ -73,8 +73,11 @@ class IncludeRewrite(Rule):
     -> ``hipblas/hipblas.h``...), keeping the bracket style. Where several CUDA headers map to the
     same HIP header in the same ``#if`` branch, the HIP header is included once and the duplicate
     lines are removed; headers HIP needs no counterpart for (``device_launch_parameters.h``) are
-    removed. HDR002 marks headers with no HIP counterpart in the target ROCm. HDR003 adds
-    ``hip/hip_runtime.h`` to CUDA sources that relied on nvcc including the runtime implicitly.
+    removed. Where the target ROCm is older than the HIP header, a header row of
+    ``rules/api/lowerings.tsv`` names the older HIP header whose API LOW001 lowers the names onto
+    (``cuda_bf16.h`` -> ``hip/hip_bfloat16.h`` before ROCm 6.0). HDR002 marks headers with no HIP
+    counterpart in the target ROCm. HDR003 adds ``hip/hip_runtime.h`` to CUDA sources that relied
+    on nvcc including the runtime implicitly.
 
     ## Why is this bad on AMD
     hipcc does not know CUDA headers, and unlike nvcc it does not include the runtime header on
@@ -122,19 +125,27 @@ class IncludeRewrite(Rule):
             name = match.group(2).decode("utf-8", "replace").strip()
             entry = lookup_header(headers, name)
             target = name
+            lowered = ""
             if entry is not None and entry.library in ctx.tables.report_only_libraries:
                 text = (f"<{name}> is kept: {entry.library} is reported, not converted"
                         + (f" (counterpart: <{entry.hip_header}>)" if entry.hip_header not in ("", "-") else ""))
                 yield self._mark(ctx, match, text, name, entry)
                 continue
             if entry is not None and entry.hip_header not in ("-",):
-                if entry.hip_added is not None and entry.hip_added > rocm:
+                newer = entry.hip_added is not None and entry.hip_added > rocm
+                low = ctx.tables.lowerings.get(name)
+                if newer and low is not None and low.kind == "header" and low.applies(rocm):
+                    target = low.replacement  # an older HIP header (lowerings.tsv)
+                    lowered = (f" (<{entry.hip_header}> exists from ROCm "
+                               f"{format_version(entry.hip_added)}; {low.rule} lowers its names)")
+                elif newer:
                     text = (f"<{name}> has no HIP counterpart in ROCm {format_version(rocm)} "
                             f"(<{entry.hip_header}> exists from ROCm "
                             f"{format_version(entry.hip_added)})")
                     yield self._mark(ctx, match, text, name, entry)
                     continue
-                target = entry.hip_header or ""
+                else:
+                    target = entry.hip_header or ""
             elif entry is not None:
                 text = f"<{name}> has no HIP counterpart" + (f": {entry.note}" if entry.note else "")
                 yield self._mark(ctx, match, text, name, entry)
@@ -149,7 +160,7 @@ class IncludeRewrite(Rule):
                 seen.add(key)
                 start, end = match.span(2)
                 fix = Fix(f"include <{target}>", (Edit(start, end, target.encode()),))
-                yield Diagnostic("HDR001", f"<{name}> -> <{target}>", start, end, fix,
+                yield Diagnostic("HDR001", f"<{name}> -> <{target}>{lowered}", start, end, fix,
                                  library=entry.library if entry else "", symbol=name,
                                  severity="info")
             else:

@@ -95,26 +95,21 @@ class ApiRename(Rule):
         settings = ctx.settings
         rocm = settings.rocm
         index = _index(ctx.tables, rocm)
-        lowered = {name for name, low in ctx.tables.lowerings.items() if rocm < low.below}
+        lowered = {name for name, low in ctx.tables.lowerings.items()
+                   if low.kind != "header" and low.applies(rocm)}
         data = ctx.data
-        literals = ctx.literals
         entries = index.entries
         for match in index.candidates.finditer(data):
             entry = entries.get(match.group())
             if entry is None:
                 continue
             start, end = match.span()
-            if literals.covering(start) is not None:
-                continue
-            before = data[max(0, start - 2) : start].rstrip()
-            if before.endswith(b".") or before.endswith(b"->") or _is_member(data, start):
-                continue
-            if _declares_member(ctx, start, end):
+            if not names_code(ctx, start, end):
                 continue
             if entry.kind == "namespace" and not data[end : end + 8].lstrip().startswith(b"::"):
                 continue
             if entry.cuda in lowered:
-                continue  # WRP001 lowers it for this target
+                continue  # WRP001 or LOW001 lowers it for this target
             if entry.cuda in ctx.tables.argument_rewrites and isinstance(
                     lexical_call(ctx, start, end), LexicalCall):
                 continue  # ARG001 renames it together with its arguments
@@ -155,6 +150,19 @@ class ApiRename(Rule):
         fix = marker_fix(ctx, start, Marker(code, text))
         return Diagnostic(code, text, start, start + len(entry.cuda), fix,
                           library=entry.library, symbol=entry.cuda)
+
+
+def names_code(ctx: RuleContext, start: int, end: int) -> bool:
+    """True when the identifier at [start, end) is code that can name an API: not in a comment
+    or literal, not a member (``x.name``, ``p -> name``) and not a struct field declared with
+    that name. Rules that rename identifiers share this test."""
+    if ctx.literals.covering(start) is not None:
+        return False
+    data = ctx.data
+    before = data[max(0, start - 2) : start].rstrip()
+    if before.endswith(b".") or before.endswith(b"->") or _is_member(data, start):
+        return False
+    return not _declares_member(ctx, start, end)
 
 
 _DECLARATOR_END = re.compile(rb"[ \t]*[;\[=:,({]")

@@ -9,8 +9,9 @@ from migrator.rule import Marker, Rule, RuleContext
 
 from ..calls import find_name, lexical_call
 from ..markers import marker_fix
-from .operands import (PAIRS, SUPPORT_HEADER, function_name, helper_available, leading_cast,
-                       operand_of, pointer_operand, sixteen_bit_evidence, strip_parens)
+from .operands import (PAIRS, SUPPORT_HEADER, converted_type, function_name, helper_available,
+                       leading_cast, operand_of, pointer_operand, sixteen_bit_evidence,
+                       strip_parens)
 
 # __hadd(*p, v) and friends -> the helper doing the same atomically
 _HALF_ARITHMETIC = {"__hadd": "add", "__hadd2": "add", "__hsub": "sub", "__hsub2": "sub"}
@@ -232,7 +233,7 @@ def _element_type(ctx: RuleContext, element) -> str | None:
     pointer = element.child_by_field_name("argument")
     if pointer is None:
         return None
-    return pointer_operand(ctx, pointer.start_byte, pointer.end_byte).sixteen_bit
+    return converted_type(ctx, pointer_operand(ctx, pointer.start_byte, pointer.end_byte))
 
 
 def _compact(text: str) -> str:

@@ -10,7 +10,7 @@ from migrator.versions import format_version
 
 from ..calls import arguments, find_name, lexical_call
 from ..markers import marker_fix
-from .operands import (SUPPORT_HEADER, excluded_by_size_check, helper_available,
+from .operands import (SUPPORT_HEADER, converted_type, excluded_by_size_check, helper_available,
                        mentions_sixteen_bit, native_in, pointer_operand, sixteen_bit_evidence)
 
 OPERATIONS = {"atomicAdd": "add", "atomicSub": "sub", "atomicMax": "max", "atomicMin": "min",
@@ -27,16 +27,17 @@ class HalfPrecisionAtomic(Rule):
     ## What it does
     Finds ``atomicAdd``, ``atomicSub``, ``atomicMax``, ``atomicMin``, ``atomicExch`` and
     ``atomicCAS`` whose pointer argument is a ``__half*``, ``__half2*`` or bf16 pointer
-    (``__nv_bfloat16``/``__hip_bfloat16`` and their pairs; ``hip_bfloat16`` for ROCm < 6.0). The
-    type must be proven from the code: a cast to ``T*``, or a name declared as such in the
-    enclosing function (parameters, locals), or at file scope (``p``, ``p + i``, ``&a[i]``,
-    ``&x``; ``const``, ``__restrict__`` and simple typedefs are fine). Where the target ROCm has
-    the native function (``rules/atomics/native_atomics.tsv``) the call is left as it is; else it
-    becomes ``rocmigrate_atomic_add`` (``_sub``, ``_max``, ``_min``, ``_exch``, ``_cas``) from
-    the generated header ``rocmigrate_atomics.h``, which the engine includes and the run writes
-    beside the output. Calls whose type cannot be proven but whose arguments show 16-bit values
-    (``__float2half(...)``, a ``__half`` variable), calls on ``T*`` in template code of a file
-    that uses 16-bit types, and calls inside ``#define`` bodies are reported without a fix.
+    (``__nv_bfloat16``/``__hip_bfloat16`` and their pairs; ``hip_bfloat16`` for ROCm < 6.0, which
+    LOW001 lowers ``__nv_bfloat16`` to). The type must be proven from the code: a cast to ``T*``,
+    or a name declared as such in the enclosing function (parameters, locals), or at file scope
+    (``p``, ``p + i``, ``&a[i]``, ``&x``; ``const``, ``__restrict__`` and simple typedefs are
+    fine). Where the target ROCm has the native function (``rules/atomics/native_atomics.tsv``)
+    the call is left as it is; else it becomes ``rocmigrate_atomic_add`` (``_sub``, ``_max``,
+    ``_min``, ``_exch``, ``_cas``) from the generated header ``rocmigrate_atomics.h``, which the
+    engine includes and the run writes beside the output. Calls whose type cannot be proven but
+    whose arguments show 16-bit values (``__float2half(...)``, a ``__half`` variable), calls on
+    ``T*`` in template code of a file that uses 16-bit types, and calls inside ``#define`` bodies
+    are reported without a fix.
     With ``lint --fix --unsafe-fixes``, ``atomicAdd(h, __float2half(x))`` on a ``__half*``
     becomes ``rocmigrate_atomic_add_mixed(h, x)``.
 
@@ -71,7 +72,8 @@ class HalfPrecisionAtomic(Rule):
     ## Fix safety
     Safe where the pointer type is proven: the helper has the semantics of CUDA's native
     function (one atomic update, the sum rounded once, the old value returned), on the same
-    address. A CUDA bf16 type is only fixed for ROCm >= 6.0, where it becomes ``__hip_bfloat16``.
+    address. A CUDA bf16 scalar becomes ``__hip_bfloat16`` for ROCm >= 6.0 and ``hip_bfloat16``
+    (LOW001) before; a bf16 pair is only fixed for ROCm >= 6.0.
     The mixed-precision rewrite is unsafe: it rounds ``h + x`` once instead of rounding ``x``
     to ``__half`` first, so results can differ in the last bit (they become more accurate).
     """
@@ -104,7 +106,7 @@ class HalfPrecisionAtomic(Rule):
             if len(args) != (3 if operation == "cas" else 2):
                 continue
             operand = pointer_operand(ctx, *args[0])
-            canonical = operand.sixteen_bit
+            canonical = converted_type(ctx, operand)
             if canonical is None:
                 diagnostic = self._unproven(ctx, start, end, function, operand, args, target)
                 if diagnostic is not None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from migrator.rule import RuleContext
@@ -77,6 +77,9 @@ class Declaration:
     type: str  # as written (cv-qualifiers dropped), aliases resolved
     pointers: int  # '*' in the declarator; an array dimension counts as one
     shared: bool = False  # __shared__ (LDS)
+    # (block start, block end, declaration start) of a declaration in a block; not compared:
+    # declarations that agree are one, wherever they are
+    where: tuple[int, int, int] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -94,6 +97,18 @@ class Operand:
 
 
 UNKNOWN = Operand("unknown")
+
+
+def converted_type(ctx: RuleContext, operand: Operand) -> str | None:
+    """The 16-bit type (native_atomics.tsv's name) the operand has in the converted code: where a
+    lowering replaces its CUDA type name at the target (``__nv_bfloat16`` -> ``hip_bfloat16``
+    before ROCm 6.0, rules/api/lowerings.tsv), the replacement's."""
+    if operand.kind != "known":
+        return None
+    low = ctx.tables.lowerings.get(operand.type)
+    if low is not None and low.kind == "name" and low.applies(ctx.settings.rocm):
+        return SIXTEEN_BIT.get(low.replacement)
+    return SIXTEEN_BIT.get(operand.type)
 
 
 @dataclass(frozen=True)
@@ -172,7 +187,7 @@ def operand_of(ctx: RuleContext, text: str, at: int) -> Operand:
     if rest and (address_of or not _ARITHMETIC.match(rest)):
         return UNKNOWN  # a member, a call, another operator: not provable from a declaration
     scope = _scope(ctx, at)
-    declaration = scope.lookup(ctx, name.group())
+    declaration = scope.lookup(ctx, name.group(), at)
     if declaration is None:
         return UNKNOWN
     if declaration.pointers - subscripts + address_of != 1:
@@ -186,7 +201,7 @@ def operand_of(ctx: RuleContext, text: str, at: int) -> Operand:
 
 def value_declaration(ctx: RuleContext, name: str, at: int) -> Declaration | None:
     """The declaration of the plain name ``name`` as seen from ``at``."""
-    return _scope(ctx, at).lookup(ctx, name)
+    return _scope(ctx, at).lookup(ctx, name, at)
 
 
 def sixteen_bit_evidence(ctx: RuleContext, spans: list[tuple[int, int]], at: int) -> str:
@@ -260,18 +275,25 @@ class _Scope:
         self.template_parameters = template_parameters
         self.outer = outer
 
-    def lookup(self, ctx: RuleContext, name: str) -> Declaration | None:
+    def lookup(self, ctx: RuleContext, name: str, at: int | None = None) -> Declaration | None:
         found = self.names.get(name)
         if found is None:
             return self.outer.lookup(ctx, name) if self.outer is not None else None
+        if len(found) != 1 and at is not None:
+            # declared with different types in different blocks: the innermost block around
+            # ``at`` that declares it before ``at`` decides
+            visible = [d for d in found if d.where is not None
+                       and d.where[0] <= at < d.where[1] and d.where[2] <= at]
+            if visible:
+                found = {min(visible, key=lambda d: d.where[1] - d.where[0])}
         if len(found) != 1:
-            return None  # declared with different types in different blocks: not provable
+            return None  # not provable
         declaration = next(iter(found))
         aliases = _aliases(ctx)
         seen = 0
         while declaration.type in aliases and seen < 4:
             declaration = Declaration(aliases[declaration.type], declaration.pointers,
-                                      declaration.shared)
+                                      declaration.shared, declaration.where)
             seen += 1
         return declaration
 
@@ -338,21 +360,27 @@ def _declared(ctx: RuleContext, node):
         return
     type_name = _normal(ctx.text(type_node))
     shared = b"__shared__" in ctx.data[node.start_byte : type_node.start_byte]
+    block = node.parent
+    in_block = block is not None and block.type == "compound_statement"
+    where = (block.start_byte, block.end_byte, node.start_byte) if block is not None and \
+        block.type in ("compound_statement", "for_statement", "for_range_loop") else None
     for declarator in node.children_by_field_name("declarator"):
-        name, pointers, value = _unwrap(declarator)
+        name, pointers, value = _unwrap(declarator, in_block)
         if name is None:
             continue
         if type_name == "auto":
             cast = leading_cast(strip_parens(ctx.text(value))) if value is not None else None
             if cast is not None:
-                yield ctx.text(name), Declaration(cast.type, cast.pointers, shared)
+                yield ctx.text(name), Declaration(cast.type, cast.pointers, shared, where)
             continue
-        yield ctx.text(name), Declaration(type_name, pointers, shared)
+        yield ctx.text(name), Declaration(type_name, pointers, shared, where)
 
 
-def _unwrap(node):
+def _unwrap(node, in_block: bool = False):
     """(identifier node, pointer levels, initial value node) of a declarator; (None, 0, None) for
-    function declarators and anything else that declares no variable."""
+    function declarators and anything else that declares no variable. In a block, ``T v(n);``
+    (read by the parser as a function declaration whose parameters are bare names: the most
+    vexing parse) declares the variable ``v``."""
     pointers, value = 0, None
     while node is not None:
         kind = node.type
@@ -360,6 +388,8 @@ def _unwrap(node):
             return node, pointers, value
         if kind == "init_declarator":
             value = node.child_by_field_name("value")
+        elif kind == "function_declarator" and in_block and _constructed(node):
+            pass
         elif kind in ("pointer_declarator", "array_declarator"):
             pointers += 1
         elif kind not in ("reference_declarator", "parenthesized_declarator"):
@@ -369,6 +399,20 @@ def _unwrap(node):
             inner = node.named_children[-1] if node.named_children else None
         node = inner
     return None, 0, None
+
+
+def _constructed(declarator) -> bool:
+    """Is every "parameter" of this function declarator a bare name (``v(n, m)``)?"""
+    parameters = declarator.child_by_field_name("parameters")
+    if parameters is None or not parameters.named_children:
+        return False
+    for parameter in parameters.named_children:
+        type_node = parameter.child_by_field_name("type")
+        if (parameter.type != "parameter_declaration" or type_node is None
+                or type_node.type != "type_identifier"
+                or parameter.child_by_field_name("declarator") is not None):
+            return False
+    return True
 
 
 def _aliases(ctx: RuleContext) -> dict[str, str]:

@@ -19,8 +19,8 @@ class WarpSyncLowering(Rule):
     each call is rewritten to the non-sync builtin without its mask argument
     (``__shfl_down_sync(mask, v, 1)`` -> ``__shfl_down(v, 1)``, ``__ballot_sync(mask, p)`` ->
     ``__ballot(p)``) and ``__syncwarp()`` to a wavefront barrier. The lowering table is
-    ``rules/api/lowerings.tsv``. Calls inside ``#define`` bodies are reported (WRP002), not
-    rewritten.
+    ``rules/api/lowerings.tsv`` (its ``WRP001`` rows). Calls inside ``#define`` bodies are
+    reported (WRP002), not rewritten.
 
     ## Why is this bad on AMD
     The sync forms do not exist before ROCm 6.2, so the code does not build. The non-sync forms
@@ -53,7 +53,7 @@ class WarpSyncLowering(Rule):
     def check(self, ctx: RuleContext):
         rocm = ctx.settings.rocm
         lowerings = {name.encode(): low for name, low in ctx.tables.lowerings.items()
-                     if rocm < low.below and name.encode() in ctx.data}
+                     if low.rule == self.code and low.applies(rocm) and name.encode() in ctx.data}
         target = format_version(rocm)
         for name, start, end in find_name(ctx, lowerings):
             low = lowerings[name]
