@@ -15,6 +15,10 @@ from .apitables import ApiTables
 from .fsutil import atomic_write
 
 SHIM = "hip/rocmigrate_nvidia.h"
+# Libraries that ship outside the CUDA toolkit (values of the header table's library column):
+# their wrappers are written only where their CUDA header is found, so that a feature test such
+# as ``#if __has_include(<rccl/rccl.h>)`` stays true exactly when the library is there.
+OPTIONAL_LIBRARIES = frozenset({"nccl", "cudnn"})
 # macros the template defines by hand (they take arguments or change them)
 _HAND_WRITTEN = {"hipHostMalloc", "hipHostMallocDefault", "hipHostMallocPortable",
                  "hipHostMallocMapped", "hipHostMallocWriteCombined"}
@@ -49,8 +53,35 @@ def lowered_types(tables: ApiTables) -> list[tuple[str, str]]:
     return sorted(chosen.items())
 
 
-def nvidia_headers(tables: ApiTables) -> dict[str, str]:
-    """Relative path -> content of every header of the NVIDIA include tree."""
+def header_search_path(extra: tuple[Path, ...] = ()) -> list[Path]:
+    """Where an optional library's CUDA header is looked for: ``extra`` (the -I folders the build
+    will use), CPATH / CPLUS_INCLUDE_PATH, the CUDA toolkit's include folder, and the include
+    folders of NVIDIA's Python packages (nvidia-nccl-cu13 and the like)."""
+    import os
+    import shutil
+
+    folders = list(extra)
+    for variable in ("CPATH", "CPLUS_INCLUDE_PATH"):
+        folders += [Path(p) for p in os.environ.get(variable, "").split(os.pathsep) if p]
+    nvcc = shutil.which("nvcc")
+    roots = [Path(os.environ[v]) for v in ("CUDA_HOME", "CUDA_PATH") if os.environ.get(v)]
+    if nvcc:
+        roots.append(Path(nvcc).resolve().parent.parent)
+    folders += [root / "include" for root in roots]
+    try:
+        import nvidia  # the namespace package of NVIDIA's wheels, where installed
+
+        folders += [Path(p) / name / "include" for p in nvidia.__path__
+                    for name in sorted(os.listdir(p)) if (Path(p) / name / "include").is_dir()]
+    except ImportError:
+        pass
+    return folders
+
+
+def nvidia_headers(tables: ApiTables, search: list[Path] | None = None) -> dict[str, str]:
+    """Relative path -> content of every header of the NVIDIA include tree. With ``search``,
+    wrappers of optional libraries (NCCL, cuDNN) are written only when their CUDA header is
+    found in one of those folders."""
     from .templating import render
 
     files = {SHIM: render("nvidia/rocmigrate_nvidia.h.j2", version=__version__,
@@ -59,6 +90,9 @@ def nvidia_headers(tables: ApiTables) -> dict[str, str]:
     for entry in tables.headers.values():
         hip = entry.hip_header
         if not hip or hip == "-" or entry.library in tables.report_only_libraries:
+            continue
+        if (search is not None and entry.library in OPTIONAL_LIBRARIES
+                and not any((folder / entry.cuda_header).is_file() for folder in search)):
             continue
         wrappers.setdefault(hip, entry.cuda_header.replace("/*", "/cub.cuh"))
     for low in tables.lowerings.values():  # the older HIP headers lowered code includes
@@ -72,9 +106,10 @@ def nvidia_headers(tables: ApiTables) -> dict[str, str]:
     return files
 
 
-def write_nvidia_headers(tables: ApiTables, out: Path) -> list[Path]:
+def write_nvidia_headers(tables: ApiTables, out: Path,
+                         search: list[Path] | None = None) -> list[Path]:
     written = []
-    for rel, text in sorted(nvidia_headers(tables).items()):
+    for rel, text in sorted(nvidia_headers(tables, search).items()):
         path = out / rel
         atomic_write(path, text.encode())
         written.append(path)

@@ -56,3 +56,18 @@ def test_converted_fixture_builds_with_nvcc(name: str, include_dir: Path, tmp_pa
     path = ROOT / "fixtures" / "convert" / "project" / "expected" / name
     compiled = nvcc_compile(path, tmp_path, ("-I", str(include_dir)))
     assert compiled.returncode == 0, compiled.stderr[-3000:]
+
+
+def test_optional_library_wrappers_follow_the_headers_found(tmp_path: Path):
+    """rccl/rccl.h (-> nccl.h) exists in the tree only where nccl.h does, so that a converted
+    `#if __has_include(<rccl/rccl.h>)` guard is true exactly when NCCL is there."""
+    tables = apitables.load()
+    assert "rccl/rccl.h" in nvidia_headers(tables)  # no search given: every wrapper
+    assert "rccl/rccl.h" not in nvidia_headers(tables, [tmp_path])
+    (tmp_path / "nccl.h").write_text("// stand-in\n")
+    assert "#include <nccl.h>" in nvidia_headers(tables, [tmp_path])["rccl/rccl.h"]
+    assert "hip/hip_runtime.h" in nvidia_headers(tables, [])  # toolkit wrappers stay
+    out = tmp_path / "tree"
+    result = CliRunner().invoke(app, ["nvidia-headers", str(out), "-I", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert (out / "rccl" / "rccl.h").is_file()

@@ -165,7 +165,7 @@ def validate(options: ValidateOptions, progress: Progress | None = None) -> Vali
         try:
             cuda = cuda_toolchain(nvcc, options.cuda_arch)
             hip = hip_toolchain(options.hip_compiler, nvcc, options.cuda_arch,
-                                options.offload_arch, scratch)
+                                options.offload_arch, scratch, options.build_flags)
         except ToolchainError as err:
             raise ValidateError(str(err)) from None
         say(f"port built with {hip.name}: {hip.reason}")

@@ -110,19 +110,19 @@ def cuda_toolchain(nvcc: str, cuda_arch: str) -> Toolchain:
 
 
 def hip_toolchain(choice: str, nvcc: str, cuda_arch: str, offload_arch: str,
-                  scratch: Path) -> Toolchain:
+                  scratch: Path, build_flags: tuple[str, ...] = ()) -> Toolchain:
     """The toolchain that builds the port (``choice``: auto | hipcc | nvcc); test compiles and
     generated headers go under ``scratch``."""
     if choice not in HIP_COMPILERS:
         raise ToolchainError(f"unknown HIP compiler {choice!r} (expected one of "
                              f"{', '.join(HIP_COMPILERS)})")
     if choice == "nvcc":
-        return _nvcc_with_headers(nvcc, cuda_arch, scratch, "--hip-compiler nvcc")
+        return _nvcc_with_headers(nvcc, cuda_arch, scratch, "--hip-compiler nvcc", build_flags)
     hipcc = shutil.which("hipcc")
     if hipcc is None:
         if choice == "hipcc":
             raise ToolchainError("hipcc not found on PATH (--hip-compiler hipcc)")
-        return _nvcc_with_headers(nvcc, cuda_arch, scratch, "hipcc not found")
+        return _nvcc_with_headers(nvcc, cuda_arch, scratch, "hipcc not found", build_flags)
     has_gpu, seen = amd_gpu()
     if has_gpu:
         return _hipcc_amd(hipcc, offload_arch, seen)
@@ -133,7 +133,7 @@ def hip_toolchain(choice: str, nvcc: str, cuda_arch: str, offload_arch: str,
     if choice == "hipcc":  # asked for: build for AMD, which runs only where an AMD GPU is
         return _hipcc_amd(hipcc, offload_arch, f"--hip-compiler hipcc; {seen}; {failure}; "
                           "binaries run only on an AMD GPU")
-    return _nvcc_with_headers(nvcc, cuda_arch, scratch, f"{seen}; {failure}")
+    return _nvcc_with_headers(nvcc, cuda_arch, scratch, f"{seen}; {failure}", build_flags)
 
 
 def _hipcc_amd(hipcc: str, offload_arch: str, reason: str) -> Toolchain:
@@ -171,12 +171,15 @@ def _probe_hipcc_nvidia(hipcc: str, nvcc: str, cuda_arch: str, folder: Path) -> 
     return False, f"exit {done.returncode}: {(errors or output or ['no output'])[0][:200]}"
 
 
-def _nvcc_with_headers(nvcc: str, cuda_arch: str, scratch: Path, reason: str) -> Toolchain:
+def _nvcc_with_headers(nvcc: str, cuda_arch: str, scratch: Path, reason: str,
+                       build_flags: tuple[str, ...] = ()) -> Toolchain:
     from .. import apitables
-    from ..nvidia import write_nvidia_headers
+    from ..nvidia import header_search_path, write_nvidia_headers
 
     headers = scratch / "nvidia-headers"
-    write_nvidia_headers(apitables.load(), headers)
+    folders = tuple(Path(flag[2:] or following) for flag, following
+                    in zip(build_flags, (*build_flags[1:], "")) if flag.startswith("-I"))
+    write_nvidia_headers(apitables.load(), headers, header_search_path(folders))
     return Toolchain("nvcc-nvidia-headers", nvcc, compiler_version(nvcc),
                      f"{reason}: nvcc with rocmigrate's NVIDIA headers (rocmigrate nvidia-headers)",
                      (f"-arch={cuda_arch}",), "cu", include_dirs=(str(headers),))

@@ -7,12 +7,14 @@ import re
 from migrator.apitables import HeaderEntry
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.engine import has_include
+from migrator.parsing.tokens import in_directive
 from migrator.rule import Marker, Rule, RuleContext
 from migrator.versions import format_version
 
 from ..markers import marker_fix
 
 _INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]*)[>"][^\n]*(?:\n|\Z)', re.MULTILINE)
+_HAS_INCLUDE = re.compile(rb'\b__has_include(?:_next)?\s*\(\s*([<"])([^>"\n]*)[>"]\s*\)')
 _CONDITIONAL = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b", re.MULTILINE)
 _DEVICE_CODE = re.compile(rb"__global__|<<<|__device__|__shared__|threadIdx|blockIdx")
 RUNTIME_HEADER = "hip/hip_runtime.h"
@@ -113,7 +115,6 @@ class IncludeRewrite(Rule):
         if b"include" not in data and not ctx.path.endswith(CUDA_SOURCE_SUFFIXES):
             return
         headers = ctx.tables.headers
-        rocm = ctx.settings.rocm
         marks = None
         seen: set[tuple[int, str]] = set()
         for match in _INCLUDE.finditer(data):
@@ -124,33 +125,11 @@ class IncludeRewrite(Rule):
             block = _block_at(marks, match.start())
             name = match.group(2).decode("utf-8", "replace").strip()
             entry = lookup_header(headers, name)
-            target = name
-            lowered = ""
-            if entry is not None and entry.library in ctx.tables.report_only_libraries:
-                text = (f"<{name}> is kept: {entry.library} is reported, not converted"
-                        + (f" (counterpart: <{entry.hip_header}>)" if entry.hip_header not in ("", "-") else ""))
-                yield self._mark(ctx, match, text, name, entry)
+            target, lowered, problem = _hip_header(ctx, name, entry)
+            if problem:
+                yield self._mark(ctx, match, problem, name, entry)
                 continue
-            if entry is not None and entry.hip_header not in ("-",):
-                newer = entry.hip_added is not None and entry.hip_added > rocm
-                low = ctx.tables.lowerings.get(name)
-                if newer and low is not None and low.kind == "header" and low.applies(rocm):
-                    target = low.replacement  # an older HIP header (lowerings.tsv)
-                    lowered = (f" (<{entry.hip_header}> exists from ROCm "
-                               f"{format_version(entry.hip_added)}; {low.rule} lowers its names)")
-                elif newer:
-                    text = (f"<{name}> has no HIP counterpart in ROCm {format_version(rocm)} "
-                            f"(<{entry.hip_header}> exists from ROCm "
-                            f"{format_version(entry.hip_added)})")
-                    yield self._mark(ctx, match, text, name, entry)
-                    continue
-                else:
-                    target = entry.hip_header or ""
-            elif entry is not None:
-                text = f"<{name}> has no HIP counterpart" + (f": {entry.note}" if entry.note else "")
-                yield self._mark(ctx, match, text, name, entry)
-                continue
-            elif ctx.settings.rename_ext and match.group(1) == b'"' and name.endswith(".cu"):
+            if entry is None and ctx.settings.rename_ext and match.group(1) == b'"' and name.endswith(".cu"):
                 target = name[:-3] + ".hip"
             key = (block, target)
             if target == name:
@@ -170,6 +149,8 @@ class IncludeRewrite(Rule):
                 yield Diagnostic("HDR001", f"<{name}> removed: {why}", start, end, fix,
                                  library=entry.library if entry else "", symbol=name,
                                  severity="info")
+        if b"__has_include" in data:
+            yield from _has_include_tests(ctx)
         if ctx.path.endswith(CUDA_SOURCE_SUFFIXES) and not _has_runtime(data):
             first = _first_device_code(ctx)
             if first is not None:
@@ -183,6 +164,50 @@ class IncludeRewrite(Rule):
         return Diagnostic("HDR002", text, start, match.end(2),
                           marker_fix(ctx, start, Marker("HDR002", text)),
                           library=entry.library, symbol=name)
+
+
+def _hip_header(ctx: RuleContext, name: str, entry) -> tuple[str, str, str]:
+    """(the HIP header for CUDA header ``name`` at the target: ``name`` itself when it is not a
+    CUDA header, "" when HIP needs none; a note when it is a lowering; why it has none)."""
+    rocm = ctx.settings.rocm
+    if entry is None:
+        return name, "", ""
+    if entry.library in ctx.tables.report_only_libraries:
+        return name, "", (f"<{name}> is kept: {entry.library} is reported, not converted"
+                          + (f" (counterpart: <{entry.hip_header}>)"
+                             if entry.hip_header not in ("", "-") else ""))
+    if entry.hip_header == "-":
+        return name, "", f"<{name}> has no HIP counterpart" + (f": {entry.note}" if entry.note else "")
+    if entry.hip_added is not None and entry.hip_added > rocm:
+        low = ctx.tables.lowerings.get(name)
+        if low is not None and low.kind == "header" and low.applies(rocm):
+            return low.replacement, (f" (<{entry.hip_header}> exists from ROCm "
+                                     f"{format_version(entry.hip_added)}; {low.rule} lowers its "
+                                     "names)"), ""  # an older HIP header (lowerings.tsv)
+        return name, "", (f"<{name}> has no HIP counterpart in ROCm {format_version(rocm)} "
+                          f"(<{entry.hip_header}> exists from ROCm "
+                          f"{format_version(entry.hip_added)})")
+    return entry.hip_header or "", "", ""
+
+
+def _has_include_tests(ctx: RuleContext):
+    """HDR001 for ``__has_include(<cuda header>)`` in ``#if``/``#elif``: the test must ask for
+    the header the converted ``#include`` names, or a guard such as
+    ``#if __has_include(<nccl.h>)`` turns itself off once RCCL replaces NCCL."""
+    data = ctx.data
+    for match in _HAS_INCLUDE.finditer(data):
+        if not in_directive(data, match.start()):
+            continue
+        name = match.group(2).decode("utf-8", "replace").strip()
+        entry = lookup_header(ctx.tables.headers, name)
+        target, lowered, problem = _hip_header(ctx, name, entry)
+        if problem or not target or target == name:
+            continue
+        start, end = match.span(2)
+        yield Diagnostic("HDR001", f"__has_include(<{name}>) -> __has_include(<{target}>)"
+                         f"{lowered}", start, end,
+                         Fix(f"test for <{target}>", (Edit(start, end, target.encode()),)),
+                         library=entry.library, symbol=name, severity="info")
 
 
 def _has_runtime(data: bytes) -> bool:
