@@ -104,13 +104,21 @@ def test_a_fail_status_is_a_mismatch():
 
 
 def test_a_slower_port_is_flagged():
-    original = [run_of(contract(kernel_ms=value)) for value in (1.0, 1.2, 0.9)]
+    original = [run_of(contract(kernel_ms=value)) for value in (1.0, 1.01, 0.995)]
     slow = [run_of(contract(kernel_ms=value)) for value in (1.05, 1.3, 0.8)]
     [timing] = compare_timings(original, slow, 0.02)
+    assert timing.spread == pytest.approx(0.015)
     assert (timing.original_ms, timing.port_ms, timing.flag) == (1.0, 1.05, "slower")
     assert timing.ratio == pytest.approx(1.05)
     assert judge(original, slow) == ("slower", ["kernel_ms: port 1.05 ms, original 1 ms (1.050x)"])
     assert judge(original, slow, max_slowdown=0.1) == ("pass", [])
+    # an original whose own runs spread 30%: a port 5% slower cannot be told from it
+    noisy = [run_of(contract(kernel_ms=value)) for value in (1.0, 1.2, 0.9)]
+    [within] = compare_timings(noisy, slow, 0.02)
+    assert (within.flag, within.spread) == ("noise", pytest.approx(0.3))
+    assert judge(noisy, slow) == ("pass", [])
+    [beyond] = compare_timings(noisy, [run_of(contract(kernel_ms=1.4))], 0.02)
+    assert beyond.flag == "slower"
     [fast] = compare_timings(original, [run_of(contract(kernel_ms=0.5))], 0.02)
     assert fast.flag == "faster"
     [missing] = compare_timings(original, [run_of(contract())], 0.02)
@@ -288,7 +296,7 @@ def test_end_to_end_without_a_gpu(tmp_path: Path, nvcc_on_path: str):
         assert port["runs"][0]["json"]["code"] == 30 and port["runs"][0]["status"] == "PASS"
         assert {r["key"]: r["equal"] for r in port["results"]} == {"program": True, "code": True}
         assert port["timings"] == [{"key": "work_ms", "original_ms": 1.5, "port_ms": 1.5,
-                                    "ratio": 1.0, "flag": "ok"}]
+                                    "ratio": 1.0, "flag": "ok", "spread": None}]
         assert port["derived"] == [{"key": "items_per_s", "original": 2.0, "port": 2.0}]
     if hip["name"] == "nvcc-nvidia-headers":
         assert "nvidia-headers -I" in same["variants"]["naive"]["build"]["command"]

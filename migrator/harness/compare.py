@@ -66,7 +66,8 @@ class TimingComparison:
     original_ms: float | None  # median over the runs
     port_ms: float | None
     ratio: float | None  # port / original
-    flag: str  # ok | slower | faster | missing
+    flag: str  # ok | slower | noise | faster | missing
+    spread: float | None = None  # the original's own run-to-run spread: (max - min) / median
 
 
 @dataclass
@@ -144,24 +145,36 @@ def compare_results(original_runs: list[Run], port_runs: list[Run],
 
 def compare_timings(original_runs: list[Run], port_runs: list[Run],
                     max_slowdown: float) -> list[TimingComparison]:
-    """Median of every timing key on each side; a port slower than ``1 + max_slowdown`` times
-    the original is flagged slower (faster than ``1 - max_slowdown`` times: faster)."""
+    """Median of every timing key on each side. A port slower than ``1 + max_slowdown`` times
+    the original is flagged slower, unless the original's own runs spread wider than that: a
+    port within that spread is flagged ``noise`` (the measurement cannot tell them apart), not
+    slower. Faster than ``1 - max_slowdown`` times: faster."""
     comparisons = []
     for key in _keys(original_runs, port_runs, "timing"):
         original, port = median(original_runs, key), median(port_runs, key)
         ratio = port / original if original and port is not None else None
+        spread = _spread(original_runs, key)
         if original is None or port is None:
             flag = "missing"
         elif ratio is None:  # the original took no measurable time
             flag = "slower" if port > 0 else "ok"
         elif ratio > 1 + max_slowdown:
-            flag = "slower"
+            flag = "noise" if spread is not None and ratio <= 1 + spread else "slower"
         elif ratio < 1 - max_slowdown:
             flag = "faster"
         else:
             flag = "ok"
-        comparisons.append(TimingComparison(key, original, port, ratio, flag))
+        comparisons.append(TimingComparison(key, original, port, ratio, flag, spread))
     return comparisons
+
+
+def _spread(runs: list[Run], key: str) -> float | None:
+    """(max - min) / median of a timing over the completed runs; None with fewer than 3."""
+    values = [run.json[key] for run in runs
+              if run.completed and run.json and _is_number(run.json.get(key))]
+    if len(values) < 3 or not statistics.median(values):
+        return None
+    return (max(values) - min(values)) / statistics.median(values)
 
 
 def derived_figures(original_runs: list[Run], port_runs: list[Run]) -> list[DerivedFigure]:
