@@ -21,18 +21,10 @@ def render_summary(summary: dict, verbose: bool = False) -> str:
                      + ", ".join(f"{lib} {count}" for lib, count in refs.items()) + ")")
     if summary["optimized"]:
         lines.append("AMD optimisations applied (convert --no-optimize leaves them out):")
-        for entry in summary["optimized"]:
-            where = entry["locations"] if verbose else entry["locations"][:MAX_LOCATIONS]
-            more = len(entry["locations"]) - len(where)
-            lines.append(f"  {entry['code']} {entry['title']}  x{entry['count']}")
-            lines.append("      at " + ", ".join(where) + (f" and {more} more" if more else ""))
+        lines += _grouped(summary["optimized"], "title", verbose)
     if summary["attention"]:
         lines.append("needs attention (marked in the output with '// rocmigrate CODE: ...'):")
-        for entry in summary["attention"]:
-            where = entry["locations"] if verbose else entry["locations"][:MAX_LOCATIONS]
-            more = len(entry["locations"]) - len(where)
-            lines.append(f"  {entry['code']} {entry['message']}  x{entry['count']}")
-            lines.append("      at " + ", ".join(where) + (f" and {more} more" if more else ""))
+        lines += _grouped(summary["attention"], "message", verbose)
     for failure in summary["failures"]:
         lines.append(f"FAILED {failure['path']}: {failure['error']}")
     for skipped in summary["skipped"]:
@@ -42,6 +34,18 @@ def render_summary(summary: dict, verbose: bool = False) -> str:
     for stale in summary["removed_stale_outputs"]:
         lines.append(f"removed stale output {stale}")
     return "\n".join(lines) + "\n"
+
+
+def _grouped(entries: list[dict], text: str, verbose: bool) -> list[str]:
+    """Two lines per entry: code, ``entry[text]`` and count; then where (the first few unless
+    ``verbose``)."""
+    lines = []
+    for entry in entries:
+        where = entry["locations"] if verbose else entry["locations"][:MAX_LOCATIONS]
+        more = len(entry["locations"]) - len(where)
+        lines.append(f"  {entry['code']} {entry[text]}  x{entry['count']}")
+        lines.append("      at " + ", ".join(where) + (f" and {more} more" if more else ""))
+    return lines
 
 
 def render_findings(findings, failures, fixed_count: int, statistics: bool = False) -> str:
