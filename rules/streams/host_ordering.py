@@ -10,7 +10,7 @@ from migrator.rule import Rule, RuleContext
 from ..calls import arguments
 from ..markers import unproven_fix
 from ..scopes import code_matches, function_at
-from .null_stream import is_null_stream
+from .null_stream import is_null_stream, launches
 
 _SYNC = re.compile(rb"\b(?:cuda|hip)StreamSynchronize\s*\(")
 _ASYNC = re.compile(rb"\b(?:cuda|hip)(?:MemcpyAsync|MemsetAsync|Memcpy2DAsync|MemcpyPeerAsync)\s*\(")
@@ -85,11 +85,7 @@ def _next_stream_work(ctx: RuleContext, start: int, end: int) -> str | None:
     """The stream of the first launch or async copy after ``start``; None if another wait, or
     nothing, comes first."""
     data = ctx.data
-    events = []
-    for match in code_matches(ctx, re.compile(rb"<<<"), start, end):
-        close = data.find(b">>>", match.end(), end)
-        parts = data[match.end() : close].decode("utf-8", "replace").split(",") if close != -1 else []
-        events.append((match.start(), parts[3].strip() if len(parts) >= 4 else "0"))
+    events = [(launch.start, launch.stream) for launch in launches(ctx, start, end)]
     for match in code_matches(ctx, _ASYNC, start, end):
         spans = arguments(data, match.end() - 1)
         index = _STREAM_INDEX[re.sub(rb"^(?:cuda|hip)|\s*\($", b"", match.group())]

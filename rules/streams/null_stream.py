@@ -4,6 +4,7 @@ blocking stream, so a stream may only become non-blocking where nothing like thi
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from migrator.rule import RuleContext
 
@@ -36,18 +37,36 @@ def is_null_stream(text: str) -> bool:
     return text.replace(" ", "") in NULL_STREAMS
 
 
-def null_stream_uses(ctx: RuleContext, body: Block) -> list[tuple[int, str]]:
-    """(offset, what) for each use of the null stream in ``body``."""
+@dataclass(frozen=True)
+class Launch:
+    """A ``kernel<<<grid, block[, shared[, stream]]>>>`` launch: where ``<<<`` starts, where
+    ``>>>`` starts, and its stream ("0", the null stream, when the launch names none)."""
+
+    start: int
+    close: int
+    stream: str
+
+
+def launches(ctx: RuleContext, start: int, end: int):
+    """The ``<<<...>>>`` launches in code in [start, end); the configuration is split at its
+    top-level commas, so ``dim3(x, y)`` stays one argument."""
     data = ctx.data
-    start, end = body.open, body.close
-    uses: list[tuple[int, str]] = []
     for match in code_matches(ctx, _LAUNCH, start, end):
         close = data.find(b">>>", match.end(), end)
         if close == -1:
             continue
         config = _split(data[match.end() : close])
-        if len(config) < 4 or is_null_stream(config[3]):
-            uses.append((match.start(), "a kernel launch on the null stream"))
+        yield Launch(match.start(), close, config[3] if len(config) >= 4 else "0")
+
+
+def null_stream_uses(ctx: RuleContext, body: Block) -> list[tuple[int, str]]:
+    """(offset, what) for each use of the null stream in ``body``."""
+    data = ctx.data
+    start, end = body.open, body.close
+    uses: list[tuple[int, str]] = []
+    for launch in launches(ctx, start, end):
+        if is_null_stream(launch.stream):
+            uses.append((launch.start, "a kernel launch on the null stream"))
     for match in code_matches(ctx, _GGL, start, end):
         spans = arguments(data, match.end() - 1)
         if spans and len(spans) >= 5 and is_null_stream(_text(data, spans[4])):

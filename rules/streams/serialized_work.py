@@ -8,8 +8,8 @@ from migrator.diagnostics import Diagnostic
 from migrator.rule import Rule, RuleContext
 
 from ..markers import unproven_fix
-from ..scopes import code_matches, loops
-from .null_stream import is_null_stream
+from ..scopes import loops
+from .null_stream import is_null_stream, launches
 
 _LOOP_VARIABLE = re.compile(r"^\s*(?:[\w:]+\s+)*(?P<var>[A-Za-z_]\w*)\s*=")
 
@@ -63,14 +63,11 @@ class SerializedWork(Rule):
             if variable is None:
                 continue
             var = re.compile(r"\b" + re.escape(variable.group("var")) + r"\b")
-            for launch in code_matches(ctx, re.compile(rb"<<<"), loop.body[0], loop.body[1]):
-                close = data.find(b">>>", launch.end(), loop.body[1])
+            for launch in launches(ctx, loop.body[0], loop.body[1]):
+                close, stream = launch.close, launch.stream
                 arguments_end = data.find(b";", close, loop.body[1])
-                if close == -1 or arguments_end == -1:
+                if arguments_end == -1:
                     continue
-                config = data[launch.end() : close].decode("utf-8", "replace")
-                parts = [p.strip() for p in config.split(",")]
-                stream = parts[3] if len(parts) >= 4 else "0"
                 if var.search(stream) or not var.search(
                         data[close:arguments_end].decode("utf-8", "replace")):
                     continue
@@ -80,7 +77,7 @@ class SerializedWork(Rule):
                            f"{where}: if the iterations are independent, spread them over "
                            "several non-blocking streams and order what depends with events "
                            "(H200: 100 x 1 ms tasks 102.7 ms on one stream, 13.4 ms on 8)")
-                yield Diagnostic("STM002", message, launch.start(), close + 3,
+                yield Diagnostic("STM002", message, launch.start, close + 3,
                                  unproven_fix(ctx, loop.start, "STM002", message),
                                  library="runtime", symbol="launch", severity="info")
                 break
