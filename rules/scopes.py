@@ -83,6 +83,12 @@ def code_matches(ctx: RuleContext, pattern: re.Pattern, start: int, end: int):
             yield match
 
 
+def code_text(ctx: RuleContext, start: int, end: int) -> bytes:
+    """The bytes of [start, end) with comments and literals blanked to spaces."""
+    data = ctx.data
+    return bytes(data[i] if ctx.literals.covering(i) is None else 32 for i in range(start, end))
+
+
 def enclosing_call(ctx: RuleContext, offset: int, limit: int) -> tuple[bytes, int] | None:
     """(callee name, name offset) of the innermost call whose argument list holds ``offset``,
     looking back no further than ``limit``; None outside any call."""

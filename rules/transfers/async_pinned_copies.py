@@ -8,7 +8,7 @@ from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
 
 from ..dialect import api_name, is_hip
-from ..scopes import code_matches, statement_end, statement_start
+from ..scopes import code_matches, code_text, statement_end, statement_start
 from .common import Copy, base_identifier, copies
 
 _PINNED = ("cudaMallocHost", "hipHostMalloc", "cudaHostAlloc", "hipHostAlloc", "hipExtHostAlloc",
@@ -90,15 +90,17 @@ def _rewrite(ctx: RuleContext, group: list[Copy]) -> Diagnostic | None:
             return None
         names.add(name)
     # nothing else in the loop may call code or touch the buffers
-    spans = sorted((statement_start(ctx, c.start, loop.body[0]), statement_end(
-        ctx, statement_start(ctx, c.start, loop.body[0]), loop.body[1])) for c in group)
+    starts = [statement_start(ctx, c.start, loop.body[0]) for c in group]  # source order
+    spans = [(start, statement_end(ctx, start, loop.body[1])) for start in starts]
     if any(end is None for _, end in spans):
         return None
-    rest = bytearray(data[loop.body[0] : loop.body[1]])
+    # the loop body without the copy statements: as written, and with comments/literals blanked
+    rest_text = bytearray(data[loop.body[0] : loop.body[1]])
+    rest_code = bytearray(code_text(ctx, loop.body[0], loop.body[1]))
     for start, end in spans:
-        rest[start - loop.body[0] : end - loop.body[0]] = b" " * (end - start)
-    rest_text = bytes(rest)
-    if re.search(rb"\b[A-Za-z_]\w*\s*\(", _code_only(ctx, loop.body[0], rest_text)) or any(
+        for view in (rest_text, rest_code):
+            view[start - loop.body[0] : end - loop.body[0]] = b" " * (end - start)
+    if re.search(rb"\b[A-Za-z_]\w*\s*\(", rest_code) or any(
             re.search(rb"\b" + re.escape(n.encode()) + rb"\b", rest_text) for n in names):
         return None
     hip = is_hip(group[0].name)
@@ -112,8 +114,7 @@ def _rewrite(ctx: RuleContext, group: list[Copy]) -> Diagnostic | None:
         edits.append(Edit(copy.end, copy.end, b"Async"))
         edits.append(Edit(copy.close, copy.close, b", 0"))
     first = group[0]
-    start = statement_start(ctx, first.start, loop.body[0])
-    end = statement_end(ctx, start, loop.body[1])
+    start, end = spans[0]
     prefix = data[start : first.start].decode("utf-8", "replace").strip()
     suffix = data[first.close + 1 : end].decode("utf-8", "replace").strip()
     wait = f"{prefix}{stream_sync}{suffix}" if prefix else f"(void){stream_sync};"
@@ -133,8 +134,3 @@ def _pinned_here(ctx: RuleContext, body, name: str) -> bool:
                          rb"\s*|reinterpret_cast\s*<\s*void\s*\*\*\s*>\s*\(\s*)?&\s*"
                          + re.escape(name.encode()) + rb"\b")
     return any(code_matches(ctx, pattern, body.open, body.close))
-
-
-def _code_only(ctx: RuleContext, offset: int, text: bytes) -> bytes:
-    """``text`` (which starts at ``offset``) with comments and literals blanked."""
-    return bytes(b if ctx.literals.covering(offset + i) is None else 32 for i, b in enumerate(text))

@@ -9,7 +9,9 @@ from migrator.rule import Rule, RuleContext
 
 from ..dialect import api_call, api_name, is_hip
 from ..markers import unproven_fix
-from ..scopes import Block, code_matches, enclosing_call, statement_end, statement_start
+from ..calls import arguments
+from ..scopes import (Block, blocks, code_matches, enclosing_call, statement_end,
+                      statement_start)
 from .common import Copy, base_identifier, copies
 
 # functions that read or write a buffer but never free or keep it
@@ -105,8 +107,6 @@ def _pin(ctx: RuleContext, copy: Copy, name: str) -> Diagnostic | None:
     line, _ = ctx.source.position(copy.start)
     allocation = allocations[0]
     malloc_open = data.index(b"malloc", allocation.start()) + len(b"malloc")
-    from ..calls import arguments
-
     size_spans = arguments(data, malloc_open)
     statement_from = statement_start(ctx, allocation.start(), body.open)
     statement_to = statement_end(ctx, allocation.start(), body.close)
@@ -186,16 +186,15 @@ def _escapes(ctx: RuleContext, body: Block, name: str, allocation: int,
         if at < body.open:  # a parameter: the caller owns it
             problems.append("it is a parameter")
             continue
-        if after.startswith(b"[") or before.endswith(b"*") and not before.endswith(b"**"):
-            if after.startswith(b"[") or re.search(rb"[=(,;{}]\s*\*$|^\*$", before):
-                continue
+        if after.startswith(b"[") or re.search(rb"(?:^|[=(,;{}]\s*)\*$", before):
+            continue  # an element: host[i], *host
         if re.search(rb"\breturn$", before):
             problems.append(f"it is returned at line {line}")
         elif after.startswith(b"=") and not after.startswith(b"=="):
             problems.append(f"it is reassigned at line {line}")
         elif re.search(rb"(?<![=!<>])=$", before) or before.endswith(b"("):
             problems.append(f"it is stored or aliased at line {line}")
-        elif after.startswith((b";", b")", b",", b"==", b"!=")) or before.endswith((b"!", b"(")):
+        elif after.startswith((b";", b")", b",", b"==", b"!=")) or before.endswith(b"!"):
             continue  # a null test or a plain expression
         elif after.startswith((b"+", b"-")):
             problems.append(f"a pointer into it is taken at line {line}")
@@ -208,7 +207,5 @@ def _frees_nothing(ctx: RuleContext, function: bytes) -> bool:
                            ctx.data)
     if definition is None:
         return False
-    from ..scopes import blocks
-
     block = next((b for b in blocks(ctx) if b.open == definition.end() - 1), None)
     return block is not None and not _FREES.search(ctx.data, block.open, block.close)
