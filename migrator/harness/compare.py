@@ -170,8 +170,7 @@ def compare_timings(original_runs: list[Run], port_runs: list[Run],
 
 def _spread(runs: list[Run], key: str) -> float | None:
     """(max - min) / median of a timing over the completed runs; None with fewer than 3."""
-    values = [run.json[key] for run in runs
-              if run.completed and run.json and _is_number(run.json.get(key))]
+    values = _values(runs, key)
     if len(values) < 3 or not statistics.median(values):
         return None
     return (max(values) - min(values)) / statistics.median(values)
@@ -184,9 +183,14 @@ def derived_figures(original_runs: list[Run], port_runs: list[Run]) -> list[Deri
 
 def median(runs: list[Run], key: str) -> float | None:
     """Median of a numeric key over the completed runs that report it."""
-    values = [run.json[key] for run in runs
-              if run.completed and run.json and _is_number(run.json.get(key))]
+    values = _values(runs, key)
     return statistics.median(values) if values else None
+
+
+def _values(runs: list[Run], key: str) -> list[float]:
+    """A numeric key's values over the completed runs that report it."""
+    return [run.json[key] for run in runs
+            if run.completed and run.json and _is_number(run.json.get(key))]
 
 
 def _keys(original_runs: list[Run], port_runs: list[Run], kind: str) -> list[str]:
