@@ -1,8 +1,9 @@
 """The fix loop: parse, run rules, drop suppressed findings, apply non-overlapping fixes in one
 forward pass, insert requested includes once, re-parse, repeat until nothing applies.
 
-The loop stops early when every applicable fix was applied and no rule declares ``chains``
-(fixes that can create findings for other rules): re-running the rules would find nothing.
+The loop stops early when every applicable fix was applied and none of them came from a rule
+that declares ``chains`` (fixes that can create findings for other rules): re-running the
+rules would find nothing.
 Two guards keep bad output from being written: if the fixed text parses worse than the input did,
 or if the loop does not settle within ``MAX_ROUNDS``, the file fails and nothing is written.
 """
@@ -177,6 +178,7 @@ def fix_source(
     current = source
     applied_rules: set[str] = set()
     optimizing = {code for rule in rules if rule.optimization for code in rule.codes()}
+    chaining = {code for rule in rules if rule.chains for code in rule.codes()}
     for round_index in range(MAX_ROUNDS):
         ctx = RuleContext(current, settings, tables, tree)
         diagnostics = _enabled(_run_rules(rules, ctx), settings)
@@ -217,7 +219,7 @@ def fix_source(
         if new_data == current.data and extra is None:
             return EngineResult(current.data, findings, round_index)
         deferred = len(chosen) < sum(1 for d in diagnostics if _applicable(d.fix, settings.unsafe_fixes))
-        settled = not deferred and not any(rule.chains for rule in rules)
+        settled = not deferred and not any(d.code in chaining for d in chosen)
         if settled and extra is None and all(_neutral(e, previous, ctx.literals) for e in edits):
             # every fix applied, none creates work for another rule, and no edit can change
             # the parse: the output's tree has the input's shape, so no parse is needed
