@@ -4,6 +4,7 @@ it works on the real CUDA that tree-sitter cannot parse. Results are cached per 
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 
@@ -66,14 +67,28 @@ def _is_function_head(head: bytes) -> bool:
     return b"(" in head and not (first and first.group() in _CONTROL)
 
 
+def block_opened_at(ctx: RuleContext, open_at: int) -> Block | None:
+    """The block whose ``{`` is at ``open_at``."""
+    by_open = ctx.cache.get("scopes.by_open")
+    if by_open is None:
+        by_open = ctx.cache["scopes.by_open"] = {block.open: block for block in blocks(ctx)}
+    return by_open.get(open_at)
+
+
 def function_at(ctx: RuleContext, offset: int) -> Block | None:
     """The outermost function body around ``offset`` (lambdas belong to their function)."""
-    for block in blocks(ctx):
-        if block.open > offset:
-            break
-        if block.contains(offset) and _is_function_head(ctx.data[block.head : block.open]):
-            return block
-    return None
+    bodies = ctx.cache.get("scopes.functions")
+    if bodies is None:  # outermost function bodies, in order: they do not overlap
+        bodies = []
+        for block in blocks(ctx):
+            if bodies and bodies[-1].contains(block.open):
+                continue
+            if _is_function_head(ctx.data[block.head : block.open]):
+                bodies.append(block)
+        ctx.cache["scopes.functions"] = bodies
+        ctx.cache["scopes.function_opens"] = [body.open for body in bodies]
+    index = bisect.bisect_left(ctx.cache["scopes.function_opens"], offset) - 1
+    return bodies[index] if index >= 0 and bodies[index].contains(offset) else None
 
 
 def code_matches(ctx: RuleContext, pattern: re.Pattern, start: int, end: int):
@@ -203,7 +218,7 @@ def loops(ctx: RuleContext) -> list[Loop]:
         if data[pos : pos + 1] == b";":
             continue  # the while of a do loop, or an empty loop
         if data[pos : pos + 1] == b"{":
-            block = next((b for b in blocks(ctx) if b.open == pos), None)
+            block = block_opened_at(ctx, pos)
             if block is None:
                 continue
             found.append(Loop(match.start(), (open_paren + 1, close), (pos + 1, block.close), True,
@@ -224,8 +239,3 @@ def loop_around(ctx: RuleContext, offset: int) -> Loop | None:
         if loop.body[0] <= offset < loop.body[1] and (best is None or loop.body[0] > best.body[0]):
             best = loop
     return best
-
-
-def matching_paren(ctx: RuleContext, open_paren: int) -> int | None:
-    """Offset of the bracket closing the one at ``open_paren``."""
-    return close_of(ctx.data, open_paren)

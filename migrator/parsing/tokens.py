@@ -99,6 +99,15 @@ def in_directive(data: bytes, offset: int) -> bool:
     """Is ``offset`` inside a preprocessor directive (a ``#define`` body, continuation lines
     included)? Lexical and cheap: the tree sees a directive body as one opaque node anyway."""
     start = data.rfind(b"\n", 0, offset) + 1
-    while start > 1 and data[: start - 1].rstrip(b"\r").endswith(b"\\"):
+    while start > 1 and _continued(data, start - 1):
         start = data.rfind(b"\n", 0, start - 1) + 1
     return data[start:offset].lstrip(b" \t").startswith(b"#")
+
+
+def _continued(data: bytes, newline: int) -> bool:
+    """Does the line ending at ``newline`` end with a backslash (carriage returns aside)? Reads
+    those few bytes, not a copy of the whole file before them."""
+    end = newline
+    while end > 0 and data[end - 1] == 13:  # \r
+        end -= 1
+    return end > 0 and data[end - 1] == 92  # backslash

@@ -10,7 +10,7 @@ from migrator.rule import Rule, RuleContext
 from ..dialect import api_call, api_name, is_hip
 from ..markers import unproven_fix
 from ..calls import arguments
-from ..scopes import (Block, blocks, code_matches, enclosing_call, statement_end,
+from ..scopes import (Block, block_opened_at, code_matches, enclosing_call, statement_end,
                       statement_start)
 from .common import Copy, base_identifier, copies
 
@@ -207,5 +207,5 @@ def _frees_nothing(ctx: RuleContext, function: bytes) -> bool:
                            ctx.data)
     if definition is None:
         return False
-    block = next((b for b in blocks(ctx) if b.open == definition.end() - 1), None)
+    block = block_opened_at(ctx, definition.end() - 1)
     return block is not None and not _FREES.search(ctx.data, block.open, block.close)
