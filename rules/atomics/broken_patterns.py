@@ -10,7 +10,8 @@ from migrator.rule import Marker, Rule, RuleContext
 from ..calls import find_name, lexical_call
 from ..markers import marker_fix
 from .operands import (PAIRS, SUPPORT_HEADER, converted_type, function_name, helper_available,
-                       leading_cast, operand_of, pointer_operand, sixteen_bit_evidence,
+                       leading_cast, may_involve_sixteen_bit, operand_of, pointer_operand,
+                       sixteen_bit_evidence,
                        strip_parens)
 
 # __hadd(*p, v) and friends -> the helper doing the same atomically
@@ -86,6 +87,8 @@ class BrokenHalfAtomic(Rule):
 
     def check(self, ctx: RuleContext):
         data = ctx.data
+        if not may_involve_sixteen_bit(ctx):
+            return  # every pattern it reports is on a 16-bit float
         if re.search(rb"(?i)atomic", data):
             yield from self._read_modify_writes(ctx)
         names = {n.encode() for n in _ATOMICS if n.encode() in data}

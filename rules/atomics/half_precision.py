@@ -11,7 +11,8 @@ from migrator.versions import format_version
 from ..calls import arguments, find_name, lexical_call
 from ..markers import marker_fix
 from .operands import (SUPPORT_HEADER, converted_type, excluded_by_size_check, helper_available,
-                       mentions_sixteen_bit, native_in, pointer_operand, sixteen_bit_evidence)
+                       may_involve_sixteen_bit, mentions_sixteen_bit, native_in, pointer_operand,
+                       sixteen_bit_evidence)
 
 OPERATIONS = {"atomicAdd": "add", "atomicSub": "sub", "atomicMax": "max", "atomicMin": "min",
               "atomicExch": "exch", "atomicCAS": "cas"}
@@ -86,6 +87,8 @@ class HalfPrecisionAtomic(Rule):
 
     def check(self, ctx: RuleContext):
         names = {n for n in _NAMES if n in ctx.data}
+        if not names or not may_involve_sixteen_bit(ctx):
+            return
         rocm = ctx.settings.rocm
         target = format_version(rocm)
         for name, start, end in find_name(ctx, names):

@@ -220,6 +220,18 @@ def sixteen_bit_evidence(ctx: RuleContext, spans: list[tuple[int, int]], at: int
     return ""
 
 
+def may_involve_sixteen_bit(ctx: RuleContext) -> bool:
+    """Could anything in the file be a 16-bit float? False when its text (comments included)
+    names no 16-bit type and no conversion or operation producing one: then no operand can be
+    proven 16-bit and no argument shows one, and the atomics rules need no declarations (and
+    no parse)."""
+    found = ctx.cache.get("atm_possible")
+    if found is None:
+        found = ctx.cache["atm_possible"] = _EVIDENCE.search(
+            ctx.data.decode("utf-8", "replace")) is not None
+    return found
+
+
 def mentions_sixteen_bit(ctx: RuleContext) -> bool:
     """Does the file name a 16-bit floating-point type in code?"""
     found = ctx.cache.get("atm_mentions")
