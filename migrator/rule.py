@@ -10,7 +10,7 @@ from typing import ClassVar, Iterable
 from .apitables import ApiTables
 from .diagnostics import Diagnostic
 from .parsing import treesitter
-from .parsing.tokens import LiteralSpans
+from .parsing.tokens import DirectiveSpans, LiteralSpans, blank_literals
 from .settings import Settings
 from .source import Source
 
@@ -46,6 +46,20 @@ class RuleContext:
     @functools.cached_property
     def literals(self) -> LiteralSpans:
         return LiteralSpans(self.data)
+
+    @functools.cached_property
+    def code(self) -> bytes:
+        """The file with comments, literals and include directives blanked to spaces (same
+        offsets): what bracket and statement scans read."""
+        return blank_literals(self.data, self.literals)
+
+    @functools.cached_property
+    def directives(self) -> DirectiveSpans:
+        return DirectiveSpans(self.data)
+
+    def in_directive(self, offset: int) -> bool:
+        """Is ``offset`` inside a preprocessor directive (as tokens.in_directive, indexed)?"""
+        return self.directives.contains(offset)
 
     def in_code(self, offset: int) -> bool:
         return self.literals.covering(offset) is None

@@ -55,7 +55,7 @@ def lexical_call(ctx: RuleContext, start: int, end: int) -> LexicalCall | str | 
     inside a ``#define`` body, None when the name is not called here (no argument list, or a
     declaration such as ``cudaError_t cudaMalloc(void**, size_t);``)."""
     data = ctx.data
-    if in_directive(data, start):
+    if ctx.in_directive(start):
         return "macro"
     spans = arguments(data, end)
     if spans is None:
@@ -86,22 +86,37 @@ def _code_before(ctx: RuleContext, start: int) -> bytes:
     return b""
 
 
+_CLOSE_SCAN = re.compile(rb"[()\[\]{}\"'/]")
+
+
 def _close_of(data: bytes, open_paren: int) -> int | None:
+    """The bracket closing the one at ``open_paren`` (comments and literals skipped), or None.
+    Jumps from one bracket, quote or slash to the next instead of reading every byte."""
     depth = 0
     index = open_paren
-    while index < len(data):
-        byte = data[index : index + 1]
-        if byte in b"\"'" or data[index : index + 2] in (b"//", b"/*"):
+    search = _CLOSE_SCAN.search
+    while True:
+        match = search(data, index)
+        if match is None:
+            return None
+        index = match.start()
+        byte = data[index]
+        if byte == 47:  # '/': a comment, or division
+            if data[index + 1 : index + 2] in (b"/", b"*"):
+                index = _skip_literal(data, index)
+            else:
+                index += 1
+            continue
+        if byte in b"\"'":
             index = _skip_literal(data, index)
             continue
         if byte in b"([{":
             depth += 1
-        elif byte in b")]}":
+        else:
             depth -= 1
             if depth == 0:
                 return index
         index += 1
-    return None
 
 
 def arguments(data: bytes, name_end: int) -> list[tuple[int, int]] | None:
@@ -110,6 +125,9 @@ def arguments(data: bytes, name_end: int) -> list[tuple[int, int]] | None:
     Comments and literals inside arguments are skipped as units. None when no complete list
     follows."""
     return macro_arguments(data, name_end, within_directive=in_directive(data, name_end))
+
+
+_ARGUMENT_SCAN = re.compile(rb"[()\[\]{},\"'/\n]")
 
 
 def macro_arguments(data: bytes, name_end: int,
@@ -126,8 +144,13 @@ def macro_arguments(data: bytes, name_end: int,
     spans = []
     start = pos + 1
     index = pos
-    while index < len(data):
-        byte = data[index : index + 1]
+    search = _ARGUMENT_SCAN.search
+    while True:  # from one bracket, comma, quote, slash or newline to the next
+        match = search(data, index)
+        if match is None:
+            return None
+        index = match.start()
+        byte = data[index]
         if byte in b"([{":
             depth += 1
         elif byte in b")]}":
@@ -135,18 +158,17 @@ def macro_arguments(data: bytes, name_end: int,
             if depth == 0:
                 spans.append((start, index))
                 break
-        elif byte == b"," and depth == 1:
-            spans.append((start, index))
-            start = index + 1
+        elif byte == 44:  # ','
+            if depth == 1:
+                spans.append((start, index))
+                start = index + 1
         elif byte in b"\"'" or data[index : index + 2] in (b"//", b"/*"):
             index = _skip_literal(data, index)
             continue
-        elif (byte == b"\n" and within_directive and data[index - 1 : index] != b"\\"
+        elif (byte == 10 and within_directive and data[index - 1 : index] != b"\\"
               and data[index - 2 : index] != b"\\\r"):
             return None  # the directive ended before the list closed
         index += 1
-    else:
-        return None
     trimmed = []
     blanks = b" \t\\\r\n"
     for begin, end in spans:

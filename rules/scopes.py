@@ -8,7 +8,6 @@ import bisect
 import re
 from dataclasses import dataclass
 
-from migrator.parsing.tokens import in_directive
 from migrator.rule import RuleContext
 
 from .calls import _close_of as close_of
@@ -31,24 +30,28 @@ class Block:
         return self.open < offset < self.close
 
 
+_BLOCK_PUNCTUATION = re.compile(rb"[{};]")
+_STATEMENT_PUNCTUATION = re.compile(rb"[()\[\]{};]")
+
+
 def blocks(ctx: RuleContext) -> list[Block]:
     """Every brace block of the file, in order of their opening brace (``#define`` bodies and
     literals skipped)."""
     found = ctx.cache.get("scopes.blocks")
     if found is not None:
         return found
-    data = ctx.data
+    code = ctx.code
     opened: list[tuple[int, int]] = []
     found = []
     boundary = 0
-    for match in re.finditer(rb"[{};]", data):
+    for match in _BLOCK_PUNCTUATION.finditer(code):
         at = match.start()
-        if ctx.literals.covering(at) is not None or in_directive(data, at):
+        if ctx.in_directive(at):
             continue
-        byte = data[at : at + 1]
-        if byte == b"{":
+        byte = code[at]
+        if byte == 123:  # '{'
             opened.append((boundary, at))
-        elif byte == b"}" and opened:
+        elif byte == 125 and opened:  # '}' 
             head, open_at = opened.pop()
             found.append(Block(head, open_at, at))
         boundary = at + 1
@@ -100,21 +103,18 @@ def code_matches(ctx: RuleContext, pattern: re.Pattern, start: int, end: int):
 
 def code_text(ctx: RuleContext, start: int, end: int) -> bytes:
     """The bytes of [start, end) with comments and literals blanked to spaces."""
-    data = ctx.data
-    return bytes(data[i] if ctx.literals.covering(i) is None else 32 for i in range(start, end))
+    return ctx.code[start:end]
 
 
 def enclosing_call(ctx: RuleContext, offset: int, limit: int) -> tuple[bytes, int] | None:
     """(callee name, name offset) of the innermost call whose argument list holds ``offset``,
     looking back no further than ``limit``; None outside any call."""
     data = ctx.data
+    code = ctx.code  # literals read as blanks
     depth = 0
     pos = offset - 1
     while pos >= limit:
-        if ctx.literals.covering(pos) is not None:
-            pos -= 1
-            continue
-        byte = data[pos : pos + 1]
+        byte = code[pos : pos + 1]
         if byte in b")]":
             depth += 1
         elif byte in b"([":
@@ -139,12 +139,12 @@ def statement_start(ctx: RuleContext, offset: int, limit: int) -> int:
     """Start of the statement holding ``offset``: just after the previous ``;``, ``{`` or ``}``
     in code (at most back to ``limit``), blanks skipped."""
     data = ctx.data
+    code = ctx.code
     pos = offset
-    while pos > limit:
-        byte = data[pos - 1 : pos]
-        if byte in b";{}" and ctx.literals.covering(pos - 1) is None:
-            break
-        pos -= 1
+    if offset > limit:
+        boundary = max(code.rfind(b";", limit, offset), code.rfind(b"{", limit, offset),
+                       code.rfind(b"}", limit, offset))
+        pos = boundary + 1 if boundary >= 0 else limit
     while pos < offset:  # blanks and comments before the statement are not part of it
         if data[pos : pos + 1] in b" \t\r\n":
             pos += 1
@@ -156,8 +156,6 @@ def statement_start(ctx: RuleContext, offset: int, limit: int) -> int:
 
 
 def _literal_end(ctx: RuleContext, pos: int) -> int:
-    import bisect
-
     index = bisect.bisect_right(ctx.literals.starts, pos) - 1
     return ctx.literals.ends[index]
 
@@ -165,23 +163,18 @@ def _literal_end(ctx: RuleContext, pos: int) -> int:
 def statement_end(ctx: RuleContext, offset: int, limit: int) -> int | None:
     """Offset just past the ``;`` that ends the statement holding ``offset`` (brackets balanced,
     literals skipped), or None before ``limit``."""
-    data = ctx.data
+    code = ctx.code
     depth = 0
-    pos = offset
-    while pos < limit:
-        if ctx.literals.covering(pos) is not None:
-            pos += 1
-            continue
-        byte = data[pos : pos + 1]
+    for match in _STATEMENT_PUNCTUATION.finditer(code, offset, max(offset, limit)):
+        byte = code[match.start()]
         if byte in b"([{":
             depth += 1
         elif byte in b")]}":
             depth -= 1
             if depth < 0:
                 return None
-        elif byte == b";" and depth == 0:
-            return pos + 1
-        pos += 1
+        elif depth == 0:  # ';'
+            return match.start() + 1
     return None
 
 
@@ -206,7 +199,7 @@ def loops(ctx: RuleContext) -> list[Loop]:
     found = []
     data = ctx.data
     for match in code_matches(ctx, re.compile(rb"\b(?:for|while)\s*\("), 0, len(data)):
-        if in_directive(data, match.start()):
+        if ctx.in_directive(match.start()):
             continue
         open_paren = match.end() - 1
         close = close_of(data, open_paren)

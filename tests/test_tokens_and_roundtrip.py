@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,8 @@ import pytest
 from conftest import ROOT
 from migrator import apitables
 from migrator.engine import fix_source
-from migrator.parsing.tokens import LiteralSpans, tokenize
+from migrator.parsing.tokens import (DirectiveSpans, LiteralSpans, blank_literals, in_directive,
+                                     tokenize)
 from migrator.settings import Settings
 from migrator.source import Source
 
@@ -52,6 +54,27 @@ def test_macro_body_tokens():
              if k != "ws"]
     assert kinds[:4] == [("ident", b"cudaFree"), ("punct", b"("), ("ident", b"x"), ("punct", b")")]
     assert ("string", b'"cudaFree"') in kinds
+
+
+def test_blank_literals_keeps_offsets_and_code():
+    spans = LiteralSpans(SAMPLE)
+    blank = blank_literals(SAMPLE, spans)
+    assert len(blank) == len(SAMPLE)
+    for offset, (byte, kept) in enumerate(zip(SAMPLE, blank)):
+        assert kept == (byte if spans.covering(offset) is None else 32)
+
+
+def test_directive_spans_agree_with_in_directive():
+    """The per-file index answers exactly as the line-walking definition, on every offset of
+    random text made of the bytes that matter (hashes, continuations, CRLF, newlines)."""
+    pieces = [b"#", b"\n", b"\\", b"\r", b" ", b"\t", b"a", b"define", b"{", b";", b"/*", b'"']
+    rng = random.Random(7)
+    samples = [SAMPLE] + [b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 24)))
+                          for _ in range(3000)]
+    for data in samples:
+        spans = DirectiveSpans(data)
+        for offset in range(len(data) + 1):
+            assert spans.contains(offset) == in_directive(data, offset), (data, offset)
 
 
 def _utf8(path: Path) -> bool:

@@ -95,6 +95,48 @@ def tokenize(data: bytes, start: int = 0, end: int | None = None):
         pos = tok.end()
 
 
+def blank_literals(data: bytes, literals: LiteralSpans) -> bytes:
+    """``data`` with every comment, literal and include directive replaced by as many spaces:
+    same length and offsets, so scans for brackets and semicolons need no per-byte checks."""
+    parts = []
+    previous = 0
+    for start, end in zip(literals.starts, literals.ends):
+        parts.append(data[previous:start])
+        parts.append(b" " * (end - start))
+        previous = end
+    parts.append(data[previous:])
+    return b"".join(parts)
+
+
+_DIRECTIVE_LINE = re.compile(rb"^[ \t]*#", re.MULTILINE)
+
+
+class DirectiveSpans:
+    """The offsets ``in_directive`` is true at, found once per file: for each directive, from
+    just after its ``#`` through the newline ending its last (continued) line."""
+
+    __slots__ = ("starts", "ends")
+
+    def __init__(self, data: bytes) -> None:
+        starts: list[int] = []
+        ends: list[int] = []  # inclusive
+        for match in _DIRECTIVE_LINE.finditer(data):
+            line = match.start()
+            if (ends and line <= ends[-1]) or (line > 1 and _continued(data, line - 1)):
+                continue  # a continuation line: part of the logical line before it
+            end = data.find(b"\n", match.end())
+            while end != -1 and _continued(data, end):
+                end = data.find(b"\n", end + 1)
+            starts.append(match.end())
+            ends.append(len(data) if end == -1 else end)
+        self.starts = starts
+        self.ends = ends
+
+    def contains(self, offset: int) -> bool:
+        index = bisect.bisect_right(self.starts, offset) - 1
+        return index >= 0 and offset <= self.ends[index]
+
+
 def in_directive(data: bytes, offset: int) -> bool:
     """Is ``offset`` inside a preprocessor directive (a ``#define`` body, continuation lines
     included)? Lexical and cheap: the tree sees a directive body as one opaque node anyway."""

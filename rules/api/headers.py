@@ -7,7 +7,6 @@ import re
 from migrator.apitables import HeaderEntry
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.engine import has_include
-from migrator.parsing.tokens import in_directive
 from migrator.rule import Marker, Rule, RuleContext
 from migrator.versions import format_version
 
@@ -196,7 +195,7 @@ def _has_include_tests(ctx: RuleContext):
     ``#if __has_include(<nccl.h>)`` turns itself off once RCCL replaces NCCL."""
     data = ctx.data
     for match in _HAS_INCLUDE.finditer(data):
-        if not in_directive(data, match.start()):
+        if not ctx.in_directive(match.start()):
             continue
         name = match.group(2).decode("utf-8", "replace").strip()
         entry = lookup_header(ctx.tables.headers, name)

@@ -7,7 +7,6 @@ import struct
 
 from migrator.apitables import Lowering
 from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix
-from migrator.parsing.tokens import in_directive
 from migrator.rule import Marker, Rule, RuleContext
 from migrator.versions import format_version
 
@@ -178,7 +177,7 @@ class OldRocmLowering(Rule):
                 yield self._call(ctx, low, start, end)
 
     def _name(self, ctx: RuleContext, low: Lowering, start: int, end: int) -> Diagnostic:
-        if in_directive(ctx.data, start):
+        if ctx.in_directive(start):
             return self._report(ctx, low, start, end, "write {replacement} in this macro by hand")
         rewrite = Fix(f"lower to {low.replacement}", (Edit(start, end, low.replacement.encode()),))
         spans = _converted(ctx, start, end)

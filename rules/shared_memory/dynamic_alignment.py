@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 
 from migrator.diagnostics import Diagnostic, Edit, Fix
-from migrator.parsing.tokens import in_directive
 from migrator.rule import Rule, RuleContext
 
 from ..scopes import function_at
@@ -74,7 +73,7 @@ class DynamicSharedAlignment(Rule):
                                                                   if widest else ""))
             fix = None
             shared = data.find(b"__shared__", match.start(), match.end())
-            if shared != -1 and not in_directive(data, match.start()):
+            if shared != -1 and not ctx.in_directive(match.start()):
                 at = shared + len(b"__shared__")
                 fix = Fix(f"align '{name}' to {alignment} bytes",
                           (Edit(at, at, f" __attribute__((aligned({alignment})))".encode()),))

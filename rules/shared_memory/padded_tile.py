@@ -6,7 +6,6 @@ import math
 import re
 
 from migrator.diagnostics import Diagnostic, Edit, Fix
-from migrator.parsing.tokens import in_directive
 from migrator.rule import Rule, RuleContext
 
 from ..constants import constant_value
@@ -91,7 +90,7 @@ class PaddedTile(Rule):
                        f"{cols * size} bytes: 32 lanes hit one LDS bank, a {degree}-way bank "
                        "conflict on AMD (32 banks x 4 bytes)")
             blocker = _layout_use(ctx, name, start, end, match.end())
-            if blocker or in_directive(data, match.start()):
+            if blocker or ctx.in_directive(match.start()):
                 message += f"; left unpadded: {blocker}" if blocker else "; inside a macro"
                 yield Diagnostic("SHM002", message, match.start(), match.end(),
                                  unproven_fix(ctx, match.start(), "SHM002", message),

@@ -7,7 +7,7 @@ import re
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
 
-from ..calls import arguments, find_name, in_directive
+from ..calls import arguments, find_name
 from .common import MASK_RESULTS
 
 _COUNTERS = {"__popc": "__popcll", "__ffs": "__ffsll", "__clz": "__clzll"}
@@ -69,7 +69,7 @@ class BallotWidth(Rule):
             if counter and close is not None and data[close + 1 : close + 32].lstrip()[:1] == b")":
                 wide = _COUNTERS[counter]
                 at = data.rindex(counter.encode(), max(0, start - 32), start)
-                if in_directive(data, start):
+                if ctx.in_directive(start):
                     yield Diagnostic(
                         "WAV003", f"{counter} of a {builtin} result inside a macro counts lanes "
                         f"0-31 only; use {wide} (not fixed inside macros)",

@@ -7,7 +7,6 @@ import re
 from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
 
-from ..calls import in_directive
 from .common import integer_literal
 
 # only the literals that can mean a warp: % / 32|64, & 31|63, >> 5|6 (cheap to scan for)
@@ -118,7 +117,7 @@ class LaneMath(Rule):
                 continue  # the left operand is no thread or lane index: not lane math
             operator = match.group(1).decode()
             expression = data[left_start : match.end()].decode("utf-8", "replace")
-            if in_directive(data, match.start()):
+            if ctx.in_directive(match.start()):
                 yield Diagnostic("WAV001", f"lane arithmetic '{expression}' inside a macro "
                                  f"assumes {assumed}-lane warps (not fixed inside macros)",
                                  left_start, match.end(), library="device", symbol=operator)

@@ -7,7 +7,7 @@ import re
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
 
-from ..calls import arguments, find_name, in_directive
+from ..calls import arguments, find_name
 from .common import SYNC_MASK_BUILTINS, all_ones, integer_literal
 
 _NAMES = {name.encode() for name in SYNC_MASK_BUILTINS}
@@ -64,7 +64,7 @@ class MaskWidth(Rule):
                 continue
             begin, finish = spans[index]
             text = data[begin:finish].decode("utf-8", "replace")
-            in_macro = in_directive(data, start)
+            in_macro = ctx.in_directive(start)
             literal = integer_literal(text)
             if literal is not None:
                 value, bits = literal

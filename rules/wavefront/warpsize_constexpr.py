@@ -7,8 +7,6 @@ import re
 from migrator.diagnostics import Diagnostic
 from migrator.rule import Rule, RuleContext
 
-from ..calls import in_directive
-
 _WARPSIZE = re.compile(rb"\bwarpSize\b")
 _CONSTANT_CONTEXTS = {
     "array_declarator": "an array bound",
@@ -77,7 +75,7 @@ _MACRO_CONSTANT = re.compile(rb"\[\s*warpSize\s*\]|<\s*warpSize\s*>|static_asser
 
 
 def _constant_context(ctx: RuleContext, start: int, end: int) -> str:
-    if in_directive(ctx.data, start):  # a #define body: the tree cannot see in; look lexically
+    if ctx.in_directive(start):  # a #define body: the tree cannot see in; look lexically
         line_start = ctx.data.rfind(b"\n", 0, start) + 1
         window = ctx.data[max(line_start, start - 40) : end + 4]
         return "a constant expression inside a macro" if _MACRO_CONSTANT.search(window) else ""
