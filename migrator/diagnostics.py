@@ -35,6 +35,10 @@ class Fix:
     edits: tuple[Edit, ...]
     applicability: Applicability = Applicability.SAFE
     includes: tuple[str, ...] = ()
+    # The rule vouches that these edits cannot change how the file parses (an argument appended
+    # to a parenthesised list, an attribute added to a declaration): the engine then needs no
+    # parse to guard the output, as for identifier renames. tests/test_engine.py checks it.
+    keeps_syntax: bool = False
 
     @property
     def start(self) -> int:

@@ -220,7 +220,9 @@ def fix_source(
             return EngineResult(current.data, findings, round_index)
         deferred = len(chosen) < sum(1 for d in diagnostics if _applicable(d.fix, settings.unsafe_fixes))
         settled = not deferred and not any(d.code in chaining for d in chosen)
-        if settled and extra is None and all(_neutral(e, previous, ctx.literals) for e in edits):
+        if settled and extra is None and all(
+                d.fix.keeps_syntax or all(_neutral(e, previous, ctx.literals) for e in d.fix.edits)
+                for d in chosen):
             # every fix applied, none creates work for another rule, and no edit can change
             # the parse: the output's tree has the input's shape, so no parse is needed
             return EngineResult(new_data, findings, round_index + 1)

@@ -78,13 +78,18 @@ class ArgumentRewrite(Rule):
             # fix that must wait for a nested one never leaves a renamed call with old arguments.
             hip = ctx.tables.names[cuda].hip
             edits = [Edit(start, end, hip.encode())]
+            appends_only = True
             for rewrite in rewrites[cuda]:
                 edit = _edit(ctx, call, rewrite)
                 if edit is not None:
                     edits.append(edit)
+                    appends_only &= (rewrite.action == "append_argument"
+                                     and rewrite.value.isidentifier())
             title = "; ".join(_describe(r) for r in rewrites[cuda])
+            # a name appended to a call's argument list parses wherever the call did
             yield Diagnostic("ARG001", f"{cuda} -> {hip}: {title}", start, end,
-                             Fix(f"rename to {hip}; {title}", tuple(edits)),
+                             Fix(f"rename to {hip}; {title}", tuple(edits),
+                                 keeps_syntax=appends_only),
                              library=ctx.tables.names[cuda].library, symbol=cuda,
                              severity="info")
 

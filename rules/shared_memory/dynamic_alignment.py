@@ -76,7 +76,8 @@ class DynamicSharedAlignment(Rule):
             if shared != -1 and not ctx.in_directive(match.start()):
                 at = shared + len(b"__shared__")
                 fix = Fix(f"align '{name}' to {alignment} bytes",
-                          (Edit(at, at, f" __attribute__((aligned({alignment})))".encode()),))
+                          (Edit(at, at, f" __attribute__((aligned({alignment})))".encode()),),
+                          keeps_syntax=True)
             yield Diagnostic("SHM001", message, match.start(), match.end(), fix,
                              library="device", symbol=name)
 
