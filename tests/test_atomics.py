@@ -536,3 +536,67 @@ __global__ void shadowed(__half* q) {
         (2, "ATM001", True), (8, "ATM001", False)]
     assert result.output.count(b"rocmigrate_atomic_add(") == 1
     assert b"{ float* q = p; atomicAdd(q, 1.0f); }" in result.output
+
+
+# Every way the tree-based proof can find a float/double pointer, and some it must not.
+_FLOAT_OPERANDS = b"""typedef float real;
+using wide = double;
+typedef real realer;
+float file_level[8];
+__global__ void k(const float* __restrict__ in, float* out, unsigned int* counts, real* r,
+                  double d_values[], int n) {
+  float a = {1.0f}, *b = out;
+  float grid[2][2] = {{1.0f, 2.0f}, {3.0f, 4.0f}}, *c = out;
+  float /* ; */ *commented = out;
+  auto cast_auto = reinterpret_cast<double*>(counts);
+  realer* via_alias = r;
+  wide* w = nullptr;
+  float local[4];
+  __shared__ float tile[64];
+  atomicAdd(out, 1.0f); atomicAdd(&out[n], 1.0f); atomicAdd(out + n, 1.0f);
+  atomicAdd(b, 1.0f); atomicAdd(c, 1.0f); atomicAdd(commented, 1.0f);
+  atomicAdd(cast_auto, 1.0); atomicAdd(via_alias, 1.0f); atomicAdd(w, 1.0);
+  atomicAdd(&a, 1.0f); atomicAdd(&local[1], 1.0f); atomicAdd(&tile[0], 1.0f);
+  atomicAdd(r, 1.0f); atomicAdd(d_values + 1, 1.0); atomicAdd(&file_level[n], 1.0f);
+  atomicAdd((float*)counts, 1.0f); atomicAdd(((double*)counts), 1.0);
+  atomicAdd(counts, 1u); atomicAdd((unsigned int*)out, 1u); atomicAdd(&n, 1);
+}
+__global__ void histogram(unsigned int* hist, const int* bins) { atomicAdd(&hist[bins[0]], 1u); }
+"""
+
+
+def test_float_operand_precheck_never_rules_out_a_proven_float():
+    """ATM003 skips the parse for atomicAdd operands that may_point_to rules out: that must
+    never drop an operand the tree proves float/double, and must rule out the integer ones."""
+    from migrator.rule import RuleContext
+    from rules.calls import find_name, lexical_call
+
+    floating = frozenset({"float", "double"})
+    ctx = RuleContext(Source("t.cu", _FLOAT_OPERANDS), Settings(), apitables.load())
+    verdicts = []
+    for _, start, end in find_name(ctx, {b"atomicAdd"}):
+        span = lexical_call(ctx, start, end).arguments[0]
+        operand = operands.pointer_operand(ctx, *span)
+        proven = operand.kind == "known" and operand.type in floating
+        possible = operands.may_point_to(ctx, *span, floating)
+        assert possible or not proven, _FLOAT_OPERANDS[span[0]:span[1]]
+        verdicts.append((_FLOAT_OPERANDS[span[0]:span[1]].decode(), proven, possible))
+    assert sum(proven for _, proven, _ in verdicts) == 17
+    # counts and n stay possible (a double cast of counts, and `double d_values[], int n`, are
+    # written before them with no ';' between): the check may keep what it cannot rule out
+    assert [text for text, _, possible in verdicts if not possible] == [
+        "(unsigned int*)out", "&hist[bins[0]]"]
+
+
+def test_sixteen_bit_hints_cover_every_evidence_spelling():
+    """may_involve_sixteen_bit settles most files with substring hints before its regex: every
+    spelling the regex finds holds a hint."""
+    spellings = list(operands.SIXTEEN_BIT) + [
+        "__float2half", "__float2half_rn", "__double2half", "__float2bfloat16_rn",
+        "__double2bfloat16", "__floats2half2_rn", "__float22half2_rn", "__floats2bfloat162_rn",
+        "__float22bfloat162_rn", "__hadd", "__hsub2", "__hmul", "__hfma2"]
+    for spelling in spellings:
+        assert operands._EVIDENCE.fullmatch(spelling), spelling
+        assert any(hint.decode() in spelling for hint in operands._EVIDENCE_HINTS), spelling
+    alternatives = operands._EVIDENCE.pattern.count("|") + 1
+    assert alternatives == 12 + len(operands.SIXTEEN_BIT), "a new spelling needs a hint and a line here"

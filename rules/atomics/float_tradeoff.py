@@ -6,7 +6,9 @@ from migrator.diagnostics import Diagnostic
 from migrator.rule import Rule, RuleContext
 
 from ..calls import find_name, lexical_call
-from .operands import enclosing_function, function_name, pointer_operand
+from .operands import enclosing_function, function_name, may_point_to, pointer_operand
+
+_FLOATING = frozenset({"float", "double"})
 
 
 class FloatAtomicTradeoff(Rule):
@@ -66,6 +68,8 @@ class FloatAtomicTradeoff(Rule):
             call = lexical_call(ctx, start, end)
             if call is None or call == "macro" or len(call.arguments) != 2:
                 continue
+            if not may_point_to(ctx, *call.arguments[0], _FLOATING):
+                continue  # cannot be float/double: settled without parsing the file
             operand = pointer_operand(ctx, *call.arguments[0])
             if operand.kind != "known" or operand.type not in ("float", "double") or operand.shared:
                 continue

@@ -41,6 +41,7 @@ _EVIDENCE = re.compile(
     r"\b(?:__float2half\w*|__double2half|__float2bfloat16\w*|__double2bfloat16|__floats2half2_rn|"
     r"__float22half2_rn|__floats2bfloat162_rn|__float22bfloat162_rn|__h(?:add|sub|mul|fma)2?\b|"
     + _TYPE_NAMES + r")\b")
+_EVIDENCE_HINTS = (b"half", b"bfloat16", b"__hadd", b"__hsub", b"__hmul", b"__hfma")
 _ALIAS = re.compile(rb"\btypedef\s+(?:const\s+)?([A-Za-z_]\w*)\s+([A-Za-z_]\w*)\s*;"
                     rb"|\busing\s+([A-Za-z_]\w*)\s*=\s*(?:const\s+)?([A-Za-z_]\w*)\s*;")
 
@@ -199,6 +200,40 @@ def operand_of(ctx: RuleContext, text: str, at: int) -> Operand:
     return Operand("known", declaration.type, declaration.shared)
 
 
+def may_point_to(ctx: RuleContext, begin: int, end: int, types: frozenset[str]) -> bool:
+    """A lexical necessary condition for ``pointer_operand(ctx, begin, end)`` being a known
+    pointer to one of ``types`` (fundamental types), checked without the tree: a cast to one of
+    them, or a base name that the file's code writes after one of them (or an alias of one, or
+    ``auto``) with no ``;`` between, as every declaration of it must. False proves the operand is
+    not such a pointer; True proves nothing."""
+    text = strip_parens(ctx.data[begin:end].decode("utf-8", "replace"))
+    cast = leading_cast(text)
+    if cast is not None:
+        return cast.pointers == 1 and cast.type in types
+    if text.startswith("&"):
+        text = strip_parens(text[1:])
+    name = _IDENTIFIER.match(text)
+    if name is None:
+        return False
+    key = ("atm_type_words", types)
+    words = ctx.cache.get(key)
+    if words is None:
+        aliases = _aliases(ctx)
+        spelled = set(types) | {"auto"}
+        for alias in aliases:
+            target, steps = alias, 0
+            while target in aliases and steps < 4:  # as _Scope.lookup resolves them
+                target, steps = aliases[target], steps + 1
+            if target in types:
+                spelled.add(alias)
+        words = ctx.cache[key] = "|".join(re.escape(word) for word in sorted(spelled)).encode()
+    # type, then declarators: pointers, qualifiers, earlier declarators and their initialisers
+    # (brace initialisers nested two deep); never a ';' (ctx.code has comments blanked)
+    pattern = re.compile(rb"\b(?:" + words + rb")\b(?:[^;{}]|\{(?:[^;{}]|\{[^;{}]*\})*\})*?\b"
+                         + re.escape(name.group().encode()) + rb"\b")
+    return pattern.search(ctx.code) is not None
+
+
 def value_declaration(ctx: RuleContext, name: str, at: int) -> Declaration | None:
     """The declaration of the plain name ``name`` as seen from ``at``."""
     return _scope(ctx, at).lookup(ctx, name, at)
@@ -227,8 +262,11 @@ def may_involve_sixteen_bit(ctx: RuleContext) -> bool:
     no parse)."""
     found = ctx.cache.get("atm_possible")
     if found is None:
-        found = ctx.cache["atm_possible"] = _EVIDENCE.search(
-            ctx.data.decode("utf-8", "replace")) is not None
+        data = ctx.data
+        # every _EVIDENCE alternative contains one of these: most files are settled by a
+        # substring search, without running the regex
+        found = ctx.cache["atm_possible"] = any(hint in data for hint in _EVIDENCE_HINTS) \
+            and _EVIDENCE.search(data.decode("utf-8", "replace")) is not None
     return found
 
 
