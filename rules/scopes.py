@@ -31,6 +31,7 @@ class Block:
 
 
 _BLOCK_PUNCTUATION = re.compile(rb"[{};]")
+_HEAD_NOISE = re.compile(rb"/\*[\s\S]*?\*/|//[^\n]*|^\s*#[^\n]*", re.MULTILINE)
 _STATEMENT_PUNCTUATION = re.compile(rb"[()\[\]{};]")
 
 
@@ -44,10 +45,14 @@ def blocks(ctx: RuleContext) -> list[Block]:
     opened: list[tuple[int, int]] = []
     found = []
     boundary = 0
+    directive_starts, directive_ends = ctx.directives.starts, ctx.directives.ends
+    directive = 0  # the first directive not wholly before the current match
     for match in _BLOCK_PUNCTUATION.finditer(code):
         at = match.start()
-        if ctx.in_directive(at):
-            continue
+        while directive < len(directive_ends) and directive_ends[directive] < at:
+            directive += 1
+        if directive < len(directive_starts) and directive_starts[directive] <= at:
+            continue  # inside a directive (as ctx.in_directive)
         byte = code[at]
         if byte == 123:  # '{'
             opened.append((boundary, at))
@@ -61,7 +66,11 @@ def blocks(ctx: RuleContext) -> list[Block]:
 
 
 def _is_function_head(head: bytes) -> bool:
-    head = re.sub(rb"/\*[\s\S]*?\*/|//[^\n]*|^\s*#[^\n]*", b"", head, flags=re.MULTILINE).strip()
+    if b"(" not in head:
+        return False  # nothing removed below can add one
+    if b"/" in head or b"#" in head:
+        head = _HEAD_NOISE.sub(b"", head)
+    head = head.strip()
     if not head.endswith((b")", b"const", b"noexcept", b"override", b"final")) and b")" not in head:
         return False
     if _NOT_FUNCTION.search(head) or b"=" in head.split(b"(", 1)[0]:

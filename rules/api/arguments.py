@@ -3,6 +3,8 @@ more than its name (symbol wrapping, pointer casts, added or removed arguments).
 
 from __future__ import annotations
 
+import re
+
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Marker, Rule, RuleContext
 
@@ -78,18 +80,16 @@ class ArgumentRewrite(Rule):
             # fix that must wait for a nested one never leaves a renamed call with old arguments.
             hip = ctx.tables.names[cuda].hip
             edits = [Edit(start, end, hip.encode())]
-            appends_only = True
+            keeps_syntax = True
             for rewrite in rewrites[cuda]:
                 edit = _edit(ctx, call, rewrite)
                 if edit is not None:
                     edits.append(edit)
-                    appends_only &= (rewrite.action == "append_argument"
-                                     and rewrite.value.isidentifier())
+                    keeps_syntax &= _keeps_syntax(ctx, call, rewrite)
             title = "; ".join(_describe(r) for r in rewrites[cuda])
-            # a name appended to a call's argument list parses wherever the call did
             yield Diagnostic("ARG001", f"{cuda} -> {hip}: {title}", start, end,
                              Fix(f"rename to {hip}; {title}", tuple(edits),
-                                 keeps_syntax=appends_only),
+                                 keeps_syntax=keeps_syntax),
                              library=ctx.tables.names[cuda].library, symbol=cuda,
                              severity="info")
 
@@ -102,6 +102,23 @@ def _describe(rewrite) -> str:
     if rewrite.action == "append_argument":
         return f"pass {rewrite.value} as argument {rewrite.arg + 1}"
     return f"drop argument {rewrite.arg + 1}"
+
+
+_NAME = re.compile(rb"(?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*")
+
+
+def _keeps_syntax(ctx: RuleContext, call, rewrite) -> bool:
+    """Can this rewrite not change how the file parses? A name appended to the call's argument
+    list, or a name argument wrapped in a call to a name (``HIP_SYMBOL(sym)``), parse wherever
+    the call did."""
+    if not rewrite.value.isidentifier():
+        return False
+    if rewrite.action == "append_argument":
+        return True
+    if rewrite.action in ("wrap_symbol", "cast"):
+        begin, finish = call.arguments[rewrite.arg]
+        return _NAME.fullmatch(ctx.data, begin, finish) is not None
+    return False
 
 
 def _edit(ctx: RuleContext, call, rewrite) -> Edit | None:

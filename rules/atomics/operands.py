@@ -215,23 +215,38 @@ def may_point_to(ctx: RuleContext, begin: int, end: int, types: frozenset[str]) 
     name = _IDENTIFIER.match(text)
     if name is None:
         return False
+    key = ("atm_may_point_to", types, name.group())
+    found = ctx.cache.get(key)
+    if found is None:
+        words = _type_words(ctx, types)
+        code = ctx.code  # comments and literals blanked: a ';' in them does not count
+        found = False
+        for use in re.finditer(rb"\b" + re.escape(name.group().encode()) + rb"\b", code):
+            # a declaration's type and its declarators are one statement: no ';' between
+            if words.search(code, code.rfind(b";", 0, use.start()) + 1, use.start()):
+                found = True
+                break
+        ctx.cache[key] = found
+    return found
+
+
+def _type_words(ctx: RuleContext, types: frozenset[str]) -> re.Pattern:
+    """A pattern for the words a declaration of a ``types`` variable can start its type with:
+    the types, the file's aliases resolving to them (as _Scope.lookup resolves), ``auto``."""
     key = ("atm_type_words", types)
-    words = ctx.cache.get(key)
-    if words is None:
+    pattern = ctx.cache.get(key)
+    if pattern is None:
         aliases = _aliases(ctx)
         spelled = set(types) | {"auto"}
         for alias in aliases:
             target, steps = alias, 0
-            while target in aliases and steps < 4:  # as _Scope.lookup resolves them
+            while target in aliases and steps < 4:
                 target, steps = aliases[target], steps + 1
             if target in types:
                 spelled.add(alias)
-        words = ctx.cache[key] = "|".join(re.escape(word) for word in sorted(spelled)).encode()
-    # type, then declarators: pointers, qualifiers, earlier declarators and their initialisers
-    # (brace initialisers nested two deep); never a ';' (ctx.code has comments blanked)
-    pattern = re.compile(rb"\b(?:" + words + rb")\b(?:[^;{}]|\{(?:[^;{}]|\{[^;{}]*\})*\})*?\b"
-                         + re.escape(name.group().encode()) + rb"\b")
-    return pattern.search(ctx.code) is not None
+        pattern = ctx.cache[key] = re.compile(
+            rb"\b(?:" + "|".join(re.escape(w) for w in sorted(spelled)).encode() + rb")\b")
+    return pattern
 
 
 def value_declaration(ctx: RuleContext, name: str, at: int) -> Declaration | None:

@@ -96,9 +96,16 @@ class PaddedTile(Rule):
                                  unproven_fix(ctx, match.start(), "SHM002", message),
                                  library="device", symbol=name)
                 continue
-            padded = str(cols + 1) if re.fullmatch(r"\d+", cols_text) else f"{cols_text} + 1"
+            if re.fullmatch(r"\d+", cols_text):
+                padded = str(cols + 1)
+            elif re.fullmatch(r"[A-Za-z_]\w*", cols_text):
+                padded = f"{cols_text} + 1"
+            else:  # `N << 1 + 1` would be N << 2: the whole size plus one
+                padded = f"({cols_text}) + 1"
+            # a constant expression inside the brackets stays one: the parse cannot change
             fix = Fix(f"pad each row of '{name}' by one element",
-                      (Edit(match.start("cols"), match.end("cols"), padded.encode()),))
+                      (Edit(match.start("cols"), match.end("cols"), padded.encode()),),
+                      keeps_syntax=True)
             yield Diagnostic("SHM002", message + f": pad rows to [{padded}]", match.start(),
                              match.end(), fix, library="device", symbol=name)
 
