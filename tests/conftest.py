@@ -53,7 +53,7 @@ def git(cwd: Path, *args: str, check: bool = False) -> subprocess.CompletedProce
 def hipcc_compile(path: Path, tmp_path: Path, extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
     """Compile a HIP file for AMD MI250 (gfx90a) without a GPU."""
     hipcc = require_tool("hipcc")
-    env = dict(os.environ, HIP_PLATFORM="amd")
+    env = dict(os.environ, HIP_PLATFORM="amd", TMPDIR=str(tmp_path))  # hipcc leaves folders there
     return subprocess.run(
         [hipcc, "--offload-arch=gfx90a", "-x", "hip", "-std=c++17", "-c", str(path),
          "-o", str(tmp_path / (path.name + ".o")), *extra],

@@ -326,7 +326,7 @@ def test_helpers_lose_no_update_on_host_threads_amd_headers(rocm: str, tmp_path:
     out = _run_hammer([hipcc, "--offload-arch=gfx90a", "-std=c++17", "-O2", "-x", "hip",
                        "-I", str(tmp_path), str(tmp_path / "hammer.cpp"), "-o",
                        str(tmp_path / "hammer"), "-pthread"], tmp_path,
-                      dict(os.environ, HIP_PLATFORM="amd"))
+                      dict(os.environ, HIP_PLATFORM="amd", TMPDIR=str(tmp_path)))
     assert ("bf16 checked" in out) == (rocm == "5.2")  # HIP 5.2 has hip_bfloat16, no hip_bf16.h
 
 

@@ -250,8 +250,11 @@ def _compile(toolchain: Toolchain, source: Path, binary: Path,
     command = toolchain.command(source, binary, (source.parent,), build_flags)
     start = time.perf_counter()
     try:
+        # the compiler's temporary files go beside the binary, inside the run's scratch folder
+        # (HIP 5.2's hipcc leaves an empty folder in TMPDIR per compile)
         done = subprocess.run(command, capture_output=True, text=True, errors="replace",
-                              env=toolchain.environment(), timeout=BUILD_TIMEOUT)
+                              env={**toolchain.environment(), "TMPDIR": str(binary.parent)},
+                              timeout=BUILD_TIMEOUT)
         ok, output = done.returncode == 0 and binary.is_file(), done.stdout + done.stderr
     except subprocess.TimeoutExpired:
         ok, output = False, f"the compile took longer than {BUILD_TIMEOUT} s and was stopped"
