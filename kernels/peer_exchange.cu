@@ -27,7 +27,9 @@
 // out the devices; the converter is expected to name them with the peer-copy
 // API).
 //
-// Phase 2 (all-reduce, only where <nccl.h> is found at compile time):
+// Phase 2 (all-reduce, only when built with -DPEER_EXCHANGE_NCCL, and the NCCL
+// library linked, on a machine where <nccl.h> is found: a header in the include
+// path does not mean the library is linked, so finding it is not enough):
 // allreduce_ms() sums both buckets in place with ncclAllReduce (one group of
 // two calls, one per GPU, each on a stream of its GPU). NVLink SHARP
 // (multicast) stays off: NCCL_NVLS_ENABLE is set to 0 unless the environment
@@ -40,7 +42,7 @@
 // per-tensor kernel), after the timed runs.
 #include <cuda_runtime.h>
 
-#if __has_include(<nccl.h>)  // C++17
+#if defined(PEER_EXCHANGE_NCCL) && __has_include(<nccl.h>)  // C++17
 #include <nccl.h>
 #define HAVE_NCCL 1
 #endif
