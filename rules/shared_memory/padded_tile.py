@@ -29,7 +29,8 @@ class PaddedTile(Rule):
     Finds static ``__shared__ T tile[R][C]`` arrays that are accessed along a column, with the
     row index taken from ``threadIdx.x`` (``tile[threadIdx.x][k]``: consecutive lanes read
     consecutive rows), where a row is a multiple of 32 four-byte banks. It pads each row by one
-    element (``tile[R][C + 1]``) and reports the bank-conflict degree. Tiles whose layout is used
+    element (``tile[R][C + 1]``; a computed row length as a whole, ``tile[R][(N << 1) + 1]``)
+    and reports the bank-conflict degree. Tiles whose layout is used
     elsewhere (``sizeof``, pointer arithmetic, the array or a row passed on as a pointer) are
     left unchanged and reported.
 
