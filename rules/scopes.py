@@ -56,7 +56,7 @@ def blocks(ctx: RuleContext) -> list[Block]:
         byte = code[at]
         if byte == 123:  # '{'
             opened.append((boundary, at))
-        elif byte == 125 and opened:  # '}' 
+        elif byte == 125 and opened:  # '}'
             head, open_at = opened.pop()
             found.append(Block(head, open_at, at))
         boundary = at + 1

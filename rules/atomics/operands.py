@@ -164,20 +164,39 @@ def pointer_operand(ctx: RuleContext, begin: int, end: int) -> Operand:
     return operand_of(ctx, ctx.data[begin:end].decode("utf-8", "replace"), begin)
 
 
-def operand_of(ctx: RuleContext, text: str, at: int) -> Operand:
-    """What the pointer expression ``text``, written at ``at``, points to (see pointer_operand)."""
+@dataclass(frozen=True)
+class _PointerText:
+    """A pointer expression read lexically: a leading cast, or ``&``, a base name and the rest."""
+
+    cast: Cast | None = None
+    address_of: bool = False
+    name: str = ""  # '' when the expression starts with no name
+    rest: str = ""
+
+
+def _pointer_text(text: str) -> _PointerText:
     text = strip_parens(text)
     cast = leading_cast(text)
     if cast is not None:
-        return Operand("known" if _known(cast.type) else "unknown", cast.type) \
-            if cast.pointers == 1 else UNKNOWN
+        return _PointerText(cast)
     address_of = text.startswith("&")
     if address_of:
         text = strip_parens(text[1:])
     name = _IDENTIFIER.match(text)
     if name is None:
+        return _PointerText(None, address_of)
+    return _PointerText(None, address_of, name.group(), text[name.end():].lstrip())
+
+
+def operand_of(ctx: RuleContext, text: str, at: int) -> Operand:
+    """What the pointer expression ``text``, written at ``at``, points to (see pointer_operand)."""
+    parts = _pointer_text(text)
+    cast, address_of, rest = parts.cast, parts.address_of, parts.rest
+    if cast is not None:
+        return Operand("known" if _known(cast.type) else "unknown", cast.type) \
+            if cast.pointers == 1 else UNKNOWN
+    if not parts.name:
         return UNKNOWN
-    rest = text[name.end():].lstrip()
     subscripts = 0
     while rest.startswith("["):
         close = _closing(rest, 0)
@@ -188,7 +207,7 @@ def operand_of(ctx: RuleContext, text: str, at: int) -> Operand:
     if rest and (address_of or not _ARITHMETIC.match(rest)):
         return UNKNOWN  # a member, a call, another operator: not provable from a declaration
     scope = _scope(ctx, at)
-    declaration = scope.lookup(ctx, name.group(), at)
+    declaration = scope.lookup(ctx, parts.name, at)
     if declaration is None:
         return UNKNOWN
     if declaration.pointers - subscripts + address_of != 1:
@@ -206,22 +225,18 @@ def may_point_to(ctx: RuleContext, begin: int, end: int, types: frozenset[str]) 
     them, or a base name that the file's code writes after one of them (or an alias of one, or
     ``auto``) with no ``;`` between, as every declaration of it must. False proves the operand is
     not such a pointer; True proves nothing."""
-    text = strip_parens(ctx.data[begin:end].decode("utf-8", "replace"))
-    cast = leading_cast(text)
-    if cast is not None:
-        return cast.pointers == 1 and cast.type in types
-    if text.startswith("&"):
-        text = strip_parens(text[1:])
-    name = _IDENTIFIER.match(text)
-    if name is None:
+    parts = _pointer_text(ctx.data[begin:end].decode("utf-8", "replace"))
+    if parts.cast is not None:
+        return parts.cast.pointers == 1 and parts.cast.type in types
+    if not parts.name:
         return False
-    key = ("atm_may_point_to", types, name.group())
+    key = ("atm_may_point_to", types, parts.name)
     found = ctx.cache.get(key)
     if found is None:
         words = _type_words(ctx, types)
         code = ctx.code  # comments and literals blanked: a ';' in them does not count
         found = False
-        for use in re.finditer(rb"\b" + re.escape(name.group().encode()) + rb"\b", code):
+        for use in re.finditer(rb"\b" + re.escape(parts.name.encode()) + rb"\b", code):
             # a declaration's type and its declarators are one statement: no ';' between
             if words.search(code, code.rfind(b";", 0, use.start()) + 1, use.start()):
                 found = True
