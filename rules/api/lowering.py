@@ -293,6 +293,9 @@ def _c_cast(data: bytes, start: int, after: int) -> bool:
     return not re.search(rb"[)\]>]\s*$", head)
 
 
+_UP_TO_DELIMITER = re.compile(rb"[^;,)}\n]*")
+
+
 def _cast_operand(data: bytes, at: int) -> list[tuple[int, int]]:
     """The operand of a C-style cast whose ``)`` ends before ``at``: a literal or a parenthesised
     expression, else the text up to the next delimiter (which proves nothing)."""
@@ -306,8 +309,8 @@ def _cast_operand(data: bytes, at: int) -> list[tuple[int, int]]:
     literal = _LITERAL.match(text)
     if literal is not None and not re.match(r"[\w.(\[]", text[literal.end() :]):
         return [(pos, pos + len(literal.group().encode()))]
-    rest = re.match(rb"[^;,)}\n]*", data[pos:])
-    return [(pos, pos + max(1, rest.end()))]
+    rest = _UP_TO_DELIMITER.match(data, pos)  # from pos, not a copy of the file's tail
+    return [(pos, max(pos + 1, rest.end()))]
 
 
 def _direct_init(ctx: RuleContext, start: int, end: int) -> list[tuple[int, int]] | None:

@@ -18,6 +18,7 @@ BANK_BYTES = 4
 _TILE = re.compile(
     rb"__shared__\s+(?:volatile\s+)?(?P<type>(?:unsigned\s+|signed\s+)?(?:long\s+long|[A-Za-z_]\w*))"
     rb"\s+(?P<name>[A-Za-z_]\w*)\s*\[(?P<rows>[^\[\]]+)\]\s*\[(?P<cols>[^\[\]]+)\]\s*;")
+_TWO_SUBSCRIPTS = re.compile(rb"\s*\[[^\[\]]+\]\s*\[[^\[\]]+\]")
 _LANE_ALIAS = re.compile(r"\b(?:const\s+)?(?:int|unsigned|unsigned int|uint32_t|auto|size_t)\s+"
                          r"(\w+)\s*=\s*(?:\(int\)\s*)?threadIdx\.x\s*;")
 
@@ -121,7 +122,7 @@ def _column_access(ctx: RuleContext, name: str, start: int, end: int) -> int | N
         row, column = access.group(1), access.group(2)
         if lane.search(row) and not lane.search(column):
             at = start + len(text[: access.start()].encode())
-            if ctx.literals.covering(at) is None:
+            if ctx.in_code(at):
                 return ctx.source.position(at)[0]
     return None
 
@@ -137,9 +138,7 @@ def _layout_use(ctx: RuleContext, name: str, start: int, end: int, declaration_e
             continue
         if re.search(rb"\bsizeof\s*\(?\s*$", before):
             return f"sizeof({name}) at line {line}"
-        after = data[use.end() :]
-        subscripts = re.match(rb"\s*\[[^\[\]]+\]\s*\[[^\[\]]+\]", after)
-        if subscripts is None:
+        if _TWO_SUBSCRIPTS.match(data, use.end()) is None:  # read in place, no copy of the tail
             return f"'{name}' is used as a pointer at line {line}"
         if before.endswith(b"&"):
             return f"the address of an element is taken at line {line}"
