@@ -52,6 +52,8 @@
 #include <cstdlib>
 #include <vector>
 
+#include "bert_large.h"  // the 391 gradient tensors
+
 #define CHECK(call)                                                         \
   do {                                                                      \
     cudaError_t err_ = (call);                                              \
@@ -74,12 +76,6 @@
   } while (0)
 #endif
 
-#define HIDDEN 1024
-#define INTERMEDIATE 4096
-#define VOCAB 30522
-#define MAX_POSITIONS 512
-#define TOKEN_TYPES 2
-#define LAYERS 24
 #define GPUS 2          // devices 0 and 1 take part
 #define REPS 3          // timed repetitions of each path, after one warm-up
 #define VERIFY_THREADS 256
@@ -88,34 +84,6 @@ struct Verify {
   unsigned long long checksum;    // sum of the values, read as integers
   unsigned long long mismatches;  // elements that differ from the expected value
 };
-
-// Gradient tensor element counts of BERT-large, in model order.
-static std::vector<size_t> bert_large_shapes() {
-  const size_t h = HIDDEN, ff = INTERMEDIATE;
-  std::vector<size_t> counts;
-  counts.push_back((size_t)VOCAB * h);          // word embeddings
-  counts.push_back((size_t)MAX_POSITIONS * h);  // position embeddings
-  counts.push_back((size_t)TOKEN_TYPES * h);    // token type embeddings
-  counts.push_back(h);                          // embedding LayerNorm gamma
-  counts.push_back(h);                          // embedding LayerNorm beta
-  for (int layer = 0; layer < LAYERS; ++layer) {
-    for (int proj = 0; proj < 4; ++proj) {  // Q, K, V, attention output
-      counts.push_back(h * h);
-      counts.push_back(h);
-    }
-    counts.push_back(h);       // attention LayerNorm gamma
-    counts.push_back(h);       // attention LayerNorm beta
-    counts.push_back(h * ff);  // intermediate weight
-    counts.push_back(ff);      // intermediate bias
-    counts.push_back(ff * h);  // output weight
-    counts.push_back(h);       // output bias
-    counts.push_back(h);       // output LayerNorm gamma
-    counts.push_back(h);       // output LayerNorm beta
-  }
-  counts.push_back(h * h);  // pooler weight
-  counts.push_back(h);      // pooler bias
-  return counts;
-}
 
 // Element i of tensor t on GPU g (t < 391, i < 2^25, g < 2: fits 32 bits).
 __host__ __device__ inline unsigned int grad_value(int tensor, size_t i, int gpu) {

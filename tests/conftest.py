@@ -60,6 +60,22 @@ def hipcc_compile(path: Path, tmp_path: Path, extra: tuple[str, ...] = ()) -> su
         capture_output=True, text=True, env=env, timeout=300)
 
 
+def convert_program(path: Path, folder: Path, settings):
+    """Convert the program at ``path`` and the local headers it includes (``#include "..."``,
+    as validate does) into ``folder``, keeping their relative paths; returns the program's
+    output path and the RunResult of the program itself."""
+    from migrator.harness.programs import local_includes
+    from migrator.runner import RunOptions, run
+
+    root = path.parent
+    for rel in sorted(local_includes(root, path.name) - {path.name}):
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        header = run(RunOptions(source=root / rel, output=folder / rel), settings)
+        assert not header.failed, header.results[0].message
+    out = folder / path.name
+    return out, run(RunOptions(source=path, output=out), settings)
+
+
 def cuda_library_includes() -> list[str]:
     """-I flags for CUDA library headers that come from PyPI wheels (cuRAND)."""
     try:

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, hipcc_compile, nvcc_compile
-from migrator.runner import RunOptions, run
+from conftest import ROOT, convert_program, hipcc_compile, nvcc_compile
 from migrator.settings import Settings
 from migrator.versions import parse_version
 
@@ -28,9 +27,8 @@ def test_kernel_compiles_with_nvcc(path: Path, tmp_path: Path):
 @pytest.mark.parametrize("launch", ["chevron", "ggl"])
 @pytest.mark.parametrize("path", KERNELS, ids=lambda p: p.name)
 def test_converted_kernel_compiles_with_hipcc(path: Path, launch: str, tmp_path: Path):
-    out = tmp_path / "out.hip"
     settings = Settings(rocm=parse_version("5.2"), launch_syntax=launch)
-    result = run(RunOptions(source=path, output=out), settings)
+    out, result = convert_program(path, tmp_path, settings)
     assert [r.status for r in result.results] == ["converted"], result.results[0].message
     text = out.read_text()
     assert "cuda_runtime" not in text

@@ -7,11 +7,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import ROOT, nvcc_compile
+from conftest import ROOT, convert_program, nvcc_compile
 from migrator import apitables
 from migrator.cli import _register, app
 from migrator.nvidia import nvidia_headers, reverse_names
-from migrator.runner import RunOptions, run
 from migrator.settings import Settings
 from migrator.versions import parse_version
 
@@ -42,9 +41,8 @@ def test_reverse_names_are_safe_macros():
 @pytest.mark.parametrize("path", KERNELS, ids=lambda p: p.name)
 def test_converted_kernels_build_with_nvcc(path: Path, rocm: str, launch: str, include_dir: Path,
                                            tmp_path: Path):
-    out = tmp_path / path.name
     settings = Settings(rocm=parse_version(rocm), launch_syntax=launch)
-    run(RunOptions(source=path, output=out), settings)
+    out, _ = convert_program(path, tmp_path, settings)
     text = out.read_text()
     assert "#include <hip/hip_runtime.h>" in text and "cuda_runtime.h" not in text
     compiled = nvcc_compile(out, tmp_path, ("-I", str(include_dir), "-Werror", "all-warnings"))
