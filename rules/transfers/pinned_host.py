@@ -137,10 +137,10 @@ def _pin(ctx: RuleContext, copy: Copy, name: str) -> Diagnostic | None:
     else:
         replacement = None
         problems.append("its allocation is not a plain malloc(bytes) statement")
-    free_match = frees[0]
-    free_text = "(void)" + api_call(ctx, "cudaFreeHost", [name], hip) + ";"
     if replacement is None:
         return _unproven(ctx, allocation, subject, problems, name)
+    free_match = frees[0]
+    free_text = "(void)" + api_call(ctx, "cudaFreeHost", [name], hip) + ";"
     fix = Fix(f"allocate '{name}' pinned", (
         Edit(statement_from, statement_to, replacement.encode()),
         Edit(free_match.start(), free_match.end(), free_text.encode())),
