@@ -1590,6 +1590,30 @@ def sanity_counts(paths: list[Path]) -> dict[str, int]:
     return counts
 
 
+SOURCE_SUFFIXES = (".cu", ".cuh", ".h", ".hpp", ".hh", ".hxx", ".cpp", ".cc", ".cxx", ".c",
+                   ".inl")
+
+
+def copy_tree(tree: Path, root: Path) -> dict:
+    """Copy the C/C++/CUDA files of a real tree (symlinks and other files left out)."""
+    by_ext: dict[str, int] = {}
+    lines = size = 0
+    folders = set()
+    for path in sorted(tree.rglob("*")):
+        if path.is_symlink() or not path.is_file() or not path.name.endswith(SOURCE_SUFFIXES):
+            continue
+        rel = path.relative_to(tree)
+        data = path.read_bytes()
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(data)
+        lines += data.count(b"\n")
+        size += len(data)
+        by_ext[path.suffix] = by_ext.get(path.suffix, 0) + 1
+        folders.add(str(rel.parent))
+    return {"files": sum(by_ext.values()), "lines": lines, "bytes": size,
+            "by_ext": dict(sorted(by_ext.items())), "folders": len(folders), "tree": str(tree)}
+
+
 def count_lines(root: Path) -> tuple[int, list[str]]:
     rels = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
     return sum((root / r).read_bytes().count(b"\n") for r in rels), rels
@@ -1717,7 +1741,12 @@ def main(argv: list[str] | None = None) -> int:
                     help=f"where the default torch venv lives (default: {DEFAULT_TORCH_VENV})")
     ap.add_argument("--rocmigrate", help="rocmigrate command (default: rocmigrate on PATH or "
                     "beside this python)")
-    ap.add_argument("--seed", type=int, default=20240611, help="corpus seed")
+    ap.add_argument("--seed", type=int, default=None, help="corpus seed")
+    ap.add_argument("--corpus", choices=("mixed", "dense"), default="mixed",
+                    help="generated tree: mixed (mostly C++, the default) or dense (API-heavy "
+                    "host and kernel code, benchmarks/dense_corpus.py)")
+    ap.add_argument("--tree", type=Path, help="benchmark on a copy of this real tree instead of "
+                    "a generated one (C/C++/CUDA files only are copied; --lines is ignored)")
     ap.add_argument("--repeat", type=int, default=1,
                     help="run each full conversion and the unchanged re-run N times; the "
                     "fastest counts (default 1)")
@@ -1755,7 +1784,16 @@ def main(argv: list[str] | None = None) -> int:
     # 1. corpus ------------------------------------------------------------------------------
     corpus = work / "corpus"
     t0 = time.perf_counter()
-    stats = generate_corpus(corpus, args.lines, args.seed)
+    if args.tree is not None:
+        stats = copy_tree(args.tree, corpus)
+    elif args.corpus == "dense":
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from dense_corpus import generate_dense_corpus
+
+        stats = generate_dense_corpus(corpus, args.lines,
+                                      *(() if args.seed is None else (args.seed,)))
+    else:
+        stats = generate_corpus(corpus, args.lines, 20240611 if args.seed is None else args.seed)
     print(f"corpus: {stats['files']} files in {stats['folders']} folders, {stats['lines']} lines, "
           f"{stats['bytes'] / 1e6:.1f} MB, {stats['by_ext']} "
           f"(generated in {time.perf_counter() - t0:.1f} s) -> {corpus}")
