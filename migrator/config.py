@@ -11,7 +11,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .versions import parse_version
+from .versions import parse_target
 
 
 class ConfigError(Exception):
@@ -56,22 +56,33 @@ def find_config(start: Path) -> Path | None:
 
 
 def _has_tool_table(path: Path) -> bool:
+    """Does this pyproject.toml hold [tool.rocmigrate]? One that cannot be read or parsed is an
+    error (it may hold the configuration), not a file without one."""
+    tool = _read_toml(path).get("tool", {})
+    return isinstance(tool, dict) and "rocmigrate" in tool
+
+
+def _read_toml(path: Path) -> dict:
+    """A TOML file's document; every way it can be unusable is a ConfigError naming it."""
     try:
-        return "rocmigrate" in tomllib.loads(path.read_text(encoding="utf-8")).get("tool", {})
-    except (OSError, tomllib.TOMLDecodeError):
-        return False
+        return tomllib.loads(path.read_bytes().decode("utf-8"))
+    except OSError as err:
+        raise ConfigError(f"{path}: cannot read: {err.strerror}") from None
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {err.start} cannot be decoded)") from None
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"{path}: not valid TOML: {err}") from None
 
 
 def load_config(path: Path | None) -> Config:
     if path is None:
         return Config()
-    try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as err:
-        raise ConfigError(f"{path}: cannot read: {err.strerror}") from None
-    except tomllib.TOMLDecodeError as err:
-        raise ConfigError(f"{path}: not valid TOML: {err}") from None
-    table = document if path.name == ".rocmigrate.toml" else document.get("tool", {}).get("rocmigrate", {})
+    document = _read_toml(path)
+    if path.name == ".rocmigrate.toml":
+        table = document
+    else:
+        tool = document.get("tool", {})
+        table = tool.get("rocmigrate", {}) if isinstance(tool, dict) else {}
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.rocmigrate] must be a table")
     for key, value in table.items():
@@ -83,7 +94,7 @@ def load_config(path: Path | None) -> Config:
             raise ConfigError(f"{path}: {key} must be a {expected.__name__}")
     if "rocm" in table:
         try:
-            parse_version(table["rocm"])
+            parse_target(table["rocm"])
         except ValueError as err:
             raise ConfigError(f"{path}: rocm: {err}") from None
     if table.get("wavefront-size", 64) not in (32, 64):
@@ -94,4 +105,22 @@ def load_config(path: Path | None) -> Config:
     for key in ("select", "ignore", "exclude"):
         if not all(isinstance(item, str) for item in table.get(key, [])):
             raise ConfigError(f"{path}: {key} must be a list of strings")
+    check_selectors(table.get("select", []), f"{path}: select")
+    check_selectors(table.get("ignore", []), f"{path}: ignore")
+    for pattern, codes in table.get("per-file-ignores", {}).items():
+        check_selectors(codes, f"{path}: per-file-ignores[{pattern!r}]")
     return Config(path, table)
+
+
+def check_selectors(selectors, where: str) -> None:
+    """Raise ConfigError (saying ``where``) for a rule code or prefix that matches no rule: it
+    would select or ignore nothing, silently."""
+    from . import registry
+
+    codes = [code for cls in registry.all_rules() for code in cls.codes()]
+    unknown = [s for s in selectors if not s.strip() or not any(c.startswith(s.strip().upper())
+                                                                 for c in codes)]
+    if unknown:
+        families = ", ".join(sorted({code[:3] for code in codes}))
+        raise ConfigError(f"{where}: unknown rule code or prefix {unknown[0]!r} (it matches no "
+                          f"rule; families: {families}; `rocmigrate rule --all` lists the codes)")

@@ -44,10 +44,10 @@ def convert(
     from ..runner import ConvertError, RunOptions, run
     from ..settings import Settings
     from ..summary import file_records, summarize
-    from ..versions import DEFAULT_ROCM, format_version, parse_version
+    from ..versions import DEFAULT_ROCM, format_version, parse_target
 
     try:
-        target = parse_version(rocm or DEFAULT_ROCM)
+        target = parse_target(rocm or DEFAULT_ROCM)
     except ValueError as err:
         raise typer.BadParameter(str(err), param_hint="--rocm") from None
     settings = Settings(rocm=target, launch_syntax=launch_syntax.value, rename_ext=rename_ext,

@@ -41,16 +41,18 @@ def lint(
     jobs: int = typer.Option(0, "--jobs", "-j", help="Worker processes (0: one per CPU)."),
 ) -> None:
     """Check HIP (and CUDA) sources; exit 0 clean or all fixed, 1 findings remain, 2 error."""
-    from ..config import ConfigError, find_config, load_config
+    from ..config import ConfigError, check_selectors, find_config, load_config
     from ..lint import LintError, lint as run_lint
     from ..settings import Settings
-    from ..versions import DEFAULT_ROCM, parse_version
+    from ..versions import DEFAULT_ROCM, parse_target
 
     targets = paths or [Path(".")]
     try:
+        check_selectors(_codes(select), "--select")
+        check_selectors(_codes(ignore), "--ignore")
         cfg = load_config(config if config else find_config(targets[0]))
         values = cfg.values
-        target = parse_version(rocm or values.get("rocm", DEFAULT_ROCM))
+        target = parse_target(rocm or values.get("rocm", DEFAULT_ROCM))
         settings = Settings(
             rocm=target,
             select=_codes(select) or tuple(c.upper() for c in values.get("select", ())),
@@ -71,17 +73,21 @@ def lint(
         raise typer.Exit(2) from None
     remaining = sorted(result.remaining, key=lambda f: (f.path, f.line, f.column, f.code))
     failures = result.failed
-    for patch in result.diffs:
-        sys.stdout.write(patch)
+    # a JSON or SARIF document carries the diffs inside it (stdout stays one parseable
+    # document); text and GitHub annotations print them first, as lines of their own
+    diffs = result.diffs if diff else None
+    if output_format in (OutputFormat.text, OutputFormat.github):
+        for patch in result.diffs:
+            sys.stdout.write(patch)
     if output_format is OutputFormat.json:
         from ..output.json import render_findings
 
-        sys.stdout.write(render_findings(remaining, failures, len(result.fixed)))
+        sys.stdout.write(render_findings(remaining, failures, len(result.fixed), diffs))
     elif output_format is OutputFormat.sarif:
         from .. import registry
         from ..output.sarif import render_findings
 
-        sys.stdout.write(render_findings(remaining, failures, registry.all_rules()))
+        sys.stdout.write(render_findings(remaining, failures, registry.all_rules(), diffs))
     elif output_format is OutputFormat.github:
         from ..output.github import render_findings
 

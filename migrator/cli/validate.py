@@ -59,10 +59,10 @@ def validate(
     from ..output.validate_json import render_json
     from ..output.validate_markdown import render_markdown
     from ..output.validate_text import render_summary
-    from ..versions import DEFAULT_ROCM, parse_version
+    from ..versions import DEFAULT_ROCM, parse_target
 
     try:
-        target = parse_version(rocm or DEFAULT_ROCM)
+        target = parse_target(rocm or DEFAULT_ROCM)
     except ValueError as err:
         raise typer.BadParameter(str(err), param_hint="--rocm") from None
     options = ValidateOptions(

@@ -16,9 +16,12 @@ def render_report(summary: dict, files: list[dict], settings: dict,
     return json.dumps(report, indent=2, sort_keys=False) + "\n"
 
 
-def render_findings(findings, failures, fixed_count: int) -> str:
-    return json.dumps({"tool": "rocmigrate", "version": __version__,
-                       "findings": [f.as_dict() for f in findings],
-                       "fixed": fixed_count,
-                       "failures": [{"path": r.rel, "error": r.message} for r in failures]},
-                      indent=2) + "\n"
+def render_findings(findings, failures, fixed_count: int, diffs: list[str] | None = None) -> str:
+    """The lint report; with ``diffs`` (lint --diff), the unified diffs of the fixes too."""
+    report = {"tool": "rocmigrate", "version": __version__,
+              "findings": [f.as_dict() for f in findings],
+              "fixed": fixed_count,
+              "failures": [{"path": r.rel, "error": r.message} for r in failures]}
+    if diffs is not None:
+        report["diffs"] = diffs
+    return json.dumps(report, indent=2) + "\n"

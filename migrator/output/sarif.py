@@ -27,7 +27,9 @@ def _rule_entries(rule_classes) -> tuple[list[dict], dict[str, int]]:
     return entries, index
 
 
-def render_findings(findings, failures, rule_classes) -> str:
+def render_findings(findings, failures, rule_classes, diffs: list[str] | None = None) -> str:
+    """A SARIF log of one run; with ``diffs`` (lint --diff), the unified diffs of the fixes go
+    in the run's property bag (``properties.diffs``), where SARIF allows tool-specific data."""
     rules, index = _rule_entries(rule_classes)
     results = []
     for f in findings:
@@ -53,4 +55,6 @@ def render_findings(findings, failures, rule_classes) -> str:
         "invocations": [{"executionSuccessful": not failures,
                          "toolExecutionNotifications": notifications}],
     }
+    if diffs is not None:
+        run["properties"] = {"diffs": diffs}
     return json.dumps({"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}, indent=2) + "\n"

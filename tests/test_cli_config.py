@@ -1,0 +1,159 @@
+"""The command line's contracts with its inputs and outputs: machine-readable documents stay
+parseable with --diff, configuration files that cannot be used are errors naming them, rule
+selectors and ROCm targets are checked, and the progress reporter's rendering."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from migrator import apitables
+from migrator.cli import _register, app
+from migrator.versions import NEWEST_ROCM, OLDEST_ROCM, parse_target, parse_version
+
+_register()
+
+CUDA_FILE = b"""#include <cuda_runtime.h>
+int main() { float* d; cudaMalloc(&d, 64); cudaDeviceSynchronize(); cudaFree(d); return 0; }
+"""
+HIP_FILE = b"""#include <hip/hip_runtime.h>
+#include <cuda_runtime.h>
+__global__ void k(float* p) { p[threadIdx.x] = __shfl_down_sync(0xffffffff, p[0], 1); }
+int main() { cudaDeviceSynchronize(); return 0; }
+"""
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(app, list(args))
+
+
+def lint_file(tmp_path: Path, *args: str):
+    path = tmp_path / "code.hip"
+    path.write_bytes(HIP_FILE)
+    return invoke("lint", str(path), *args)
+
+
+# --- machine-readable documents with --diff -------------------------------------------------
+
+@pytest.mark.parametrize("output_format", ["json", "sarif"])
+def test_lint_diff_travels_inside_the_document(tmp_path: Path, output_format: str):
+    result = lint_file(tmp_path, "--output-format", output_format, "--diff")
+    assert result.exit_code == 1, result.output
+    document = json.loads(result.stdout)  # one parseable document, nothing around it
+    diffs = document["diffs"] if output_format == "json" else document["runs"][0]["properties"]["diffs"]
+    assert len(diffs) == 1 and "+int main() { hipDeviceSynchronize(); return 0; }" in diffs[0]
+    assert (tmp_path / "code.hip").read_bytes() == HIP_FILE  # --diff writes nothing
+    without = json.loads(lint_file(tmp_path, "--output-format", output_format).stdout)
+    assert "diffs" not in (without if output_format == "json" else without["runs"][0])
+
+
+def test_lint_text_and_github_keep_printing_diffs(tmp_path: Path):
+    for output_format in ("text", "github"):
+        result = lint_file(tmp_path, "--output-format", output_format, "--diff")
+        assert "+int main() { hipDeviceSynchronize(); return 0; }" in result.stdout
+
+
+def test_convert_json_diff_is_one_document(tmp_path: Path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "app.cu").write_bytes(CUDA_FILE)
+    result = invoke("convert", str(tmp_path / "src"), "-o", str(tmp_path / "out"), "--format",
+                    "json", "--diff", "--dry-run")
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert len(document["diffs"]) == 1 and "+#include <hip/hip_runtime.h>" in document["diffs"][0]
+
+
+# --- configuration files that cannot be used -----------------------------------------------
+
+def test_a_broken_pyproject_is_an_error_naming_it(tmp_path: Path):
+    (tmp_path / "code.hip").write_bytes(HIP_FILE)
+    (tmp_path / "pyproject.toml").write_text('[tool.rocmigrate]\nselect = ["API"\n')
+    result = invoke("lint", str(tmp_path / "code.hip"))
+    assert result.exit_code == 2, result.output
+    assert f"{tmp_path / 'pyproject.toml'}: not valid TOML" in result.output
+    # a pyproject.toml whose `tool` is not a table holds no configuration: not a crash
+    (tmp_path / "pyproject.toml").write_text('tool = 1\n')
+    assert invoke("lint", str(tmp_path / "code.hip")).exit_code == 1
+
+
+@pytest.mark.parametrize("name, text", [
+    (".rocmigrate.toml", b'select = ["API"]\n# caf\xe9\n'),
+    ("pyproject.toml", b'[tool.rocmigrate]\n# caf\xe9\nselect = ["API"]\n'),
+])
+def test_a_config_file_that_is_not_utf8_is_an_error_naming_it(tmp_path: Path, name: str,
+                                                              text: bytes):
+    (tmp_path / "code.hip").write_bytes(HIP_FILE)
+    (tmp_path / name).write_bytes(text)
+    for args in ((), ("--config", str(tmp_path / name))):
+        result = invoke("lint", str(tmp_path / "code.hip"), *args)
+        assert result.exit_code == 2, result.output
+        assert f"error: {tmp_path / name}: not UTF-8 text" in result.output
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+# --- rule selectors ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("option", ["--select", "--ignore"])
+def test_a_selector_that_matches_no_rule_is_a_usage_error(tmp_path: Path, option: str):
+    result = lint_file(tmp_path, option, "API,NOPE")
+    assert result.exit_code == 2, result.output
+    assert f"error: {option}: unknown rule code or prefix 'NOPE'" in result.output
+    assert lint_file(tmp_path, option, "wav00").exit_code in (0, 1)  # a known prefix, any case
+
+
+@pytest.mark.parametrize("table", [
+    'select = ["API", "NOPE"]', 'ignore = ["XYZ9"]', '[per-file-ignores]\n"*.hip" = ["API01X"]'])
+def test_a_selector_in_a_config_file_that_matches_no_rule_is_an_error(tmp_path: Path, table: str):
+    (tmp_path / ".rocmigrate.toml").write_text(table + "\n")
+    result = lint_file(tmp_path)
+    assert result.exit_code == 2, result.output
+    assert f"{tmp_path / '.rocmigrate.toml'}: " in result.output
+    assert "unknown rule code or prefix" in result.output
+
+
+# --- the target ROCm release ------------------------------------------------------------------
+
+@pytest.mark.parametrize("rocm, message", [("99.9", "newer than the newest release"),
+                                           ("6.5", "newer than the newest release"),
+                                           ("0.0", "older than the oldest release")])
+def test_an_unknown_rocm_release_is_refused_by_every_command(tmp_path: Path, rocm: str,
+                                                             message: str):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "app.cu").write_bytes(CUDA_FILE)
+    runs = {
+        "convert": invoke("convert", str(tmp_path / "src"), "-o", str(tmp_path / "out"),
+                          "--rocm", rocm),
+        "lint": lint_file(tmp_path, "--rocm", rocm),
+        "validate": invoke("validate", str(tmp_path / "src"), "-o", str(tmp_path / "report"),
+                           "--rocm", rocm),
+    }
+    for command, result in runs.items():
+        assert result.exit_code == 2, (command, result.output)
+        assert message in " ".join(result.output.split()), (command, result.output)
+    assert not (tmp_path / "out").exists() and not (tmp_path / "report").exists()
+    (tmp_path / ".rocmigrate.toml").write_text(f'rocm = "{rocm}"\n')
+    configured = lint_file(tmp_path)
+    assert configured.exit_code == 2 and f"{tmp_path / '.rocmigrate.toml'}: rocm: " in \
+        configured.output
+
+
+def test_known_releases_and_their_patch_releases_are_accepted(tmp_path: Path):
+    for text in (OLDEST_ROCM, "5.2", NEWEST_ROCM, NEWEST_ROCM + ".3"):
+        assert parse_target(text) == parse_version(text)
+    assert lint_file(tmp_path, "--rocm", "5.2").exit_code == 1
+
+
+def test_the_known_range_covers_the_api_tables():
+    """OLDEST_ROCM is the oldest version the tables name; no table names one past NEWEST_ROCM
+    (regenerated tables that know a newer release must move NEWEST_ROCM too)."""
+    tables = apitables.load()
+    versions = {v for entry in tables.names.values()
+                for v in (entry.hip_added, entry.hip_removed) if v}
+    versions |= {header.hip_added for header in tables.headers.values() if header.hip_added}
+    versions |= {lowering.below for lowering in tables.lowerings.values()}
+    assert min(versions)[:2] == parse_version(OLDEST_ROCM)[:2]
+    assert max(versions)[:2] <= parse_version(NEWEST_ROCM)[:2]
