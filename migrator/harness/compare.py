@@ -47,9 +47,24 @@ class Run:
     @property
     def passed(self) -> bool:
         """Exit 0, and PASS by the contract (or, without a JSON line, no FAIL)."""
+        return self.why_not_passed() is None
+
+    def why_not_passed(self) -> str | None:
+        """None when the run passed; else why not, in the contract's terms."""
+        ending = f"exit code {self.rc}, status {self.status or 'missing'}"
         if self.rc != 0 or self.status == "FAIL":
-            return False
-        return self.json is None or (self.status == "PASS" and self.json.get(STATUS_KEY) == "PASS")
+            return ending
+        if self.json is None:
+            return None
+        if STATUS_KEY not in self.json:
+            return (f'the program\'s JSON line has no "{STATUS_KEY}" key: the contract asks for '
+                    f'{{..., "{STATUS_KEY}": "PASS"}} on that line; {ending}')
+        if self.json[STATUS_KEY] != "PASS":
+            return (f'its JSON line says "{STATUS_KEY}": {json.dumps(self.json[STATUS_KEY])}; '
+                    f"{ending}")
+        if self.status != "PASS":
+            return f"its last stdout line is not PASS; {ending}"
+        return None
 
 
 @dataclass

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -23,6 +22,7 @@ from typing import Callable
 from ..versions import DEFAULT_ROCM, format_version, parse_version
 from .compare import (DerivedFigure, ResultComparison, Run, TimingComparison, compare_results,
                       compare_timings, derived_figures, median)
+from .process import run_process
 from .programs import Program, find_programs, local_includes, select_programs
 from .toolchain import Toolchain, ToolchainError, cuda_toolchain, find_nvcc, hip_toolchain
 
@@ -282,28 +282,18 @@ def _run_program(program: Program, outcome: ProgramOutcome, root: Path, trees: d
 
 
 def run_binary(binary: Path, cwd: Path, timeout: float) -> Run:
-    """Run once; past ``timeout`` seconds the process and its children are killed."""
-    start = time.perf_counter()
-    try:
-        process = subprocess.Popen([str(binary)], cwd=cwd, stdin=subprocess.DEVNULL,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                   start_new_session=True)
-    except OSError as err:
-        return Run(None, 0.0, False, None, None, None, f"cannot run {binary.name}: {err.strerror}")
-    timed_out = False
-    try:
-        out, err = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        os.killpg(process.pid, signal.SIGKILL)
-        out, err = process.communicate()
-    seconds = round(time.perf_counter() - start, 4)
-    stdout = out.decode("utf-8", "replace")
-    stderr = err.decode("utf-8", "replace")[-TAIL:]
-    if timed_out:
+    """Run once; past ``timeout`` seconds the program is killed, and every process it started
+    with it (those that left its process group too); its output is read within bounds."""
+    outcome = run_process([str(binary)], cwd, timeout)
+    if outcome.error is not None:
+        return Run(None, 0.0, False, None, None, None, outcome.error)
+    stderr = outcome.stderr[-TAIL:]
+    if outcome.timed_out:
         stderr += f"\n[rocmigrate] killed after the time limit of {timeout:g} s"
-    return Run.from_output(None if timed_out else process.returncode, seconds, timed_out, stdout,
-                           stderr)
+    elif outcome.left_running:
+        stderr += (f"\n[rocmigrate] killed {outcome.left_running} process(es) the program left "
+                   "running when it ended")
+    return Run.from_output(outcome.rc, outcome.seconds, outcome.timed_out, outcome.stdout, stderr)
 
 
 def _judge(outcome: ProgramOutcome, options: ValidateOptions) -> None:
@@ -347,8 +337,7 @@ def verdict(original: Original, port: VariantOutcome,
     if original.runs and all(run.status == "SKIP" for run in original.runs):
         return "skipped", ["the original skipped itself (it printed SKIP): it cannot run here"]
     for side, runs in (("original", original.runs), ("port", port.runs)):
-        problems += [f"{side} run {number} did not pass (exit code {run.rc}, status "
-                     f"{run.status or 'missing'})"
+        problems += [f"{side} run {number} did not pass ({run.why_not_passed()})"
                      for number, run in enumerate(runs, 1) if not run.passed]
     problems += [f"result {r.key} differs: original {_short(r.original)}, port {_short(r.port)}"
                  for r in port.results if not r.equal]
