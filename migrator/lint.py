@@ -99,9 +99,10 @@ def _job(job):
 
 
 def lint(paths: list[Path], settings: Settings, root: Path, fix: bool = False,
-         diff: bool = False, jobs: int = 0) -> LintResult:
+         diff: bool = False, jobs: int = 0, report=None) -> LintResult:
     """Lint ``paths``. With ``fix`` the fixed files are written back (atomically); with ``diff``
-    the fixes are computed and returned as patches, and nothing is written."""
+    the fixes are computed and returned as patches, and nothing is written. ``report(total,
+    lines)`` is called after each file checked (as ``runner.run`` does)."""
     result = LintResult()
     files = discover(paths, settings, root, result.skipped)
     work = []
@@ -112,7 +113,12 @@ def lint(paths: list[Path], settings: Settings, root: Path, fix: bool = False,
             result.results.append(FileResult(display, "failed", f"cannot read: {err.strerror}"))
     settings = replace(settings, report_unused_suppressions=True, write_markers=False)
     payload = [(display, data, settings, fix or diff) for display, _, data in work]
-    outcomes = list(map_in_workers(_job, payload, jobs, POOL_THRESHOLD))
+    outcomes = []
+    for (_, data, _, _), outcome in zip(payload, map_in_workers(_job, payload, jobs,
+                                                                POOL_THRESHOLD)):
+        outcomes.append(outcome)
+        if report is not None:
+            report(len(payload), data.count(b"\n"))
     for (display, path, data), outcome in zip(work, outcomes):
         output, outcome.output = outcome.output, None
         if outcome.status != "failed" and output is not None and output != data:

@@ -281,9 +281,10 @@ def _convert_all(pending, settings: Settings, options: RunOptions, report):
     from .pool import map_in_workers
 
     work = [(item.rel, data, settings) for item, data, _ in pending]
-    for converted in map_in_workers(_convert_job, work, options.jobs, POOL_THRESHOLD):
+    for (_, data, _), converted in zip(work, map_in_workers(_convert_job, work, options.jobs,
+                                                            POOL_THRESHOLD)):
         if report is not None:
-            report(converted)
+            report(len(work), data.count(b"\n"))  # files converted in this run, this one's lines
         yield converted
 
 

@@ -1,11 +1,12 @@
 """The command line's contracts with its inputs and outputs: machine-readable documents stay
 parseable with --diff, configuration files that cannot be used are errors naming them, rule
-selectors and ROCm targets are checked, and the progress reporter's rendering."""
+selectors and ROCm targets are checked, and long runs report their progress."""
 
 from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -44,7 +45,9 @@ def test_lint_diff_travels_inside_the_document(tmp_path: Path, output_format: st
     result = lint_file(tmp_path, "--output-format", output_format, "--diff")
     assert result.exit_code == 1, result.output
     document = json.loads(result.stdout)  # one parseable document, nothing around it
-    diffs = document["diffs"] if output_format == "json" else document["runs"][0]["properties"]["diffs"]
+    if output_format == "sarif":
+        document = document["runs"][0]["properties"]
+    diffs = document["diffs"]
     assert len(diffs) == 1 and "+int main() { hipDeviceSynchronize(); return 0; }" in diffs[0]
     assert (tmp_path / "code.hip").read_bytes() == HIP_FILE  # --diff writes nothing
     without = json.loads(lint_file(tmp_path, "--output-format", output_format).stdout)
@@ -157,3 +160,59 @@ def test_the_known_range_covers_the_api_tables():
     versions |= {lowering.below for lowering in tables.lowerings.values()}
     assert min(versions)[:2] == parse_version(OLDEST_ROCM)[:2]
     assert max(versions)[:2] <= parse_version(NEWEST_ROCM)[:2]
+
+
+# --- progress of long runs --------------------------------------------------------------------
+
+def _plain(text: str) -> str:
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text)
+
+
+def test_the_progress_reporter_shows_the_count_and_rates_once_a_run_is_long():
+    from rich.console import Console
+
+    from migrator.cli.progress import ProgressReporter
+
+    now = [0.0]
+    console = Console(file=io.StringIO(), force_terminal=True, width=120)
+    reporter = ProgressReporter("checking", console=console, clock=lambda: now[0])
+    now[0] = 0.5
+    reporter(40, 1000)
+    assert console.file.getvalue() == ""  # a short run shows nothing
+    now[0] = 2.0
+    reporter(40, 3000)  # 2 files, 4,000 lines in 2 s
+    shown = _plain(console.file.getvalue())
+    assert "checking" in shown and "2/40 files" in shown
+    assert "1.0 files/s, 2,000 lines/s" in shown
+    now[0] = 4.0
+    for _ in range(8):
+        reporter(40, 500)  # 10 files, 8,000 lines in 4 s
+    reporter.close()
+    final = _plain(console.file.getvalue())
+    assert "10/40 files" in final and "2.5 files/s, 2,000 lines/s" in final
+    quiet = ProgressReporter("checking", console=Console(file=io.StringIO(), force_terminal=True),
+                             clock=lambda: 0.0)
+    quiet(3, 10)
+    quiet.close()
+    assert quiet.console.file.getvalue() == ""
+
+
+def test_convert_and_lint_report_each_file_with_the_total_and_its_lines(tmp_path: Path):
+    from migrator.lint import lint as run_lint
+    from migrator.runner import RunOptions, run
+    from migrator.settings import Settings
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.cu").write_bytes(CUDA_FILE)
+    (tmp_path / "src" / "b.hip").write_bytes(HIP_FILE)
+    expected = sorted([(2, CUDA_FILE.count(b"\n")), (2, HIP_FILE.count(b"\n"))])
+    for label, call in (
+        ("convert", lambda report: run(RunOptions(source=tmp_path / "src",
+                                                  output=tmp_path / "out"), Settings(),
+                                       report=report)),
+        ("lint", lambda report: run_lint([tmp_path / "src"], Settings(), tmp_path,
+                                         report=report)),
+    ):
+        calls = []
+        call(lambda total, lines: calls.append((total, lines)))
+        assert sorted(calls) == expected, label

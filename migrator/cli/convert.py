@@ -45,6 +45,7 @@ def convert(
     from ..settings import Settings
     from ..summary import file_records, summarize
     from ..versions import DEFAULT_ROCM, format_version, parse_target
+    from .progress import reporter_for
 
     try:
         target = parse_target(rocm or DEFAULT_ROCM)
@@ -54,9 +55,9 @@ def convert(
                         optimize=not no_optimize)
     options = RunOptions(source=src, output=output, in_place=in_place, dry_run=dry_run,
                          diff=diff, jobs=jobs, force=force)
-    progress = _progress_reporter() if fmt is Format.text and sys.stderr.isatty() else None
+    progress = reporter_for("converting")
     try:
-        result = run(options, settings, report=progress.advance if progress else None)
+        result = run(options, settings, report=progress)
     except ConvertError as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(2) from None
@@ -77,30 +78,3 @@ def convert(
             sys.stdout.write(patch)
         (sys.stderr if diff else sys.stdout).write(render_summary(summary, verbose))
     raise typer.Exit(1 if result.failed else 0)
-
-
-class _Progress:
-    """A rich progress bar on stderr, shown only once a run turns out to be long."""
-
-    def __init__(self) -> None:
-        from rich.progress import Progress
-
-        self.bar = Progress(transient=True, console=None)
-        self.task = None
-        self.count = 0
-
-    def advance(self, _result) -> None:
-        self.count += 1
-        if self.count == 50:
-            self.bar.start()
-            self.task = self.bar.add_task("converting", total=None)
-        if self.task is not None:
-            self.bar.update(self.task, completed=self.count)
-
-    def close(self) -> None:
-        if self.task is not None:
-            self.bar.stop()
-
-
-def _progress_reporter() -> _Progress:
-    return _Progress()

@@ -45,6 +45,7 @@ def lint(
     from ..lint import LintError, lint as run_lint
     from ..settings import Settings
     from ..versions import DEFAULT_ROCM, parse_target
+    from .progress import reporter_for
 
     targets = paths or [Path(".")]
     try:
@@ -64,7 +65,13 @@ def lint(
                                    for p, codes in values.get("per-file-ignores", {}).items()),
             exclude=tuple(values.get("exclude", ())),
         )
-        result = run_lint(targets, settings, cfg.root, fix=fix, diff=diff, jobs=jobs)
+        progress = reporter_for("checking")
+        try:
+            result = run_lint(targets, settings, cfg.root, fix=fix, diff=diff, jobs=jobs,
+                              report=progress)
+        finally:
+            if progress:
+                progress.close()
     except (ConfigError, LintError) as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(2) from None
