@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -129,8 +130,6 @@ def test_run_process_returns_promptly_with_a_python_child_in_its_own_session(tmp
               "else:\n"
               "    print('parent', flush=True)\n"
               "    time.sleep(20)\n")
-    import sys
-
     start = time.monotonic()
     outcome = run_process([sys.executable, "-c", script], tmp_path, 1.0)
     assert time.monotonic() - start < 3.5 and outcome.timed_out

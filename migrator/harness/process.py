@@ -23,7 +23,7 @@ from pathlib import Path
 
 OUTPUT_LIMIT = 4 * 1024 * 1024  # bytes of a stream kept: its first and last halves
 KILL_GRACE = 2.0  # seconds to read what is left in the pipes once the run's processes are killed
-RUN_MARK = "ROCMIGRATE_VALIDATE_RUN"  # environment variable naming the run; its processes inherit it
+RUN_MARK = "ROCMIGRATE_VALIDATE_RUN"  # names the run in the environment its processes inherit
 _CHUNK = 65536
 
 
