@@ -1,10 +1,25 @@
-"""File-system helpers: atomic writes and content hashes."""
+"""File-system helpers: atomic writes, content hashes, and reads, writes and removals confined to
+an output folder.
+
+The ``*_inside`` helpers take a root folder and a relative posix path, and open every folder
+between them by file descriptor without following symlinks (``O_NOFOLLOW``): a symlink or a
+non-folder on the way raises ``UnsafePathError`` instead of being followed, so nothing is read,
+written or removed outside the root's real path, even if the tree changes meanwhile.
+"""
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import stat
 from pathlib import Path
+
+_FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+
+
+class UnsafePathError(OSError):
+    """A folder on the way to a path inside a root is a symlink or not a folder."""
 
 
 def content_hash(data: bytes) -> str:
@@ -13,20 +28,191 @@ def content_hash(data: bytes) -> str:
 
 def atomic_write(path: Path, data: bytes, mode_from: Path | None = None) -> None:
     """Write via a temporary file in the same folder and rename it over ``path``: readers see
-    the old file or the new one, never a partial one."""
-    import tempfile
-
+    the old file or the new one, never a partial one. The folder (created if missing) is the
+    caller's choice and may be reached through symlinks; use ``write_inside`` for paths that
+    must stay inside a root."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        if mode_from is not None:
-            os.chmod(tmp, os.stat(mode_from).st_mode & 0o7777)
-        os.replace(tmp, path)
-    except BaseException:
+        _replace_in(folder, path.name, data, mode_from)
+    finally:
+        os.close(folder)
+
+
+def write_inside(root: Path, rel: str, data: bytes, mode_from: Path | None = None,
+                 if_changed: bool = True) -> bool:
+    """Atomically write ``root/rel``, creating its folders, never through a symlink on the way
+    (a symlink at ``rel`` itself is replaced, not followed). With ``if_changed``, a file that
+    already holds ``data`` is left alone. Returns whether it wrote."""
+    folder_parts, name = _split(rel)
+    folder = _open_folders(root, folder_parts, create=True)
+    try:
+        if if_changed and _read_at(folder, name) == data:
+            return False
+        _replace_in(folder, name, data, mode_from, shown=rel)
+        return True
+    finally:
+        os.close(folder)
+
+
+def read_inside(root: Path, rel: str) -> bytes | None:
+    """The bytes of the regular file ``root/rel``, or None when there is none; never follows a
+    symlink (on the way: ``UnsafePathError``; at ``rel`` itself: None)."""
+    folder_parts, name = _split(rel)
+    try:
+        folder = _open_folders(root, folder_parts, create=False)
+    except FileNotFoundError:
+        return None
+    try:
+        return _read_at(folder, name)
+    finally:
+        os.close(folder)
+
+
+def remove_inside(root: Path, rel: str) -> bool:
+    """Remove ``root/rel`` if it is a regular file reached without any symlink; returns whether
+    it removed it. Symlinks, folders, and paths through symlinks are left alone."""
+    folder_parts, name = _split(rel)
+    try:
+        folder = _open_folders(root, folder_parts, create=False)
+    except OSError:
+        return False
+    try:
+        if not stat.S_ISREG(os.lstat(name, dir_fd=folder).st_mode):
+            return False
+        os.unlink(name, dir_fd=folder)
+        return True
+    except FileNotFoundError:
+        return False
+    finally:
+        os.close(folder)
+
+
+def symlink_inside(root: Path, rel: str, target: str) -> bool:
+    """Make ``root/rel`` a symlink to ``target`` (replacing a file or link there, atomically),
+    never through a symlink on the way; returns whether it changed anything."""
+    folder_parts, name = _split(rel)
+    folder = _open_folders(root, folder_parts, create=True)
+    try:
         try:
-            os.unlink(tmp)
+            if os.readlink(name, dir_fd=folder) == target:
+                return False
         except FileNotFoundError:
             pass
+        except OSError as err:
+            if err.errno != errno.EINVAL:  # EINVAL: there is something, but not a symlink
+                raise
+            if stat.S_ISDIR(os.lstat(name, dir_fd=folder).st_mode):
+                raise IsADirectoryError(errno.EISDIR, "a folder is in the way") from None
+        temporary = _temporary_name(name)
+        os.symlink(target, temporary, dir_fd=folder)
+        try:
+            os.replace(temporary, name, src_dir_fd=folder, dst_dir_fd=folder)
+        except BaseException:
+            _unlink_quietly(temporary, folder)
+            raise
+        return True
+    finally:
+        os.close(folder)
+
+
+def _split(rel: str) -> tuple[list[str], str]:
+    parts = rel.split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        raise UnsafePathError(errno.EINVAL, f"{rel!r} is not a plain relative path")
+    return parts[:-1], parts[-1]
+
+
+def _open_folders(root: Path, parts: list[str], create: bool) -> int:
+    """A descriptor of ``root/parts...``, each part opened without following symlinks."""
+    current = os.open(root, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        for index, part in enumerate(parts):
+            try:
+                following = os.open(part, _FOLDER_FLAGS, dir_fd=current)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                try:
+                    os.mkdir(part, dir_fd=current)
+                except FileExistsError:  # made meanwhile (or a dangling symlink): open says which
+                    pass
+                following = _open_part(part, current, parts[:index + 1])
+            except OSError as err:
+                raise _unsafe(err, current, part, parts[:index + 1]) from None
+            os.close(current)
+            current = following
+    except BaseException:
+        os.close(current)
         raise
+    return current
+
+
+def _open_part(part: str, folder: int, shown: list[str]) -> int:
+    try:
+        return os.open(part, _FOLDER_FLAGS, dir_fd=folder)
+    except OSError as err:
+        raise _unsafe(err, folder, part, shown) from None
+
+
+def _unsafe(err: OSError, folder: int, part: str, shown: list[str]) -> OSError:
+    """A clear error for a part of the way that cannot be opened as a folder."""
+    where = "/".join(shown)
+    try:
+        mode = os.lstat(part, dir_fd=folder).st_mode
+    except OSError:
+        return err
+    if stat.S_ISLNK(mode):
+        return UnsafePathError(errno.ELOOP, f"{where} is a symlink; not followed")
+    if not stat.S_ISDIR(mode):
+        return UnsafePathError(errno.ENOTDIR, f"{where} is not a folder")
+    return err
+
+
+def _read_at(folder: int, name: str) -> bytes | None:
+    try:
+        handle = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0),
+                         dir_fd=folder)
+    except OSError as err:
+        if err.errno in (errno.ENOENT, errno.ELOOP, errno.EISDIR, errno.ENXIO):
+            return None
+        raise
+    with os.fdopen(handle, "rb") as reader:
+        if not stat.S_ISREG(os.fstat(reader.fileno()).st_mode):
+            return None
+        return reader.read()
+
+
+def _temporary_name(name: str) -> str:
+    return f".{name}.{os.urandom(4).hex()}.tmp"
+
+
+def _replace_in(folder: int, name: str, data: bytes, mode_from: Path | None,
+                shown: str | None = None) -> None:
+    """Write ``data`` to a temporary file in the open ``folder`` and rename it over ``name``."""
+    for _attempt in range(100):
+        temporary = _temporary_name(name)
+        try:
+            handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                             | getattr(os, "O_CLOEXEC", 0), 0o600, dir_fd=folder)
+            break
+        except FileExistsError:
+            continue
+    else:  # pragma: no cover - 100 collisions of 32 random bits
+        raise FileExistsError(errno.EEXIST, f"no free temporary name for {shown or name}")
+    try:
+        with os.fdopen(handle, "wb") as writer:
+            writer.write(data)
+            if mode_from is not None:
+                os.fchmod(writer.fileno(), os.stat(mode_from).st_mode & 0o7777)
+        os.replace(temporary, name, src_dir_fd=folder, dst_dir_fd=folder)
+    except BaseException:
+        _unlink_quietly(temporary, folder)
+        raise
+
+
+def _unlink_quietly(name: str, folder: int) -> None:
+    try:
+        os.unlink(name, dir_fd=folder)
+    except OSError:
+        pass

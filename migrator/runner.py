@@ -3,21 +3,31 @@
 Workers return ``FileResult`` values and never raise; results come back in path order, so output
 is deterministic. A content-hash cache in ``OUT/.rocmigrate/cache.json`` lets a re-run convert only
 what changed and remove outputs whose source is gone.
+
+Everything written or removed in a tree goes through ``fsutil``'s ``*_inside`` helpers: never
+through a symlink, never outside the output folder. The cache is untrusted input: a cache that is
+not exactly what this module writes is ignored as a whole.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+import stat
+from collections import defaultdict
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
-from . import __version__
-from .fsutil import atomic_write, content_hash
+from . import __version__, support
+from .diagnostics import Finding
+from .fsutil import (atomic_write, content_hash, read_inside, remove_inside, symlink_inside,
+                     write_inside)
 from .results import CONVERTIBLE_SUFFIXES, FileResult
 from .settings import Settings
 
 CACHE_DIR = ".rocmigrate"
+CACHE_FILE = f"{CACHE_DIR}/cache.json"  # also the mark of an output tree
+CACHE_FORMAT = 2  # 2: entries keep their file's findings
 SKIPPED_DIRS = {".git", ".hg", ".svn", CACHE_DIR}
 POOL_THRESHOLD = 8  # below this many files, a process pool costs more than it saves
 
@@ -55,9 +65,10 @@ class _Item:
     rel: str
     path: Path
     out_rel: str
-    kind: str  # convert / copy / link / skip
+    kind: str  # convert / copy / link / skip / fail
     note: str = ""
     stat: list[int] | None = None  # [size, mtime_ns] of the source, read once per run
+    link: str = ""  # kind link: the relative target of the link recreated in the output
 
 
 def output_name(rel: str, settings: Settings) -> str:
@@ -74,42 +85,117 @@ def _inside(path: Path, root: Path) -> bool:
         return False
 
 
+def _resolved(path: Path) -> Path | None:
+    """``path`` with every symlink resolved, or None for a symlink loop or an unreadable path."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # RuntimeError: Python < 3.13's "Symlink loop"
+        return None
+
+
+def _link_text(path: Path) -> str:
+    try:
+        return os.readlink(path)
+    except OSError:
+        return "?"
+
+
 def discover(root: Path, exclude: Path | None, settings: Settings) -> list[_Item]:
-    """Every file under ``root`` (sorted), classified; symlinks are never followed out of it."""
+    """Every file under ``root`` (sorted), classified; symlinks are never followed out of it, nor
+    round in a loop, and other rocmigrate output trees inside it are skipped. Folders that cannot
+    be read are listed as failed items."""
     items: list[_Item] = []
     real_root = root.resolve()
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+
+    def unreadable(err: OSError) -> None:
+        folder = Path(err.filename) if err.filename else root
+        rel = folder.relative_to(root).as_posix() if _inside(folder, root) else str(folder)
+        items.append(_Item(rel, folder, rel, "fail", f"cannot read folder: {err.strerror}"))
+
+    for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable, followlinks=False):
         current = Path(dirpath)
         kept = []
         for name in sorted(dirnames):
             full = current / name
-            if name in SKIPPED_DIRS or (exclude is not None and full.resolve() == exclude):
+            if name in SKIPPED_DIRS or (exclude is not None and _resolved(full) == exclude):
                 continue
             if full.is_symlink():
                 filenames.append(name)  # handled as a link below
+                continue
+            if os.path.lexists(full / CACHE_FILE):
+                rel = full.relative_to(root).as_posix()
+                items.append(_Item(rel, full, rel, "skip", f"a rocmigrate output folder (it holds "
+                                   f"{CACHE_FILE}); not converted again"))
                 continue
             kept.append(name)
         dirnames[:] = kept
         for name in filenames:
             full = current / name
             rel = full.relative_to(root).as_posix()
-            if full.is_symlink():
-                target = full.resolve()
-                if not _inside(target, real_root):
-                    items.append(_Item(rel, full, rel, "skip",
-                                       f"symlink to {os.readlink(full)} points outside the source "
-                                       "tree; not followed"))
-                else:
-                    items.append(_Item(rel, full, output_name(rel, settings), "link"))
+            try:
+                mode = os.lstat(full).st_mode
+            except OSError as err:
+                items.append(_Item(rel, full, rel, "fail", f"cannot read: {err.strerror}"))
                 continue
-            if not full.is_file():
+            if stat.S_ISLNK(mode):
+                items.append(_link_item(full, rel, real_root, settings))
+                continue
+            if not stat.S_ISREG(mode):
                 items.append(_Item(rel, full, rel, "skip", "not a regular file"))
                 continue
             kind = "convert" if name.endswith(CONVERTIBLE_SUFFIXES) else "copy"
             out_rel = output_name(rel, settings) if kind == "convert" else rel
             items.append(_Item(rel, full, out_rel, kind))
     items.sort(key=lambda item: item.rel)
+    _fail_clashing_outputs(items)
     return items
+
+
+def _link_item(full: Path, rel: str, real_root: Path, settings: Settings) -> _Item:
+    """A symlink: recreated in the output as a relative link to its target's counterpart there
+    when it points inside the tree; skipped when it points outside or makes a loop."""
+    target = _resolved(full)
+    if target is None:
+        return _Item(rel, full, rel, "skip", f"symlink to {_link_text(full)} is a loop (or cannot "
+                     "be resolved); not followed")
+    if not _inside(target, real_root):
+        return _Item(rel, full, rel, "skip", f"symlink to {_link_text(full)} points outside the "
+                     "source tree; not followed")
+    if target.is_dir() and _inside(full.parent.resolve(), target):
+        return _Item(rel, full, rel, "skip", f"symlink to {_link_text(full)} is a loop (it points "
+                     "to a folder that contains it); not followed")
+    out_rel = output_name(rel, settings)
+    target_rel = target.relative_to(real_root).as_posix()
+    counterpart = target_rel if target.is_dir() else output_name(target_rel, settings)
+    link = os.path.relpath(counterpart, os.path.dirname(out_rel) or ".")
+    return _Item(rel, full, out_rel, "link", link=link)
+
+
+def _fail_clashing_outputs(items: list[_Item]) -> None:
+    """Sources whose outputs would take the same path (``a.cu`` and ``a.hip`` with
+    ``--rename-ext``), or where one output needs a folder at another's path, all fail, each
+    naming the others: none is written, so none silently overwrites another."""
+    writers: dict[str, list[_Item]] = defaultdict(list)
+    for item in items:
+        if item.kind in ("convert", "copy", "link"):
+            writers[item.out_rel].append(item)
+    clashes: dict[int, list[_Item]] = defaultdict(list)
+    for out_rel, group in writers.items():
+        others = list(group)
+        parts = out_rel.split("/")
+        for depth in range(1, len(parts)):
+            for folder_item in writers.get("/".join(parts[:depth]), ()):
+                others.append(folder_item)
+                clashes[id(folder_item)].extend(group)
+        if len(others) > 1:
+            for item in group:
+                clashes[id(item)].extend(other for other in others if other is not item)
+    for item in items:
+        if clashes.get(id(item)):
+            names = ", ".join(sorted({f"{o.rel} (output {o.out_rel})" for o in clashes[id(item)]}))
+            item.kind = "fail"
+            item.note = (f"its output {item.out_rel} clashes with the output of {names}; "
+                         "nothing written for either: rename one of them")
 
 
 def _convert_job(job: tuple[str, bytes, Settings]) -> FileResult:
@@ -119,52 +205,133 @@ def _convert_job(job: tuple[str, bytes, Settings]) -> FileResult:
     return convert_bytes(rel, data, settings)
 
 
+# A file's findings in the cache: one column (a list) per field of Finding, in order, text fields
+# as indexes into the cache's table of strings (a few hundred texts serve thousands of findings).
+# Columns check and decode with a few calls each, however many findings they hold.
+_FINDING_COLUMNS = tuple((f.name, f.type == "str", bool if f.type == "bool" else int)
+                         for f in fields(Finding))
+
+
+def _encode_findings(findings: list[Finding], strings: dict[str, int]) -> list[list]:
+    return [[strings.setdefault(getattr(finding, name), len(strings)) for finding in findings]
+            if text else [getattr(finding, name) for finding in findings]
+            for name, text, _ in _FINDING_COLUMNS]
+
+
+def _decode_findings(columns, strings: list[str]) -> list[Finding] | None:
+    """The findings of a cache entry, or None when its columns are not what
+    ``_encode_findings`` writes (wrong types or lengths, a string index out of the table)."""
+    if type(columns) is not list or len(columns) != len(_FINDING_COLUMNS):
+        return None
+    decoded = []
+    for column, (_, text, kind) in zip(columns, _FINDING_COLUMNS):
+        if type(column) is not list or len(column) != len(columns[0]):
+            return None
+        if column and set(map(type, column)) != {kind}:
+            return None
+        if text and column:
+            if min(column) < 0 or max(column) >= len(strings):
+                return None
+            column = list(map(strings.__getitem__, column))
+        decoded.append(column)
+    return list(map(Finding, *decoded))
+
+
+def _plain_rel(value) -> bool:
+    """A relative posix path that stays inside its root and outside the cache folder."""
+    if type(value) is not str or not value or "\0" in value:
+        return False
+    parts = value.split("/")
+    return parts[0] != CACHE_DIR and all(part not in ("", ".", "..") for part in parts)
+
+
+def _pair_of_ints(value) -> bool:
+    return type(value) is list and len(value) == 2 and all(type(v) is int for v in value)
+
+
+def _valid_outputs(entry) -> bool:
+    """Does a cache entry name its output and support headers as plain paths inside OUT?"""
+    written = entry.get("support", []) if type(entry) is dict else None
+    return (type(entry) is dict and _plain_rel(entry.get("output")) and type(written) is list
+            and all(_plain_rel(rel) and rel.rpartition("/")[2] in support.available()
+                    for rel in written))
+
+
+def _valid_entry(entry) -> bool:
+    """Is a cache entry (of this version and settings) what ``_Cache.record`` writes, findings
+    aside?"""
+    return (_valid_outputs(entry) and type(entry.get("input")) is str
+            and (entry.get("source") is None or _pair_of_ints(entry.get("source")))
+            and _pair_of_ints(entry.get("stat")))
+
+
 class _Cache:
-    """Per output tree: for each written file, the source's hash and stat, and the output's stat
-    (all under a key of the tool version and settings).
+    """Per output tree: for each written file, the source's hash and stat, the output's stat and
+    the file's findings (all under a key of the tool version, cache format and settings).
 
     A source whose size and modification time are unchanged is not even read; one whose stat
     changed is read and compared by content hash, so touching a file costs a hash, not a
-    conversion."""
+    conversion. The file is untrusted input: it is read without following symlinks and checked
+    in one pass; anything unexpected (bad JSON, wrong types, paths leaving OUT) means no cache."""
 
     def __init__(self, out_root: Path | None, settings: Settings) -> None:
-        self.path = out_root / CACHE_DIR / "cache.json" if out_root else None
-        self.key = f"{__version__}|{settings.fingerprint()}"
-        self.entries: dict[str, dict] = {}
+        self.root = out_root
+        self.key = f"{__version__}|{CACHE_FORMAT}|{settings.fingerprint()}"
+        self.entries: dict[str, dict] = {}  # in memory, "findings" holds Finding objects
         self.previous: dict[str, dict] = {}
-        if self.path and self.path.exists():
-            try:
-                stored = json.loads(self.path.read_text(encoding="utf-8"))
-                if stored.get("key") == self.key:
-                    self.previous = stored.get("files", {})
-                else:
-                    self.previous = {rel: {"output": e.get("output")}
-                                     for rel, e in stored.get("files", {}).items()}
-            except (OSError, ValueError):
-                self.previous = {}
+        self.current = False  # the stored cache has this key
+        if out_root is not None:
+            self.previous = self._load(out_root)
+
+    def _load(self, out_root: Path) -> dict[str, dict]:
+        try:
+            raw = read_inside(out_root, CACHE_FILE)
+            stored = json.loads(raw) if raw is not None else None
+        except (OSError, ValueError, RecursionError):
+            return {}
+        files = stored.get("files") if type(stored) is dict else None
+        if type(files) is not dict:
+            return {}
+        if stored.get("key") != self.key:  # other settings: only what to clean up counts
+            if not all(_valid_outputs(entry) for entry in files.values()):
+                return {}
+            return {rel: {"output": e["output"], "support": e.get("support", [])}
+                    for rel, e in files.items()}
+        strings = stored.get("strings")
+        if type(strings) is not list or not all(type(text) is str for text in strings):
+            return {}
+        for entry in files.values():
+            findings = _decode_findings(entry.get("findings"), strings) if _valid_entry(
+                entry) else None
+            if findings is None:
+                return {}
+            entry["findings"] = findings
+        self.current = True
+        return files
 
     def hit(self, rel: str, input_hash: str | None, out_path: Path,
             source_stat: list[int] | None = None) -> bool:
         """Is the output up to date? By source stat when ``input_hash`` is None, else by hash."""
         entry = self.previous.get(rel)
-        if not entry:
+        if not entry or not self.current:
             return False
         if input_hash is None:
-            if source_stat is None or entry.get("source") != source_stat:
+            if source_stat is None or entry["source"] != source_stat:
                 return False
-        elif entry.get("input") != input_hash:
+        elif entry["input"] != input_hash:
             return False
         try:
-            stat = out_path.stat()
+            stat = os.lstat(out_path)
         except OSError:
             return False
-        return [stat.st_size, stat.st_mtime_ns] == entry.get("stat")
+        return [stat.st_size, stat.st_mtime_ns] == entry["stat"]
 
     def record(self, rel: str, input_hash: str, out_rel: str, out_path: Path,
-               source_stat: list[int] | None, support: list[str] | None = None) -> None:
-        stat = out_path.stat()
+               source_stat: list[int] | None, support: list[str] | None = None,
+               findings: list[Finding] | None = None) -> None:
+        stat = os.lstat(out_path)
         self.entries[rel] = {"input": input_hash, "output": out_rel, "source": source_stat,
-                             "stat": [stat.st_size, stat.st_mtime_ns]}
+                             "stat": [stat.st_size, stat.st_mtime_ns], "findings": findings or []}
         if support:
             self.entries[rel]["support"] = support
 
@@ -177,10 +344,17 @@ class _Cache:
         return sorted(self._written(self.previous.values()) - self._written(self.entries.values()))
 
     def save(self) -> None:
-        if self.path is None or (self.entries == self.previous and self.path.exists()):
+        if self.root is None or (self.current and self.entries == self.previous):
             return  # an unchanged re-run rewrites nothing
-        payload = {"key": self.key, "files": self.entries}
-        atomic_write(self.path, json.dumps(payload, separators=(",", ":"), sort_keys=True).encode())
+        strings: dict[str, int] = {}
+        files = {rel: dict(entry, findings=_encode_findings(entry["findings"], strings))
+                 for rel, entry in self.entries.items()}
+        payload = {"key": self.key, "strings": list(strings), "files": files}
+        try:
+            write_inside(self.root, CACHE_FILE, json.dumps(
+                payload, separators=(",", ":"), sort_keys=True).encode(), if_changed=False)
+        except OSError:
+            pass  # the outputs are written; without a cache the next run just converts again
 
 
 def _check_in_place(source: Path, force: bool) -> None:
@@ -190,11 +364,22 @@ def _check_in_place(source: Path, force: bool) -> None:
         import git
     except ImportError:  # pragma: no cover - gitpython is a dependency
         return
+    real = source.resolve()
     try:
-        repo = git.Repo(source if source.is_dir() else source.parent, search_parent_directories=True)
+        repo = git.Repo(real if real.is_dir() else real.parent, search_parent_directories=True)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         return
-    if repo.is_dirty(untracked_files=True, path=str(source)):
+    if repo.working_tree_dir is None:
+        return
+    # git takes a pathspec relative to the work tree's top, not to this process's folder
+    pathspec = os.path.relpath(real, Path(repo.working_tree_dir).resolve())
+    try:
+        dirty = repo.is_dirty(untracked_files=True, path=pathspec)
+    except git.GitCommandError as err:
+        raise ConvertError(f"cannot tell whether {source} has uncommitted changes "
+                           f"({(err.stderr or '').strip()}); pass --force to convert in place "
+                           "anyway") from None
+    if dirty:
         raise ConvertError(f"{source} is in a git work tree with uncommitted changes; commit or "
                            "stash them first (or pass --force): --in-place rewrites files")
 
@@ -202,8 +387,12 @@ def _check_in_place(source: Path, force: bool) -> None:
 def run(options: RunOptions, settings: Settings, report=None) -> RunResult:
     """Convert ``options.source`` (a file or a tree) into the output or in place."""
     source = options.source
-    if not source.exists():
-        raise ConvertError(f"{source} does not exist")
+    try:
+        if not source.exists():
+            raise ConvertError(f"{source} does not exist")
+        is_file, is_dir = source.is_file(), source.is_dir()
+    except OSError as err:
+        raise ConvertError(f"cannot read {source}: {err.strerror}") from None
     if options.in_place:
         if options.output is not None:
             raise ConvertError("--in-place and -o/--output exclude each other")
@@ -211,13 +400,20 @@ def run(options: RunOptions, settings: Settings, report=None) -> RunResult:
             _check_in_place(source, options.force)
     elif options.output is None:
         raise ConvertError("give an output with -o/--output, or --in-place")
-    if source.is_file():
+    if is_file:
         return _run_single(options, settings)
+    if not is_dir:
+        raise ConvertError(f"{source} is neither a regular file nor a folder")
     out_root = source if options.in_place else options.output
-    if out_root.exists() and not out_root.is_dir():
-        raise ConvertError(f"{out_root} exists and is not a folder")
-    if not options.in_place and out_root.resolve() == source.resolve():
-        raise ConvertError("the output folder is the source folder: use --in-place for that")
+    try:
+        if out_root.exists() and not out_root.is_dir():
+            raise ConvertError(f"{out_root} exists and is not a folder")
+        if not options.in_place and out_root.resolve() == source.resolve():
+            raise ConvertError("the output folder is the source folder: use --in-place for that")
+        if not options.in_place and not options.dry_run:
+            out_root.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise ConvertError(f"cannot create the output folder {out_root}: {err.strerror}") from None
     exclude = out_root.resolve() if not options.in_place and _inside(out_root.resolve(),
                                                                       source.resolve()) else None
     items = discover(source, exclude, settings)
@@ -226,8 +422,9 @@ def run(options: RunOptions, settings: Settings, report=None) -> RunResult:
     pending: list[tuple[_Item, bytes, str]] = []
     outcomes: dict[str, FileResult] = {}
     for item in items:
-        if item.kind == "skip":
-            outcomes[item.rel] = FileResult(item.rel, "skipped", item.note)
+        if item.kind in ("skip", "fail"):
+            outcomes[item.rel] = FileResult(item.rel, "skipped" if item.kind == "skip" else "failed",
+                                            item.note)
             continue
         if item.kind == "link":
             outcomes[item.rel] = _link(item, out_root, options)
@@ -240,9 +437,7 @@ def run(options: RunOptions, settings: Settings, report=None) -> RunResult:
             item.stat = None
         if cache.hit(item.rel, None, out_path, item.stat):  # unchanged since last run: not read
             cache.entries[item.rel] = cache.previous[item.rel]
-            _restore_support(cache.entries[item.rel], out_root, settings, result)
-            outcomes[item.rel] = FileResult(item.rel, "cached" if item.kind == "convert"
-                                            else "copied", input_hash=cache.previous[item.rel]["input"])
+            outcomes[item.rel] = _cached(item, cache, out_root, settings, result)
             continue
         try:
             data = item.path.read_bytes()
@@ -251,13 +446,13 @@ def run(options: RunOptions, settings: Settings, report=None) -> RunResult:
             continue
         digest = content_hash(data)
         if item.kind == "copy":
-            outcomes[item.rel] = _copy(item, data, digest, out_path, cache, options)
+            outcomes[item.rel] = _copy(item, data, digest, out_root, cache, options)
             continue
         if cache.hit(item.rel, digest, out_path):
-            _restore_support(cache.previous[item.rel], out_root, settings, result)
+            previous = cache.previous[item.rel]
             cache.record(item.rel, digest, item.out_rel, out_path, item.stat,
-                         cache.previous[item.rel].get("support"))
-            outcomes[item.rel] = FileResult(item.rel, "cached", input_hash=digest)
+                         previous.get("support"), previous["findings"])
+            outcomes[item.rel] = _cached(item, cache, out_root, settings, result)
             continue
         pending.append((item, data, digest))
     taken = {item.out_rel for item in items if not _generated_support(item)}
@@ -267,14 +462,32 @@ def run(options: RunOptions, settings: Settings, report=None) -> RunResult:
         outcomes[item.rel] = _store(item, data, converted, out_root, cache, options, result,
                                     settings, taken)
     if not options.dry_run and not options.in_place:
+        outputs = {item.out_rel for item in items}
         for stale in cache.stale_outputs():
-            path = out_root / stale
-            if path.is_file() and not any(i.out_rel == stale for i in items):
-                path.unlink()
+            if stale not in outputs and remove_inside(out_root, stale):
                 result.removed.append(stale)
         cache.save()
     result.results = [outcomes[item.rel] for item in items]
     return result
+
+
+def _cached(item: _Item, cache: _Cache, out_root: Path, settings: Settings,
+            result: RunResult) -> FileResult:
+    """The result of a file whose output is up to date: its recorded findings, and its support
+    headers rewritten if someone deleted or changed them."""
+    entry = cache.entries[item.rel]
+    for rel in entry.get("support", ()):
+        folder, _, name = rel.rpartition("/")
+        try:
+            _write_support(out_root, folder, (name,), settings, result)
+        except OSError as err:
+            del cache.entries[item.rel]
+            return FileResult(item.rel, "failed", f"cannot write its support header {rel}: "
+                              f"{err.strerror}")
+    if item.kind != "convert":
+        return FileResult(item.rel, "copied", input_hash=entry["input"])
+    return FileResult(item.rel, "cached", findings=list(entry["findings"]),
+                      input_hash=entry["input"])
 
 
 def _convert_all(pending, settings: Settings, options: RunOptions, report):
@@ -307,19 +520,14 @@ def _support_rels(out_rel: str, names: tuple[str, ...]) -> list[str]:
     return [f"{folder}/{name}" if folder else name for name in names]
 
 
-def _write_support(folder: Path, names: tuple[str, ...], settings: Settings, shown: str,
+def _write_support(root: Path, folder: str, names: tuple[str, ...], settings: Settings,
                    result: RunResult) -> None:
-    from . import support
-
-    for path in support.write_beside(folder, names, settings):
-        result.support_written.append(f"{shown}/{path.name}" if shown else path.name)
-
-
-def _restore_support(entry: dict, out_root: Path, settings: Settings, result: RunResult) -> None:
-    """A cached output's support headers: rewritten if someone deleted or changed them."""
-    for rel in entry.get("support", ()):
-        folder, _, name = rel.rpartition("/")
-        _write_support(out_root / folder if folder else out_root, (name,), settings, folder, result)
+    """Write the support headers ``names`` into ``root/folder`` (those that differ), never
+    through a symlink below ``root``."""
+    for name in names:
+        rel = f"{folder}/{name}" if folder else name
+        if write_inside(root, rel, support.render(name, settings)):
+            result.support_written.append(rel)
 
 
 def _store(item: _Item, data: bytes, converted: FileResult, out_root: Path, cache: _Cache,
@@ -332,8 +540,8 @@ def _store(item: _Item, data: bytes, converted: FileResult, out_root: Path, cach
                                f"its output needs rocmigrate's support header {blocked[0]}, but "
                                "the source tree has a file of that name; rename that file")
     if converted.status == "failed":
-        if not options.dry_run and not options.in_place and out_path.is_file():
-            out_path.unlink()  # an output of an older version of this source would be stale
+        if not options.dry_run and not options.in_place:
+            remove_inside(out_root, item.out_rel)  # an output of an older version would be stale
         converted.output = None
         return converted
     output = converted.output
@@ -343,49 +551,48 @@ def _store(item: _Item, data: bytes, converted: FileResult, out_root: Path, cach
     if options.dry_run:
         return converted
     folder = item.out_rel.rpartition("/")[0]
-    if options.in_place:
-        if output != data:
-            atomic_write(item.path, output, mode_from=item.path)
-        _write_support(item.path.parent, converted.support, settings, folder, result)
-        return converted
-    if not (out_path.is_file() and out_path.read_bytes() == output):
-        atomic_write(out_path, output, mode_from=item.path)
-    _write_support(out_path.parent, converted.support, settings, folder, result)
-    cache.record(item.rel, converted.input_hash, item.out_rel, out_path, item.stat,
-                 _support_rels(item.out_rel, converted.support))
+    try:
+        if options.in_place:
+            if output != data:
+                write_inside(out_root, item.rel, output, mode_from=item.path, if_changed=False)
+            _write_support(out_root, folder, converted.support, settings, result)
+            return converted
+        write_inside(out_root, item.out_rel, output, mode_from=item.path)
+        _write_support(out_root, folder, converted.support, settings, result)
+        cache.record(item.rel, converted.input_hash, item.out_rel, out_path, item.stat,
+                     _support_rels(item.out_rel, converted.support),
+                     converted.findings)
+    except OSError as err:
+        return FileResult(item.rel, "failed", f"cannot write output {item.out_rel}: "
+                          f"{err.strerror}")
     return converted
 
 
-def _copy(item: _Item, data: bytes, digest: str, out_path: Path, cache: _Cache,
+def _copy(item: _Item, data: bytes, digest: str, out_root: Path, cache: _Cache,
           options: RunOptions) -> FileResult:
     if options.dry_run or options.in_place:
         return FileResult(item.rel, "copied" if not options.in_place else "unchanged")
-    if not cache.hit(item.rel, digest, out_path):
-        try:
-            if not (out_path.is_file() and out_path.read_bytes() == data):
-                atomic_write(out_path, data, mode_from=item.path)
-        except OSError as err:
-            return FileResult(item.rel, "failed", f"cannot write output: {err.strerror}")
-    cache.record(item.rel, digest, item.out_rel, out_path, item.stat)
+    out_path = out_root / item.out_rel
+    try:
+        if not cache.hit(item.rel, digest, out_path):
+            write_inside(out_root, item.out_rel, data, mode_from=item.path)
+        cache.record(item.rel, digest, item.out_rel, out_path, item.stat)
+    except OSError as err:
+        return FileResult(item.rel, "failed", f"cannot write output {item.out_rel}: "
+                          f"{err.strerror}")
     return FileResult(item.rel, "copied", input_hash=digest)
 
 
 def _link(item: _Item, out_root: Path, options: RunOptions) -> FileResult:
-    """A symlink inside the tree is recreated as the same relative link in the output."""
+    """A symlink inside the tree is recreated in the output as a relative link to the output's
+    counterpart of its target."""
     if options.dry_run or options.in_place:
         return FileResult(item.rel, "copied", "symlink inside the source tree")
-    target = os.readlink(item.path)
-    if target.endswith(".cu") and item.out_rel != item.rel:
-        target = target[:-3] + ".hip"
-    link = out_root / item.out_rel
-    link.parent.mkdir(parents=True, exist_ok=True)
-    if link.is_symlink() or link.exists():
-        if link.is_symlink() and os.readlink(link) == target:
-            return FileResult(item.rel, "copied", "symlink inside the source tree")
-        if link.is_dir() and not link.is_symlink():
-            return FileResult(item.rel, "failed", f"output {item.out_rel} is a folder")
-        link.unlink()
-    os.symlink(target, link)
+    try:
+        symlink_inside(out_root, item.out_rel, item.link)
+    except OSError as err:
+        return FileResult(item.rel, "failed", f"cannot write output {item.out_rel}: "
+                          f"{err.strerror}")
     return FileResult(item.rel, "copied", "symlink inside the source tree")
 
 
@@ -398,32 +605,50 @@ def unified_diff(rel: str, out_rel: str, before: bytes, after: bytes) -> str:
         fromfile=f"a/{rel}", tofile=f"b/{out_rel}"))
 
 
+def _same_file(first: Path, second: Path) -> bool:
+    """Do both paths name one file (the same path spelt differently, a hard link, a symlink)?"""
+    try:
+        return os.path.samefile(first, second)
+    except OSError:
+        return False
+
+
 def _run_single(options: RunOptions, settings: Settings) -> RunResult:
     path = options.source
     rel = path.name
     result = RunResult()
+    if options.in_place:
+        target = path
+    else:
+        out = options.output
+        try:
+            into_folder = out.is_dir()
+        except OSError as err:
+            raise ConvertError(f"cannot use the output {out}: {err.strerror}") from None
+        if into_folder or str(out).endswith(os.sep):
+            target = out / output_name(rel, settings)
+        else:
+            target = out
+        if not options.dry_run and not options.force and _same_file(target, path):
+            raise ConvertError(f"the output {target} is the source file itself: use --in-place to "
+                               "rewrite it (it checks git for uncommitted changes), or --force")
     try:
         data = path.read_bytes()
     except OSError as err:
         result.results = [FileResult(rel, "failed", f"cannot read: {err.strerror}")]
         return result
     converted = _convert_job((rel, data, settings))
-    if options.in_place:
-        target = path
-    else:
-        out = options.output
-        if out.is_dir() or str(out).endswith(os.sep):
-            target = out / output_name(rel, settings)
-        else:
-            target = out
     if converted.status != "failed":
         output = converted.output
         converted.output = None
         if options.diff and output != data:
             result.diffs.append(unified_diff(rel, target.name, data, output))
-        if not options.dry_run and (target != path or output != data):
-            atomic_write(target, output, mode_from=path)
-        if not options.dry_run:
-            _write_support(target.parent, converted.support, settings, "", result)
+        try:
+            if not options.dry_run and (target != path or output != data):
+                atomic_write(target, output, mode_from=path)
+            if not options.dry_run:
+                _write_support(target.parent, "", converted.support, settings, result)
+        except OSError as err:
+            converted = FileResult(rel, "failed", f"cannot write {target}: {err.strerror}")
     result.results = [converted]
     return result

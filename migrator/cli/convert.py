@@ -37,7 +37,8 @@ def convert(
     dry_run: bool = typer.Option(False, "--dry-run", help="Write nothing."),
     jobs: int = typer.Option(0, "--jobs", "-j", help="Worker processes (0: one per CPU)."),
     fmt: Format = typer.Option(Format.text, "--format", help="Summary format."),
-    force: bool = typer.Option(False, "--force", help="--in-place even with uncommitted changes."),
+    force: bool = typer.Option(False, "--force", help="--in-place even with uncommitted changes; "
+                               "-o even when it names the source file."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="List every location."),
 ) -> None:
     """Convert a CUDA project (or one file) to HIP."""
