@@ -157,3 +157,33 @@ def test_a_json_line_without_a_result_key_is_reported_as_such():
     no_pass_line = Run.from_output(0, 0.01, False, '{"sum": 3, "result": "PASS"}\n')
     assert "its last stdout line is not PASS" in no_pass_line.why_not_passed()
     assert contract.why_not_passed() is None and contract.passed
+
+
+def test_compiles_and_probes_leave_no_process_behind_either(tmp_path: Path, monkeypatch):
+    """A compiler is run like a program: a child it leaves holding its output does not keep
+    validate waiting, and the build's time limit holds."""
+    from migrator.harness import run as harness_run
+    from migrator.harness.toolchain import Toolchain, compiler_version
+
+    compiler = program(tmp_path, SETSID_CHILD + "while [ ! -s child.pid ]; do sleep 0.01; done\n"
+                       "echo 'nvcc: release 12.4'\necho 'error: no input' >&2\nexit 1\n")
+    fake = Toolchain("fake", str(compiler), "v", "a stand-in", (), "cu")
+    monkeypatch.chdir(tmp_path)
+    start = time.monotonic()
+    build = harness_run._compile(fake, tmp_path / "app.cu", tmp_path / "bin" / "app")
+    assert time.monotonic() - start < 5 and not build.ok
+    assert "error: no input" in build.output_tail
+    assert gone_soon(child_pid(tmp_path))
+    (tmp_path / "child.pid").unlink()
+    start = time.monotonic()
+    assert compiler_version(str(compiler)) == "nvcc: release 12.4"
+    assert time.monotonic() - start < 5 and gone_soon(child_pid(tmp_path))
+    (tmp_path / "child.pid").unlink()
+    monkeypatch.setattr(harness_run, "BUILD_TIMEOUT", 1)
+    stuck = program(tmp_path, SETSID_CHILD + "exec sleep 20\n")
+    start = time.monotonic()
+    build = harness_run._compile(Toolchain("fake", str(stuck), "v", "a stand-in", (), "cu"),
+                                 tmp_path / "app.cu", tmp_path / "bin" / "app")
+    assert time.monotonic() - start < 3.5
+    assert not build.ok and "took longer than 1 s" in build.output_tail
+    assert gone_soon(child_pid(tmp_path))

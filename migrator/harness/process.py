@@ -76,17 +76,19 @@ class _Capture:
                 + tail.decode("utf-8", "replace"))
 
 
-def run_process(command: list[str], cwd: Path, timeout: float,
-                output_limit: int = OUTPUT_LIMIT) -> ProcessOutcome:
-    """Run ``command`` in ``cwd`` for at most ``timeout`` seconds; returns within about
-    ``timeout + KILL_GRACE`` seconds whatever the program does, with every process it started
-    killed."""
+def run_process(command: list[str], cwd: Path | None, timeout: float,
+                output_limit: int = OUTPUT_LIMIT,
+                env: dict[str, str] | None = None) -> ProcessOutcome:
+    """Run ``command`` in ``cwd`` (with ``env``, default this process's environment) for at
+    most ``timeout`` seconds; returns within about ``timeout + KILL_GRACE`` seconds whatever
+    the program does, with every process it started killed."""
     token = secrets.token_hex(16)
     start = time.perf_counter()
     try:
         process = subprocess.Popen(command, cwd=cwd, stdin=subprocess.DEVNULL,
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                   start_new_session=True, env={**os.environ, RUN_MARK: token})
+                                   start_new_session=True,
+                                   env={**(os.environ if env is None else env), RUN_MARK: token})
     except OSError as err:
         return ProcessOutcome(None, 0.0, False, "", "", error=f"cannot run "
                               f"{Path(command[0]).name}: {err.strerror}")
@@ -100,19 +102,18 @@ def run_process(command: list[str], cwd: Path, timeout: float,
     if exit_signal is not None:
         selector.register(exit_signal, selectors.EVENT_READ)
     deadline = start + timeout
-    timed_out = False
-    while not _has_exited(process.pid):
-        remaining = deadline - time.perf_counter()
-        if remaining <= 0:
-            timed_out = True
-            break
-        wait = remaining if exit_signal is not None else min(remaining, 0.005)
-        _read_ready(selector, captures, wait)
-    ended = time.perf_counter()
+    try:
+        timed_out = _read_until_exit(process.pid, selector, captures, deadline,
+                                     polling=exit_signal is None)
+        ended = time.perf_counter()
+    finally:  # an interrupted run (Ctrl-C) leaves nothing running either
+        left_running = _kill_run(process.pid, token, pipes)
+        try:
+            process.wait(KILL_GRACE)  # a process stuck in the kernel may not die at once
+        except subprocess.TimeoutExpired:
+            pass
     if exit_signal is not None:
         selector.unregister(exit_signal)
-    left_running = _kill_run(process.pid, token, pipes)
-    process.wait()
     grace = time.perf_counter() + KILL_GRACE
     while _registered(selector):
         remaining = grace - time.perf_counter()
@@ -128,6 +129,17 @@ def run_process(command: list[str], cwd: Path, timeout: float,
     return ProcessOutcome(None if timed_out else process.returncode,
                           round(min(ended, deadline) - start, 4), timed_out, stdout, stderr,
                           left_running=0 if timed_out else left_running)
+
+
+def _read_until_exit(pid: int, selector: selectors.BaseSelector, captures: dict,
+                     deadline: float, polling: bool) -> bool:
+    """Read the pipes until the process exits (False) or the deadline passes (True)."""
+    while not _has_exited(pid):
+        remaining = deadline - time.perf_counter()
+        if remaining <= 0:
+            return True
+        _read_ready(selector, captures, min(remaining, 0.005) if polling else remaining)
+    return False
 
 
 def _read_ready(selector: selectors.BaseSelector, captures: dict, wait: float) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import tempfile
 import time
 from collections import Counter
@@ -249,17 +248,17 @@ def _compile(toolchain: Toolchain, source: Path, binary: Path,
     binary.parent.mkdir(parents=True, exist_ok=True)
     command = toolchain.command(source, binary, (source.parent,), build_flags)
     start = time.perf_counter()
-    try:
-        # the compiler's temporary files go beside the binary, inside the run's scratch folder
-        # (HIP 5.2's hipcc leaves an empty folder in TMPDIR per compile)
-        done = subprocess.run(command, capture_output=True, text=True, errors="replace",
-                              env={**toolchain.environment(), "TMPDIR": str(binary.parent)},
-                              timeout=BUILD_TIMEOUT)
-        ok, output = done.returncode == 0 and binary.is_file(), done.stdout + done.stderr
-    except subprocess.TimeoutExpired:
+    # the compiler's temporary files go beside the binary, inside the run's scratch folder
+    # (HIP 5.2's hipcc leaves an empty folder in TMPDIR per compile); like a program, the
+    # compiler and every process it starts are killed at the time limit
+    done = run_process(command, None, BUILD_TIMEOUT,
+                       env={**toolchain.environment(), "TMPDIR": str(binary.parent)})
+    if done.error is not None:
+        ok, output = False, done.error
+    elif done.timed_out:
         ok, output = False, f"the compile took longer than {BUILD_TIMEOUT} s and was stopped"
-    except OSError as err:
-        ok, output = False, f"cannot run {command[0]}: {err.strerror}"
+    else:
+        ok, output = done.rc == 0 and binary.is_file(), done.stdout + done.stderr
     return Build(toolchain.name, toolchain.display(command), ok,
                  round(time.perf_counter() - start, 3), output[-TAIL:])
 

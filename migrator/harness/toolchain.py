@@ -12,9 +12,10 @@ import os
 import re
 import shlex
 import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+
+from .process import run_process
 
 HIP_COMPILERS = ("auto", "hipcc", "nvcc")
 PROBE_TIMEOUT = 300  # seconds for one test compile or version query
@@ -76,11 +77,9 @@ def find_nvcc() -> str | None:
 
 def compiler_version(compiler: str, env: dict[str, str] | None = None) -> str:
     """The lines of ``compiler --version`` that name a version or release, joined by '; '."""
-    try:
-        done = subprocess.run([compiler, "--version"], capture_output=True, text=True,
-                              errors="replace", env=env, timeout=PROBE_TIMEOUT)
-    except (OSError, subprocess.TimeoutExpired) as err:
-        return f"unknown ({err})"
+    done = run_process([compiler, "--version"], None, PROBE_TIMEOUT, env=env)
+    if done.error is not None or done.timed_out:
+        return f"unknown ({done.error or f'no answer within {PROBE_TIMEOUT} s'})"
     lines = [line.strip() for line in (done.stdout + done.stderr).splitlines()
              if re.search(r"version|release", line, re.IGNORECASE)]
     return "; ".join(lines) or "unknown"
@@ -93,11 +92,10 @@ def amd_gpu() -> tuple[bool, str]:
     rocminfo = shutil.which("rocminfo")
     if rocminfo is None:
         return False, "/dev/kfd exists but rocminfo is not installed"
-    try:
-        listing = subprocess.run([rocminfo], capture_output=True, text=True, errors="replace",
-                                 timeout=PROBE_TIMEOUT).stdout
-    except (OSError, subprocess.TimeoutExpired) as err:
-        return False, f"rocminfo failed: {err}"
+    done = run_process([rocminfo], None, PROBE_TIMEOUT)
+    if done.error is not None or done.timed_out:
+        return False, f"rocminfo failed: {done.error or f'no answer within {PROBE_TIMEOUT} s'}"
+    listing = done.stdout
     agent = re.search(r"^\s*Name:\s*(gfx\w+)", listing, re.MULTILINE)
     if agent is None:
         return False, "/dev/kfd exists but rocminfo lists no gfx agent"
@@ -158,17 +156,15 @@ def _probe_hipcc_nvidia(hipcc: str, nvcc: str, cuda_arch: str, folder: Path) -> 
     source = folder / "probe.cpp"
     source.write_text(_PROBE_SOURCE)
     env = {**os.environ, **dict(_nvidia_env(nvcc))}
-    try:
-        done = subprocess.run([hipcc, f"-arch={cuda_arch}", "-o", str(folder / "probe"),
-                               str(source)], capture_output=True, text=True, errors="replace",
-                              env=env, timeout=PROBE_TIMEOUT)
-    except (OSError, subprocess.TimeoutExpired) as err:
-        return False, str(err)
-    if done.returncode == 0:
+    done = run_process([hipcc, f"-arch={cuda_arch}", "-o", str(folder / "probe"), str(source)],
+                       None, PROBE_TIMEOUT, env=env)
+    if done.error is not None or done.timed_out:
+        return False, done.error or f"no answer within {PROBE_TIMEOUT} s"
+    if done.rc == 0:
         return True, ""
     output = (done.stdout + done.stderr).splitlines()
     errors = [line.strip() for line in output if "error" in line.lower()]
-    return False, f"exit {done.returncode}: {(errors or output or ['no output'])[0][:200]}"
+    return False, f"exit {done.rc}: {(errors or output or ['no output'])[0][:200]}"
 
 
 def _nvcc_with_headers(nvcc: str, cuda_arch: str, scratch: Path, reason: str,
