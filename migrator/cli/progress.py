@@ -50,7 +50,7 @@ class ProgressReporter:
         self.bar = Progress(TextColumn("{task.description}"), BarColumn(bar_width=20),
                             MofNCompleteColumn(), TextColumn("files"), _rates_column(self),
                             console=self.console or Console(stderr=True), transient=True,
-                            get_time=self.clock)
+                            get_time=self.clock, redirect_stdout=False)  # stdout: the report
         self.bar.start()
         self.task = self.bar.add_task(self.verb, total=self.total, completed=self.done)
 
