@@ -15,7 +15,9 @@ import os
 import stat
 from pathlib import Path
 
-_FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+# Folders are opened only to work inside them: O_PATH (Linux) needs no read permission on them.
+_ROOT_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0)
+_FOLDER_FLAGS = _ROOT_FLAGS | os.O_NOFOLLOW
 
 
 class UnsafePathError(OSError):
@@ -32,7 +34,7 @@ def atomic_write(path: Path, data: bytes, mode_from: Path | None = None) -> None
     caller's choice and may be reached through symlinks; use ``write_inside`` for paths that
     must stay inside a root."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+    folder = os.open(path.parent, _ROOT_FLAGS)
     try:
         _replace_in(folder, path.name, data, mode_from)
     finally:
@@ -125,7 +127,7 @@ def _split(rel: str) -> tuple[list[str], str]:
 
 def _open_folders(root: Path, parts: list[str], create: bool) -> int:
     """A descriptor of ``root/parts...``, each part opened without following symlinks."""
-    current = os.open(root, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+    current = os.open(root, _ROOT_FLAGS)
     try:
         for index, part in enumerate(parts):
             try:

@@ -407,6 +407,8 @@ def test_an_immutable_output_folder_fails_each_file(tmp_path: Path):
     (out / "sub").mkdir(parents=True)
     if chattr is None or subprocess.run([chattr, "+i", str(out), str(out / "sub")],
                                         capture_output=True).returncode != 0:
+        if chattr is not None:
+            subprocess.run([chattr, "-i", str(out), str(out / "sub")], capture_output=True)
         pytest.skip("chattr +i is not available here")
     try:
         code, report = convert_json(src, "-o", out)
