@@ -173,8 +173,8 @@ def _unsafe(err: OSError, folder: int, part: str, shown: list[str]) -> OSError:
 
 def _read_at(folder: int, name: str) -> bytes | None:
     try:
-        handle = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0),
-                         dir_fd=folder)
+        handle = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK  # a FIFO: no wait
+                         | getattr(os, "O_CLOEXEC", 0), dir_fd=folder)
     except OSError as err:
         if err.errno in (errno.ENOENT, errno.ELOOP, errno.EISDIR, errno.ENXIO):
             return None

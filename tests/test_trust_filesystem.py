@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -169,6 +170,17 @@ def test_a_symlinked_cache_folder_is_neither_read_nor_written_through(tmp_path: 
     os.symlink(elsewhere, out / ".rocmigrate")
     assert convert(src, "-o", out).exit_code == 0
     assert list(elsewhere.iterdir()) == []
+
+
+def test_a_fifo_in_the_output_is_never_read(tmp_path: Path):
+    src, out = make_tree(tmp_path), tmp_path / "out"
+    (out / ".rocmigrate").mkdir(parents=True)
+    os.mkfifo(out / ".rocmigrate" / "cache.json")
+    os.mkfifo(out / "main.cu")
+    done = subprocess.run([sys.executable, "-m", "migrator", "convert", str(src), "-o", str(out)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert b"hipMalloc" in (out / "main.cu").read_bytes()
 
 
 # 2. writes never follow symlinks already in the output
