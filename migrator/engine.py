@@ -4,24 +4,29 @@ forward pass, insert requested includes once, re-parse, repeat until nothing app
 The loop stops early when every applicable fix was applied and none of them came from a rule
 that declares ``chains`` (fixes that can create findings for other rules): re-running the
 rules would find nothing.
-Two guards keep bad output from being written: if the fixed text parses worse than the input did,
-or if the loop does not settle within ``MAX_ROUNDS``, the file fails and nothing is written.
+Two guards keep bad output from being written: if a round's fixes leave more parse errors than
+the input had in a region they edited (the input's own errors allowed; see _ParseGuard), or if
+the loop does not settle within ``MAX_ROUNDS``, the file fails and nothing is written.
+A UTF-8 byte-order mark is set aside while fixing and put back; findings ignore it.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field
 
 from .apitables import ApiTables
 from .diagnostics import Applicability, Diagnostic, Edit, Finding, Fix
 from .parsing import treesitter
+from .parsing.tokens import LiteralSpans
 from .rule import Rule, RuleContext
 from .settings import Settings
 from .source import Source
 from .suppression import parse_suppressions, unused_suppressions
 
 MAX_ROUNDS = 20
+_BOM = b"\xef\xbb\xbf"  # UTF-8 byte-order mark
 
 
 class EngineError(Exception):
@@ -82,60 +87,125 @@ def apply_edits(data: bytes, diagnostics: list[Diagnostic]) -> bytes:
     return b"".join(parts)
 
 
-_INCLUDE_LINE = re.compile(rb"^[ \t]*#[ \t]*include\b", re.MULTILINE)
 _DIRECTIVE_LINE = re.compile(rb"^[ \t]*#[ \t]*(\w+)[ \t]*(\w*)", re.MULTILINE)
+_INCLUDE_DIRECTIVE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]*)[>"]', re.MULTILINE)
+# a marker line the rules write above the line it is about (rules/markers.py)
+_MARKER_LINE = re.compile(rb"[ \t]*// rocmigrate [A-Z]{3}[0-9]{3}: ")
+_BLANKS = re.compile(rb"[ \t\r\n\f\v]*")
+_LINE_REST = re.compile(rb"[ \t]*\r?\n?")
 
 
-def has_include(data: bytes, header: str) -> bool:
-    pattern = rb'^[ \t]*#[ \t]*include[ \t]*[<"]' + re.escape(header.encode()) + rb'[>"]'
-    return re.search(pattern, data, re.MULTILINE) is not None
+def has_include(data: bytes, header: str, literals: LiteralSpans | None = None) -> bool:
+    """Does ``data`` include ``header`` in code (an ``#include`` in a comment does not count)?"""
+    found = [m.start() for m in _INCLUDE_DIRECTIVE.finditer(data) if m.group(2) == header.encode()]
+    if not found:
+        return False
+    literals = literals or LiteralSpans(data)
+    return any(literals.covering(start) == "include" for start in found)
 
 
-def include_insertion_point(data: bytes) -> int:
+def include_insertion_point(data: bytes, literals: LiteralSpans | None = None) -> int:
     """Where the engine inserts an #include: before the first unconditional #include, else after
-    a header guard / #pragma once, else at the top (after a leading comment block)."""
-    directives = [(m.start(), m.group(1), m.group(2)) for m in _DIRECTIVE_LINE.finditer(data)]
+    a header guard / #pragma once, else at the top (after a leading comment block); never
+    between marker lines and the line they annotate, and never where the inserted line would
+    be part of a comment, a literal or a continued line (then at the very top)."""
+    literals = literals or LiteralSpans(data)
+    directives = [(m.start(), m.group(1), m.group(2)) for m in _DIRECTIVE_LINE.finditer(data)
+                  if _at_code_line_start(data, literals, m.start())]
     baseline = 0
     guard_end = 0
     if (len(directives) > 1 and directives[0][1] == b"ifndef" and directives[1][1] == b"define"
-            and _only_comments(data[: directives[0][0]])):
+            and _leading_comments(data, literals)[1] == directives[0][0]):
         baseline = 1
-        guard_end = _line_end(data, directives[1][0])
+        guard_end = _directive_end(data, directives[1][0])
     depth = 0
+    at = None
     for start, directive, argument in directives:
         if directive in (b"if", b"ifdef", b"ifndef"):
             depth += 1
         elif directive == b"endif":
             depth -= 1
         elif directive == b"pragma" and argument == b"once":
-            guard_end = max(guard_end, _line_end(data, start))
+            guard_end = max(guard_end, _directive_end(data, start))
         elif directive == b"include" and depth == baseline:
-            return start
-    return guard_end or _after_leading_comments(data)
+            at = start
+            break
+    if at is None:
+        at = guard_end or _after_leading_comments(data, literals)
+    at = _before_markers(data, at)
+    return at if _at_code_line_start(data, literals, at) else 0
 
 
-def _line_end(data: bytes, offset: int) -> int:
-    end = data.find(b"\n", offset)
+def _at_code_line_start(data: bytes, literals: LiteralSpans, at: int) -> bool:
+    """Is ``at`` the start of a line of code (a comment or literal may start there): not inside
+    a comment or literal, and not the continuation of a line ending in a backslash, where a
+    directive or a // comment goes on? The end of a file that ends inside a comment is not."""
+    if at == 0:
+        return True
+    if data[at - 1 : at] != b"\n" or _ends_with_backslash(data, at - 1):
+        return False
+    index = bisect.bisect_right(literals.starts, at) - 1
+    if index < 0 or literals.starts[index] == at:
+        return True
+    end = literals.ends[index]
+    # a comment that ends just after a newline is one that runs to the end of the file
+    return not (at < end or (at == end and literals.kinds[index] == "comment"))
+
+
+def _ends_with_backslash(data: bytes, newline: int) -> bool:
+    """Does the line ending at offset ``newline`` end with a backslash (carriage returns aside)?"""
+    end = newline
+    while end > 0 and data[end - 1 : end] == b"\r":
+        end -= 1
+    return data[end - 1 : end] == b"\\"
+
+
+def _directive_end(data: bytes, start: int) -> int:
+    """The offset after the newline ending the directive at ``start`` (continuations included)."""
+    end = data.find(b"\n", start)
+    while end != -1 and _ends_with_backslash(data, end):
+        end = data.find(b"\n", end + 1)
     return len(data) if end == -1 else end + 1
 
 
-def _only_comments(text: bytes) -> bool:
-    return not re.sub(rb"/\*[\s\S]*?\*/|//[^\n]*", b"", text).strip()
+def _leading_comments(data: bytes, literals: LiteralSpans) -> tuple[int, int]:
+    """(end of the last comment the file starts with, or 0; offset of the first byte that is
+    neither one of those comments nor blank space)."""
+    pos = last_end = 0
+    while True:
+        pos = _BLANKS.match(data, pos).end()
+        index = bisect.bisect_right(literals.starts, pos) - 1
+        if index < 0 or literals.starts[index] != pos or literals.kinds[index] != "comment":
+            return last_end, pos
+        pos = last_end = literals.ends[index]
 
 
-def _after_leading_comments(data: bytes) -> int:
-    match = re.match(rb"(?:[ \t\r\n]*(?:/\*[\s\S]*?\*/|//[^\n]*))*[ \t]*\r?\n?", data)
-    return match.end() if match else 0
+def _after_leading_comments(data: bytes, literals: LiteralSpans) -> int:
+    """The offset after the comments a file starts with and the newline ending the last one."""
+    last_end, _ = _leading_comments(data, literals)
+    return _LINE_REST.match(data, last_end).end()
+
+
+def _before_markers(data: bytes, at: int) -> int:
+    """``at`` moved above the marker lines right before it: an inserted line must not separate
+    markers from the line they are about (the marker rule would no longer find them there)."""
+    while at > 0:
+        above = data.rfind(b"\n", 0, at - 1) + 1
+        if not _MARKER_LINE.match(data, above):
+            break
+        at = above
+    return at
 
 
 def include_edit(data: bytes, headers: list[str], newline: bytes) -> Edit | None:
     """The insertion that adds the requested headers the file does not include yet. A name in
     double quotes (``'"rocmigrate_atomics.h"'``, a support header) is included with quotes,
     others with angle brackets."""
-    missing = [h for h in dict.fromkeys(headers) if not has_include(data, h.strip('"'))]
+    literals = LiteralSpans(data)
+    missing = [h for h in dict.fromkeys(headers) if not has_include(data, h.strip('"'), literals)]
     if not missing:
         return None
-    at = include_insertion_point(data)
+    at = include_insertion_point(data, literals)
     block = b"".join(b"#include " + (h.encode() if h.startswith('"') else b"<" + h.encode() + b">")
                      + newline for h in missing)
     if at > 0 and data[at - 1 : at] != b"\n":
@@ -163,6 +233,13 @@ def _enabled(diagnostics: list[Diagnostic], settings: Settings) -> list[Diagnost
     return [d for d in diagnostics if code_enabled(d.code, settings.select, settings.ignore)]
 
 
+def _in_code(diagnostics: list[Diagnostic], literals: LiteralSpans) -> list[Diagnostic]:
+    """The findings located in code: a rule never matches inside a comment or a literal (an
+    include's path is code here), whatever its tree says (tree-sitter reads the text after an
+    unterminated ``/*`` as code)."""
+    return [d for d in diagnostics if literals.covering(d.start) in (None, "include")]
+
+
 def fix_source(
     source: Source, rules: list[Rule], settings: Settings, tables: ApiTables,
     apply_fixes: bool = True, tree=None,
@@ -172,19 +249,23 @@ def fix_source(
     Findings are placed in the input file's coordinates for the first round; fixes made in later
     rounds (rare: a fix that had to wait) are reported at their position in that round's text.
     """
-    errors_before = None if tree is None else treesitter.error_count(tree)
+    if source.data.startswith(_BOM):
+        # the byte-order mark is no text: fix the file as if it were not there, then put it back
+        result = fix_source(Source(source.path, source.data[len(_BOM):]), rules, settings,
+                            tables, apply_fixes, None)
+        result.output = _BOM + result.output
+        return result
     findings: list[Finding] = []
     reported: set[tuple[str, str]] = set()
     current = source
     applied_rules: set[str] = set()
+    guard = _ParseGuard()
     optimizing = {code for rule in rules if rule.optimization for code in rule.codes()}
     chaining = {code for rule in rules if rule.chains for code in rule.codes()}
     for round_index in range(MAX_ROUNDS):
         ctx = RuleContext(current, settings, tables, tree)
-        diagnostics = _enabled(_run_rules(rules, ctx), settings)
+        diagnostics = _in_code(_enabled(_run_rules(rules, ctx), settings), ctx.literals)
         tree = ctx.parsed_tree  # None while no rule needed the tree: parsing is lazy
-        if errors_before is None and tree is not None:
-            errors_before = treesitter.error_count(tree)
         suppressions = parse_suppressions(current, ctx.literals)
         diagnostics = suppressions.filter(current, diagnostics)
         if round_index == 0 and settings.report_unused_suppressions:
@@ -207,8 +288,6 @@ def fix_source(
                                     fix.applicability.value if fix else "",
                                     diag.code in optimizing))
         if not chosen:
-            if round_index:
-                _guard(errors_before, tree, applied_rules, apply_fixes)
             return EngineResult(current.data, findings, round_index)
         applied_rules.update(d.code for d in chosen)
         edits = sorted(e for d in chosen for e in d.fix.edits)
@@ -220,25 +299,28 @@ def fix_source(
             return EngineResult(current.data, findings, round_index)
         deferred = len(chosen) < sum(1 for d in diagnostics if _applicable(d.fix, settings.unsafe_fixes))
         settled = not deferred and not any(d.code in chaining for d in chosen)
-        if settled and extra is None and all(
-                d.fix.keeps_syntax or all(_neutral(e, previous, ctx.literals) for e in d.fix.edits)
-                for d in chosen):
+        neutral = {e for d in chosen for e in d.fix.edits
+                   if d.fix.keeps_syntax or _neutral(e, previous, ctx.literals)}
+        if settled and extra is None and len(neutral) == len(edits):
             # every fix applied, none creates work for another rule, and no edit can change
             # the parse: the output's tree has the input's shape, so no parse is needed
             return EngineResult(new_data, findings, round_index + 1)
         if tree is None:  # first round, no rule parsed: the guard needs the input's tree
             tree = treesitter.parse(previous.data)
-            errors_before = treesitter.error_count(tree)
         # re-parse incrementally: the old tree learns the edits, unchanged subtrees are reused
-        treesitter.edit_tree(tree, previous, edits)
+        steps = [_Step(previous, edits, new_data, neutral)]
         if extra is not None:
             middle = Source(source.path, new_data)
             new_data = new_data[: extra.start] + extra.text + new_data[extra.end :]
-            treesitter.edit_tree(tree, middle, [extra])
-        tree = treesitter.parse(new_data, tree)
+            steps.append(_Step(middle, [extra], new_data, set()))
+        try:
+            tree = guard.reparse(tree, steps, ctx.literals, need_tree=not settled)
+        except _SyntaxLost as lost:
+            raise EngineError(f"the fixed output no longer parses as the input did ({lost}; rules "
+                              f"involved: {', '.join(sorted(applied_rules))}); nothing was "
+                              "written") from None
         current = Source(source.path, new_data)
         if settled:
-            _guard(errors_before, tree, applied_rules, apply_fixes)
             return EngineResult(current.data, findings, round_index + 1)
     raise EngineError(f"fixes did not converge after {MAX_ROUNDS} rounds "
                       f"(rules involved: {', '.join(sorted(applied_rules))}); nothing was written")
@@ -262,14 +344,264 @@ def _neutral(edit: Edit, source: Source, literals) -> bool:
     if old and literals.covering(edit.start) == "include" and _INCLUDE_PATH.fullmatch(edit.text):
         return _INCLUDE_PATH.fullmatch(old) is not None and literals.covering(edit.end - 1) == "include"
     if not old and _COMMENT_LINE.fullmatch(edit.text):
-        at_line_start = edit.start == 0 or data[edit.start - 1 : edit.start] == b"\n"
-        continued = data[: max(0, edit.start - 1)].rstrip(b"\r").endswith(b"\\")
-        return at_line_start and not continued and literals.covering(edit.start) in (None, "include")
+        return _at_code_line_start(data, literals, edit.start)
     return False
 
 
-def _guard(errors_before: int, tree, applied_rules: set[str], apply_fixes: bool) -> None:
-    """Refuse output that parses worse than a cleanly parsing input."""
-    if apply_fixes and errors_before == 0 and treesitter.error_count(tree) > 0:
-        raise EngineError("the fixed output no longer parses (rules involved: "
-                          + ", ".join(sorted(applied_rules)) + "); nothing was written")
+class _SyntaxLost(Exception):
+    """A round of fixes gained parse errors; the message says where."""
+
+
+@dataclass
+class _Step:
+    """Edits applied to ``before`` giving ``after``; ``neutral`` holds those that cannot change
+    how the code parses (they are applied and re-parsed, but not held to the guard)."""
+
+    before: Source
+    edits: list[Edit]
+    after: bytes
+    neutral: set[Edit]
+
+
+class _ParseGuard:
+    """Re-parses after each round of fixes and refuses a round whose output has more parse
+    errors than its input in a region an edit of the round touched (the edited range, grown to
+    the ranges tree-sitter reports as changed around it). The input's own errors are allowed
+    where they are, whatever their number: a file that does not parse cleanly is guarded like
+    any other. Regions that only neutral edits touched (identifier renames, comment lines...)
+    are not judged: in a region tree-sitter could not parse, a comment alone can move its error
+    recovery around.
+
+    The trees compared are those of :func:`guard_view`, which differs from the text only where
+    a block comment stands inside a directive's body; while both texts of a round are their own
+    views, the engine's own incremental re-parse serves and the guard parses nothing more."""
+
+    def __init__(self) -> None:
+        self.view_tree = None  # the tree of the current text's view, when that view differs
+        self.views: tuple[bytes, bytes] = (b"", b"")  # the last text viewed, and its view
+
+    def reparse(self, tree, steps: list[_Step], literals: LiteralSpans, need_tree: bool):
+        """Re-parse the text after ``steps`` incrementally from ``tree`` (the first step's text,
+        whose ``literals`` are given); raise _SyntaxLost when the new text parses worse. Returns
+        the new text's tree (None without ``need_tree`` when the guard did not need it)."""
+        first, final = steps[0].before.data, steps[-1].after
+        first_view = self.views[1] if self.views[0] is first else guard_view(first, literals)
+        final_view = guard_view(final)
+        self.views = (final, final_view)
+        if first_view is first and final_view is final and self.view_tree is None:
+            for step in steps:
+                treesitter.edit_tree(tree, step.before, step.edits)
+            new_tree = treesitter.parse(final, tree)
+            _compare(tree, new_tree, steps)
+            return new_tree
+        view_tree = self.view_tree
+        if view_tree is None:
+            view_tree = tree.copy() if first_view is first else treesitter.parse(first_view)
+        view_steps = _view_steps(steps, first_view)
+        for step in view_steps:
+            treesitter.edit_tree(view_tree, step.before, step.edits)
+        new_view_tree = treesitter.parse(final_view, view_tree)
+        _compare(view_tree, new_view_tree, view_steps)
+        self.view_tree = None if final_view is final else new_view_tree
+        if not need_tree:
+            return None
+        for step in steps:
+            treesitter.edit_tree(tree, step.before, step.edits)
+        return treesitter.parse(final, tree)
+
+
+def _view_steps(steps: list[_Step], first_view: bytes) -> list[_Step]:
+    """``steps`` restated on the guard views: each edit writes the view of what it wrote, and
+    a step whose view changed elsewhere too (an edit that opened or closed a directive or a
+    comment) gets one more edit covering that difference."""
+    view_steps = []
+    view = first_view
+    for step in steps:
+        after_view = guard_view(step.after)
+        mapped = []
+        neutral = set()
+        shift = 0
+        for edit in sorted(step.edits):
+            start = edit.start + shift
+            moved = Edit(edit.start, edit.end, after_view[start : start + len(edit.text)])
+            mapped.append(moved)
+            if edit in step.neutral:
+                neutral.add(moved)
+            shift += len(edit.text) - (edit.end - edit.start)
+        middle = apply_edits(view, [Diagnostic("", "", 0, 0, Fix("", tuple(mapped)))])
+        view_steps.append(_Step(Source("", view), mapped, middle, neutral))
+        rest = _difference(middle, after_view)
+        if rest is not None:
+            view_steps.append(_Step(Source("", middle), [rest], after_view, set()))
+        view = after_view
+    return view_steps
+
+
+def _difference(old: bytes, new: bytes) -> Edit | None:
+    """The one edit that turns ``old`` into ``new`` (from their first to their last difference)."""
+    if old == new:
+        return None
+    low, high = 0, min(len(old), len(new))  # longest common prefix, by halving
+    while low < high:
+        middle = (low + high + 1) // 2
+        if old[:middle] == new[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    prefix = low
+    low, high = 0, min(len(old), len(new)) - prefix  # longest common suffix after it
+    while low < high:
+        middle = (low + high + 1) // 2
+        if old[len(old) - middle :] == new[len(new) - middle :]:
+            low = middle
+        else:
+            high = middle - 1
+    return Edit(prefix, len(old) - low, new[prefix : len(new) - low])
+
+
+def _compare(old_tree, new_tree, steps: list[_Step]) -> None:
+    """Raise _SyntaxLost when ``new_tree`` has more parse errors than ``old_tree`` (already told
+    of the edits, so both are in the new text's offsets) in a region a guarded edit touched."""
+    new_errors = _error_spans(new_tree)
+    if not new_errors:
+        return
+    edited = _edited_ranges(steps)
+    guarded = [(start, end) for start, end, neutral in edited if not neutral]
+    if not guarded:
+        return
+    regions = _merge([(r.start_byte, r.end_byte) for r in old_tree.changed_ranges(new_tree)]
+                     + [(start, end) for start, end, _ in edited])
+    starts = [start for start, _ in regions]
+    judged = set(_count_by_region(guarded, regions, starts))
+    old_counts = _count_by_region(_error_spans(old_tree), regions, starts)
+    for index, count in sorted(_count_by_region(new_errors, regions, starts).items()):
+        if index in judged and count > old_counts.get(index, 0):
+            line = steps[-1].after.count(b"\n", 0, regions[index][0]) + 1
+            raise _SyntaxLost(f"near line {line}")
+
+
+def _error_spans(tree) -> list[tuple[int, int]]:
+    """(start, end) of every ERROR and MISSING node of ``tree``."""
+    spans = []
+    root = tree.root_node
+    if not root.has_error:
+        return spans
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if not node.has_error:
+            continue
+        if node.is_error or node.is_missing:
+            spans.append((node.start_byte, node.end_byte))
+        stack.extend(node.children)
+    return spans
+
+
+def _count_by_region(spans, regions, starts) -> dict[int, int]:
+    """How many of ``spans`` touch each region (sorted, disjoint), by region index."""
+    counts: dict[int, int] = {}
+    for start, end, *_ in spans:
+        index = bisect.bisect_right(starts, end) - 1
+        while index >= 0 and regions[index][1] >= start:
+            if regions[index][0] <= end:
+                counts[index] = counts.get(index, 0) + 1
+            index -= 1
+    return counts
+
+
+def _edited_ranges(steps: list[_Step]) -> list[tuple[int, int, bool]]:
+    """(start, end, neutral) of what the steps' edits wrote, in the last step's offsets."""
+    ranges: list[tuple[int, int, bool]] = []
+    for step in steps:
+        written = []
+        shift = 0
+        for edit in sorted(step.edits):
+            start = edit.start + shift
+            written.append((start, start + len(edit.text), edit in step.neutral))
+            shift += len(edit.text) - (edit.end - edit.start)
+        ranges = [(_moved(start, step.edits), _moved(end, step.edits), neutral)
+                  for start, end, neutral in ranges] + written
+    return ranges
+
+
+def _moved(offset: int, edits) -> int:
+    """Where ``offset`` lands once ``edits`` are applied (after an insertion made there)."""
+    shift = 0
+    for edit in edits:
+        if edit.start <= offset:
+            shift += len(edit.text) - (min(edit.end, offset) - edit.start)
+    return offset + shift
+
+
+def _merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(ranges):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+_DIRECTIVE_WITH_BODY = re.compile(
+    rb"[ \t]*#[ \t]*(?:define[ \t]+\w+(?:\([^)\n]*\))?|(?!(?:if|ifdef|ifndef|elif|else|endif|"
+    rb"include|include_next|import)\b)\w+)")
+_SPLICE = re.compile(rb"\\\r?\n")
+# a block comment followed by more text on its line (or left open there), on a directive line
+# other than a conditional or an include, or on a continuation line: what guard_view may blank
+_DIRECTIVE_COMMENT = re.compile(
+    rb"(?:^[ \t]*#[ \t]*(?!(?:if|ifdef|ifndef|elif|else|endif|include)\b)|\\\r?\n)[^\n]*?"
+    rb"/\*(?:[^*\n]|\*+[^*/\n])*(?:\*+/[^\n]*?\S|\**$)",
+    re.MULTILINE)
+
+
+def guard_view(data: bytes, literals: LiteralSpans | None = None) -> bytes:
+    """``data`` as the parse guard reads it: a block comment standing between text of a
+    directive's body is blanked to spaces (same length; the compiler reads a comment as a
+    space). tree-sitter's grammar ends a directive's body at a block comment, so
+    ``#define F(x) do { /* note */ f(x); } while (0)`` parses with errors that are not in the
+    code, and markers are written into macros as such comments. Returns ``data`` itself
+    (the same object) when nothing is blanked."""
+    if _DIRECTIVE_COMMENT.search(data) is None:
+        return data
+    literals = literals or LiteralSpans(data)
+    blanked: list[tuple[int, int]] = []
+    for start, end in literals.comments():
+        if data[start + 1 : start + 2] != b"*":
+            continue
+        line = data.rfind(b"\n", 0, start) + 1
+        while line > 1 and _ends_with_backslash(data, line - 1):
+            line = data.rfind(b"\n", 0, line - 1) + 1
+        head = _DIRECTIVE_WITH_BODY.match(data, line)
+        if head is None or head.end() > start or literals.covering(line) not in (None, "include"):
+            continue
+        body_before = _code_between(data, literals, head.end(), start)
+        body_after = _code_between(data, literals, end, _directive_end(data, end))
+        if body_before and body_after:
+            blanked.append((start, end))
+    if not blanked:
+        return data
+    parts = []
+    pos = 0
+    for start, end in blanked:
+        parts += [data[pos:start], b" " * (end - start)]
+        pos = end
+    parts.append(data[pos:])
+    return b"".join(parts)
+
+
+def _code_between(data: bytes, literals: LiteralSpans, start: int, end: int) -> bool:
+    """Is there text other than blanks, line splices and comments in data[start:end]?"""
+    pos = start
+    while True:
+        pos = _BLANKS.match(data, pos, end).end()
+        if pos >= end:
+            return False
+        splice = _SPLICE.match(data, pos, end)
+        if splice is not None:
+            pos = splice.end()
+            continue
+        index = bisect.bisect_right(literals.starts, pos) - 1
+        if index < 0 or literals.starts[index] != pos or literals.kinds[index] != "comment":
+            return True
+        pos = literals.ends[index]

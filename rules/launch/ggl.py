@@ -53,8 +53,8 @@ class LaunchKernelGGL(Rule):
             arguments = call.child_by_field_name("arguments")
             if function is None or config is None or arguments is None:
                 continue
-            if call.has_error:
-                continue
+            if call.has_error or not ctx.in_code(call.start_byte):
+                continue  # tree-sitter reads code after an unterminated /* that is comment
             params = [ctx.text(c) for c in config.named_children if c.type != "comment"]
             if not 2 <= len(params) <= 4:
                 continue
