@@ -7,6 +7,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -160,6 +161,44 @@ def test_a_cache_entry_of_the_wrong_shape_means_no_cache(tmp_path: Path, field: 
     assert report["summary"]["files"]["converted"] == 2
     assert Path("/etc/passwd").exists() and not (tmp_path / "rocmigrate_atomics.h").exists()
     assert report["summary"]["support_headers_written"] == []
+
+
+def _mutated(value, rng: random.Random, junk: list):
+    """``value`` (a JSON document) with one randomly chosen part replaced by a junk value."""
+    if isinstance(value, (dict, list)) and value and rng.random() < 0.8:
+        keys = list(value) if isinstance(value, dict) else list(range(len(value)))
+        copy = dict(value) if isinstance(value, dict) else list(value)
+        key = rng.choice(keys)
+        copy[key] = _mutated(value[key], rng, junk)
+        return copy
+    return rng.choice(junk)
+
+
+def test_randomly_damaged_caches_never_crash_nor_reach_outside(tmp_path: Path):
+    """Any part of a good cache replaced by junk: the run converts as without a cache, nothing
+    outside OUT is touched, and no traceback."""
+    from migrator.runner import RunOptions, run
+    from migrator.settings import Settings
+
+    src, out = make_tree(tmp_path), tmp_path / "out"
+    (src / "sub" / "atomics.cu").write_bytes(FINDINGS_FILE)
+    settings = Settings()
+    assert not run(RunOptions(src, out), settings).failed
+    good = cache_of(out)
+    victim = tmp_path / "victim.txt"
+    junk = [None, True, False, 0, -1, 2**70, 1.5, "", ".", "..", "../victim.txt", str(victim),
+            "sub/../../victim.txt", ".rocmigrate/cache.json", "rocmigrate_atomics.h", [], {},
+            [1, 2], [-1, 10**6], ["a", "b"], {"output": "../victim.txt"}, [[0]] * 12]
+    rng = random.Random(20261201)
+    for _ in range(40):
+        victim.write_text("keep me")
+        damaged = _mutated(good, rng, junk)
+        write_cache(out, damaged)
+        result = run(RunOptions(src, out), settings)
+        assert not result.failed, ([r.message for r in result.results], damaged)
+        assert victim.read_text() == "keep me", damaged
+        assert b"hipMalloc" in (out / "main.cu").read_bytes()
+        assert cache_of(out)["files"].keys() == good["files"].keys()
 
 
 def test_a_symlinked_cache_folder_is_neither_read_nor_written_through(tmp_path: Path):
