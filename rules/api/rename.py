@@ -142,6 +142,8 @@ class ApiRename(Rule):
                     f"({entry.hip} was removed in ROCm {format_version(entry.hip_removed)})")
             yield self._marked(ctx, "API002", text, entry, start)
             return
+        if not entry.hip.isidentifier() and _declared_here(ctx, start, end):
+            return  # `typedef size_t (*CUoccupancyB2DSize)(int)`: no `void*` can stand there
         fix = Fix(f"rename to {entry.hip}", (Edit(start, end, entry.hip.encode()),))
         yield Diagnostic("API001", f"{entry.cuda} -> {entry.hip}", start, end, fix,
                          library=entry.library, symbol=entry.cuda, severity="info")
@@ -186,6 +188,13 @@ def _declares_member(ctx: RuleContext, start: int, end: int) -> bool:
         return False
     node = ctx.tree.root_node.descendant_for_byte_range(start, end)
     return node is not None and node.type == "field_identifier"
+
+
+def _declared_here(ctx: RuleContext, start: int, end: int) -> bool:
+    """Is the name at [start, end) the one a declarator declares (a typedef's new name)?"""
+    node = ctx.tree.root_node.descendant_for_byte_range(start, end)
+    parent = node.parent if node is not None else None
+    return parent is not None and parent.child_by_field_name("declarator") == node
 
 
 def _is_member(data: bytes, start: int) -> bool:
