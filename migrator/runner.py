@@ -119,7 +119,7 @@ def discover(root: Path, exclude: Path | None, settings: Settings) -> list[_Item
             full = current / name
             if name in SKIPPED_DIRS or (exclude is not None and _resolved(full) == exclude):
                 continue
-            if full.is_symlink():
+            if os.path.islink(full):
                 filenames.append(name)  # handled as a link below
                 continue
             if os.path.lexists(full / CACHE_FILE):
@@ -161,12 +161,13 @@ def _link_item(full: Path, rel: str, real_root: Path, settings: Settings) -> _It
     if not _inside(target, real_root):
         return _Item(rel, full, rel, "skip", f"symlink to {_link_text(full)} points outside the "
                      "source tree; not followed")
-    if target.is_dir() and _inside(full.parent.resolve(), target):
+    target_is_dir = os.path.isdir(target)  # False, not an error, where it cannot be read
+    if target_is_dir and _inside(full.parent.resolve(), target):
         return _Item(rel, full, rel, "skip", f"symlink to {_link_text(full)} is a loop (it points "
                      "to a folder that contains it); not followed")
     out_rel = output_name(rel, settings)
     target_rel = target.relative_to(real_root).as_posix()
-    counterpart = target_rel if target.is_dir() else output_name(target_rel, settings)
+    counterpart = target_rel if target_is_dir else output_name(target_rel, settings)
     link = os.path.relpath(counterpart, os.path.dirname(out_rel) or ".")
     return _Item(rel, full, out_rel, "link", link=link)
 

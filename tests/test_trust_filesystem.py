@@ -366,6 +366,39 @@ def test_an_unreadable_folder_is_reported(tmp_path: Path, monkeypatch):
     assert b"hipMalloc" in (out / "main.cu").read_bytes()
 
 
+def test_an_entry_that_cannot_be_examined_fails_alone(tmp_path: Path, monkeypatch):
+    """A folder that can be listed but not searched (r without x): its entries cannot be
+    examined; a link into a folder that cannot be read."""
+    src, out = make_tree(tmp_path), tmp_path / "out"
+    (src / "listed").mkdir()
+    (src / "listed" / "k.cu").write_bytes(CUDA_FILE)
+    os.symlink("listed/k.cu", src / "alias.cu")
+    real_lstat, real_stat = os.lstat, os.stat
+
+    def refused(path) -> bool:
+        return isinstance(path, (str, Path)) and Path(path).parent.name == "listed"
+
+    def lstat(path, *args, **kwargs):  # what such a folder does (root searches anything)
+        if refused(path):
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return real_lstat(path, *args, **kwargs)
+
+    def stat(path, *args, **kwargs):
+        if refused(path):
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return real_stat(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "lstat", lstat)
+    monkeypatch.setattr(os, "stat", stat)
+    code, report = convert_json(src, "-o", out)
+    monkeypatch.undo()
+    assert code == 1
+    assert statuses(report)["listed/k.cu"] == ("failed", "cannot read: Permission denied")
+    assert statuses(report)["alias.cu"][0] == "copied"  # recreated: its target is in the tree
+    assert os.readlink(out / "alias.cu") == "listed/k.cu"
+    assert b"hipMalloc" in (out / "main.cu").read_bytes()
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads folders whatever their permissions")
 def test_an_unreadable_folder_is_reported_for_real(tmp_path: Path):
     src, out = make_tree(tmp_path), tmp_path / "out"
