@@ -74,8 +74,8 @@ def read_inside(root: Path, rel: str) -> bytes | None:
 def remove_inside(root: Path, rel: str) -> bool:
     """Remove ``root/rel`` if it is a regular file reached without any symlink; returns whether
     it removed it. Symlinks, folders, and paths through symlinks are left alone."""
-    folder_parts, name = _split(rel)
     try:
+        folder_parts, name = _split(rel)
         folder = _open_folders(root, folder_parts, create=False)
     except OSError:
         return False
@@ -84,7 +84,7 @@ def remove_inside(root: Path, rel: str) -> bool:
             return False
         os.unlink(name, dir_fd=folder)
         return True
-    except FileNotFoundError:
+    except OSError:  # gone meanwhile, or cannot be removed (a read-only folder): left alone
         return False
     finally:
         os.close(folder)

@@ -485,6 +485,21 @@ def test_an_unwritable_output_fails_each_file(tmp_path: Path, monkeypatch):
     assert single.exit_code == 1 and "Permission denied" in single.output
 
 
+def test_a_stale_output_that_cannot_be_removed_is_left(tmp_path: Path, monkeypatch):
+    src, out = make_tree(tmp_path), tmp_path / "out"
+    assert convert(src, "-o", out).exit_code == 0
+    (src / "notes.txt").unlink()
+
+    def unlink(*args, **kwargs):  # a read-only output folder (root removes anything)
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(os, "unlink", unlink)
+    code, report = convert_json(src, "-o", out)
+    monkeypatch.undo()
+    assert code == 0 and report["summary"]["removed_stale_outputs"] == []
+    assert (out / "notes.txt").is_file()
+
+
 def test_an_immutable_output_folder_fails_each_file(tmp_path: Path):
     chattr = shutil.which("chattr")
     src, out = make_tree(tmp_path), tmp_path / "out"
