@@ -359,15 +359,20 @@ class _Cache:
 
 
 def _check_in_place(source: Path, force: bool) -> None:
+    """Refuse to rewrite ``source`` in place when git shows uncommitted changes in it, or when
+    it is in a git work tree and git cannot tell."""
     if force:
         return
+    real = source.resolve()
+    start = real if real.is_dir() else real.parent
+    if not any(os.path.lexists(folder / ".git") for folder in (start, *start.parents)):
+        return  # not in a git work tree
     try:
         import git
-    except ImportError:  # pragma: no cover - gitpython is a dependency
-        return
-    real = source.resolve()
+    except ImportError as err:  # GitPython finds no working git (or is missing)
+        _cannot_tell(source, str(err).strip().splitlines()[0] if str(err).strip() else "")
     try:
-        repo = git.Repo(real if real.is_dir() else real.parent, search_parent_directories=True)
+        repo = git.Repo(start, search_parent_directories=True)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         return
     if repo.working_tree_dir is None:
@@ -376,13 +381,16 @@ def _check_in_place(source: Path, force: bool) -> None:
     pathspec = os.path.relpath(real, Path(repo.working_tree_dir).resolve())
     try:
         dirty = repo.is_dirty(untracked_files=True, path=pathspec)
-    except git.GitCommandError as err:
-        raise ConvertError(f"cannot tell whether {source} has uncommitted changes "
-                           f"({(err.stderr or '').strip()}); pass --force to convert in place "
-                           "anyway") from None
+    except git.CommandError as err:  # git failed, or is not installed
+        _cannot_tell(source, (err.stderr or "").strip() or str(err))
     if dirty:
         raise ConvertError(f"{source} is in a git work tree with uncommitted changes; commit or "
                            "stash them first (or pass --force): --in-place rewrites files")
+
+
+def _cannot_tell(source: Path, why: str) -> None:
+    raise ConvertError(f"cannot tell whether {source} has uncommitted changes: git failed "
+                       f"({why}); pass --force to convert in place anyway")
 
 
 def run(options: RunOptions, settings: Settings, report=None) -> RunResult:

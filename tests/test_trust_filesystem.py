@@ -309,6 +309,23 @@ def test_in_place_ignores_changes_outside_the_source(tmp_path: Path, monkeypatch
     assert b"hipMalloc" in (repo / "src" / "main.cu").read_bytes()
 
 
+@pytest.mark.parametrize("broken", ["no git on PATH", "GitPython cannot load"])
+def test_in_place_without_a_working_git_is_refused_with_a_message(tmp_path: Path, monkeypatch,
+                                                                   broken: str):
+    repo = _dirty_repo(tmp_path)
+    (repo / "src" / "main.cu").write_bytes(CUDA_FILE + b"// edited\n")
+    if broken == "no git on PATH":
+        monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
+    else:  # what importing GitPython does when it finds no git
+        monkeypatch.setitem(sys.modules, "git", None)
+    refused = convert(repo / "src", "--in-place")
+    assert refused.exit_code == 2 and "cannot tell whether" in refused.output
+    assert b"cudaMalloc" in (repo / "src" / "main.cu").read_bytes()
+    monkeypatch.setitem(sys.modules, "git", None)
+    outside = make_tree(tmp_path / "no_repo")  # no work tree: nothing to ask git
+    assert convert(outside, "--in-place").exit_code == 0
+
+
 @pytest.mark.parametrize("spelling", ["same", "dot", "hardlink", "symlink", "folder"])
 def test_single_file_output_that_is_the_source_is_refused(tmp_path: Path, monkeypatch,
                                                           spelling: str):
