@@ -264,6 +264,9 @@ def fix_source(
     chaining = {code for rule in rules if rule.chains for code in rule.codes()}
     for round_index in range(MAX_ROUNDS):
         ctx = RuleContext(current, settings, tables, tree)
+        scanned = guard.literals_of(current.data)
+        if scanned is not None:
+            ctx.literals = scanned  # a cached property: the guard's scan of this text serves
         diagnostics = _in_code(_enabled(_run_rules(rules, ctx), settings), ctx.literals)
         tree = ctx.parsed_tree  # None while no rule needed the tree: parsing is lazy
         suppressions = parse_suppressions(current, ctx.literals)
@@ -379,6 +382,11 @@ class _ParseGuard:
     def __init__(self) -> None:
         self.view_tree = None  # the tree of the current text's view, when that view differs
         self.views: tuple[bytes, bytes] = (b"", b"")  # the last text viewed, and its view
+        self.literals: LiteralSpans | None = None  # that text's, when they were needed
+
+    def literals_of(self, data: bytes) -> LiteralSpans | None:
+        """The literal spans of ``data`` if the guard scanned that very text, else None."""
+        return self.literals if self.views[0] is data else None
 
     def reparse(self, tree, steps: list[_Step], literals: LiteralSpans, need_tree: bool):
         """Re-parse the text after ``steps`` incrementally from ``tree`` (the first step's text,
@@ -386,7 +394,7 @@ class _ParseGuard:
         the new text's tree (None without ``need_tree`` when the guard did not need it)."""
         first, final = steps[0].before.data, steps[-1].after
         first_view = self.views[1] if self.views[0] is first else guard_view(first, literals)
-        final_view = guard_view(final)
+        final_view, self.literals = _guard_view(final, None)
         self.views = (final, final_view)
         if first_view is first and final_view is final and self.view_tree is None:
             for step in steps:
@@ -462,8 +470,7 @@ def _difference(old: bytes, new: bytes) -> Edit | None:
 def _compare(old_tree, new_tree, steps: list[_Step]) -> None:
     """Raise _SyntaxLost when ``new_tree`` has more parse errors than ``old_tree`` (already told
     of the edits, so both are in the new text's offsets) in a region a guarded edit touched."""
-    new_errors = _error_spans(new_tree)
-    if not new_errors:
+    if not new_tree.root_node.has_error:
         return
     edited = _edited_ranges(steps)
     guarded = [(start, end) for start, end, neutral in edited if not neutral]
@@ -472,27 +479,29 @@ def _compare(old_tree, new_tree, steps: list[_Step]) -> None:
     regions = _merge([(r.start_byte, r.end_byte) for r in old_tree.changed_ranges(new_tree)]
                      + [(start, end) for start, end, _ in edited])
     starts = [start for start, _ in regions]
-    judged = set(_count_by_region(guarded, regions, starts))
-    old_counts = _count_by_region(_error_spans(old_tree), regions, starts)
-    for index, count in sorted(_count_by_region(new_errors, regions, starts).items()):
-        if index in judged and count > old_counts.get(index, 0):
+    regions = [regions[index] for index in sorted(_count_by_region(guarded, regions, starts))]
+    starts = [start for start, _ in regions]
+    old_counts = _count_by_region(_error_spans(old_tree, regions, starts), regions, starts)
+    new_counts = _count_by_region(_error_spans(new_tree, regions, starts), regions, starts)
+    for index, count in sorted(new_counts.items()):
+        if count > old_counts.get(index, 0):
             line = steps[-1].after.count(b"\n", 0, regions[index][0]) + 1
             raise _SyntaxLost(f"near line {line}")
 
 
-def _error_spans(tree) -> list[tuple[int, int]]:
-    """(start, end) of every ERROR and MISSING node of ``tree``."""
+def _error_spans(tree, regions, starts) -> list[tuple[int, int]]:
+    """(start, end) of the ERROR and MISSING nodes of ``tree`` that touch one of ``regions``
+    (sorted, disjoint; ``starts`` their starts)."""
     spans = []
-    root = tree.root_node
-    if not root.has_error:
-        return spans
-    stack = [root]
+    stack = [tree.root_node]
     while stack:
         node = stack.pop()
-        if not node.has_error:
+        start, end = node.start_byte, node.end_byte
+        index = bisect.bisect_right(starts, end) - 1
+        if not node.has_error or index < 0 or regions[index][1] < start:
             continue
         if node.is_error or node.is_missing:
-            spans.append((node.start_byte, node.end_byte))
+            spans.append((start, end))
         stack.extend(node.children)
     return spans
 
@@ -562,8 +571,13 @@ def guard_view(data: bytes, literals: LiteralSpans | None = None) -> bytes:
     ``#define F(x) do { /* note */ f(x); } while (0)`` parses with errors that are not in the
     code, and markers are written into macros as such comments. Returns ``data`` itself
     (the same object) when nothing is blanked."""
+    return _guard_view(data, literals)[0]
+
+
+def _guard_view(data: bytes, literals: LiteralSpans | None) -> tuple[bytes, LiteralSpans | None]:
+    """guard_view, and the literal spans of ``data`` when they were needed (else ``literals``)."""
     if _DIRECTIVE_COMMENT.search(data) is None:
-        return data
+        return data, literals
     literals = literals or LiteralSpans(data)
     blanked: list[tuple[int, int]] = []
     for start, end in literals.comments():
@@ -580,14 +594,14 @@ def guard_view(data: bytes, literals: LiteralSpans | None = None) -> bytes:
         if body_before and body_after:
             blanked.append((start, end))
     if not blanked:
-        return data
+        return data, literals
     parts = []
     pos = 0
     for start, end in blanked:
         parts += [data[pos:start], b" " * (end - start)]
         pos = end
     parts.append(data[pos:])
-    return b"".join(parts)
+    return b"".join(parts), literals
 
 
 def _code_between(data: bytes, literals: LiteralSpans, start: int, end: int) -> bool:
