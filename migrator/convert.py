@@ -61,8 +61,8 @@ def _reject_non_code(source: Source) -> None:
 
     Grammar errors alone do not refuse a file: tree-sitter cannot parse much real code (CUDA's
     own math_functions.h is one ERROR node under its macros), and the conversion is lexical where
-    the tree cannot help. The engine's parse guard still refuses output that parses worse than
-    a cleanly parsing input."""
+    the tree cannot help. The engine's parse guard still refuses output with more parse errors
+    than the input had where the fixes edited, whether or not the input parsed cleanly."""
     data = source.data
     stray = [m.start() for m in _NOT_SOURCE.finditer(data)]
     if not stray:
