@@ -228,3 +228,38 @@ def test_markers_on_the_first_code_line_stay_with_it(head):
     code = lines.index(line)
     assert all(x.startswith(b"// rocmigrate API003") for x in lines[code - 2 : code])
     assert lines[code - 3] == b"#include <hip/hip_runtime.h>"
+
+
+def test_incremental_reparses_match_full_parses(monkeypatch):
+    """Every tree the guard compares (the engine's, or that of the view with macro comments
+    blanked) is the tree a full parse of that text gives: the edits it reports to tree-sitter
+    are right, in both views, and an incremental parse cannot hide an error a second pass
+    would see."""
+    from conftest import ROOT
+    from migrator import engine
+
+    compared = []
+    viewed = []
+
+    def checked_compare(old_tree, new_tree, steps):
+        assert str(new_tree.root_node) == str(treesitter.parse(steps[-1].after).root_node)
+        compared.append(steps)
+        return original(old_tree, new_tree, steps)
+
+    def counted_view_steps(steps, first_view):
+        viewed.append(steps)
+        return view_steps(steps, first_view)
+
+    original, view_steps = engine._compare, engine._view_steps
+    monkeypatch.setattr(engine, "_compare", checked_compare)
+    monkeypatch.setattr(engine, "_view_steps", counted_view_steps)
+    paths = sorted((ROOT / "fixtures" / "rules").glob("*/*.cu")) + sorted(
+        (ROOT / "kernels").glob("*.cu"))
+    for path in paths:
+        if ".fixed." not in path.name:
+            convert_bytes(path.name, path.read_bytes(), Settings(rocm=(5, 2, 0)))
+    # an edit that puts body text before a macro's comment blanks the comment beyond the edit
+    out = _run(b"#define F(x) /* c */ g(x)\nint f(int a) { return a; }\n",
+               _Probe(b"F(x) /", b"F(x) 1 + /")).output
+    assert out.startswith(b"#define F(x) 1 + /* c */ g(x)\n")
+    assert viewed and len(compared) > len(viewed)  # both kinds of tree were compared
