@@ -89,8 +89,9 @@ def apply_edits(data: bytes, diagnostics: list[Diagnostic]) -> bytes:
 
 _DIRECTIVE_LINE = re.compile(rb"^[ \t]*#[ \t]*(\w+)[ \t]*(\w*)", re.MULTILINE)
 _INCLUDE_DIRECTIVE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]*)[>"]', re.MULTILINE)
-# a marker line the rules write above the line it is about (rules/markers.py)
-_MARKER_LINE = re.compile(rb"[ \t]*// rocmigrate [A-Z]{3}[0-9]{3}: ")
+# lines about the line below them: a marker the rules write (rules/markers.py), a suppression
+# comment standing alone (migrator/suppression.py)
+_ATTACHED_LINE = re.compile(rb"[ \t]*//[ \t]*rocmigrate(?: [A-Z]{3}[0-9]{3}: |:[ \t]*ignore(?!-))")
 _BLANKS = re.compile(rb"[ \t\r\n\f\v]*")
 _LINE_REST = re.compile(rb"[ \t]*\r?\n?")
 
@@ -107,7 +108,7 @@ def has_include(data: bytes, header: str, literals: LiteralSpans | None = None) 
 def include_insertion_point(data: bytes, literals: LiteralSpans | None = None) -> int:
     """Where the engine inserts an #include: before the first unconditional #include, else after
     a header guard / #pragma once, else at the top (after a leading comment block); never
-    between marker lines and the line they annotate, and never where the inserted line would
+    between marker or suppression lines and the line they are about, and never where it would
     be part of a comment, a literal or a continued line (then at the very top)."""
     literals = literals or LiteralSpans(data)
     directives = [(m.start(), m.group(1), m.group(2)) for m in _DIRECTIVE_LINE.finditer(data)
@@ -132,7 +133,7 @@ def include_insertion_point(data: bytes, literals: LiteralSpans | None = None) -
             break
     if at is None:
         at = guard_end or _after_leading_comments(data, literals)
-    at = _before_markers(data, at)
+    at = _before_attached_lines(data, at)
     return at if _at_code_line_start(data, literals, at) else 0
 
 
@@ -186,12 +187,13 @@ def _after_leading_comments(data: bytes, literals: LiteralSpans) -> int:
     return _LINE_REST.match(data, last_end).end()
 
 
-def _before_markers(data: bytes, at: int) -> int:
-    """``at`` moved above the marker lines right before it: an inserted line must not separate
-    markers from the line they are about (the marker rule would no longer find them there)."""
+def _before_attached_lines(data: bytes, at: int) -> int:
+    """``at`` moved above the marker and suppression lines right before it: an inserted line
+    must not separate them from the line they are about (a marker would be written again, a
+    suppression would apply to the inserted line)."""
     while at > 0:
         above = data.rfind(b"\n", 0, at - 1) + 1
-        if not _MARKER_LINE.match(data, above):
+        if not _ATTACHED_LINE.match(data, above):
             break
         at = above
     return at

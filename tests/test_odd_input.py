@@ -263,3 +263,15 @@ def test_incremental_reparses_match_full_parses(monkeypatch):
                _Probe(b"F(x) /", b"F(x) 1 + /")).output
     assert out.startswith(b"#define F(x) 1 + /* c */ g(x)\n")
     assert viewed and len(compared) > len(viewed)  # both kinds of tree were compared
+
+
+@pytest.mark.parametrize("below", [b"int y = foo;", b"#include <foo.h>"])
+def test_inserted_include_keeps_a_suppression_on_its_line(below):
+    """A suppression comment alone on its line applies to the next line: no include between."""
+    suppression = b"// rocmigrate: ignore[TST002]"
+    data = b"// licence\n" + suppression + b"\n" + below + b"\nint z = foo;\n"
+    rule = _Probe(b"foo", b"bar", includes=("hip/hip_runtime.h",))
+    out = _run(data, rule).output
+    assert out == data.replace(b"int z = foo;", b"int z = bar;").replace(
+        suppression, b"#include <hip/hip_runtime.h>\n" + suppression)
+    assert _run(out, rule).output == out
