@@ -12,6 +12,7 @@ from migrator.rule import Marker, Rule, RuleContext
 from migrator.versions import format_version
 
 from ..calls import LexicalCall, lexical_call
+from ..cuda_context import in_cuda_context, needs_cuda_context
 from ..markers import marker_fix
 
 LIBRARY_LABELS = {"cudnn": "MIOpen"}
@@ -21,6 +22,7 @@ LIBRARY_LABELS = {"cudnn": "MIOpen"}
 class _Index:
     candidates: re.Pattern
     entries: dict[bytes, ApiEntry]
+    contextual: frozenset[bytes]  # names acted on only in CUDA context (cuda_context.py)
 
 
 def renamable(entry: ApiEntry | None, rocm) -> bool:
@@ -44,7 +46,31 @@ def _index(tables: ApiTables, rocm: tuple[int, int, int]) -> _Index:
     entries = {e.cuda.encode(): e for e in tables.names.values() if _actionable(e, rocm)}
     prefixes = sorted({name[:2] for name in entries})
     alternation = b"|".join(re.escape(p) for p in prefixes)
-    return _Index(re.compile(rb"\b(?:" + alternation + rb")\w*"), entries)
+    contextual = frozenset(name for name, entry in entries.items() if needs_cuda_context(entry))
+    return _Index(re.compile(rb"\b(?:" + alternation + rb")\w*"), entries, contextual)
+
+
+def hip_name(tables: ApiTables, name: str) -> str:
+    """The HIP name the tables give the API ``name`` (``name`` itself when it has none, or is
+    already HIP's): rules that look for an API match on this, so that they judge a CUDA file
+    and its converted output alike, whether or not the target renames it."""
+    entry = tables.names.get(name)
+    return entry.hip if entry is not None and entry.hip else name
+
+
+@functools.lru_cache(maxsize=8)
+def _spellings(tables: ApiTables) -> dict[str, frozenset[str]]:
+    by_hip: dict[str, set[str]] = {}
+    for entry in tables.names.values():
+        if entry.hip:
+            by_hip.setdefault(entry.hip, {entry.hip}).add(entry.cuda)
+    return {hip: frozenset(names) for hip, names in by_hip.items()}
+
+
+def spellings(tables: ApiTables, hip: str) -> frozenset[str]:
+    """Every name that ``hip_name`` reads as ``hip``: the HIP name and the CUDA names the tables
+    convert to it (``hipStream_t``: ``cudaStream_t``, ``CUstream``, ``hipStream_t``)."""
+    return _spellings(tables).get(hip, frozenset({hip}))
 
 
 class ApiRename(Rule):
@@ -54,7 +80,10 @@ class ApiRename(Rule):
     Replaces each CUDA identifier that has a HIP equivalent in the target ROCm version with the
     HIP name, everywhere it appears as code: in statements, declarations, template arguments,
     casts, ``sizeof``, macro arguments, ``#define`` bodies and every ``#if`` branch. Comments,
-    string and character literals and member names (``x.cudaFoo``) are left alone.
+    string and character literals and member names (``x.cudaFoo``) are left alone. Names not
+    spelled as CUDA's own, such as the device functions ``__isnan``, ``__finite`` or ``umin``
+    that glibc, libstdc++ and LLVM declare too, are acted on only in CUDA context: a
+    ``.cu``/``.cuh`` file, device code, a CUDA include, or other CUDA API names in the file.
 
     A name that HIP lacks is not renamed to something that does not exist. It is reported, and
     the output carries a marker comment at the site:
@@ -108,6 +137,8 @@ class ApiRename(Rule):
                 continue
             if entry.kind == "namespace" and not data[end : end + 8].lstrip().startswith(b"::"):
                 continue
+            if match.group() in index.contextual and not in_cuda_context(ctx):
+                continue  # __isnan, umin... in a C library header are not CUDA's
             if entry.cuda in lowered:
                 continue  # WRP001 or LOW001 lowers it for this target
             if entry.cuda in ctx.tables.argument_rewrites and isinstance(
@@ -160,9 +191,9 @@ def names_code(ctx: RuleContext, start: int, end: int) -> bool:
     that name. Rules that rename identifiers share this test."""
     if ctx.literals.covering(start) is not None:
         return False
-    data = ctx.data
-    before = data[max(0, start - 2) : start].rstrip()
-    if before.endswith(b".") or before.endswith(b"->") or _is_member(data, start):
+    code = ctx.code  # comments read as blanks: `x. /* c */ name` is a member, `// e.g.` no dot
+    before = code[max(0, start - 2) : start].rstrip()
+    if before.endswith(b".") or before.endswith(b"->") or _is_member(code, start):
         return False
     return not _declares_member(ctx, start, end)
 
@@ -180,7 +211,7 @@ def _declares_member(ctx: RuleContext, start: int, end: int) -> bool:
     data = ctx.data
     if not _DECLARATOR_END.match(data, end):
         return False
-    before = data[max(0, start - 64) : start].rstrip()
+    before = ctx.code[max(0, start - 64) : start].rstrip()
     if not before or not (before[-1:].isalnum() or before[-1:] in b"_*&>"):
         return False
     word = re.search(rb"[A-Za-z_][A-Za-z0-9_]*$", before)
@@ -197,9 +228,10 @@ def _declared_here(ctx: RuleContext, start: int, end: int) -> bool:
     return parent is not None and parent.child_by_field_name("declarator") == node
 
 
-def _is_member(data: bytes, start: int) -> bool:
-    """``obj .  name`` / ``ptr -> name`` with whitespace or a line break between."""
+def _is_member(code: bytes, start: int) -> bool:
+    """``obj .  name`` / ``ptr -> name`` with whitespace, a line break or a comment between
+    (``code``: the file with comments blanked)."""
     pos = start
-    while pos > 0 and data[pos - 1 : pos] in (b" ", b"\t", b"\n", b"\r"):
+    while pos > 0 and code[pos - 1 : pos] in (b" ", b"\t", b"\n", b"\r"):
         pos -= 1
-    return data[pos - 1 : pos] == b"." or data[max(0, pos - 2) : pos] == b"->"
+    return code[pos - 1 : pos] == b"." or code[max(0, pos - 2) : pos] == b"->"

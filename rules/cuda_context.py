@@ -1,0 +1,98 @@
+"""CUDA context: is a file CUDA (or HIP) code at all?
+
+Some names in the API tables are CUDA's only in CUDA code: device functions such as ``__isnan``,
+``__finite`` or ``umin`` are also declared by glibc, libstdc++ and LLVM, and types such as
+``memoryBarrier`` or ``cl_event_flags`` belong to other APIs too. A rule acts on such a name only
+in a file with CUDA context:
+
+- a ``.cu``, ``.cuh`` or ``.hip`` file;
+- device code: a CUDA keyword (``__global__``, ``__device__``, ``threadIdx``...) or a launch;
+- an ``#include`` of a CUDA header, or of the HIP header the conversion writes for one;
+- a use of a CUDA API name whose spelling is CUDA's own (``cudaMalloc``, ``CUstream``,
+  ``curandState``, ``__nv_bfloat16``), or of the HIP name the conversion writes for one.
+
+A C library header has none of these. Converting a file never creates context it did not have,
+so the output of a conversion is judged as its input was (idempotence).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+from migrator.apitables import ApiEntry, ApiTables
+from migrator.rule import RuleContext
+
+CUDA_SOURCE_SUFFIXES = (".cu", ".cuh")
+GPU_SOURCE_SUFFIXES = CUDA_SOURCE_SUFFIXES + (".hip",)
+# A name is spelled as CUDA's own when a word of it starts with cu/CU/nv/NV (cudaMalloc,
+# CUstream, make_cuComplex, __nv_bfloat16, CUDART_PI); HIP's, with hip/HIP or miopen/MIOPEN.
+_CUDA_SPELLING = re.compile(r"(?:^|_)(?:cu|CU|Cu|nv|NV|Nv)")
+_HIP_SPELLING = re.compile(r"(?:^|_)(?:hip|HIP|Hip|miopen|MIOPEN)")
+_DEVICE_CODE = re.compile(rb"\b(?:__global__|__device__|__host__|__shared__|__constant__|"
+                          rb"__managed__|threadIdx|blockIdx|blockDim|gridDim|"
+                          rb"hipLaunchKernelGGL)\b|<<<")
+_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]*)[>"]', re.MULTILINE)
+# conditionals only test for CUDA (glibc: `#if defined __CUDACC__`); they are not a use
+_CONDITIONAL = re.compile(rb"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|undef)\b[^\n]*", re.MULTILINE)
+_WORD = re.compile(rb"[A-Za-z_]\w*+")
+
+
+def cuda_spelled(name: str) -> bool:
+    """Is ``name`` spelled as CUDA's own (it cannot be another library's by accident)?"""
+    return _CUDA_SPELLING.search(name) is not None
+
+
+def needs_cuda_context(entry: ApiEntry) -> bool:
+    """Does a rule act on this table name only in a file with CUDA context? True for names that
+    are not spelled as CUDA's own (``__isnan``, ``umin``, ``memoryBarrier``)."""
+    return not cuda_spelled(entry.cuda)
+
+
+@dataclass(frozen=True)
+class _Evidence:
+    names: frozenset[bytes]  # CUDA-spelled API names and the HIP names they convert to
+    headers: frozenset[str]  # CUDA headers of the header table and their HIP headers
+    folders: tuple[str, ...]  # CUDA header folders of the table (``cub/``, ``cuda/``)
+
+
+@functools.lru_cache(maxsize=8)
+def _evidence(tables: ApiTables) -> _Evidence:
+    names = set()
+    for entry in tables.names.values():
+        if entry.kind == "namespace" or not cuda_spelled(entry.cuda):
+            continue
+        names.add(entry.cuda.encode())
+        if entry.hip and _HIP_SPELLING.search(entry.hip):
+            names.add(entry.hip.encode())
+    headers = {h for h in tables.headers if not h.endswith("/*")}
+    headers |= {e.hip_header for e in tables.headers.values() if e.hip_header not in ("", "-")}
+    headers |= {low.replacement for low in tables.lowerings.values() if low.kind == "header"}
+    folders = tuple(h[:-1] for h in tables.headers if h.endswith("/*"))
+    return _Evidence(frozenset(names), frozenset(headers), folders)
+
+
+def in_cuda_context(ctx: RuleContext) -> bool:
+    """Is this file CUDA (or HIP) code? Computed once per file, on first use."""
+    found = ctx.cache.get("cuda_context")
+    if found is None:
+        found = ctx.cache["cuda_context"] = _has_cuda_context(ctx)
+    return found
+
+
+def _has_cuda_context(ctx: RuleContext) -> bool:
+    if ctx.path.endswith(GPU_SOURCE_SUFFIXES):
+        return True
+    code = ctx.code  # comments, literals and includes blanked
+    if _DEVICE_CODE.search(code):
+        return True
+    evidence = _evidence(ctx.tables)
+    for match in _INCLUDE.finditer(ctx.data):
+        if ctx.literals.covering(match.start()) != "include":
+            continue
+        header = match.group(1).decode("utf-8", "replace").strip()
+        if header in evidence.headers or header.startswith(evidence.folders):
+            return True
+    code = _CONDITIONAL.sub(lambda m: b" " * len(m.group()), code)
+    return any(m.group() in evidence.names for m in _WORD.finditer(code))
