@@ -2,45 +2,132 @@
 
 from __future__ import annotations
 
+import bisect
+import functools
 import re
 
 from migrator.diagnostics import Edit, Fix
 from migrator.rule import Marker, RuleContext
+from migrator.suppression import parse_suppressions
+
+_MARKER_LINE = re.compile(rb"//[ \t]*rocmigrate [A-Z]{3}[0-9]{3}: ")
+_INLINE_MARKER = re.compile(rb"/\* rocmigrate [A-Z]{3}[0-9]{3}: [\s\S]* \*/\Z")
+_IDENTIFIER = re.compile(r"\b[A-Za-z_]\w*")
 
 
 def marker_fix(ctx: RuleContext, offset: int, marker: Marker) -> Fix | None:
-    """A fix that writes ``marker`` on its own line above the line of ``offset`` (same indent),
-    or inline as a block comment where a line comment would break the code (inside a multi-line
-    macro or a block comment). None when the marker is already there (idempotence), and when
-    markers are off (lint reports these findings; it does not write comments into the code)."""
+    """A fix that writes ``marker`` on its own line above the line of ``offset`` (same indent;
+    above a suppression comment standing alone there), or inline as a block comment where a
+    line comment would break the code (inside a multi-line macro, or where the line starts
+    inside a block comment or a raw string). None when the marker is already there in either
+    form (idempotence), and when markers are off (lint reports these findings; it does not
+    write comments into the code)."""
     if not ctx.settings.write_markers:
         return None
     data = ctx.data
     source = ctx.source
     line_start = source.line_start(offset)
     text = marker.render()
-    previous_line_end = line_start - 1
-    continued = previous_line_end > 0 and data[:previous_line_end].rstrip(b"\r").endswith(b"\\")
-    if continued or ctx.literals.covering(line_start) not in (None, "include"):
-        inline = b"/* " + text[3:] + b" */ "
-        if data[max(0, offset - len(inline)) : offset] == inline:
-            return None
-        return Fix(f"mark {marker.code}", (Edit(offset, offset, inline),))
-    # already marked: the marker stands in the run of marker lines right above this line
+    inline = b"/* " + text[3:] + b" */ "
+    # already marked, in either form, maybe quoting code that this conversion has rewritten
+    # since (so compared as converted): in the run of inline markers right before the site...
+    converted = _as_converted(ctx, text)
+    if any(_as_converted(ctx, b"// " + found[3:-3]) == converted
+           for found in _inline_markers_before(ctx, offset)):
+        return None
+    # ... or in the run of marker (and suppression) lines above its line
+    at = line_start
     scan = line_start
+    suppressing = _suppressions_of_next_line(ctx)
     while scan > 0:
         above_start = source.line_start(scan - 1)
-        above = data[above_start : scan].strip()
-        if not above.startswith(b"// rocmigrate "):
+        above = data[above_start:scan].strip()
+        if source.position(above_start)[0] in suppressing:
+            if at == scan:
+                at = above_start  # the marker goes above the suppression of this line
+        elif not _MARKER_LINE.match(above):
             break
-        if above == text:
+        elif above == text or _as_converted(ctx, above) == converted:
             return None
         scan = above_start
+    previous_line_end = line_start - 1
+    continued = previous_line_end > 0 and data[:previous_line_end].rstrip(b"\r").endswith(b"\\")
+    if continued or _inside_literal(ctx, line_start):
+        return Fix(f"mark {marker.code}", (Edit(offset, offset, inline),))
     indent_end = line_start
     while indent_end < len(data) and data[indent_end : indent_end + 1] in (b" ", b"\t"):
         indent_end += 1
     line = data[line_start:indent_end] + text + source.newline
-    return Fix(f"mark {marker.code}", (Edit(line_start, line_start, line),))
+    return Fix(f"mark {marker.code}", (Edit(at, at, line),))
+
+
+def _inline_markers_before(ctx: RuleContext, offset: int):
+    """The inline markers (``/* rocmigrate CODE: ... */``) written one after another right
+    before ``offset``, nearest first, each without its trailing blank."""
+    literals = ctx.literals
+    data = ctx.data
+    pos = offset
+    while data[pos - 1 : pos] == b" ":
+        index = bisect.bisect_right(literals.starts, pos - 2) - 1
+        if index < 0 or literals.ends[index] != pos - 1 or literals.kinds[index] != "comment":
+            return
+        comment = data[literals.starts[index] : pos - 1]
+        if not _INLINE_MARKER.match(comment):
+            return
+        yield comment
+        pos = literals.starts[index]
+
+
+def _inside_literal(ctx: RuleContext, offset: int) -> bool:
+    """Does a comment or literal that starts before ``offset`` run on past it? (A line that
+    merely starts with a literal can have a marker line above it.)"""
+    literals = ctx.literals
+    index = bisect.bisect_right(literals.starts, offset) - 1
+    return index >= 0 and literals.starts[index] < offset < literals.ends[index]
+
+
+def _suppressions_of_next_line(ctx: RuleContext) -> set[int]:
+    """Lines (1-based) of the suppression comments written alone on the line above the line
+    they silence: a marker written between them would take the suppression's place."""
+    lines = ctx.cache.get("suppressions_of_next_line")
+    if lines is None:
+        suppressions = parse_suppressions(ctx.source, ctx.literals).all
+        lines = ctx.cache["suppressions_of_next_line"] = {
+            s.line for s in suppressions if s.kind == "ignore" and len(s.applies_to) == 2}
+    return lines
+
+
+def as_converted(ctx: RuleContext, text: str) -> str:
+    """``text`` with every API name as the conversion writes it for the target: renamed to HIP
+    (API001) or lowered (WRP001, LOW001). Code quoted so in a marker reads the same on any
+    pass; a rule that shortens a quote must shorten the converted text."""
+    spelling = _output_spelling(ctx.tables, ctx.settings.rocm, lowered=True)
+    return _IDENTIFIER.sub(lambda m: spelling.get(m.group(), m.group()), text)
+
+
+def _as_converted(ctx: RuleContext, marker_line: bytes) -> str:
+    return as_converted(ctx, marker_line.decode("utf-8", "replace"))
+
+
+def hip_spelling(ctx: RuleContext, text: str) -> str:
+    """``text`` with each CUDA API name that API001 renames for the target written as its HIP
+    name: what the same message says when a later round (or a re-run on the output) reads the
+    converted code."""
+    spelling = _output_spelling(ctx.tables, ctx.settings.rocm, lowered=False)
+    return _IDENTIFIER.sub(lambda m: spelling.get(m.group(), m.group()), text)
+
+
+@functools.lru_cache(maxsize=16)
+def _output_spelling(tables, rocm, lowered: bool) -> dict[str, str]:
+    """CUDA name -> the name the conversion writes for it at ``rocm``: API001's renames, and
+    with ``lowered`` the replacements of the lowerings that apply there."""
+    from .api.rename import renamable  # rename writes markers: imported when first needed
+
+    spelling = {e.cuda: e.hip for e in tables.names.values() if renamable(e, rocm)}
+    if lowered:
+        spelling.update((low.cuda, low.replacement) for low in tables.lowerings.values()
+                        if low.kind != "header" and low.applies(rocm))
+    return spelling
 
 
 def unproven_fix(ctx: RuleContext, offset: int, code: str, message: str,
@@ -48,14 +135,11 @@ def unproven_fix(ctx: RuleContext, offset: int, code: str, message: str,
     """The fix to attach to an optimisation a rule could not prove safe: the unsafe ``rewrite``
     itself where it may apply (``--unsafe-fixes``) or where nothing writes markers (lint shows
     it as an unsafe fix); otherwise a marker at the site that says what was left alone and why.
-    Line numbers are left out of the marker so that re-running on the output finds it again."""
+    Line numbers are left out of the marker, and names are in HIP spelling, so that re-running
+    on the output finds it again."""
     if rewrite is not None and (ctx.settings.unsafe_fixes or not ctx.settings.write_markers):
         return rewrite
-    text = re.sub(r"\s*\((?:at )?line \d+\)|\s+at line \d+", "", message)
-    # in HIP spelling, whatever round of the conversion wrote it, so a re-run finds it again
-    names = ctx.tables.names
-    text = re.sub(r"\bcuda\w+", lambda m: names[m.group()].hip if m.group() in names
-                  else m.group(), text)
+    text = hip_spelling(ctx, re.sub(r"\s*\((?:at )?line \d+\)|\s+at line \d+", "", message))
     if rewrite is not None:
         text += " (rewrite with --unsafe-fixes)"
     return marker_fix(ctx, offset, Marker(code, text))

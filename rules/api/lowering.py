@@ -13,7 +13,7 @@ from migrator.versions import format_version
 from ..atomics.operands import SIXTEEN_BIT, strip_parens, value_declaration
 from ..calls import _close_of as close_of
 from ..calls import arguments, find_name, lexical_call
-from ..markers import marker_fix, unproven_fix
+from ..markers import as_converted, marker_fix, unproven_fix
 from .rename import names_code
 
 # every spelling of a bf16 scalar, CUDA's and HIP's
@@ -91,7 +91,7 @@ def bf16_value(ctx: RuleContext, text: str, at: int) -> bool:
 
 def _shown(ctx: RuleContext, spans: list[tuple[int, int]]) -> str:
     text = ", ".join(ctx.data[b:e].decode("utf-8", "replace") for b, e in spans)
-    text = " ".join(text.split())
+    text = as_converted(ctx, " ".join(text.split()))  # as the output reads, then shortened
     return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
 
 
