@@ -7,12 +7,11 @@ import re
 from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
 
+from ..api.rename import hip_name, spellings
 from ..calls import find_name, lexical_call
 from ..markers import unproven_fix
 from ..scopes import IDENTIFIER, code_matches, enclosing_call, function_at
-from .null_stream import null_stream_uses
-
-_NAMES = {b"hipStreamCreate", b"cudaStreamCreate"}
+from .null_stream import null_stream_uses, stream_apis
 
 
 class BlockingStream(Rule):
@@ -22,8 +21,9 @@ class BlockingStream(Rule):
     Finds ``cudaStreamCreate(&s)`` / ``hipStreamCreate(&s)`` and rewrites it to
     ``hipStreamCreateWithFlags(&s, hipStreamNonBlocking)`` when the function that creates the
     stream does not rely on the null stream's implicit ordering with it: the stream is a local
-    of that function, is handed to no function other than runtime APIs and launches, and the
-    function issues no work to the null stream (launches without a stream or on stream 0,
+    of that function, is handed to no function other than runtime APIs and launches (a
+    library's ``SetStream``, in CUDA or HIP spelling, is other code), and the function issues
+    no work to the null stream (launches without a stream or on stream 0,
     ``hipMemcpy``/``hipMemset`` and other calls without a stream, events or waits on stream 0,
     library calls without a stream set). Otherwise it reports what relies on the null stream,
     with the line, and offers the rewrite as an unsafe fix.
@@ -66,7 +66,8 @@ class BlockingStream(Rule):
     optimization = True
 
     def check(self, ctx: RuleContext):
-        names = {n for n in _NAMES if n in ctx.data}
+        names = {n.encode() for n in spellings(ctx.tables, "hipStreamCreate")}
+        names = {n for n in names if n in ctx.data}
         for name, start, end in find_name(ctx, names):
             call = lexical_call(ctx, start, end)
             if call is None:
@@ -111,13 +112,15 @@ def _reliance(ctx: RuleContext, offset: int, argument: str) -> list[str]:
         return [f"the stream {argument} is reached through a pointer: code elsewhere may use it"]
     name = variable.group()
     reasons = []
-    declared = re.compile(rb"\b(?:cuda|hip)Stream_t\s+(?:[^;(){}]*?[\s,*&])?" + re.escape(name)
+    runtime = stream_apis(ctx.tables).runtime  # runtime APIs and launches, in either spelling
+    types = b"|".join(sorted(t.encode() for t in spellings(ctx.tables, "hipStream_t")))
+    declared = re.compile(rb"\b(?:" + types + rb")\s+(?:[^;(){}]*?[\s,*&])?" + re.escape(name)
                           + rb"\s*[\[;=,)]")
     if not any(code_matches(ctx, declared, body.open, body.close)):
         reasons.append(f"'{name.decode()}' is not a local of this function: other code may use it")
     for use in code_matches(ctx, re.compile(rb"\b" + re.escape(name) + rb"\b"), body.open, body.close):
         callee = enclosing_call(ctx, use.start(), body.open)
-        if callee is None or callee[0].startswith((b"cuda", b"hip")):
+        if callee is None or hip_name(ctx.tables, callee[0].decode()) in runtime:
             continue
         line, _ = ctx.source.position(use.start())
         reasons.append(f"'{name.decode()}' is passed to {callee[0].decode()}() at line {line}")

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-import re
-
 from migrator.diagnostics import Diagnostic
 from migrator.rule import Rule, RuleContext
 
 from ..calls import arguments
 from ..markers import unproven_fix
-from ..scopes import code_matches, function_at
-from .null_stream import is_null_stream, launches
+from ..scopes import function_at
+from .null_stream import api_calls, is_null_stream, launches
 
-_SYNC = re.compile(rb"\b(?:cuda|hip)StreamSynchronize\s*\(")
-_ASYNC = re.compile(rb"\b(?:cuda|hip)(?:MemcpyAsync|MemsetAsync|Memcpy2DAsync|MemcpyPeerAsync)\s*\(")
-_STREAM_INDEX = {b"MemcpyAsync": 4, b"MemsetAsync": 3, b"Memcpy2DAsync": 7, b"MemcpyPeerAsync": 5}
+# HIP names; api_calls finds their CUDA spellings too
+_SYNC = "hipStreamSynchronize"
+_STREAM_INDEX = {"hipMemcpyAsync": 4, "hipMemsetAsync": 3, "hipMemcpy2DAsync": 7,
+                 "hipMemcpyPeerAsync": 5}
+_WAITS = {"hipStreamSynchronize", "hipDeviceSynchronize", "hipEventSynchronize"}
 
 
 class HostOrdering(Rule):
@@ -61,13 +61,15 @@ class HostOrdering(Rule):
         data = ctx.data
         if b"StreamSynchronize" not in data:
             return
-        for sync in code_matches(ctx, _SYNC, 0, len(data)):
+        for sync, name in api_calls(ctx, 0, len(data)):
+            if name != _SYNC:
+                continue
             spans = arguments(data, sync.end() - 1)
             body = function_at(ctx, sync.start())
             if not spans or body is None:
                 continue
             waited = data[spans[0][0] : spans[0][1]].decode("utf-8", "replace").strip()
-            if is_null_stream(waited):
+            if is_null_stream(waited, ctx.tables):
                 continue
             other = _next_stream_work(ctx, spans[-1][1], body.close)
             if other is None or other == waited:
@@ -86,17 +88,17 @@ def _next_stream_work(ctx: RuleContext, start: int, end: int) -> str | None:
     nothing, comes first."""
     data = ctx.data
     events = [(launch.start, launch.stream) for launch in launches(ctx, start, end)]
-    for match in code_matches(ctx, _ASYNC, start, end):
-        spans = arguments(data, match.end() - 1)
-        index = _STREAM_INDEX[re.sub(rb"^(?:cuda|hip)|\s*\($", b"", match.group())]
-        stream = (data[spans[index][0] : spans[index][1]].decode("utf-8", "replace").strip()
-                  if spans and len(spans) > index else "0")
-        events.append((match.start(), stream))
-    for match in code_matches(ctx, re.compile(rb"\b(?:cuda|hip)(?:StreamSynchronize|"
-                                              rb"DeviceSynchronize|EventSynchronize)\s*\("), start, end):
-        events.append((match.start(), None))
+    for match, name in api_calls(ctx, start, end):
+        if name in _WAITS:
+            events.append((match.start(), None))
+        elif name in _STREAM_INDEX:
+            spans = arguments(data, match.end() - 1)
+            index = _STREAM_INDEX[name]
+            stream = (data[spans[index][0] : spans[index][1]].decode("utf-8", "replace").strip()
+                      if spans and len(spans) > index else "0")
+            events.append((match.start(), stream))
     if not events:
         return None
     events.sort()
     stream = events[0][1]
-    return None if stream is None or is_null_stream(stream) else stream
+    return None if stream is None or is_null_stream(stream, ctx.tables) else stream

@@ -3,38 +3,46 @@ blocking stream, so a stream may only become non-blocking where nothing like thi
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
+from migrator.apitables import ApiTables
 from migrator.rule import RuleContext
 
+from ..api.rename import hip_name
 from ..calls import arguments
 from ..scopes import Block, code_matches
 
+# Calls are recognised by the HIP name the API tables give them (api.rename.hip_name), so that a
+# CUDA file and its converted output are judged alike: CUDA runtime and driver spellings
+# (cudaMemcpy, cuMemcpyHtoD, cuStreamSynchronize) and HIP's are the same call here.
 # sync copies/sets always go to the null stream
 _SYNC_CALL = re.compile(
-    rb"\b(?:cuda|hip)(?:Memcpy(?:2D|3D|Peer|ToSymbol|FromSymbol|ToArray|FromArray|2DToArray|"
-    rb"2DFromArray|AtoH|HtoA|HtoD|DtoH|DtoD)?|Memset(?:2D|3D|D8|D16|D32)?)\s*\(")
+    r"hip(?:Memcpy(?:2D|3D|Peer|ToSymbol|FromSymbol|ToArray|FromArray|2DToArray|"
+    r"2DFromArray|AtoH|HtoA|HtoD|DtoH|DtoD)?|Memset(?:2D|3D|D8|D16|D32)?)")
 # (async call, index of its stream argument): a missing or null stream is the null stream
 _STREAM_ARGUMENT = {
-    b"MemcpyAsync": 4, b"MemsetAsync": 3, b"Memcpy2DAsync": 7, b"Memset2DAsync": 5,
-    b"MemcpyToSymbolAsync": 5, b"MemcpyFromSymbolAsync": 5, b"MemcpyPeerAsync": 5,
-    b"EventRecord": 1, b"LaunchKernel": 5, b"MemPrefetchAsync": 3, b"MallocAsync": 2,
-    b"FreeAsync": 1, b"StreamSynchronize": 0, b"StreamWaitEvent": 0, b"StreamQuery": 0,
+    "MemcpyAsync": 4, "MemsetAsync": 3, "Memcpy2DAsync": 7, "Memset2DAsync": 5,
+    "MemcpyToSymbolAsync": 5, "MemcpyFromSymbolAsync": 5, "MemcpyPeerAsync": 5,
+    "EventRecord": 1, "LaunchKernel": 5, "MemPrefetchAsync": 3, "MallocAsync": 2,
+    "FreeAsync": 1, "StreamSynchronize": 0, "StreamWaitEvent": 0, "StreamQuery": 0,
 }
-_ASYNC_CALL = re.compile(rb"\b(?:cuda|hip)(" + b"|".join(_STREAM_ARGUMENT) + rb")\s*\(")
-_LIBRARY_CALL = re.compile(rb"\b(?:cublas|cublasLt|cudnn|cufft|cusparse|cusolverDn|curand|"
-                           rb"hipblas|rocblas|hipfft|rocfft|hipsparse|rocsparse|hipsolver|"
-                           rb"miopen|hiprand|rocrand)[A-Z]\w*\s*\(")
-_SET_STREAM = re.compile(rb"SetStream|set_stream|Create\w*Handle|\bcurandCreateGenerator")
+_CALL = re.compile(rb"\b([A-Za-z_]\w*+)\s*\(")
 _LAUNCH = re.compile(rb"<<<")
 _GGL = re.compile(rb"\bhipLaunchKernelGGL\s*\(")
-NULL_STREAMS = {"0", "NULL", "nullptr", "cudaStreamLegacy", "hipStreamLegacy", "(cudaStream_t)0",
-                "(hipStream_t)0", "0L", "cudaStream_t(0)", "hipStream_t(0)", "cudaStreamDefault"}
+# libraries whose work runs on a stream the program sets: those with a SetStream call
+_SET_STREAM_SUFFIX = "SetStream"
+_RUNTIME_LIBRARIES = ("runtime", "driver")
+# in HIP spelling: is_null_stream reads CUDA names (cudaStreamLegacy, (CUstream)0) as HIP's
+NULL_STREAMS = {"0", "NULL", "nullptr", "hipStreamLegacy", "(hipStream_t)0", "0L",
+                "hipStream_t(0)", "hipStreamDefault"}
+_WORD = re.compile(r"[A-Za-z_]\w*")
 
 
-def is_null_stream(text: str) -> bool:
-    return text.replace(" ", "") in NULL_STREAMS
+def is_null_stream(text: str, tables: ApiTables) -> bool:
+    """Does the stream expression ``text`` name the null stream (in CUDA or HIP spelling)?"""
+    return _WORD.sub(lambda m: hip_name(tables, m.group()), text.replace(" ", "")) in NULL_STREAMS
 
 
 @dataclass(frozen=True)
@@ -59,33 +67,70 @@ def launches(ctx: RuleContext, start: int, end: int):
         yield Launch(match.start(), close, config[3] if len(config) >= 4 else "0")
 
 
+@dataclass(frozen=True)
+class StreamApis:
+    """HIP names of the APIs the stream rules look for, derived from the API tables."""
+
+    runtime: frozenset[str]  # runtime and driver APIs (and the GGL launch)
+    library: frozenset[str]  # functions of libraries that run work on a settable stream
+    set_stream: frozenset[str]  # the calls that give such a library its stream
+
+
+@functools.lru_cache(maxsize=8)
+def stream_apis(tables: ApiTables) -> StreamApis:
+    """The stream-relevant APIs of ``tables``, each by its HIP name (or its CUDA name where it
+    has none): match a written name through ``hip_name`` to find it in either spelling."""
+    entries = [e for e in tables.names.values() if e.kind == "function"]
+    libraries = {e.library for e in entries if _SET_STREAM_SUFFIX in e.cuda
+                 and e.library not in _RUNTIME_LIBRARIES}
+    return StreamApis(
+        runtime=frozenset({e.hip or e.cuda for e in tables.names.values()
+                           if e.library in _RUNTIME_LIBRARIES} | {"hipLaunchKernelGGL"}),
+        library=frozenset(e.hip or e.cuda for e in entries if e.library in libraries),
+        set_stream=frozenset(e.hip or e.cuda for e in entries if e.library in libraries
+                             and re.search(_SET_STREAM_SUFFIX + r"(?:_v\d+)?$", e.cuda)),
+    )
+
+
+def api_calls(ctx: RuleContext, start: int, end: int):
+    """(match, HIP name) for each call in code in [start, end): ``match`` spans the callee and
+    the opening parenthesis; the HIP name is the callee's in the API tables (``hip_name``)."""
+    for match in code_matches(ctx, _CALL, start, end):
+        yield match, hip_name(ctx.tables, match.group(1).decode("ascii", "replace"))
+
+
 def null_stream_uses(ctx: RuleContext, body: Block) -> list[tuple[int, str]]:
     """(offset, what) for each use of the null stream in ``body``."""
     data = ctx.data
     start, end = body.open, body.close
     uses: list[tuple[int, str]] = []
     for launch in launches(ctx, start, end):
-        if is_null_stream(launch.stream):
+        if is_null_stream(launch.stream, ctx.tables):
             uses.append((launch.start, "a kernel launch on the null stream"))
     for match in code_matches(ctx, _GGL, start, end):
         spans = arguments(data, match.end() - 1)
-        if spans and len(spans) >= 5 and is_null_stream(_text(data, spans[4])):
+        if spans and len(spans) >= 5 and is_null_stream(_text(data, spans[4]), ctx.tables):
             uses.append((match.start(), "a kernel launch on the null stream"))
-    for match in code_matches(ctx, _SYNC_CALL, start, end):
-        uses.append((match.start(), f"{match.group().rstrip(b'( ').decode()} (runs on the null stream)"))
-    for match in code_matches(ctx, _ASYNC_CALL, start, end):
-        spans = arguments(data, match.end() - 1)
-        if spans is None:
-            continue
-        index = _STREAM_ARGUMENT[match.group(1)]
-        name = match.group().rstrip(b"( ").decode()
-        if len(spans) <= index or is_null_stream(_text(data, spans[index])):
-            uses.append((match.start(), f"{name} on the null stream"))
-    library = list(code_matches(ctx, _LIBRARY_CALL, start, end))
-    if library and not any(code_matches(ctx, _SET_STREAM, start, end)):
-        first = library[0]
-        uses.append((first.start(), f"{first.group().rstrip(b'( ').decode()} (library work runs "
-                     "on the null stream unless a stream is set)"))
+    apis = stream_apis(ctx.tables)
+    library, set_stream = None, False
+    for match, name in api_calls(ctx, start, end):
+        written = match.group(1).decode("ascii", "replace")
+        if _SYNC_CALL.fullmatch(name):
+            uses.append((match.start(), f"{written} (runs on the null stream)"))
+        elif name.startswith("hip") and name[3:] in _STREAM_ARGUMENT:
+            spans = arguments(data, match.end() - 1)
+            if spans is None:
+                continue
+            index = _STREAM_ARGUMENT[name[3:]]
+            if len(spans) <= index or is_null_stream(_text(data, spans[index]), ctx.tables):
+                uses.append((match.start(), f"{written} on the null stream"))
+        elif name in apis.set_stream or b"set_stream" in match.group(1):
+            set_stream = True
+        elif name in apis.library and library is None:
+            library = (match.start(), written)
+    if library is not None and not set_stream:
+        uses.append((library[0], f"{library[1]} (library work runs on the null stream unless a "
+                     "stream is set)"))
     uses.sort()
     return uses
 

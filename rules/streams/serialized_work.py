@@ -72,7 +72,8 @@ class SerializedWork(Rule):
                         data[close:arguments_end].decode("utf-8", "replace")):
                     continue
                 line, _ = ctx.source.position(loop.start)
-                where = "the null stream" if is_null_stream(stream) else f"the one stream '{stream}'"
+                where = ("the null stream" if is_null_stream(stream, ctx.tables)
+                         else f"the one stream '{stream}'")
                 message = (f"the loop at line {line} launches one kernel per iteration on "
                            f"{where}: if the iterations are independent, spread them over "
                            "several non-blocking streams and order what depends with events "
