@@ -6,10 +6,10 @@ import re
 
 from migrator.apitables import HeaderEntry
 from migrator.diagnostics import Diagnostic, Edit, Fix
-from migrator.engine import has_include
 from migrator.rule import Marker, Rule, RuleContext
 from migrator.versions import format_version
 
+from ..cuda_context import CUDA_SOURCE_SUFFIXES
 from ..markers import marker_fix
 
 _INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]*)[>"][^\n]*(?:\n|\Z)', re.MULTILINE)
@@ -17,9 +17,6 @@ _HAS_INCLUDE = re.compile(rb'\b__has_include(?:_next)?\s*\(\s*([<"])([^>"\n]*)[>
 _CONDITIONAL = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b", re.MULTILINE)
 _DEVICE_CODE = re.compile(rb"__global__|<<<|__device__|__shared__|threadIdx|blockIdx")
 RUNTIME_HEADER = "hip/hip_runtime.h"
-# includes after which a file needs no HDR003 (the CUDA ones are rewritten to HIP's)
-RUNTIME_PROVIDERS = (RUNTIME_HEADER, "cuda_runtime.h", "cuda.h", "cuda_runtime_api.h")
-CUDA_SOURCE_SUFFIXES = (".cu", ".cuh")
 
 
 def lookup_header(headers: dict[str, HeaderEntry], name: str) -> HeaderEntry | None:
@@ -150,7 +147,7 @@ class IncludeRewrite(Rule):
                                  severity="info")
         if b"__has_include" in data:
             yield from _has_include_tests(ctx)
-        if ctx.path.endswith(CUDA_SOURCE_SUFFIXES) and not _has_runtime(data):
+        if ctx.path.endswith(CUDA_SOURCE_SUFFIXES) and not _has_runtime(ctx):
             first = _first_device_code(ctx)
             if first is not None:
                 fix = Fix(f"include <{RUNTIME_HEADER}>", (), includes=(RUNTIME_HEADER,))
@@ -209,8 +206,18 @@ def _has_include_tests(ctx: RuleContext):
                          library=entry.library, symbol=name, severity="info")
 
 
-def _has_runtime(data: bytes) -> bool:
-    return any(has_include(data, header) for header in RUNTIME_PROVIDERS)
+def _has_runtime(ctx: RuleContext) -> bool:
+    """Will the converted file include ``hip/hip_runtime.h``? Judged by what each include
+    becomes at the target (``cuda.h`` does, ``cuda_runtime_api.h``, which becomes
+    ``hip/hip_runtime_api.h``, does not), so the file and its output get the same answer."""
+    for match in _INCLUDE.finditer(ctx.data):
+        if ctx.literals.covering(match.start()) != "include":
+            continue
+        name = match.group(2).decode("utf-8", "replace").strip()
+        target, _, problem = _hip_header(ctx, name, lookup_header(ctx.tables.headers, name))
+        if not problem and target == RUNTIME_HEADER:
+            return True
+    return False
 
 
 def _first_device_code(ctx: RuleContext) -> int | None:
