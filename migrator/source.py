@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import bisect
+import re
 from dataclasses import dataclass, field
+
+_CONTINUATION = re.compile(rb"[\x80-\xbf]")
 
 
 class SourceError(Exception):
@@ -17,6 +20,8 @@ class Source:
     path: str
     data: bytes
     _line_starts: list[int] | None = field(default=None, repr=False, compare=False)
+    # offsets of UTF-8 continuation bytes (None: not indexed yet; False: not valid UTF-8)
+    _continuations: list[int] | bool | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def checked(cls, path: str, data: bytes, max_bytes: int) -> "Source":
@@ -57,8 +62,26 @@ class Source:
         """1-based (line, column) of a byte offset; the column counts characters."""
         starts = self.line_starts
         index = bisect.bisect_right(starts, offset) - 1
-        column = len(self.data[starts[index] : offset].decode("utf-8", "replace")) + 1
+        continuations = self._continuation_offsets()
+        if continuations is False:  # not UTF-8: decode what precedes on the line
+            column = len(self.data[starts[index] : offset].decode("utf-8", "replace")) + 1
+        else:  # a character is its first byte: count the bytes that continue one, by bisection
+            continued = (bisect.bisect_left(continuations, offset)
+                         - bisect.bisect_left(continuations, starts[index]))
+            column = offset - starts[index] - continued + 1
         return index + 1, column
+
+    def _continuation_offsets(self) -> list[int] | bool:
+        """Where UTF-8 continuation bytes are (indexed once: positions on a long line would
+        otherwise decode the line up to each one); False when the data is not UTF-8."""
+        if self._continuations is None:
+            try:
+                self.data.decode("utf-8")
+            except UnicodeDecodeError:
+                self._continuations = False
+            else:
+                self._continuations = [m.start() for m in _CONTINUATION.finditer(self.data)]
+        return self._continuations
 
     def line_start(self, offset: int) -> int:
         starts = self.line_starts

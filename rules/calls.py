@@ -89,15 +89,43 @@ def _code_before(ctx: RuleContext, start: int) -> bytes:
 _CLOSE_SCAN = re.compile(rb"[()\[\]{}\"'/]")
 
 
+class _Unclosed:
+    """Brackets of one file known to stay open to its end, shared by the bracket scans below.
+
+    A scan from a bracket that reaches the end of the file has seen every bracket it passed
+    as the same token a scan from that bracket would see (both skip the same literals from
+    there on); the ones still open at the end cannot close either. Remembering them turns
+    thousands of unclosed calls (``f(f(f(...``) from one scan each to the end into one scan.
+    Kept for the last few byte strings scanned (found by identity: the file's bytes, and
+    the short texts some rules scan in between)."""
+
+    recent: dict[int, tuple[bytes, set[int]]] = {}
+
+    @classmethod
+    def of(cls, data: bytes) -> set[int]:
+        entry = cls.recent.get(id(data))
+        if entry is None or entry[0] is not data:
+            if len(cls.recent) >= 4:
+                del cls.recent[next(iter(cls.recent))]
+            entry = cls.recent[id(data)] = (data, set())
+        return entry[1]
+
+
 def _close_of(data: bytes, open_paren: int) -> int | None:
     """The bracket closing the one at ``open_paren`` (comments and literals skipped), or None.
     Jumps from one bracket, quote or slash to the next instead of reading every byte."""
-    depth = 0
+    if data[open_paren : open_paren + 1] not in (b"(", b"[", b"{"):
+        return None  # no bracket there: nothing closes it
+    unclosed = _Unclosed.of(data)
+    if open_paren in unclosed:
+        return None
+    opened: list[int] = []
     index = open_paren
     search = _CLOSE_SCAN.search
     while True:
         match = search(data, index)
         if match is None:
+            unclosed.update(opened)
             return None
         index = match.start()
         byte = data[index]
@@ -111,10 +139,10 @@ def _close_of(data: bytes, open_paren: int) -> int | None:
             index = _skip_literal(data, index)
             continue
         if byte in b"([{":
-            depth += 1
+            opened.append(index)
         else:
-            depth -= 1
-            if depth == 0:
+            opened.pop()
+            if not opened:
                 return index
         index += 1
 
@@ -124,23 +152,28 @@ def arguments(data: bytes, name_end: int) -> list[tuple[int, int]] | None:
     macro body alike): the parenthesised list, split at top-level commas, spans trimmed.
     Comments and literals inside arguments are skipped as units. None when no complete list
     follows."""
-    return macro_arguments(data, name_end, within_directive=in_directive(data, name_end))
+    return macro_arguments(data, name_end, within_directive=None)
 
 
 _ARGUMENT_SCAN = re.compile(rb"[()\[\]{},\"'/\n]")
 
 
 def macro_arguments(data: bytes, name_end: int,
-                    within_directive: bool = True) -> list[tuple[int, int]] | None:
+                    within_directive: bool | None = True) -> list[tuple[int, int]] | None:
     """Argument spans of a call written inside a ``#define`` body (where the tree cannot see),
     found lexically: the parenthesised list after ``name_end``, split at top-level commas,
-    spans trimmed. None when no complete argument list follows."""
+    spans trimmed. None when no complete argument list follows. ``within_directive=None``:
+    find out whether the call is in a directive only if a line ends inside its list (the
+    check walks back over the whole directive: once per call in a long ``#define`` adds up)."""
     pos = name_end
     while pos < len(data) and data[pos : pos + 1] in b" \t":
         pos += 1
     if data[pos : pos + 1] != b"(":
         return None
-    depth = 0
+    unclosed = _Unclosed.of(data)
+    if pos in unclosed:
+        return None
+    opened: list[int] = []
     spans = []
     start = pos + 1
     index = pos
@@ -148,26 +181,30 @@ def macro_arguments(data: bytes, name_end: int,
     while True:  # from one bracket, comma, quote, slash or newline to the next
         match = search(data, index)
         if match is None:
+            unclosed.update(opened)
             return None
         index = match.start()
         byte = data[index]
         if byte in b"([{":
-            depth += 1
+            opened.append(index)
         elif byte in b")]}":
-            depth -= 1
-            if depth == 0:
+            opened.pop()
+            if not opened:
                 spans.append((start, index))
                 break
         elif byte == 44:  # ','
-            if depth == 1:
+            if len(opened) == 1:
                 spans.append((start, index))
                 start = index + 1
         elif byte in b"\"'" or data[index : index + 2] in (b"//", b"/*"):
             index = _skip_literal(data, index)
             continue
-        elif (byte == 10 and within_directive and data[index - 1 : index] != b"\\"
+        elif (byte == 10 and data[index - 1 : index] != b"\\"
               and data[index - 2 : index] != b"\\\r"):
-            return None  # the directive ended before the list closed
+            if within_directive is None:
+                within_directive = in_directive(data, name_end)
+            if within_directive:
+                return None  # the directive ended before the list closed
         index += 1
     trimmed = []
     blanks = b" \t\\\r\n"

@@ -7,6 +7,7 @@ import functools
 import re
 
 from migrator.diagnostics import Edit, Fix
+from migrator.parsing.tokens import continued_line
 from migrator.rule import Marker, RuleContext
 from migrator.suppression import parse_suppressions
 
@@ -51,7 +52,7 @@ def marker_fix(ctx: RuleContext, offset: int, marker: Marker) -> Fix | None:
             return None
         scan = above_start
     previous_line_end = line_start - 1
-    continued = previous_line_end > 0 and data[:previous_line_end].rstrip(b"\r").endswith(b"\\")
+    continued = previous_line_end > 0 and continued_line(data, previous_line_end)
     if continued or _inside_literal(ctx, line_start):
         return Fix(f"mark {marker.code}", (Edit(offset, offset, inline),))
     indent_end = line_start

@@ -11,21 +11,84 @@ from __future__ import annotations
 import bisect
 import re
 
-# Order matters only within one start position; finditer scans left to right, so a quote inside a
-# comment is consumed by the comment and a comment marker inside a string by the string.
+# Order matters only within one start position; the scan goes left to right, so a quote inside a
+# comment is consumed by the comment and a comment marker inside a string by the string. Raw
+# strings and strings are only opened here: their ends are found by _LiteralScanner, which
+# remembers what it learnt so that unterminated ones cost no rescans (see there).
 _LITERAL = re.compile(
     rb"""
     (?=[/"'\#uULR]|^[ \t])  # every alternative starts so: a cheap first-byte filter
     (?:
       (?P<comment>//(?:\\\r?\n|[^\n])*|/\*[\s\S]*?(?:\*/|\Z))
-    | (?P<raw>\b(?:u8|u|U|L)?R"(?P<delim>[^()\\\s"]{0,16})\([\s\S]*?\)(?P=delim)")
-    | (?P<string>"(?:\\[\s\S]|[^"\\\n])*")
+    | (?P<raw>\b(?:u8|u|U|L)?R"(?P<delim>[^()\\\s"]{0,16})\()
+    | (?P<string>")
     | (?P<char>(?<![0-9])'(?:\\[\s\S]|[^'\\\n]){1,8}')
     | (?P<include>^[ \t]*\#[ \t]*(?:include|include_next|import)[ \t]*(?:<[^>\n]*>|"[^"\n]*"))
     )
     """,
     re.VERBOSE | re.MULTILINE,
 )
+_STRING_BODY = re.compile(rb'(?:\\[\s\S]|[^"\\\n])*')  # after the opening quote
+# ")delim\"": the bytes between ")" and the quote are delimiter bytes, which hold no ")" or
+# quote, so two of these never overlap and finditer sees every one
+_RAW_CLOSE = re.compile(rb'\)([^()\\\s"]{0,16})"')
+
+
+class _LiteralScanner:
+    """Finds the literal that starts at a position of ``data[:end]`` (C++ lexing rules: a raw
+    string runs to the first ``)delim"``, a string to its unescaped closing quote on the same
+    logical line; either one unterminated is no literal, and scanning goes on one byte later).
+
+    Two memories keep every scan linear, however many literals are left open:
+
+    * the closing ``)delim"`` sequences are indexed once (by delimiter, in order), so an
+      unclosed ``R"x(`` is a lookup instead of a search to the end of the file;
+    * a string that does not close stops at a newline; every quote it passed over is then
+      inside an escape (an unescaped one would have closed it), and a string opened there
+      reaches the same state at the next byte and fails at the same newline: those quotes
+      are skipped without a scan.
+    """
+
+    __slots__ = ("data", "start", "end", "_closers", "_dead_until")
+
+    def __init__(self, data: bytes, start: int, end: int) -> None:
+        self.data = data
+        self.start = start
+        self.end = end
+        self._closers: dict[bytes, list[int]] | None = None
+        self._dead_until = -1  # quotes before this offset open no string
+
+    def resolve(self, match: re.Match) -> tuple[str, int] | None:
+        """(kind, end) of the literal ``match`` (from ``_LITERAL``) starts, None if unterminated."""
+        kind = match.lastgroup
+        if kind == "string":
+            opening = match.start()
+            if opening < self._dead_until:
+                return None
+            stop = _STRING_BODY.match(self.data, opening + 1, self.end).end()
+            if stop < self.end and self.data[stop] == 34:  # '"'
+                return kind, stop + 1
+            self._dead_until = stop
+            return None
+        if kind in ("raw", "delim"):
+            delimiter = match.group("delim")
+            closers = self._raw_closers().get(delimiter)
+            if not closers:
+                return None
+            index = bisect.bisect_left(closers, match.end())
+            if index == len(closers):
+                return None
+            return "raw", closers[index] + len(delimiter) + 2
+        return kind, match.end()
+
+    def _raw_closers(self) -> dict[bytes, list[int]]:
+        if self._closers is None:
+            closers: dict[bytes, list[int]] = {}
+            for close in _RAW_CLOSE.finditer(self.data, self.start, self.end):
+                closers.setdefault(close.group(1), []).append(close.start())
+            self._closers = closers
+        return self._closers
+
 
 _TOKEN = re.compile(
     rb"""
@@ -47,10 +110,22 @@ class LiteralSpans:
         starts: list[int] = []
         ends: list[int] = []
         kinds: list[str] = []
-        for match in _LITERAL.finditer(data):
+        scanner = _LiteralScanner(data, 0, len(data))
+        search = _LITERAL.search
+        pos = 0
+        while True:
+            match = search(data, pos)
+            if match is None:
+                break
+            found = scanner.resolve(match)
+            if found is None:  # unterminated: no literal starts here
+                pos = match.start() + 1
+                continue
+            kind, end = found
             starts.append(match.start())
-            ends.append(match.end())
-            kinds.append(match.lastgroup if match.lastgroup != "delim" else "raw")
+            ends.append(end)
+            kinds.append(kind)
+            pos = end
         self.starts = starts
         self.ends = ends
         self.kinds = kinds
@@ -78,13 +153,15 @@ def tokenize(data: bytes, start: int = 0, end: int | None = None):
     end = len(data) if end is None else end
     pos = start
     literal = _LITERAL
+    scanner = _LiteralScanner(data, start, end)
     token = _TOKEN
     while pos < end:
         lit = literal.match(data, pos, end)
-        if lit is not None and lit.end() > pos:
-            kind = lit.lastgroup if lit.lastgroup != "delim" else "raw"
-            yield kind, pos, lit.end()
-            pos = lit.end()
+        found = None if lit is None else scanner.resolve(lit)
+        if found is not None:
+            kind, lit_end = found
+            yield kind, pos, lit_end
+            pos = lit_end
             continue
         tok = token.match(data, pos, end)
         if tok is None or tok.end() == pos:  # a lone byte no pattern takes
@@ -122,10 +199,10 @@ class DirectiveSpans:
         ends: list[int] = []  # inclusive
         for match in _DIRECTIVE_LINE.finditer(data):
             line = match.start()
-            if (ends and line <= ends[-1]) or (line > 1 and _continued(data, line - 1)):
+            if (ends and line <= ends[-1]) or (line > 1 and continued_line(data, line - 1)):
                 continue  # a continuation line: part of the logical line before it
             end = data.find(b"\n", match.end())
-            while end != -1 and _continued(data, end):
+            while end != -1 and continued_line(data, end):
                 end = data.find(b"\n", end + 1)
             starts.append(match.end())
             ends.append(len(data) if end == -1 else end)
@@ -141,12 +218,12 @@ def in_directive(data: bytes, offset: int) -> bool:
     """Is ``offset`` inside a preprocessor directive (a ``#define`` body, continuation lines
     included)? Lexical and cheap: the tree sees a directive body as one opaque node anyway."""
     start = data.rfind(b"\n", 0, offset) + 1
-    while start > 1 and _continued(data, start - 1):
+    while start > 1 and continued_line(data, start - 1):
         start = data.rfind(b"\n", 0, start - 1) + 1
     return data[start:offset].lstrip(b" \t").startswith(b"#")
 
 
-def _continued(data: bytes, newline: int) -> bool:
+def continued_line(data: bytes, newline: int) -> bool:
     """Does the line ending at ``newline`` end with a backslash (carriage returns aside)? Reads
     those few bytes, not a copy of the whole file before them."""
     end = newline
