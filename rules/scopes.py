@@ -110,6 +110,76 @@ def code_matches(ctx: RuleContext, pattern: re.Pattern, start: int, end: int):
             yield match
 
 
+_WORD = re.compile(rb"[A-Za-z0-9_]+")  # what ``\\b`` bounds in a bytes pattern
+_WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+_SEGMENT_END = re.compile(rb"[;(){}]")
+
+
+def _word_index(ctx: RuleContext) -> dict[bytes, list[int]]:
+    """Every word of the file (comments and literals included) -> its offsets, in order."""
+    index = ctx.cache.get("scopes.words")
+    if index is None:
+        index = {}
+        for match in _WORD.finditer(ctx.data):
+            index.setdefault(match.group(), []).append(match.start())
+        ctx.cache["scopes.words"] = index
+    return index
+
+
+def word_offsets(ctx: RuleContext, word: bytes, start: int, end: int,
+                 code_only: bool = True) -> list[int]:
+    """Offsets in [start, end) where ``word`` (an identifier) stands as a whole word, in code
+    (or anywhere with ``code_only=False``): the starts of what
+    ``code_matches(ctx, re.compile(rb"\\b" + word + rb"\\b"), start, end)`` finds, read from a
+    per-file index instead of a scan of the range (rules look names up once per finding)."""
+    data = ctx.data
+    offsets = _word_index(ctx).get(word, ())
+    found = offsets[bisect.bisect_left(offsets, start) : bisect.bisect_right(offsets, end - len(word))]
+    # a longer word cut by ``end`` matches there, as for a pattern searched up to ``end``
+    cut = end - len(word)
+    if (start <= cut and end < len(data) and data[end] in _WORD_BYTES
+            and data.startswith(word, cut) and (cut == 0 or data[cut - 1] not in _WORD_BYTES)):
+        found = [*found, cut]
+    return [at for at in found if ctx.in_code(at)] if code_only else list(found)
+
+
+def word_matches(ctx: RuleContext, word: bytes, pattern: re.Pattern, start: int, end: int):
+    """What ``code_matches(ctx, pattern, start, end)`` yields, for a pattern that can only
+    match where the whole word ``word`` starts: tried at those offsets alone (from the
+    per-file index), skipping the ones a previous match covers, as ``finditer`` does."""
+    covered = start
+    for at in word_offsets(ctx, word, start, end, code_only=False):
+        if at < covered:
+            continue
+        match = pattern.match(ctx.data, at, end)
+        if match is None:
+            continue
+        covered = max(match.end(), at + 1)
+        if ctx.in_code(at):
+            yield match
+
+
+def declares(ctx: RuleContext, pattern: re.Pattern, types: tuple[bytes, ...], word: bytes,
+             start: int, end: int) -> bool:
+    """Does ``pattern`` match in code in [start, end) (``any(code_matches(...))``), for a
+    pattern that begins with one of the whole words ``types`` and reaches the whole word
+    ``word`` with no ``;(){}`` in between (a declaration of ``word``)? Only the type words
+    before each occurrence of ``word`` in its statement are tried, so asking for every
+    declared name costs no scan of the range per name."""
+    data = ctx.data
+    stops = ctx.cache.get("scopes.segment_ends")
+    if stops is None:
+        stops = ctx.cache["scopes.segment_ends"] = [m.start() for m in _SEGMENT_END.finditer(data)]
+    for at in word_offsets(ctx, word, start, end, code_only=False):
+        stop = bisect.bisect_left(stops, at) - 1
+        segment = max(start, stops[stop] + 1 if stop >= 0 else 0)
+        candidates = sorted(offset for name in types
+                            for offset in word_offsets(ctx, name, segment, at))
+        if any(pattern.match(data, candidate, end) for candidate in candidates):
+            return True
+    return False
+
+
 def code_text(ctx: RuleContext, start: int, end: int) -> bytes:
     """The bytes of [start, end) with comments and literals blanked to spaces."""
     return ctx.code[start:end]
@@ -236,8 +306,37 @@ def loops(ctx: RuleContext) -> list[Loop]:
 
 def loop_around(ctx: RuleContext, offset: int) -> Loop | None:
     """The innermost loop whose body holds ``offset``."""
-    best = None
-    for loop in loops(ctx):
-        if loop.body[0] <= offset < loop.body[1] and (best is None or loop.body[0] > best.body[0]):
-            best = loop
-    return best
+    index = ctx.cache.get("scopes.loop_index")
+    if index is None:
+        index = ctx.cache["scopes.loop_index"] = _loop_index(loops(ctx))
+    by_start, starts, parents = index
+    if parents is None:  # bodies that overlap without nesting: look at every loop
+        best = None
+        for loop in loops(ctx):
+            if loop.body[0] <= offset < loop.body[1] and (best is None or loop.body[0] > best.body[0]):
+                best = loop
+        return best
+    # the last body starting at or before offset, then the bodies around it, inner to outer
+    position = bisect.bisect_right(starts, offset) - 1
+    while position >= 0 and offset >= by_start[position].body[1]:
+        position = parents[position]
+    return by_start[position] if position >= 0 else None
+
+
+def _loop_index(found: list[Loop]):
+    """Loops sorted by where their bodies start, and for each the one whose body holds its
+    body (-1: none); parents None when two bodies overlap without one holding the other."""
+    by_start = sorted(found, key=lambda loop: loop.body[0])
+    starts = [loop.body[0] for loop in by_start]
+    parents: list[int] | None = []
+    open_bodies: list[int] = []
+    for position, loop in enumerate(by_start):
+        if position and starts[position - 1] == loop.body[0]:
+            return by_start, starts, None
+        while open_bodies and by_start[open_bodies[-1]].body[1] <= loop.body[0]:
+            open_bodies.pop()
+        if open_bodies and by_start[open_bodies[-1]].body[1] < loop.body[1]:
+            return by_start, starts, None
+        parents.append(open_bodies[-1] if open_bodies else -1)
+        open_bodies.append(position)
+    return by_start, starts, parents

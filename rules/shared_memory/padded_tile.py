@@ -10,7 +10,7 @@ from migrator.rule import Rule, RuleContext
 
 from ..constants import constant_value
 from ..markers import unproven_fix
-from ..scopes import code_matches, function_at
+from ..scopes import code_matches, function_at, word_offsets
 from .common import type_bytes
 
 LDS_BANKS = 32
@@ -114,31 +114,55 @@ class PaddedTile(Rule):
 
 def _column_access(ctx: RuleContext, name: str, start: int, end: int) -> int | None:
     """Line of the first ``name[row][col]`` whose row varies with the lane and column does not."""
+    lane, accesses = _two_subscript_accesses(ctx, start, end)
+    for row, column, at in accesses.get(name, ()):
+        if lane.search(row) and not lane.search(column) and ctx.in_code(at):
+            return ctx.source.position(at)[0]
+    return None
+
+
+# any ``name[row][col]``: the subscripts hold no brackets, so no other name's access can
+# start inside one, and one pass finds every name's accesses
+_ACCESS = re.compile(r"\b([A-Za-z_]\w*)\s*\[([^\[\]]+)\]\s*\[([^\[\]]+)\]")
+
+
+def _two_subscript_accesses(ctx: RuleContext, start: int, end: int):
+    """For the code in [start, end): the pattern of what varies with the lane, and each name's
+    ``name[row][col]`` accesses as (row, column, byte offset), in order. Found once per
+    function, not once per tile."""
+    key = ("SHM002.accesses", start, end)
+    found = ctx.cache.get(key)
+    if found is not None:
+        return found
     text = ctx.data[start:end].decode("utf-8", "replace")
     lanes = ["threadIdx.x", *_LANE_ALIAS.findall(text)]
     lane = re.compile(r"(?:" + "|".join(re.escape(l) + (r"\b" if l[-1].isalnum() else "")
                                          for l in lanes) + r")")
-    for access in re.finditer(r"\b" + re.escape(name) + r"\s*\[([^\[\]]+)\]\s*\[([^\[\]]+)\]", text):
-        row, column = access.group(1), access.group(2)
-        if lane.search(row) and not lane.search(column):
-            at = start + len(text[: access.start()].encode())
-            if ctx.in_code(at):
-                return ctx.source.position(at)[0]
-    return None
+    accesses: dict[str, list[tuple[str, str, int]]] = {}
+    ascii_text = text.isascii()
+    char_at, byte_at = 0, start  # the byte offset of a character, carried forward
+    for access in _ACCESS.finditer(text):
+        if ascii_text:
+            byte_at = start + access.start()
+        else:
+            byte_at += len(text[char_at : access.start()].encode())
+            char_at = access.start()
+        accesses.setdefault(access.group(1), []).append((access.group(2), access.group(3), byte_at))
+    found = ctx.cache[key] = (lane, accesses)
+    return found
 
 
 def _layout_use(ctx: RuleContext, name: str, start: int, end: int, declaration_end: int) -> str:
     """Why padding would be observable: the first use of ``name`` that is not ``name[i][j]``."""
     data = ctx.data
-    pattern = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
-    for use in code_matches(ctx, pattern, declaration_end, end):
-        line, _ = ctx.source.position(use.start())
-        before = data[max(start, use.start() - 16) : use.start()].rstrip()
+    for use in word_offsets(ctx, name.encode(), declaration_end, end):
+        line, _ = ctx.source.position(use)
+        before = data[max(start, use - 16) : use].rstrip()
         if before.endswith((b".", b"->")):
             continue
         if re.search(rb"\bsizeof\s*\(?\s*$", before):
             return f"sizeof({name}) at line {line}"
-        if _TWO_SUBSCRIPTS.match(data, use.end()) is None:  # read in place, no copy of the tail
+        if _TWO_SUBSCRIPTS.match(data, use + len(name)) is None:  # read in place, no copy of the tail
             return f"'{name}' is used as a pointer at line {line}"
         if before.endswith(b"&"):
             return f"the address of an element is taken at line {line}"

@@ -10,7 +10,7 @@ from migrator.rule import Rule, RuleContext
 from ..api.rename import hip_name, spellings
 from ..calls import find_name, lexical_call
 from ..markers import unproven_fix
-from ..scopes import IDENTIFIER, code_matches, enclosing_call, function_at
+from ..scopes import IDENTIFIER, declares, enclosing_call, function_at, word_offsets
 from .null_stream import null_stream_uses, stream_apis
 
 
@@ -114,18 +114,29 @@ def _reliance(ctx: RuleContext, offset: int, argument: str) -> list[str]:
     reasons = []
     runtime = stream_apis(ctx.tables).runtime  # runtime APIs and launches, in either spelling
     types = b"|".join(sorted(t.encode() for t in spellings(ctx.tables, "hipStream_t")))
-    declared = re.compile(rb"\b(?:" + types + rb")\s+(?:[^;(){}]*?[\s,*&])?" + re.escape(name)
-                          + rb"\s*[\[;=,)]")
-    if not any(code_matches(ctx, declared, body.open, body.close)):
-        reasons.append(f"'{name.decode()}' is not a local of this function: other code may use it")
-    for use in code_matches(ctx, re.compile(rb"\b" + re.escape(name) + rb"\b"), body.open, body.close):
-        callee = enclosing_call(ctx, use.start(), body.open)
-        if callee is None or hip_name(ctx.tables, callee[0].decode()) in runtime:
-            continue
-        line, _ = ctx.source.position(use.start())
-        reasons.append(f"'{name.decode()}' is passed to {callee[0].decode()}() at line {line}")
-        break
-    for at, what in null_stream_uses(ctx, body):
+    # once per function and name, from per-file indexes instead of scans of the body for each
+    # creation: a function may create hundreds of streams, or one stream hundreds of times
+    key = ("STM001.reliance", body.open, name)
+    found = ctx.cache.get(key)
+    if found is None:
+        found = []
+        declared = re.compile(rb"\b(?:" + types + rb")\s+(?:[^;(){}]*?[\s,*&])?" + re.escape(name)
+                              + rb"\s*[\[;=,)]")
+        if not declares(ctx, declared, tuple(types.split(b"|")), name, body.open, body.close):
+            found.append(f"'{name.decode()}' is not a local of this function: other code may use it")
+        for use in word_offsets(ctx, name, body.open, body.close):
+            callee = enclosing_call(ctx, use, body.open)
+            if callee is None or hip_name(ctx.tables, callee[0].decode()) in runtime:
+                continue
+            line, _ = ctx.source.position(use)
+            found.append(f"'{name.decode()}' is passed to {callee[0].decode()}() at line {line}")
+            break
+        ctx.cache[key] = found
+    reasons.extend(found)
+    null_uses = ctx.cache.get(("STM001.null_stream_uses", body.open))
+    if null_uses is None:
+        null_uses = ctx.cache[("STM001.null_stream_uses", body.open)] = null_stream_uses(ctx, body)
+    for at, what in null_uses:
         line, _ = ctx.source.position(at)
         reasons.append(f"{what} at line {line}")
     return reasons

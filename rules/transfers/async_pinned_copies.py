@@ -8,7 +8,7 @@ from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
 
 from ..dialect import api_name, is_hip
-from ..scopes import code_matches, code_text, statement_end, statement_start
+from ..scopes import code_text, statement_end, statement_start
 from .common import Copy, base_identifier, copies
 
 _PINNED = ("cudaMallocHost", "hipHostMalloc", "cudaHostAlloc", "hipHostAlloc", "hipExtHostAlloc",
@@ -129,8 +129,19 @@ def _rewrite(ctx: RuleContext, group: list[Copy]) -> Diagnostic | None:
                       library="runtime", symbol="Memcpy")
 
 
+# a pinned allocation of ``&name``: the name is the whole word after the ``&``
+_PINNED_ALLOCATION = re.compile(
+    rb"\b(?:" + "|".join(_PINNED).encode() + rb")\s*\(\s*(?:\(\s*void\s*\*\*\s*\)"
+    rb"\s*|reinterpret_cast\s*<\s*void\s*\*\*\s*>\s*\(\s*)?&\s*([A-Za-z0-9_]+)")
+
+
 def _pinned_here(ctx: RuleContext, body, name: str) -> bool:
-    pattern = re.compile(rb"\b(?:" + "|".join(_PINNED).encode() + rb")\s*\(\s*(?:\(\s*void\s*\*\*\s*\)"
-                         rb"\s*|reinterpret_cast\s*<\s*void\s*\*\*\s*>\s*\(\s*)?&\s*"
-                         + re.escape(name.encode()) + rb"\b")
-    return any(code_matches(ctx, pattern, body.open, body.close))
+    """Is ``name`` allocated pinned in code in ``body``? The file's pinned allocations are
+    found in one pass and kept by name, not searched for again for each loop."""
+    by_name = ctx.cache.get("XFR003.pinned")
+    if by_name is None:
+        by_name = ctx.cache["XFR003.pinned"] = {}
+        for match in _PINNED_ALLOCATION.finditer(ctx.data):
+            by_name.setdefault(match.group(1), []).append((match.start(), match.end()))
+    return any(body.open <= start and end <= body.close and ctx.in_code(start)
+               for start, end in by_name.get(name.encode(), ()))

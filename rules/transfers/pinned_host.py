@@ -10,8 +10,8 @@ from migrator.rule import Rule, RuleContext
 from ..dialect import api_call, api_name, is_hip
 from ..markers import unproven_fix
 from ..calls import arguments
-from ..scopes import (Block, block_opened_at, code_matches, enclosing_call, statement_end,
-                      statement_start)
+from ..scopes import (Block, block_opened_at, enclosing_call, statement_end, statement_start,
+                      word_matches, word_offsets)
 from .common import Copy, base_identifier, copies
 
 # functions that read or write a buffer but never free or keep it
@@ -95,14 +95,10 @@ class PinnedHostBuffer(Rule):
 def _pin(ctx: RuleContext, copy: Copy, name: str) -> Diagnostic | None:
     data = ctx.data
     body = copy.body
-    word = re.escape(name.encode())
-    allocations = list(code_matches(ctx, re.compile(
-        rb"\b" + word + rb"\s*=\s*(?:\([^();]*\)|static_cast\s*<[^<>;]*>)?\s*\(?\s*malloc\s*\("),
-        body.head, body.close))
+    allocations = list(word_matches(ctx, name.encode(), _ALLOCATION, body.head, body.close))
     if len(allocations) != 1:
         return None  # not a malloc'd buffer of this function: nothing to say
-    frees = list(code_matches(ctx, re.compile(rb"\bfree\s*\(\s*" + word + rb"\s*\)\s*;"),
-                          body.open, body.close))
+    frees = _frees(ctx, name.encode(), body)
     hip = is_hip(copy.name)
     line, _ = ctx.source.position(copy.start)
     allocation = allocations[0]
@@ -151,6 +147,24 @@ def _pin(ctx: RuleContext, copy: Copy, name: str) -> Diagnostic | None:
                       library="runtime", symbol=name)
 
 
+# ``name = malloc(``, with an optional cast: tried where the name stands (scopes.word_matches)
+_ALLOCATION = re.compile(
+    rb"[A-Za-z_][A-Za-z0-9_]*\s*=\s*(?:\([^();]*\)|static_cast\s*<[^<>;]*>)?\s*\(?\s*malloc\s*\(")
+_FREE = re.compile(rb"\bfree\s*\(\s*([A-Za-z0-9_]+)\s*\)\s*;")
+
+
+def _frees(ctx: RuleContext, name: bytes, body: Block) -> list[re.Match]:
+    """The ``free(name);`` statements in code in ``body``, from one pass over the file (the
+    freed name is the whole word in the parentheses, so each statement is found once)."""
+    by_name = ctx.cache.get("XFR001.frees")
+    if by_name is None:
+        by_name = ctx.cache["XFR001.frees"] = {}
+        for match in _FREE.finditer(ctx.data):
+            by_name.setdefault(match.group(1), []).append(match)
+    return [match for match in by_name.get(name, ())
+            if body.open <= match.start() and match.end() <= body.close and ctx.in_code(match.start())]
+
+
 def _unproven(ctx: RuleContext, allocation: re.Match, subject: str, problems: list[str],
               name: str, rewrite: Fix | None = None) -> Diagnostic:
     message = subject + "; left pageable: " + "; ".join(problems)
@@ -164,14 +178,12 @@ def _escapes(ctx: RuleContext, body: Block, name: str, allocation: int,
     """Uses of the buffer that could free, resize or keep it beyond the function."""
     data = ctx.data
     problems = []
-    for use in code_matches(ctx, re.compile(rb"\b" + re.escape(name.encode()) + rb"\b"),
-                            body.head, body.close):
-        at = use.start()
+    for at in word_offsets(ctx, name.encode(), body.head, body.close):
         if allocation <= at < allocation_end:
             continue
         line, _ = ctx.source.position(at)
         before = data[max(body.head, at - 64) : at].rstrip()
-        after = data[use.end() : use.end() + 16].lstrip()
+        after = data[at + len(name) : at + len(name) + 16].lstrip()
         if before.endswith((b".", b"->")):
             continue  # a member of something else
         callee = enclosing_call(ctx, at, body.head)
