@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from .apitables import ApiTables
 from .diagnostics import Applicability, Diagnostic, Edit, Finding, Fix
 from .parsing import treesitter
-from .parsing.tokens import LiteralSpans
+from .parsing.tokens import DirectiveSpans, LiteralSpans
 from .rule import Rule, RuleContext
 from .settings import Settings
 from .source import Source
@@ -581,18 +581,23 @@ def _guard_view(data: bytes, literals: LiteralSpans | None) -> tuple[bytes, Lite
     if _DIRECTIVE_COMMENT.search(data) is None:
         return data, literals
     literals = literals or LiteralSpans(data)
+    # the directive around each comment from one index, not a walk over its lines per comment
+    directives = DirectiveSpans(data)
     blanked: list[tuple[int, int]] = []
     for start, end in literals.comments():
         if data[start + 1 : start + 2] != b"*":
             continue
-        line = data.rfind(b"\n", 0, start) + 1
-        while line > 1 and _ends_with_backslash(data, line - 1):
-            line = data.rfind(b"\n", 0, line - 1) + 1
+        directive = bisect.bisect_right(directives.starts, start) - 1
+        if directive < 0 or start > directives.ends[directive]:
+            continue  # on a line that is no directive
+        line = data.rfind(b"\n", 0, directives.starts[directive] - 1) + 1
         head = _DIRECTIVE_WITH_BODY.match(data, line)
         if head is None or head.end() > start or literals.covering(line) not in (None, "include"):
             continue
+        directive_end = (min(directives.ends[directive] + 1, len(data))
+                         if end <= directives.ends[directive] else _directive_end(data, end))
         body_before = _code_between(data, literals, head.end(), start)
-        body_after = _code_between(data, literals, end, _directive_end(data, end))
+        body_after = _code_between(data, literals, end, directive_end)
         if body_before and body_after:
             blanked.append((start, end))
     if not blanked:

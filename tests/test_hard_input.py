@@ -171,6 +171,8 @@ HARD_SHAPES = {
     "shuffles in an 8000-line #define": "#include <cuda_runtime.h>\n#define M \\\n"
     + "v += __shfl_down_sync(0xffffffff, v, 1); \\\n" * 8000 + "\n",
     "unclosed calls": _function("__shfl_down_sync(" * 4000 + "\n"),
+    "markers inside a 3000-line #define": "#include <cuda_runtime.h>\n#define M \\\n"
+    + "cudaMemcpyToSymbol(sym, b, n); \\\n" * 3000 + "\n",
     "shared tiles in one kernel": "#include <cuda_runtime.h>\n__global__ void k(float* d) {\n"
     + "".join(f"__shared__ float t{i}[32][32];\nt{i}[threadIdx.y][threadIdx.x] = d[{i}];\n"
               for i in range(1000)) + "}\n",
