@@ -21,7 +21,9 @@ def find_name(ctx: RuleContext, names: set[bytes] | dict):
         start = match.start()
         if ctx.literals.covering(start) is not None:
             continue
-        before = data[max(0, start - 64) : start].rstrip()[-2:]
+        # comments read as blanks: a comment ending in '.' (or a marker line written there)
+        # does not make the name a member
+        before = ctx.code[max(0, start - 64) : start].rstrip()[-2:]
         if before.endswith(b".") or before.endswith(b"->"):
             continue
         yield match.group(), start, match.end()

@@ -136,6 +136,14 @@ def test_comment_ending_with_a_dot_does_not_make_the_next_name_a_member():
     assert b"hipMalloc(&p, n)" in once and b"hipFree(p)" in once
 
 
+def test_name_after_a_comment_ending_with_a_dot_is_found_by_every_rule():
+    """Rules that look names up with calls.find_name took a name after '// ... .' for a member;
+    once a marker line stood between, the second pass found it (LOW002 here)."""
+    text = "// x.\n__bfloat162float CUDART_2_OVER_PI\n"
+    once = assert_idempotent(text, settings=Settings(rocm=ROCM_52)).decode()
+    assert "// rocmigrate LOW002: __bfloat162float" in once
+
+
 def _context(text: str, settings: Settings = Settings()) -> RuleContext:
     return RuleContext(Source("app.cu", text.encode()), settings, apitables.load())
 
