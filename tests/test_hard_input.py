@@ -180,6 +180,10 @@ HARD_SHAPES = {
         f"float* h{i} = (float*)malloc(n);\n"
         f"for (int i = 0; i < 4; ++i) cudaMemcpy(d, h{i}, n, cudaMemcpyHostToDevice);\n"
         f"free(h{i});\n" for i in range(500))),
+    "waits, each followed by work on a stream": _function("".join(
+        f"cudaStream_t s{i}; cudaStreamCreate(&s{i});\n"
+        f"cudaMemcpyAsync(d, h, n, cudaMemcpyHostToDevice, s{i});\ncudaStreamSynchronize(s{i});\n"
+        for i in range(400))),
     "loops of copies": _function(
         "for (int i = 0; i < 4; ++i) cudaMemcpy(d + i, h + i, n, cudaMemcpyHostToDevice);\n" * 1000),
 }

@@ -85,20 +85,28 @@ class HostOrdering(Rule):
 
 def _next_stream_work(ctx: RuleContext, start: int, end: int) -> str | None:
     """The stream of the first launch or async copy after ``start``; None if another wait, or
-    nothing, comes first."""
+    nothing, comes first. Reads only up to the first of them: the next wait ends the search,
+    so every wait of a function does not read the rest of it."""
     data = ctx.data
-    events = [(launch.start, launch.stream) for launch in launches(ctx, start, end)]
+    first = None  # (offset, stream; None for a wait)
     for match, name in api_calls(ctx, start, end):
         if name in _WAITS:
-            events.append((match.start(), None))
-        elif name in _STREAM_INDEX:
+            first = (match.start(), None)
+            break
+        if name in _STREAM_INDEX:
             spans = arguments(data, match.end() - 1)
             index = _STREAM_INDEX[name]
             stream = (data[spans[index][0] : spans[index][1]].decode("utf-8", "replace").strip()
                       if spans and len(spans) > index else "0")
-            events.append((match.start(), stream))
-    if not events:
+            first = (match.start(), stream)
+            break
+    limit = first[0] if first is not None else end
+    if data.find(b"<<<", start, limit + 2) != -1:  # a launch may come first
+        for launch in launches(ctx, start, end):
+            if launch.start < limit:
+                first = (launch.start, launch.stream)
+            break
+    if first is None:
         return None
-    events.sort()
-    stream = events[0][1]
+    stream = first[1]
     return None if stream is None or is_null_stream(stream, ctx.tables) else stream
