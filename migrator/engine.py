@@ -614,7 +614,7 @@ def _guard_view(data: bytes, literals: LiteralSpans | None) -> tuple[bytes, Lite
 def _code_between(data: bytes, literals: LiteralSpans, start: int, end: int) -> bool:
     """Is there text other than blanks, line splices and comments in data[start:end]?"""
     pos = start
-    while True:
+    while pos < end:  # a comment may run past ``end``: then nothing after it counts
         pos = _BLANKS.match(data, pos, end).end()
         if pos >= end:
             return False
@@ -626,3 +626,4 @@ def _code_between(data: bytes, literals: LiteralSpans, start: int, end: int) -> 
         if index < 0 or literals.starts[index] != pos or literals.kinds[index] != "comment":
             return True
         pos = literals.ends[index]
+    return False

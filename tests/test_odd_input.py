@@ -9,7 +9,7 @@ import pytest
 from migrator import apitables
 from migrator.convert import convert_bytes, rules_for
 from migrator.diagnostics import Diagnostic, Edit, Fix
-from migrator.engine import EngineError, fix_source
+from migrator.engine import EngineError, fix_source, guard_view
 from migrator.parsing import treesitter
 from migrator.parsing.tokens import LiteralSpans
 from migrator.rule import Rule
@@ -275,3 +275,14 @@ def test_inserted_include_keeps_a_suppression_on_its_line(below):
     assert out == data.replace(b"int z = foo;", b"int z = bar;").replace(
         suppression, b"#include <hip/hip_runtime.h>\n" + suppression)
     assert _run(out, rule).output == out
+
+
+def test_guard_view_when_a_comment_runs_past_a_macro_body():
+    """A block comment opened in a #define and closed lines later (after a spliced line) ends
+    beyond the directive: the guard's view must read it as the end of the body, not fail."""
+    data = (b'#x#if X\\\r\n/* c *//*\\\r\n#x#pragma "\n#define M /*\n'
+            b'f(a)//#define M #x#pragma /* c */')
+    view = guard_view(data)
+    assert len(view) == len(data)
+    out = _run(data + b"\nint z = foo;\n", _Probe(b"foo", b"bar")).output
+    assert out.endswith(b"int z = bar;\n")
