@@ -67,7 +67,8 @@ _CUDA_CODE = [
 _PUNCTUATION = ["{", "}", "(", ")", ";", ",", "&", "*", "=", "[", "]", "::", ".", "->", "<", ">",
                 "0", "1", "x", "s", "d", "h", "n", "f()", "int f() {", "void g(float* p) {"]
 _DIRECTIVES = ["#define M(x) ", "#define N 4", "#if 1", "#if 0", "#ifdef X", "#ifndef G",
-               "#define G", "#else", "#elif 1", "#endif", "#pragma once", "\\\n", "#if defined(__CUDACC__)",
+               "#define G", "#else", "#elif 1", "#endif", "#pragma once", "\\\n",
+               "#if defined(__CUDACC__)",
                "#if __has_include(<nccl.h>)", "#if __has_include(<cuda_runtime.h>)"]
 _COMMENTS = ["// note cudaMalloc", "/* cudaFree(d) */", "/* block\n comment */", "// ", "/*", "*/",
              "// rocmigrate: ignore[API001]", "// rocmigrate: off", "// rocmigrate: on",

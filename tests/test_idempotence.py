@@ -251,7 +251,8 @@ def test_stream_handed_to_a_library_is_judged_alike_in_both_spellings(cuda, hip,
     once = assert_idempotent(text).decode()
     assert "hipStreamCreate(&s);" in once and "hipStreamNonBlocking" not in once
     # named as the output calls it (cuDNN is reported, not converted)
-    shown = hip if written == "hip" or renamable(apitables.load().names[cuda], Settings().rocm) else cuda
+    renamed = renamable(apitables.load().names[cuda], Settings().rocm)
+    shown = hip if written == "hip" or renamed else cuda
     assert f"'s' is passed to {shown}()" in once
 
 
