@@ -107,15 +107,19 @@ def _describe(rewrite) -> str:
 _NAME = re.compile(rb"(?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*")
 
 
+_CAST = re.compile(r"(?:static|reinterpret|const)_cast<[A-Za-z_][\w:]*(?:\s+[A-Za-z_]\w*)*\s*\**\s*>")
+
+
 def _keeps_syntax(ctx: RuleContext, call, rewrite) -> bool:
     """Can this rewrite not change how the file parses? A name appended to the call's argument
-    list, or a name argument wrapped in a call to a name (``HIP_SYMBOL(sym)``), parse wherever
-    the call did."""
-    if not rewrite.value.isidentifier():
-        return False
+    list, or a name argument wrapped in a call to a name (``HIP_SYMBOL(sym)``) or in a named
+    cast to a plain type (``reinterpret_cast<const void*>(kernel)``), parse wherever the call
+    did."""
     if rewrite.action == "append_argument":
-        return True
+        return rewrite.value.isidentifier()
     if rewrite.action in ("wrap_symbol", "cast"):
+        if not (rewrite.value.isidentifier() or _CAST.fullmatch(rewrite.value)):
+            return False
         begin, finish = call.arguments[rewrite.arg]
         return _NAME.fullmatch(ctx.data, begin, finish) is not None
     return False
