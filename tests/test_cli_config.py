@@ -216,3 +216,28 @@ def test_convert_and_lint_report_each_file_with_the_total_and_its_lines(tmp_path
         calls = []
         call(lambda total, lines: calls.append((total, lines)))
         assert sorted(calls) == expected, label
+
+
+def _json_values():
+    from hypothesis import strategies as st
+
+    scalars = st.none() | st.booleans() | st.integers() | st.text(max_size=8)
+    return st.recursive(scalars, lambda inner: st.lists(inner, max_size=4)
+                        | st.dictionaries(st.text(max_size=6), inner, max_size=4), max_leaves=20)
+
+
+def test_json_reports_parse_back_to_the_document():
+    """The JSON renderer writes records one per line for speed; whatever the document, the text
+    is JSON that parses back to it."""
+    from hypothesis import given, settings, strategies as st
+
+    from migrator.output.json import dumps
+
+    keys = st.sampled_from(["files", "findings", "summary", "tool"]) | st.text(max_size=6)
+
+    @settings(max_examples=200, deadline=None, derandomize=True, database=None)
+    @given(st.dictionaries(keys, _json_values(), max_size=5))
+    def check(document):
+        assert json.loads(dumps(document)) == document
+
+    check()
