@@ -44,6 +44,10 @@ class EngineResult:
         return bool(self.findings) and any(f.fixed for f in self.findings)
 
 
+def _diagnostic_order(diag: Diagnostic):
+    return (diag.start, diag.end, diag.code, diag.message, diag.symbol)
+
+
 def _applicable(fix: Fix | None, unsafe: bool) -> bool:
     if fix is None:
         return False
@@ -221,9 +225,12 @@ def insert_includes(data: bytes, headers: list[str], newline: bytes) -> bytes:
 
 
 def _run_rules(rules: list[Rule], ctx: RuleContext) -> list[Diagnostic]:
+    """Every rule's diagnostics, in rule order, each rule's in one order whatever order it
+    found them in (some walk sets, whose order changes from run to run): that decides which
+    of two fixes at one place waits for the next round, and the order of the findings."""
     diagnostics: list[Diagnostic] = []
     for rule in rules:
-        diagnostics.extend(rule.check(ctx))
+        diagnostics.extend(sorted(rule.check(ctx), key=_diagnostic_order))
     return diagnostics
 
 

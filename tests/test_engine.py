@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from migrator import apitables
@@ -202,3 +204,38 @@ def test_syntax_keeping_fixes_keep_the_parse(tmp_path):
     # void*); SHM001 aligns; SHM002 pads
     assert checked == {("ARG001", "pass"), ("ARG001", "wrap"), ("ARG001", "cast"),
                        ("SHM001", "align"), ("SHM002", "pad")}
+
+
+def test_findings_and_fixes_do_not_depend_on_hash_seeds(tmp_path):
+    """Rules that walk sets yield in an order that changes with PYTHONHASHSEED; the engine's
+    choice of which fix at one place waits for the next round, and so the findings' order,
+    must not: the same input gives the same report in every process."""
+    import json
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from dense_corpus import generate_dense_corpus
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    generate_dense_corpus(tmp_path / "src", 3000, seed=7)
+    script = ("import json, sys, pathlib\n"
+              "from migrator.convert import convert_bytes\n"
+              "from migrator.settings import Settings\n"
+              "from migrator.versions import parse_version\n"
+              "s = Settings(rocm=parse_version('5.2'), launch_syntax='ggl')\n"
+              "out = {}\n"
+              "for p in sorted(pathlib.Path(sys.argv[1]).rglob('*.cu')):\n"
+              "    r = convert_bytes(p.name, p.read_bytes(), s)\n"
+              "    out[p.name] = [r.output.decode(), [f.as_dict() for f in r.findings]]\n"
+              "print(json.dumps(out))\n")
+    reports = []
+    for seed in ("1", "2", "3"):
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        run = subprocess.run([sys.executable, "-c", script, str(tmp_path / "src")], cwd=ROOT,
+                             capture_output=True, text=True, env=env, check=True)
+        reports.append(json.loads(run.stdout))
+    assert reports[0] and reports[0] == reports[1] == reports[2]
