@@ -115,15 +115,29 @@ _WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01
 _SEGMENT_END = re.compile(rb"[;(){}]")
 
 
-def _word_index(ctx: RuleContext) -> dict[bytes, list[int]]:
-    """Every word of the file (comments and literals included) -> its offsets, in order."""
-    index = ctx.cache.get("scopes.words")
-    if index is None:
-        index = {}
-        for match in _WORD.finditer(ctx.data):
-            index.setdefault(match.group(), []).append(match.start())
-        ctx.cache["scopes.words"] = index
-    return index
+_SEARCHED_WORDS = 16  # words looked up one search each; past that, one index of every word
+
+
+def _whole_word_offsets(ctx: RuleContext, word: bytes) -> list[int]:
+    """The offsets where ``word`` stands as a whole word in the file (comments and literals
+    included), in order. Rules usually ask for a few names per file: the first few are found
+    by one search each, which costs far less than indexing every word of the file; a file
+    whose rules ask for many names (hundreds of streams) gets that index once."""
+    words = ctx.cache.setdefault("scopes.words", {})
+    offsets = words.get(word)
+    if offsets is not None:
+        return offsets
+    if ctx.cache.get("scopes.words_complete"):
+        return ()
+    if len(words) < _SEARCHED_WORDS:
+        pattern = re.compile(rb"(?<![A-Za-z0-9_])" + re.escape(word) + rb"(?![A-Za-z0-9_])")
+        offsets = words[word] = [match.start() for match in pattern.finditer(ctx.data)]
+        return offsets
+    words.clear()
+    for match in _WORD.finditer(ctx.data):
+        words.setdefault(match.group(), []).append(match.start())
+    ctx.cache["scopes.words_complete"] = True
+    return words.get(word, ())
 
 
 def word_offsets(ctx: RuleContext, word: bytes, start: int, end: int,
@@ -133,7 +147,7 @@ def word_offsets(ctx: RuleContext, word: bytes, start: int, end: int,
     ``code_matches(ctx, re.compile(rb"\\b" + word + rb"\\b"), start, end)`` finds, read from a
     per-file index instead of a scan of the range (rules look names up once per finding)."""
     data = ctx.data
-    offsets = _word_index(ctx).get(word, ())
+    offsets = _whole_word_offsets(ctx, word)
     found = offsets[bisect.bisect_left(offsets, start) : bisect.bisect_right(offsets, end - len(word))]
     # a longer word cut by ``end`` matches there, as for a pattern searched up to ``end``
     cut = end - len(word)
