@@ -74,6 +74,9 @@ class StreamApis:
     runtime: frozenset[str]  # runtime and driver APIs (and the GGL launch)
     library: frozenset[str]  # functions of libraries that run work on a settable stream
     set_stream: frozenset[str]  # the calls that give such a library its stream
+    # every spelling (CUDA's and HIP's, as bytes) of a call null_stream_uses acts on: a sync
+    # copy or set, a call with a stream argument, a library call or a SetStream
+    watched: frozenset[bytes] = frozenset()
 
 
 @functools.lru_cache(maxsize=8)
@@ -83,13 +86,24 @@ def stream_apis(tables: ApiTables) -> StreamApis:
     entries = [e for e in tables.names.values() if e.kind == "function"]
     libraries = {e.library for e in entries if _SET_STREAM_SUFFIX in e.cuda
                  and e.library not in _RUNTIME_LIBRARIES}
+    library = frozenset(e.hip or e.cuda for e in entries if e.library in libraries)
+    set_stream = frozenset(e.hip or e.cuda for e in entries if e.library in libraries
+                           and re.search(_SET_STREAM_SUFFIX + r"(?:_v\d+)?$", e.cuda))
+    watched = {name for entry in tables.names.values() for name in (entry.cuda, entry.hip)
+               if name and _acted_on(hip_name(tables, name), library | set_stream)}
     return StreamApis(
         runtime=frozenset({e.hip or e.cuda for e in tables.names.values()
                            if e.library in _RUNTIME_LIBRARIES} | {"hipLaunchKernelGGL"}),
-        library=frozenset(e.hip or e.cuda for e in entries if e.library in libraries),
-        set_stream=frozenset(e.hip or e.cuda for e in entries if e.library in libraries
-                             and re.search(_SET_STREAM_SUFFIX + r"(?:_v\d+)?$", e.cuda)),
+        library=library, set_stream=set_stream,
+        watched=frozenset(name.encode() for name in watched | {
+            "hip" + call for call in _STREAM_ARGUMENT}),
     )
+
+
+def _acted_on(name: str, library_calls: frozenset[str]) -> bool:
+    """Does null_stream_uses act on a call whose HIP name is ``name``?"""
+    return (_SYNC_CALL.fullmatch(name) is not None or name in library_calls
+            or (name.startswith("hip") and name[3:] in _STREAM_ARGUMENT))
 
 
 def api_calls(ctx: RuleContext, start: int, end: int):
@@ -113,8 +127,12 @@ def null_stream_uses(ctx: RuleContext, body: Block) -> list[tuple[int, str]]:
             uses.append((match.start(), "a kernel launch on the null stream"))
     apis = stream_apis(ctx.tables)
     library, set_stream = None, False
-    for match, name in api_calls(ctx, start, end):
-        written = match.group(1).decode("ascii", "replace")
+    for match in code_matches(ctx, _CALL, start, end):
+        callee = match.group(1)
+        if callee not in apis.watched and b"set_stream" not in callee:
+            continue  # most calls: user functions, macros, APIs that use no stream
+        written = callee.decode("ascii", "replace")
+        name = hip_name(ctx.tables, written)
         if _SYNC_CALL.fullmatch(name):
             uses.append((match.start(), f"{written} (runs on the null stream)"))
         elif name.startswith("hip") and name[3:] in _STREAM_ARGUMENT:
