@@ -102,8 +102,7 @@ def as_converted(ctx: RuleContext, text: str) -> str:
     """``text`` with every API name as the conversion writes it for the target: renamed to HIP
     (API001) or lowered (WRP001, LOW001). Code quoted so in a marker reads the same on any
     pass; a rule that shortens a quote must shorten the converted text."""
-    spelling = _output_spelling(ctx.tables, ctx.settings.rocm, lowered=True)
-    return _IDENTIFIER.sub(lambda m: spelling.get(m.group(), m.group()), text)
+    return _respelled(ctx.tables, ctx.settings.rocm, True, text)
 
 
 def _as_converted(ctx: RuleContext, marker_line: bytes) -> str:
@@ -114,7 +113,14 @@ def hip_spelling(ctx: RuleContext, text: str) -> str:
     """``text`` with each CUDA API name that API001 renames for the target written as its HIP
     name: what the same message says when a later round (or a re-run on the output) reads the
     converted code."""
-    spelling = _output_spelling(ctx.tables, ctx.settings.rocm, lowered=False)
+    return _respelled(ctx.tables, ctx.settings.rocm, False, text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _respelled(tables, rocm, lowered: bool, text: str) -> str:
+    """``text`` with each name written as ``_output_spelling`` says; the same messages and
+    marker lines come back for every function of a file, so each is respelled once."""
+    spelling = _output_spelling(tables, rocm, lowered)
     return _IDENTIFIER.sub(lambda m: spelling.get(m.group(), m.group()), text)
 
 
