@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import functools
 from dataclasses import dataclass, field
 
 
@@ -40,11 +41,11 @@ class Fix:
     # parse to guard the output, as for identifier renames. tests/test_engine.py checks it.
     keeps_syntax: bool = False
 
-    @property
+    @functools.cached_property
     def start(self) -> int:
         return min(e.start for e in self.edits)
 
-    @property
+    @functools.cached_property
     def end(self) -> int:
         return max(e.end for e in self.edits)
 

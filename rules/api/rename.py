@@ -148,6 +148,13 @@ class ApiRename(Rule):
 
     def _diagnose(self, ctx: RuleContext, entry: ApiEntry, start: int, end: int):
         rocm = ctx.settings.rocm
+        if renamable(entry, rocm):  # the common case first: a rename, no message to format
+            if not entry.hip.isidentifier() and _declared_here(ctx, start, end):
+                return  # `typedef size_t (*CUoccupancyB2DSize)(int)`: no `void*` can stand there
+            fix = Fix(f"rename to {entry.hip}", (Edit(start, end, entry.hip.encode()),))
+            yield Diagnostic("API001", f"{entry.cuda} -> {entry.hip}", start, end, fix,
+                             library=entry.library, symbol=entry.cuda, severity="info")
+            return
         target = format_version(rocm)
         if entry.status == "report_only":
             label = LIBRARY_LABELS.get(entry.library, entry.library)
@@ -172,12 +179,6 @@ class ApiRename(Rule):
             text = (f"{entry.cuda} has no HIP equivalent in ROCm {target} "
                     f"({entry.hip} was removed in ROCm {format_version(entry.hip_removed)})")
             yield self._marked(ctx, "API002", text, entry, start)
-            return
-        if not entry.hip.isidentifier() and _declared_here(ctx, start, end):
-            return  # `typedef size_t (*CUoccupancyB2DSize)(int)`: no `void*` can stand there
-        fix = Fix(f"rename to {entry.hip}", (Edit(start, end, entry.hip.encode()),))
-        yield Diagnostic("API001", f"{entry.cuda} -> {entry.hip}", start, end, fix,
-                         library=entry.library, symbol=entry.cuda, severity="info")
 
     def _marked(self, ctx: RuleContext, code: str, text: str, entry: ApiEntry, start: int):
         fix = marker_fix(ctx, start, Marker(code, text))
