@@ -290,6 +290,7 @@ def test_header_renders_with_guard_and_every_helper_the_rules_emit(rocm: str):
     assert f"rocmigrate_atomic_add({bf16}* address" in text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rocm", TARGETS)
 def test_header_compiles_for_amd(rocm: str, tmp_path: Path):
     _header(tmp_path, rocm)
@@ -299,6 +300,7 @@ def test_header_compiles_for_amd(rocm: str, tmp_path: Path):
     assert compiled.returncode == 0, compiled.stderr[-3000:]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rocm", TARGETS)
 def test_header_compiles_with_nvcc_through_the_nvidia_headers(rocm: str, tmp_path: Path,
                                                                nvidia_include: Path):
@@ -317,6 +319,7 @@ def _run_hammer(command: list[str], folder: Path, env: dict | None = None) -> st
     return ran.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rocm", TARGETS)
 def test_helpers_lose_no_update_on_host_threads_amd_headers(rocm: str, tmp_path: Path):
     """The header as hipcc compiles it for AMD, run on host threads."""
@@ -330,6 +333,7 @@ def test_helpers_lose_no_update_on_host_threads_amd_headers(rocm: str, tmp_path:
     assert ("bf16 checked" in out) == (rocm == "5.2")  # HIP 5.2 has hip_bfloat16, no hip_bf16.h
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rocm", TARGETS)
 def test_helpers_lose_no_update_on_host_threads_nvidia_headers(rocm: str, tmp_path: Path,
                                                                nvidia_include: Path):
@@ -349,6 +353,7 @@ def _findings(result) -> list[tuple[str, bool]]:
                   if f.code.startswith("ATM"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rocm", TARGETS)
 def test_convert_writes_the_header_beside_the_output_and_the_output_compiles(rocm: str,
                                                                              tmp_path: Path):
@@ -422,12 +427,14 @@ def test_cuda_bf16_becomes_hip_bf16_with_its_helper(tmp_path: Path):
     assert (out.parent / HEADER).is_file()
 
 
+@pytest.mark.slow
 def test_converted_bf16_output_builds_with_nvcc(tmp_path: Path, nvidia_include: Path):
     out = _convert_bf16(tmp_path)
     compiled = nvcc_compile(out, tmp_path, ("-I", str(nvidia_include)))
     assert compiled.returncode == 0, compiled.stderr[-3000:]
 
 
+@pytest.mark.slow
 def test_cuda_bf16_is_lowered_onto_hip_bfloat16_before_rocm_6(tmp_path: Path):
     """Before ROCm 6.0 LOW001 lowers __nv_bfloat16 to hip_bfloat16, whose helper ATM001 uses at
     once (no stale marker); __float2bfloat16 of a float that may be NaN is marked, not lowered."""
@@ -455,6 +462,7 @@ def test_cuda_bf16_is_lowered_onto_hip_bfloat16_before_rocm_6(tmp_path: Path):
     assert compiled.returncode == 0, compiled.stderr[-3000:]
 
 
+@pytest.mark.slow
 def test_lint_fix_writes_the_header_beside_the_file(tmp_path: Path):
     path = tmp_path / "k.hip"
     original = CUDA_SOURCE.replace(b"<cuda_fp16.h>", b"<hip/hip_fp16.h>")
@@ -501,6 +509,7 @@ def test_native_table_rows_name_the_rules_operations_and_types():
         assert added is None or added >= (5, 3, 0), (operation, type_name)  # HIP 5.2.3 has none
 
 
+@pytest.mark.slow
 def test_the_table_says_no_native_half_atomic_in_the_installed_hip(tmp_path: Path):
     """The '-' rows are facts about HIP 5.2.3: a native __half atomicAdd does not build there."""
     source = tmp_path / "native.hip"

@@ -89,6 +89,7 @@ def test_idempotent_and_incremental(case, tmp_path):
     assert (out / out_name).read_bytes().endswith(b"\n// edited\n")
 
 
+@pytest.mark.slow
 def test_inputs_compile_with_nvcc(case, tmp_path):
     folder, spec, work = case
     for rel in spec.get("compile_cuda", []):
@@ -96,6 +97,7 @@ def test_inputs_compile_with_nvcc(case, tmp_path):
         assert compiled.returncode == 0, f"{rel}: {compiled.stderr[-3000:]}"
 
 
+@pytest.mark.slow
 def test_expected_outputs_compile_with_hipcc(case, tmp_path):
     folder, spec, work = case
     for rel in spec.get("compile_hip", []):

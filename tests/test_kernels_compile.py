@@ -18,12 +18,14 @@ def test_kernels_exist():
     assert len(KERNELS) >= 4
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", KERNELS, ids=lambda p: p.name)
 def test_kernel_compiles_with_nvcc(path: Path, tmp_path: Path):
     compiled = nvcc_compile(path, tmp_path)
     assert compiled.returncode == 0, compiled.stderr[-3000:]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("launch", ["chevron", "ggl"])
 @pytest.mark.parametrize("path", KERNELS, ids=lambda p: p.name)
 def test_converted_kernel_compiles_with_hipcc(path: Path, launch: str, tmp_path: Path):

@@ -102,6 +102,7 @@ int main() {
 """
 
 
+@pytest.mark.slow
 def test_lowered_code_builds_for_amd_and_through_the_nvidia_headers(tmp_path: Path):
     from migrator.nvidia import write_nvidia_headers
 

@@ -37,6 +37,7 @@ def test_reverse_names_are_safe_macros():
     assert "#include <curand_kernel.h>" in headers["hiprand/hiprand_kernel.h"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rocm, launch", [("6.4", "chevron"), ("5.2", "ggl")])
 @pytest.mark.parametrize("path", KERNELS, ids=lambda p: p.name)
 def test_converted_kernels_build_with_nvcc(path: Path, rocm: str, launch: str, include_dir: Path,
@@ -49,6 +50,7 @@ def test_converted_kernels_build_with_nvcc(path: Path, rocm: str, launch: str, i
     assert compiled.returncode == 0, compiled.stderr[-3000:]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["main.cu", "random.cu", "kernels_only.cu"])
 def test_converted_fixture_builds_with_nvcc(name: str, include_dir: Path, tmp_path: Path):
     path = ROOT / "fixtures" / "convert" / "project" / "expected" / name

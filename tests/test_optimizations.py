@@ -6,6 +6,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from typer.testing import CliRunner
 
 from conftest import ROOT, convert_program, hipcc_compile
@@ -71,6 +73,7 @@ def test_converting_the_output_again_changes_nothing(tmp_path: Path):
         assert (second / path.name).read_bytes() == path.read_bytes(), path.name
 
 
+@pytest.mark.slow
 def test_optimized_outputs_compile_for_amd(tmp_path: Path):
     for name in ("small_transfers.cu", "gradient_transfer.cu", "shared_memory.cu",
                  "stream_tasks.cu"):

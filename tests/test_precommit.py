@@ -7,6 +7,7 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
 
 from conftest import ROOT, git, require_command
 
@@ -19,6 +20,7 @@ __global__ void k(float* p) {
 """
 
 
+@pytest.mark.slow
 def test_hooks_fail_then_pass(tmp_path: Path):
     pre_commit = require_command("pre-commit", "pre-commit")
     project = tmp_path / "project"

@@ -10,6 +10,8 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from typer.testing import CliRunner
 
 from conftest import require_tool
@@ -27,6 +29,7 @@ def _cuda_include(nvcc: str) -> Path:
     return Path(found.group(1)).resolve()
 
 
+@pytest.mark.slow
 def test_cuda_toolkit_headers_convert_and_are_stable(tmp_path: Path):
     include = _cuda_include(require_tool("nvcc", "/usr/local/cuda/bin/nvcc"))
     assert (include / "cuda_runtime.h").exists(), include

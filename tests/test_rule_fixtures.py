@@ -69,13 +69,23 @@ def test_fixture(path: Path, tmp_path: Path):
     if cls.fix == "never":
         assert not fixed_any
 
-    if fixture.compile:
-        # the support headers the fixed file includes (rocmigrate_atomics.h...), as a run writes
-        # them beside its output
-        for name in support.referenced(result.output):
-            (tmp_path / name).write_bytes(support.render(name, fixture.settings))
-        include = ("-I", str(tmp_path))
-        compiled = hipcc_compile(fixture.expected_path, tmp_path, include)
-        assert compiled.returncode == 0, compiled.stderr[-3000:]
-        if not fixture.input_compiles:  # the fix is what makes it build: prove the input fails
-            assert hipcc_compile(fixture.path, tmp_path, include).returncode != 0
+
+COMPILED = [path for path in FIXTURES if load_fixture(path).compile]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", COMPILED, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_fixed_fixture_compiles_for_amd(path: Path, tmp_path: Path):
+    """The expected output of a fixture compiles with hipcc for gfx90a (with the support
+    headers it includes, as a run writes them beside its output); where the fixture says the
+    fix is what makes it build, the input does not."""
+    fixture = load_fixture(path)
+    result = _run(fixture, path.read_bytes())
+    assert result.output == fixture.expected_path.read_bytes()
+    for name in support.referenced(result.output):
+        (tmp_path / name).write_bytes(support.render(name, fixture.settings))
+    include = ("-I", str(tmp_path))
+    compiled = hipcc_compile(fixture.expected_path, tmp_path, include)
+    assert compiled.returncode == 0, compiled.stderr[-3000:]
+    if not fixture.input_compiles:  # the fix is what makes it build: prove the input fails
+        assert hipcc_compile(fixture.path, tmp_path, include).returncode != 0

@@ -269,6 +269,7 @@ def by_name(document: dict) -> dict:
     return {program["name"]: program for program in document["programs"]}
 
 
+@pytest.mark.slow
 def test_end_to_end_without_a_gpu(tmp_path: Path, nvcc_on_path: str):
     src = write_tree(tmp_path)
     reports = tmp_path / "reports"
@@ -335,6 +336,7 @@ def test_end_to_end_without_a_gpu(tmp_path: Path, nvcc_on_path: str):
     assert re.search(r"^same +optimized +pass$", result.stdout, re.MULTILINE)
 
 
+@pytest.mark.slow
 def test_one_passing_program_exits_0_and_keeps_its_build(tmp_path: Path, nvcc_on_path: str):
     src = write_tree(tmp_path)
     result = runner.invoke(app, ["validate", str(src), "-o", str(tmp_path / "r"), "--program",
@@ -354,6 +356,7 @@ def test_one_passing_program_exits_0_and_keeps_its_build(tmp_path: Path, nvcc_on
         shutil.rmtree(kept)
 
 
+@pytest.mark.slow
 def test_one_file_as_source(tmp_path: Path, nvcc_on_path: str):
     src = write_tree(tmp_path)
     result = runner.invoke(app, ["validate", str(src / "renamed.cu"), "-o", str(tmp_path / "r"),
@@ -366,6 +369,7 @@ def test_one_file_as_source(tmp_path: Path, nvcc_on_path: str):
     assert document["conversions"]["naive"] == {"files": 1, "failed": []}
 
 
+@pytest.mark.slow
 def test_build_only_with_hipcc(tmp_path: Path, nvcc_on_path: str):
     require_tool("hipcc")
     src = write_tree(tmp_path)
@@ -381,6 +385,7 @@ def test_build_only_with_hipcc(tmp_path: Path, nvcc_on_path: str):
     assert port["build"]["command"].startswith(f"HIP_PLATFORM={hip['env']['HIP_PLATFORM']} ")
 
 
+@pytest.mark.slow
 def test_build_only_over_the_kernels(tmp_path: Path, nvcc_on_path: str):
     result = runner.invoke(app, ["validate", str(ROOT / "kernels"), "-o", str(tmp_path),
                                  "--build-only", "--program", "vector_ops", "--program",
@@ -444,6 +449,7 @@ int main() {
 """
 
 
+@pytest.mark.slow
 def test_build_flags_reach_both_sides_and_a_skip_is_not_a_failure(tmp_path: Path,
                                                                     nvcc_on_path: str):
     src = tmp_path / "src"

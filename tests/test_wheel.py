@@ -8,9 +8,12 @@ import sys
 import venv
 from pathlib import Path
 
+import pytest
+
 from conftest import ROOT
 
 
+@pytest.mark.slow
 def test_wheel_install_runs_cli(tmp_path: Path):
     wheels = tmp_path / "wheels"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels),
