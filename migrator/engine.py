@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from .apitables import ApiTables
 from .diagnostics import Applicability, Diagnostic, Edit, Finding, Fix
 from .parsing import treesitter
-from .parsing.tokens import DirectiveSpans, LiteralSpans
+from .parsing.tokens import DirectiveSpans, LiteralSpans, blank_spans, continued_line
 from .rule import Rule, RuleContext
 from .settings import Settings
 from .source import Source
@@ -147,7 +147,7 @@ def _at_code_line_start(data: bytes, literals: LiteralSpans, at: int) -> bool:
     directive or a // comment goes on? The end of a file that ends inside a comment is not."""
     if at == 0:
         return True
-    if data[at - 1 : at] != b"\n" or _ends_with_backslash(data, at - 1):
+    if data[at - 1 : at] != b"\n" or continued_line(data, at - 1):
         return False
     index = bisect.bisect_right(literals.starts, at) - 1
     if index < 0 or literals.starts[index] == at:
@@ -157,18 +157,10 @@ def _at_code_line_start(data: bytes, literals: LiteralSpans, at: int) -> bool:
     return not (at < end or (at == end and literals.kinds[index] == "comment"))
 
 
-def _ends_with_backslash(data: bytes, newline: int) -> bool:
-    """Does the line ending at offset ``newline`` end with a backslash (carriage returns aside)?"""
-    end = newline
-    while end > 0 and data[end - 1 : end] == b"\r":
-        end -= 1
-    return data[end - 1 : end] == b"\\"
-
-
 def _directive_end(data: bytes, start: int) -> int:
     """The offset after the newline ending the directive at ``start`` (continuations included)."""
     end = data.find(b"\n", start)
-    while end != -1 and _ends_with_backslash(data, end):
+    while end != -1 and continued_line(data, end):
         end = data.find(b"\n", end + 1)
     return len(data) if end == -1 else end + 1
 
@@ -609,13 +601,7 @@ def _guard_view(data: bytes, literals: LiteralSpans | None) -> tuple[bytes, Lite
             blanked.append((start, end))
     if not blanked:
         return data, literals
-    parts = []
-    pos = 0
-    for start, end in blanked:
-        parts += [data[pos:start], b" " * (end - start)]
-        pos = end
-    parts.append(data[pos:])
-    return b"".join(parts), literals
+    return blank_spans(data, blanked), literals
 
 
 def _code_between(data: bytes, literals: LiteralSpans, start: int, end: int) -> bool:

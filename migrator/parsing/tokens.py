@@ -175,9 +175,15 @@ def tokenize(data: bytes, start: int = 0, end: int | None = None):
 def blank_literals(data: bytes, literals: LiteralSpans) -> bytes:
     """``data`` with every comment, literal and include directive replaced by as many spaces:
     same length and offsets, so scans for brackets and semicolons need no per-byte checks."""
+    return blank_spans(data, zip(literals.starts, literals.ends))
+
+
+def blank_spans(data: bytes, spans) -> bytes:
+    """``data`` with each (start, end) of ``spans`` (in order, not overlapping) replaced by as
+    many spaces."""
     parts = []
     previous = 0
-    for start, end in zip(literals.starts, literals.ends):
+    for start, end in spans:
         parts.append(data[previous:start])
         parts.append(b" " * (end - start))
         previous = end
