@@ -131,7 +131,7 @@ def _open_folders(root: Path, parts: list[str], create: bool) -> int:
     try:
         for index, part in enumerate(parts):
             try:
-                following = os.open(part, _FOLDER_FLAGS, dir_fd=current)
+                following = _open_part(part, current, parts[:index + 1])
             except FileNotFoundError:
                 if not create:
                     raise
@@ -140,8 +140,6 @@ def _open_folders(root: Path, parts: list[str], create: bool) -> int:
                 except FileExistsError:  # made meanwhile (or a dangling symlink): open says which
                     pass
                 following = _open_part(part, current, parts[:index + 1])
-            except OSError as err:
-                raise _unsafe(err, current, part, parts[:index + 1]) from None
             os.close(current)
             current = following
     except BaseException:
@@ -151,6 +149,8 @@ def _open_folders(root: Path, parts: list[str], create: bool) -> int:
 
 
 def _open_part(part: str, folder: int, shown: list[str]) -> int:
+    """A descriptor of the folder ``part`` in ``folder``, not following a symlink (a missing
+    one raises FileNotFoundError as it is)."""
     try:
         return os.open(part, _FOLDER_FLAGS, dir_fd=folder)
     except OSError as err:

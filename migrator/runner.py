@@ -531,12 +531,9 @@ def _support_rels(out_rel: str, names: tuple[str, ...]) -> list[str]:
 
 def _write_support(root: Path, folder: str, names: tuple[str, ...], settings: Settings,
                    result: RunResult) -> None:
-    """Write the support headers ``names`` into ``root/folder`` (those that differ), never
-    through a symlink below ``root``."""
-    for name in names:
-        rel = f"{folder}/{name}" if folder else name
-        if write_inside(root, rel, support.render(name, settings)):
-            result.support_written.append(rel)
+    """Write the support headers ``names`` into ``root/folder`` (those that differ) and list
+    them in the run's result."""
+    result.support_written.extend(support.write_beside(root, names, settings, folder))
 
 
 def _store(item: _Item, data: bytes, converted: FileResult, out_root: Path, cache: _Cache,

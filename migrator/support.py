@@ -14,7 +14,7 @@ import functools
 import re
 from pathlib import Path
 
-from .fsutil import atomic_write
+from .fsutil import write_inside
 from .settings import Settings
 from .versions import format_version
 
@@ -54,14 +54,14 @@ def render(name: str, settings: Settings) -> bytes:
                            wavefront_size=settings.wavefront_size).encode()
 
 
-def write_beside(folder: Path, names: tuple[str, ...], settings: Settings) -> list[Path]:
-    """Write the support headers ``names`` into ``folder`` (only those that differ); returns
-    the paths written."""
+def write_beside(root: Path, names: tuple[str, ...], settings: Settings,
+                 folder: str = "") -> list[str]:
+    """Write the support headers ``names`` into ``root/folder`` (only those that differ), never
+    through a symlink below ``root`` (one at a header's own name is replaced, not followed);
+    returns the paths written, relative to ``root``."""
     written = []
     for name in names:
-        path = folder / name
-        content = render(name, settings)
-        if not (path.is_file() and path.read_bytes() == content):
-            atomic_write(path, content)
-            written.append(path)
+        rel = f"{folder}/{name}" if folder else name
+        if write_inside(root, rel, render(name, settings)):
+            written.append(rel)
     return written
