@@ -113,8 +113,6 @@ def code_matches(ctx: RuleContext, pattern: re.Pattern, start: int, end: int):
 _WORD = re.compile(rb"[A-Za-z0-9_]+")  # what ``\\b`` bounds in a bytes pattern
 _WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 _SEGMENT_END = re.compile(rb"[;(){}]")
-
-
 _SEARCHED_WORDS = 16  # words looked up one search each; past that, one index of every word
 
 
