@@ -15,14 +15,14 @@ import json
 import os
 import stat
 from collections import defaultdict
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import __version__, support
 from .diagnostics import Finding
 from .fsutil import (atomic_write, content_hash, read_inside, remove_inside, symlink_inside,
                      write_inside)
-from .results import CONVERTIBLE_SUFFIXES, FileResult
+from .results import CONVERTIBLE_SUFFIXES, FileResult, decode_findings, encode_findings
 from .settings import Settings
 
 CACHE_DIR = ".rocmigrate"
@@ -206,38 +206,6 @@ def _convert_job(job: tuple[str, bytes, Settings]) -> FileResult:
     return convert_bytes(rel, data, settings)
 
 
-# A file's findings in the cache: one column (a list) per field of Finding, in order, text fields
-# as indexes into the cache's table of strings (a few hundred texts serve thousands of findings).
-# Columns check and decode with a few calls each, however many findings they hold.
-_FINDING_COLUMNS = tuple((f.name, f.type == "str", bool if f.type == "bool" else int)
-                         for f in fields(Finding))
-
-
-def _encode_findings(findings: list[Finding], strings: dict[str, int]) -> list[list]:
-    return [[strings.setdefault(getattr(finding, name), len(strings)) for finding in findings]
-            if text else [getattr(finding, name) for finding in findings]
-            for name, text, _ in _FINDING_COLUMNS]
-
-
-def _decode_findings(columns, strings: list[str]) -> list[Finding] | None:
-    """The findings of a cache entry, or None when its columns are not what
-    ``_encode_findings`` writes (wrong types or lengths, a string index out of the table)."""
-    if type(columns) is not list or len(columns) != len(_FINDING_COLUMNS):
-        return None
-    decoded = []
-    for column, (_, text, kind) in zip(columns, _FINDING_COLUMNS):
-        if type(column) is not list or len(column) != len(columns[0]):
-            return None
-        if column and set(map(type, column)) != {kind}:
-            return None
-        if text and column:
-            if min(column) < 0 or max(column) >= len(strings):
-                return None
-            column = list(map(strings.__getitem__, column))
-        decoded.append(column)
-    return list(map(Finding, *decoded))
-
-
 def _plain_rel(value) -> bool:
     """A relative posix path that stays inside its root and outside the cache folder."""
     if type(value) is not str or not value or "\0" in value:
@@ -302,7 +270,7 @@ class _Cache:
         if type(strings) is not list or not all(type(text) is str for text in strings):
             return {}
         for entry in files.values():
-            findings = _decode_findings(entry.get("findings"), strings) if _valid_entry(
+            findings = decode_findings(entry.get("findings"), strings) if _valid_entry(
                 entry) else None
             if findings is None:
                 return {}
@@ -348,7 +316,7 @@ class _Cache:
         if self.root is None or (self.current and self.entries == self.previous):
             return  # an unchanged re-run rewrites nothing
         strings: dict[str, int] = {}
-        files = {rel: dict(entry, findings=_encode_findings(entry["findings"], strings))
+        files = {rel: dict(entry, findings=encode_findings(entry["findings"], strings))
                  for rel, entry in self.entries.items()}
         payload = {"key": self.key, "strings": list(strings), "files": files}
         try:

@@ -1,0 +1,34 @@
+"""FileResult crosses from worker processes to the runner pickled, its findings as columns."""
+
+import pickle
+
+from migrator.diagnostics import Finding
+from migrator.results import FileResult, decode_findings, encode_findings
+
+
+def _finding(line: int, code: str, fixed: bool) -> Finding:
+    return Finding("a.cu", line, 3, code, f"message {code}", "info", "runtime", "cudaMalloc",
+                   fixed, "rename" if fixed else "", "safe" if fixed else "", line % 2 == 0)
+
+
+def test_pickled_result_keeps_every_finding_and_field():
+    findings = [_finding(line, ("API001", "STM001")[line % 2], line % 3 == 0) for line in range(50)]
+    result = FileResult("a.cu", "converted", "", findings, b"out", "hash", ("x.h",))
+    back = pickle.loads(pickle.dumps(result))
+    assert back == result
+    assert back.findings is not result.findings
+    assert pickle.loads(pickle.dumps(FileResult("b.cu", "failed", "why"))) == \
+        FileResult("b.cu", "failed", "why")
+
+
+def test_columns_share_one_string_table_and_refuse_damage():
+    strings: dict[str, int] = {}
+    columns = encode_findings([_finding(1, "API001", True), _finding(2, "API001", True)], strings)
+    assert len(strings) == len(set(strings))  # each text once
+    assert decode_findings(columns, list(strings)) == [_finding(1, "API001", True),
+                                                      _finding(2, "API001", True)]
+    assert decode_findings(columns, list(strings)[:-1]) is None  # an index past the table
+    assert decode_findings(columns[:-1], list(strings)) is None  # a column missing
+    damaged = [list(column) for column in columns]
+    damaged[1][0] = "one"  # a line that is no int
+    assert decode_findings(damaged, list(strings)) is None
