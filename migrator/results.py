@@ -51,9 +51,9 @@ def encode_findings(findings: list[Finding], strings: dict[str, int]) -> list[li
     columns = []
     for get, text, _ in _FINDING_COLUMNS:
         values = list(map(get, findings))
-        if text:
-            number = strings.setdefault
-            values = [number(value, len(strings)) for value in values]
+        if text:  # each distinct text looked up once (findings repeat a few texts)
+            index = {value: strings.setdefault(value, len(strings)) for value in dict.fromkeys(values)}
+            values = list(map(index.__getitem__, values))
         columns.append(values)
     return columns
 
