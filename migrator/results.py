@@ -3,6 +3,7 @@ fully cached run never loads the parser)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from operator import attrgetter
 
@@ -35,44 +36,96 @@ class FileResult:
 
     def __setstate__(self, state: dict) -> None:
         columns, strings = state["findings"]
-        self.__dict__.update(state, findings=decode_findings(columns, strings))
+        self.__dict__.update(state, findings=PackedFindings(columns, strings))
 
 
 # Findings as columns: one list per field of Finding, in order, text fields as indexes into a
 # table of strings (a few hundred texts serve thousands of findings): the cache stores them so,
 # and worker processes send them so. Columns check and decode with a few calls each, however
 # many findings they hold.
-_FINDING_COLUMNS = tuple((attrgetter(f.name), f.type == "str", bool if f.type == "bool" else int)
+_FINDING_COLUMNS = tuple((f.name, f.type == "str", bool if f.type == "bool" else int)
                          for f in fields(Finding))
+_COLUMN_INDEX = {name: index for index, (name, _, _) in enumerate(_FINDING_COLUMNS)}
 
 
-def encode_findings(findings: list[Finding], strings: dict[str, int]) -> list[list]:
-    """The columns of ``findings``, adding their texts to ``strings`` (text -> index)."""
+class PackedFindings(Sequence):
+    """A file's findings kept as columns until something reads them one by one: a re-run served
+    from the cache summarises them by columns (``finding_rows``) without building an object per
+    finding."""
+
+    __slots__ = ("columns", "strings", "_findings")
+
+    def __init__(self, columns: list[list], strings: list[str]) -> None:
+        self.columns, self.strings, self._findings = columns, strings, None
+
+    def rows(self, names: tuple[str, ...]):
+        """Tuples of the fields ``names`` of each finding, in order."""
+        picked = []
+        for name in names:
+            index = _COLUMN_INDEX[name]
+            column = self.columns[index]
+            picked.append(map(self.strings.__getitem__, column) if _FINDING_COLUMNS[index][1]
+                          else column)
+        return zip(*picked)
+
+    def unpacked(self) -> list[Finding]:
+        if self._findings is None:
+            self._findings = list(map(Finding, *(
+                list(map(self.strings.__getitem__, column)) if text else column
+                for column, (_, text, _) in zip(self.columns, _FINDING_COLUMNS))))
+        return self._findings
+
+    def __len__(self) -> int:
+        return len(self.columns[0])
+
+    def __getitem__(self, index):
+        return self.unpacked()[index]
+
+    def __iter__(self):
+        return iter(self.unpacked())
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, (list, PackedFindings)) and list(self) == list(other)
+
+    def __repr__(self) -> str:
+        return repr(self.unpacked())
+
+
+def finding_rows(findings, names: tuple[str, ...]):
+    """Tuples of the fields ``names`` of each of ``findings`` (a list or PackedFindings)."""
+    if isinstance(findings, PackedFindings):
+        return findings.rows(names)
+    getter = attrgetter(*names)
+    return map(getter, findings) if len(names) > 1 else zip(map(getter, findings))
+
+
+def encode_findings(findings, strings: dict[str, int]) -> list[list]:
+    """The columns of ``findings`` (a list or PackedFindings), adding their texts to
+    ``strings`` (text -> index)."""
+    packed = isinstance(findings, PackedFindings)
     columns = []
-    for get, text, _ in _FINDING_COLUMNS:
-        values = list(map(get, findings))
+    for position, (name, text, _) in enumerate(_FINDING_COLUMNS):
+        values = findings.columns[position] if packed else list(map(attrgetter(name), findings))
         if text:  # each distinct text looked up once (findings repeat a few texts)
-            index = {value: strings.setdefault(value, len(strings)) for value in dict.fromkeys(values)}
+            table = findings.strings if packed else None
+            index = {value: strings.setdefault(table[value] if packed else value, len(strings))
+                     for value in dict.fromkeys(values)}
             values = list(map(index.__getitem__, values))
-        columns.append(values)
+        columns.append(list(values))
     return columns
 
 
-def decode_findings(columns, strings: list[str]) -> list[Finding] | None:
+def packed_findings(columns, strings: list[str]) -> PackedFindings | None:
     """The findings ``encode_findings`` made into ``columns`` with the table ``strings``, or
     None when the columns are not what it writes (wrong types or lengths, a string index out of
     the table): the cache that holds them is untrusted."""
     if type(columns) is not list or len(columns) != len(_FINDING_COLUMNS):
         return None
-    decoded = []
     for column, (_, text, kind) in zip(columns, _FINDING_COLUMNS):
         if type(column) is not list or len(column) != len(columns[0]):
             return None
         if column and set(map(type, column)) != {kind}:
             return None
-        if text and column:
-            if min(column) < 0 or max(column) >= len(strings):
-                return None
-            column = list(map(strings.__getitem__, column))
-        decoded.append(column)
-    return list(map(Finding, *decoded))
+        if text and column and (min(column) < 0 or max(column) >= len(strings)):
+            return None
+    return PackedFindings(columns, strings)

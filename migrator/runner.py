@@ -22,7 +22,7 @@ from . import __version__, support
 from .diagnostics import Finding
 from .fsutil import (atomic_write, content_hash, read_inside, remove_inside, symlink_inside,
                      write_inside)
-from .results import CONVERTIBLE_SUFFIXES, FileResult, decode_findings, encode_findings
+from .results import CONVERTIBLE_SUFFIXES, FileResult, encode_findings, packed_findings
 from .settings import Settings
 
 CACHE_DIR = ".rocmigrate"
@@ -246,7 +246,7 @@ class _Cache:
     def __init__(self, out_root: Path | None, settings: Settings) -> None:
         self.root = out_root
         self.key = f"{__version__}|{CACHE_FORMAT}|{settings.fingerprint()}"
-        self.entries: dict[str, dict] = {}  # in memory, "findings" holds Finding objects
+        self.entries: dict[str, dict] = {}  # in memory, "findings" holds Finding objects or PackedFindings
         self.previous: dict[str, dict] = {}
         self.current = False  # the stored cache has this key
         if out_root is not None:
@@ -270,7 +270,7 @@ class _Cache:
         if type(strings) is not list or not all(type(text) is str for text in strings):
             return {}
         for entry in files.values():
-            findings = decode_findings(entry.get("findings"), strings) if _valid_entry(
+            findings = packed_findings(entry.get("findings"), strings) if _valid_entry(
                 entry) else None
             if findings is None:
                 return {}
@@ -463,7 +463,7 @@ def _cached(item: _Item, cache: _Cache, out_root: Path, settings: Settings,
                               f"{err.strerror}")
     if item.kind != "convert":
         return FileResult(item.rel, "copied", input_hash=entry["input"])
-    return FileResult(item.rel, "cached", findings=list(entry["findings"]),
+    return FileResult(item.rel, "cached", findings=entry["findings"],
                       input_hash=entry["input"])
 
 

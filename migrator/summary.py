@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
+from .results import finding_rows
 from .runner import RunResult
 
 UNSUPPORTED_CODES = ("API002", "API003", "API004", "HDR002", "ARG002", "WRP002", "LOW002")
 CONVERSION_CODES = ("API001", "ARG001", "HDR001", "HDR003", "WRP001", "LOW001", "LCH001",
                     "ATM001")
+# the fields of a finding the summary reads, in the order summarize unpacks them
+_SUMMARY_FIELDS = ("code", "fixed", "fix_title", "library", "optimization", "severity", "symbol",
+                   "message", "path", "line", "column")
 
 
 def summarize(run: RunResult) -> dict:
@@ -17,23 +21,23 @@ def summarize(run: RunResult) -> dict:
     unsupported: dict[str, dict] = {}
     optimized: dict[str, dict] = {}
     for result in run.results:
-        for finding in result.findings:
-            marked = finding.fix_title.startswith("mark ")
-            if finding.code in CONVERSION_CODES and finding.fixed and not marked:
-                by_library[finding.library or "other"] += 1
-            elif finding.optimization and finding.fixed and not marked:
-                entry = optimized.setdefault(finding.code, {
-                    "code": finding.code, "title": finding.fix_title, "count": 0, "locations": []})
+        for (code, fixed, title, library, optimization, severity, symbol, message, path, line,
+             column) in finding_rows(result.findings, _SUMMARY_FIELDS):
+            marked = title.startswith("mark ")
+            if code in CONVERSION_CODES and fixed and not marked:
+                by_library[library or "other"] += 1
+            elif optimization and fixed and not marked:
+                entry = optimized.setdefault(code, {
+                    "code": code, "title": title, "count": 0, "locations": []})
                 entry["count"] += 1
-                entry["locations"].append(f"{finding.path}:{finding.line}:{finding.column}")
-            elif (finding.code in UNSUPPORTED_CODES or finding.severity != "info" or marked
-                  or finding.optimization):
-                key = f"{finding.code} {finding.symbol}"
+                entry["locations"].append(f"{path}:{line}:{column}")
+            elif code in UNSUPPORTED_CODES or severity != "info" or marked or optimization:
+                key = f"{code} {symbol}"
                 entry = unsupported.setdefault(key, {
-                    "code": finding.code, "symbol": finding.symbol, "message": finding.message,
-                    "count": 0, "locations": []})
+                    "code": code, "symbol": symbol, "message": message, "count": 0,
+                    "locations": []})
                 entry["count"] += 1
-                entry["locations"].append(f"{finding.path}:{finding.line}:{finding.column}")
+                entry["locations"].append(f"{path}:{line}:{column}")
     return {
         "files": {
             "converted": statuses["converted"],

@@ -3,7 +3,7 @@
 import pickle
 
 from migrator.diagnostics import Finding
-from migrator.results import FileResult, decode_findings, encode_findings
+from migrator.results import FileResult, encode_findings, finding_rows, packed_findings
 
 
 def _finding(line: int, code: str, fixed: bool) -> Finding:
@@ -25,10 +25,21 @@ def test_columns_share_one_string_table_and_refuse_damage():
     strings: dict[str, int] = {}
     columns = encode_findings([_finding(1, "API001", True), _finding(2, "API001", True)], strings)
     assert len(strings) == len(set(strings))  # each text once
-    assert decode_findings(columns, list(strings)) == [_finding(1, "API001", True),
-                                                      _finding(2, "API001", True)]
-    assert decode_findings(columns, list(strings)[:-1]) is None  # an index past the table
-    assert decode_findings(columns[:-1], list(strings)) is None  # a column missing
+    packed = packed_findings(columns, list(strings))
+    assert packed == [_finding(1, "API001", True), _finding(2, "API001", True)]
+    assert list(finding_rows(packed, ("line", "code"))) == [(1, "API001"), (2, "API001")]
+    assert encode_findings(packed, {}) == columns  # re-encoded from the columns alone
+    assert packed_findings(columns, list(strings)[:-1]) is None  # an index past the table
+    assert packed_findings(columns[:-1], list(strings)) is None  # a column missing
     damaged = [list(column) for column in columns]
     damaged[1][0] = "one"  # a line that is no int
-    assert decode_findings(damaged, list(strings)) is None
+    assert packed_findings(damaged, list(strings)) is None
+
+
+def test_rows_read_alike_from_objects_and_columns():
+    findings = [_finding(line, "API001", line % 2 == 0) for line in range(5)]
+    strings: dict[str, int] = {}
+    packed = packed_findings(encode_findings(findings, strings), list(strings))
+    names = ("path", "line", "fixed", "fix_title", "optimization")
+    assert list(finding_rows(findings, names)) == list(finding_rows(packed, names))
+    assert list(finding_rows(findings, ("code",))) == [("API001",)] * 5
