@@ -5,6 +5,7 @@ it works on the real CUDA that tree-sitter cannot parse. Results are cached per 
 from __future__ import annotations
 
 import bisect
+import operator
 import re
 from dataclasses import dataclass
 
@@ -33,6 +34,7 @@ class Block:
 _BLOCK_PUNCTUATION = re.compile(rb"[{};]")
 _HEAD_NOISE = re.compile(rb"/\*[\s\S]*?\*/|//[^\n]*|^\s*#[^\n]*", re.MULTILINE)
 _STATEMENT_PUNCTUATION = re.compile(rb"[()\[\]{};]")
+_BRACKET = re.compile(rb"[()\[\]]")
 
 
 def blocks(ctx: RuleContext) -> list[Block]:
@@ -112,8 +114,9 @@ def code_matches(ctx: RuleContext, pattern: re.Pattern, start: int, end: int):
 
 _WORD = re.compile(rb"[A-Za-z0-9_]+")  # what ``\\b`` bounds in a bytes pattern
 _WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
-_SEGMENT_END = re.compile(rb"[;(){}]")
+_SEGMENT_ENDS = (b";", b"(", b")", b"{", b"}")
 _SEARCHED_WORDS = 16  # words looked up one search each; past that, one index of every word
+_start = operator.methodcaller("start")
 
 
 def _whole_word_offsets(ctx: RuleContext, word: bytes) -> list[int]:
@@ -128,8 +131,13 @@ def _whole_word_offsets(ctx: RuleContext, word: bytes) -> list[int]:
     if ctx.cache.get("scopes.words_complete"):
         return ()
     if len(words) < _SEARCHED_WORDS:
-        pattern = re.compile(rb"(?<![A-Za-z0-9_])" + re.escape(word) + rb"(?![A-Za-z0-9_])")
-        offsets = words[word] = [match.start() for match in pattern.finditer(ctx.data)]
+        # the word's own bytes lead the pattern, so the search skips ahead to them (a leading
+        # lookbehind reads every byte); the byte before is tested after. A match preceded by a
+        # word byte hides no whole word: one starting inside it would follow a word byte too
+        data = ctx.data
+        pattern = re.compile(re.escape(word) + rb"(?![A-Za-z0-9_])")
+        offsets = words[word] = [at for at in map(_start, pattern.finditer(data))
+                                 if at == 0 or data[at - 1] not in _WORD_BYTES]
         return offsets
     words.clear()
     for match in _WORD.finditer(ctx.data):
@@ -179,12 +187,9 @@ def declares(ctx: RuleContext, pattern: re.Pattern, types: tuple[bytes, ...], wo
     before each occurrence of ``word`` in its statement are tried, so asking for every
     declared name costs no scan of the range per name."""
     data = ctx.data
-    stops = ctx.cache.get("scopes.segment_ends")
-    if stops is None:
-        stops = ctx.cache["scopes.segment_ends"] = [m.start() for m in _SEGMENT_END.finditer(data)]
     for at in word_offsets(ctx, word, start, end, code_only=False):
-        stop = bisect.bisect_left(stops, at) - 1
-        segment = max(start, stops[stop] + 1 if stop >= 0 else 0)
+        stop = last_of(data, _SEGMENT_ENDS, start, at)
+        segment = stop + 1 if stop != -1 else start
         candidates = sorted(offset for name in types
                             for offset in word_offsets(ctx, name, segment, at))
         if any(pattern.match(data, candidate, end) for candidate in candidates):
@@ -197,32 +202,47 @@ def code_text(ctx: RuleContext, start: int, end: int) -> bytes:
     return ctx.code[start:end]
 
 
+def last_of(data: bytes, stops: tuple[bytes, ...], start: int, end: int) -> int:
+    """The last offset in [start, end) holding one of the single bytes ``stops``; -1 if none.
+    Reads back in growing windows, as far as the nearest of them: an ``rfind`` of each would
+    read back to that byte's own last occurrence, however near the others are."""
+    window = 256
+    while end > start:
+        low = max(start, end - window)
+        found = max(data.rfind(stop, low, end) for stop in stops)
+        if found != -1:
+            return found
+        end, window = low, window * 2
+    return -1
+
+
 def enclosing_call(ctx: RuleContext, offset: int, limit: int) -> tuple[bytes, int] | None:
     """(callee name, name offset) of the innermost call whose argument list holds ``offset``,
-    looking back no further than ``limit``; None outside any call."""
+    looking back no further than ``limit``; None outside any call. A ``;``, ``{`` or ``}``
+    ends the search whatever the depth, so only the brackets after the last of them are read."""
     data = ctx.data
     code = ctx.code  # literals read as blanks
-    depth = 0
-    pos = offset - 1
-    while pos >= limit:
-        byte = code[pos : pos + 1]
+    # offsets past the end read as closing brackets, as a byte-by-byte walk reads them
+    depth = max(0, offset - max(limit, len(code)))
+    end = min(offset, len(code))
+    boundary = last_of(code, (b";", b"{", b"}"), limit, end)
+    brackets = [match.start() for match in _BRACKET.finditer(code, max(limit, boundary + 1), end)]
+    for pos in reversed(brackets):
+        byte = code[pos]
         if byte in b")]":
             depth += 1
-        elif byte in b"([":
-            if depth == 0:
-                if byte == b"[":
-                    return None
-                name_end = pos
-                while name_end > limit and data[name_end - 1 : name_end] in b" \t":
-                    name_end -= 1
-                name = re.search(rb"[A-Za-z_][A-Za-z0-9_:]*$", data[max(limit, name_end - 128) : name_end])
-                if name is None or name.group() in _CONTROL or name.group() == b"sizeof":
-                    return None  # a parenthesised expression or a condition
-                return name.group(), name_end - len(name.group())
+        elif depth > 0:
             depth -= 1
-        elif byte in b";{}":
+        elif byte == 91:  # '['
             return None
-        pos -= 1
+        else:
+            name_end = pos
+            while name_end > limit and data[name_end - 1 : name_end] in b" \t":
+                name_end -= 1
+            name = re.search(rb"[A-Za-z_][A-Za-z0-9_:]*$", data[max(limit, name_end - 128) : name_end])
+            if name is None or name.group() in _CONTROL or name.group() == b"sizeof":
+                return None  # a parenthesised expression or a condition
+            return name.group(), name_end - len(name.group())
     return None
 
 

@@ -15,6 +15,7 @@ _SYNC = "hipStreamSynchronize"
 _STREAM_INDEX = {"hipMemcpyAsync": 4, "hipMemsetAsync": 3, "hipMemcpy2DAsync": 7,
                  "hipMemcpyPeerAsync": 5}
 _WAITS = {"hipStreamSynchronize", "hipDeviceSynchronize", "hipEventSynchronize"}
+_READ = frozenset({_SYNC, *_STREAM_INDEX, *_WAITS})  # the calls this rule looks at
 
 
 class HostOrdering(Rule):
@@ -61,7 +62,7 @@ class HostOrdering(Rule):
         data = ctx.data
         if b"StreamSynchronize" not in data:
             return
-        for sync, name in api_calls(ctx, 0, len(data)):
+        for sync, name in api_calls(ctx, 0, len(data), _READ):
             if name != _SYNC:
                 continue
             spans = arguments(data, sync.end() - 1)
@@ -89,7 +90,7 @@ def _next_stream_work(ctx: RuleContext, start: int, end: int) -> str | None:
     so every wait of a function does not read the rest of it."""
     data = ctx.data
     first = None  # (offset, stream; None for a wait)
-    for match, name in api_calls(ctx, start, end):
+    for match, name in api_calls(ctx, start, end, _READ):
         if name in _WAITS:
             first = (match.start(), None)
             break

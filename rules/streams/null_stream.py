@@ -3,6 +3,7 @@ blocking stream, so a stream may only become non-blocking where nothing like thi
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ _STREAM_ARGUMENT = {
 }
 _CALL = re.compile(rb"\b([A-Za-z_]\w*+)\s*\(")
 _LAUNCH = re.compile(rb"<<<")
-_GGL = re.compile(rb"\bhipLaunchKernelGGL\s*\(")
+_GGL = b"hipLaunchKernelGGL"  # a launch whose stream is its fifth argument
 # libraries whose work runs on a stream the program sets: those with a SetStream call
 _SET_STREAM_SUFFIX = "SetStream"
 _RUNTIME_LIBRARIES = ("runtime", "driver")
@@ -40,8 +41,10 @@ NULL_STREAMS = {"0", "NULL", "nullptr", "hipStreamLegacy", "(hipStream_t)0", "0L
 _WORD = re.compile(r"[A-Za-z_]\w*")
 
 
+@functools.lru_cache(maxsize=4096)
 def is_null_stream(text: str, tables: ApiTables) -> bool:
-    """Does the stream expression ``text`` name the null stream (in CUDA or HIP spelling)?"""
+    """Does the stream expression ``text`` name the null stream (in CUDA or HIP spelling)?
+    Kept for the last texts asked: a file names its few streams again and again."""
     return _WORD.sub(lambda m: hip_name(tables, m.group()), text.replace(" ", "")) in NULL_STREAMS
 
 
@@ -59,12 +62,42 @@ def launches(ctx: RuleContext, start: int, end: int):
     """The ``<<<...>>>`` launches in code in [start, end); the configuration is split at its
     top-level commas, so ``dim3(x, y)`` stays one argument."""
     data = ctx.data
-    for match in code_matches(ctx, _LAUNCH, start, end):
-        close = data.find(b">>>", match.end(), end)
-        if close == -1:
-            continue
-        config = _split(data[match.end() : close])
-        yield Launch(match.start(), close, config[3] if len(config) >= 4 else "0")
+    if b"<<<<" in data:  # runs of '<': where a scan of the range starts decides what it finds
+        for match in code_matches(ctx, _LAUNCH, start, end):
+            close = data.find(b">>>", match.end(), end)
+            if close != -1:
+                yield _launch(data, match.start(), close)
+        return
+    # otherwise no two ``<<<`` overlap: the file's launches serve every range; one whose
+    # ``>>>`` does not end before ``end`` is left out, as a search up to ``end`` would
+    starts, found = _file_launches(ctx)
+    for index in range(bisect.bisect_left(starts, start), len(starts)):
+        at, close, launch = found[index]
+        if at + 3 > end:
+            return
+        if close != -1 and close + 3 <= end:
+            yield launch
+
+
+def _file_launches(ctx: RuleContext) -> tuple[list[int], list[tuple[int, int, Launch | None]]]:
+    """(starts, [(start, close, launch)]) of every ``<<<`` in code in the file, with the
+    first ``>>>`` after it (-1: none, then no launch); computed once per file."""
+    found = ctx.cache.get("streams.launches")
+    if found is None:
+        data = ctx.data
+        found = ([], [])
+        for match in code_matches(ctx, _LAUNCH, 0, len(data)):
+            close = data.find(b">>>", match.end())
+            found[0].append(match.start())
+            found[1].append((match.start(), close,
+                             None if close == -1 else _launch(data, match.start(), close)))
+        ctx.cache["streams.launches"] = found
+    return found
+
+
+def _launch(data: bytes, start: int, close: int) -> Launch:
+    config = _split(data[start + 3 : close])
+    return Launch(start, close, config[3] if len(config) >= 4 else "0")
 
 
 @dataclass(frozen=True)
@@ -106,11 +139,53 @@ def _acted_on(name: str, library_calls: frozenset[str]) -> bool:
             or (name.startswith("hip") and name[3:] in _STREAM_ARGUMENT))
 
 
-def api_calls(ctx: RuleContext, start: int, end: int):
-    """(match, HIP name) for each call in code in [start, end): ``match`` spans the callee and
-    the opening parenthesis; the HIP name is the callee's in the API tables (``hip_name``)."""
-    for match in code_matches(ctx, _CALL, start, end):
-        yield match, hip_name(ctx.tables, match.group(1).decode("ascii", "replace"))
+def api_calls(ctx: RuleContext, start: int, end: int, names: frozenset[str]):
+    """(match, HIP name) for each call in code in [start, end) whose HIP name (the callee's in
+    the API tables: ``hip_name``) is one of ``names``; ``match`` spans the callee and the
+    opening parenthesis."""
+    hip_names = ctx.cache.setdefault("streams.hip_names", {})  # callee -> HIP name
+
+    def hip(callee: bytes) -> str:
+        name = hip_names.get(callee)
+        if name is None:
+            name = hip_names[callee] = hip_name(ctx.tables, callee.decode("ascii", "replace"))
+        return name
+
+    calls = _calls_where(ctx, ("streams.api_calls", names), lambda callee: hip(callee) in names)
+    for match in _within(calls, start, end):
+        yield match, hip(match.group(1))
+
+
+def _calls_where(ctx: RuleContext, key, keep) -> tuple[list[int], list[re.Match]]:
+    """(starts, matches) of the calls (``_CALL``) in code in the file whose callee ``keep``
+    accepts, computed once per ``key``. The file is scanned once for every such list, and no
+    match starts inside another, nor does cutting the text at a range's end make a new one:
+    the matches within a range are what a scan of the range finds (``_within``)."""
+    found = ctx.cache.get(key)
+    if found is None:
+        every = ctx.cache.get("streams.calls")
+        if every is None:  # comments and literals included: most calls are dropped unread
+            every = ctx.cache["streams.calls"] = list(_CALL.finditer(ctx.data))
+        matches = [match for match in every if keep(match.group(1)) and ctx.in_code(match.start())]
+        found = ctx.cache[key] = ([match.start() for match in matches], matches)
+    return found
+
+
+def _within(calls: tuple[list[int], list[re.Match]], start: int, end: int):
+    """The matches of ``calls`` (from ``_calls_where``) that lie in [start, end)."""
+    starts, matches = calls
+    for index in range(bisect.bisect_left(starts, start), len(starts)):
+        match = matches[index]
+        if match.end() > end:
+            return
+        yield match
+
+
+def _acts_on(callee: bytes, watched: frozenset[bytes]) -> bool:
+    """Is ``callee`` a call null_stream_uses reads: a GGL launch, one of ``watched``, or a
+    library's ``set_stream``? (The rest are user functions, macros and APIs that use no
+    stream.)"""
+    return callee in watched or callee == _GGL or b"set_stream" in callee
 
 
 def null_stream_uses(ctx: RuleContext, body: Block) -> list[tuple[int, str]]:
@@ -121,16 +196,17 @@ def null_stream_uses(ctx: RuleContext, body: Block) -> list[tuple[int, str]]:
     for launch in launches(ctx, start, end):
         if is_null_stream(launch.stream, ctx.tables):
             uses.append((launch.start, "a kernel launch on the null stream"))
-    for match in code_matches(ctx, _GGL, start, end):
-        spans = arguments(data, match.end() - 1)
-        if spans and len(spans) >= 5 and is_null_stream(_text(data, spans[4]), ctx.tables):
-            uses.append((match.start(), "a kernel launch on the null stream"))
     apis = stream_apis(ctx.tables)
     library, set_stream = None, False
-    for match in code_matches(ctx, _CALL, start, end):
+    calls = _calls_where(ctx, "streams.acted_on", lambda callee: _acts_on(callee, apis.watched))
+    for match in _within(calls, start, end):
         callee = match.group(1)
-        if callee not in apis.watched and b"set_stream" not in callee:
-            continue  # most calls: user functions, macros, APIs that use no stream
+        if callee == _GGL:
+            spans = arguments(data, match.end() - 1)
+            if spans and len(spans) >= 5 and is_null_stream(_text(data, spans[4]), ctx.tables):
+                uses.append((match.start(), "a kernel launch on the null stream"))
+            if callee not in apis.watched:
+                continue
         written = callee.decode("ascii", "replace")
         name = hip_name(ctx.tables, written)
         if _SYNC_CALL.fullmatch(name):
@@ -142,7 +218,7 @@ def null_stream_uses(ctx: RuleContext, body: Block) -> list[tuple[int, str]]:
             index = _STREAM_ARGUMENT[name[3:]]
             if len(spans) <= index or is_null_stream(_text(data, spans[index]), ctx.tables):
                 uses.append((match.start(), f"{written} on the null stream"))
-        elif name in apis.set_stream or b"set_stream" in match.group(1):
+        elif name in apis.set_stream or b"set_stream" in callee:
             set_stream = True
         elif name in apis.library and library is None:
             library = (match.start(), written)
@@ -157,18 +233,21 @@ def _text(data: bytes, span: tuple[int, int]) -> str:
     return data[span[0] : span[1]].decode("utf-8", "replace").strip()
 
 
+_SPLIT_MARK = re.compile(rb"[,()\[\]{}]")
+
+
 def _split(config: bytes) -> list[str]:
-    parts, depth, current = [], 0, bytearray()
-    for byte in config:
-        char = bytes([byte])
-        if char in b"([{":
+    """``config`` split at its commas outside brackets, each part stripped (literals are not
+    skipped)."""
+    parts, depth, part_start = [], 0, 0
+    for mark in _SPLIT_MARK.finditer(config):
+        byte = config[mark.start()]
+        if byte in b"([{":
             depth += 1
-        elif char in b")]}":
+        elif byte in b")]}":
             depth -= 1
-        if char == b"," and depth == 0:
-            parts.append(current.decode("utf-8", "replace").strip())
-            current = bytearray()
-            continue
-        current += char
-    parts.append(current.decode("utf-8", "replace").strip())
+        elif depth == 0:  # ','
+            parts.append(config[part_start : mark.start()].decode("utf-8", "replace").strip())
+            part_start = mark.start() + 1
+    parts.append(config[part_start:].decode("utf-8", "replace").strip())
     return parts

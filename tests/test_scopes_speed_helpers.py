@@ -1,0 +1,126 @@
+"""The per-file indexes and short cuts of scopes and the stream rules answer as the scans of a
+range they replace (random texts of the pieces these scans care about)."""
+
+from __future__ import annotations
+
+import random
+import re
+
+from migrator import apitables
+from migrator.rule import RuleContext
+from migrator.settings import Settings
+from migrator.source import Source
+from rules import scopes
+from rules.streams import null_stream
+
+_PIECES = [b"s", b"f", b"for", b"if", b"sizeof", b"cudaMemcpy", b"hipStreamSynchronize",
+           b"cudaMemsetAsync", b"hipLaunchKernelGGL", b" ", b"\t", b"\n", b",", b";", b"(", b")",
+           b"[", b"]", b"{", b"}", b"<<<", b">>>", b"<", b">", b"/*", b"*/", b"//", b'"', b"0",
+           b"x::y", b"9"]
+
+
+def _context(data: bytes) -> RuleContext:
+    return RuleContext(Source("x.cu", data), Settings(), apitables.load())
+
+
+def _texts(seed: int, count: int):
+    rng = random.Random(seed)
+    for _ in range(count):
+        data = b"".join(rng.choice(_PIECES) for _ in range(rng.randint(0, 40)))
+        start = rng.randint(0, len(data))
+        yield data, start, rng.randint(start, len(data))
+
+
+def _walked_enclosing_call(ctx: RuleContext, offset: int, limit: int):
+    """enclosing_call as a walk back over every byte."""
+    data, code = ctx.data, ctx.code
+    depth = 0
+    pos = offset - 1
+    while pos >= limit:
+        byte = code[pos : pos + 1]
+        if byte in b")]":
+            depth += 1
+        elif byte in b"([":
+            if depth == 0:
+                if byte == b"[":
+                    return None
+                name_end = pos
+                while name_end > limit and data[name_end - 1 : name_end] in b" \t":
+                    name_end -= 1
+                name = re.search(rb"[A-Za-z_][A-Za-z0-9_:]*$", data[max(limit, name_end - 128) : name_end])
+                if name is None or name.group() in (b"for", b"if", b"sizeof"):
+                    return None
+                return name.group(), name_end - len(name.group())
+            depth -= 1
+        elif byte in b";{}":
+            return None
+        pos -= 1
+    return None
+
+
+def test_enclosing_call_agrees_with_a_walk_over_every_byte():
+    for data, limit, offset in _texts(3, 3000):
+        ctx = _context(data)
+        for at in (offset, offset + 2):  # past the end too
+            assert scopes.enclosing_call(ctx, at, limit) == _walked_enclosing_call(ctx, at, limit), (
+                data, at, limit)
+
+
+def test_last_of_finds_the_last_stop_byte():
+    rng = random.Random(5)
+    for _ in range(500):
+        data = bytes(rng.choice(b"ab;{") for _ in range(rng.randint(0, 2000)))
+        start = rng.randint(0, len(data))
+        end = rng.randint(start, len(data))
+        expected = max(data.rfind(b";", start, end), data.rfind(b"{", start, end))
+        assert scopes.last_of(data, (b";", b"{"), start, end) == expected
+
+
+def test_launches_and_calls_agree_with_scans_of_the_range():
+    watched = null_stream.stream_apis(apitables.load()).watched
+    names = frozenset({"hipMemcpy", "hipStreamSynchronize", "hipMemsetAsync"})
+    for data, start, end in _texts(7, 3000):
+        for extra in (b"", b"<<<<"):  # runs of '<' take the scan of the range
+            text = data + extra
+            ctx = _context(text)
+            scanned = [(m.start(), text.find(b">>>", m.end(), end))
+                       for m in scopes.code_matches(ctx, re.compile(rb"<<<"), start, end)]
+            expected = [(at, close) for at, close in scanned if close != -1]
+            found = [(launch.start, launch.close) for launch in null_stream.launches(ctx, start, end)]
+            assert found == expected, (text, start, end)
+        ctx = _context(data)
+        calls = list(scopes.code_matches(ctx, null_stream._CALL, start, end))
+        expected = [(m.span(), m.group(1)) for m in calls
+                    if null_stream.hip_name(ctx.tables, m.group(1).decode()) in names]
+        found = [(m.span(), m.group(1)) for m, _ in null_stream.api_calls(ctx, start, end, names)]
+        assert found == expected, (data, start, end)
+        acted_on = [m.span() for m in calls if null_stream._acts_on(m.group(1), watched)]
+        index = null_stream._calls_where(ctx, "acted_on",
+                                         lambda callee: null_stream._acts_on(callee, watched))
+        assert [m.span() for m in null_stream._within(index, start, end)] == acted_on
+
+
+def _split_byte_by_byte(config: bytes) -> list[str]:
+    parts, depth, current = [], 0, bytearray()
+    for byte in config:
+        char = bytes([byte])
+        if char in b"([{":
+            depth += 1
+        elif char in b")]}":
+            depth -= 1
+        if char == b"," and depth == 0:
+            parts.append(current.decode("utf-8", "replace").strip())
+            current = bytearray()
+            continue
+        current += char
+    parts.append(current.decode("utf-8", "replace").strip())
+    return parts
+
+
+def test_split_cuts_at_commas_outside_brackets():
+    assert null_stream._split(b"dim3(a, b), 256 , 0,s[i,j]") == ["dim3(a, b)", "256", "0", "s[i,j]"]
+    assert null_stream._split(b") , x") == [") , x"]  # below depth 0 no comma splits
+    rng = random.Random(9)
+    for _ in range(1000):
+        config = bytes(rng.choice(b"a ,()[]{}\xc3") for _ in range(rng.randint(0, 30)))
+        assert null_stream._split(config) == _split_byte_by_byte(config), config
