@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from migrator.apitables import ApiEntry, ApiTables
 from migrator.diagnostics import Diagnostic, Edit, Fix
@@ -18,11 +19,21 @@ from ..markers import marker_fix
 LIBRARY_LABELS = {"cudnn": "MIOpen"}
 
 
+class _Name(NamedTuple):
+    """What every occurrence of one actionable name gets for one target: the name-level tests
+    and, for a plain rename, the finding's texts (a name recurs hundreds of times in a file)."""
+
+    entry: ApiEntry
+    contextual: bool  # acted on only in CUDA context (cuda_context.py)
+    lowered: bool  # WRP001 or LOW001 lowers it for this target
+    rewritten: bool  # ARG001 renames its calls together with their arguments
+    rename: tuple[str, str, bytes] | None  # (message, fix title, HIP name) of a rename
+
+
 @dataclass(frozen=True)
 class _Index:
     candidates: re.Pattern
-    entries: dict[bytes, ApiEntry]
-    contextual: frozenset[bytes]  # names acted on only in CUDA context (cuda_context.py)
+    names: dict[bytes, _Name]
 
 
 def renamable(entry: ApiEntry | None, rocm) -> bool:
@@ -43,11 +54,20 @@ def _actionable(entry: ApiEntry, rocm) -> bool:
 def _index(tables: ApiTables, rocm: tuple[int, int, int]) -> _Index:
     """Names that need action for this target, and a regex that finds identifiers that may be one
     of them (by their first two characters: far cheaper than a 5000-way alternation)."""
-    entries = {e.cuda.encode(): e for e in tables.names.values() if _actionable(e, rocm)}
-    prefixes = sorted({name[:2] for name in entries})
+    lowered = {name for name, low in tables.lowerings.items()
+               if low.kind != "header" and low.applies(rocm)}
+    names = {}
+    for entry in tables.names.values():
+        if not _actionable(entry, rocm):
+            continue
+        rename = None
+        if renamable(entry, rocm):
+            rename = (f"{entry.cuda} -> {entry.hip}", f"rename to {entry.hip}", entry.hip.encode())
+        names[entry.cuda.encode()] = _Name(entry, needs_cuda_context(entry), entry.cuda in lowered,
+                                           entry.cuda in tables.argument_rewrites, rename)
+    prefixes = sorted({name[:2] for name in names})
     alternation = b"|".join(re.escape(p) for p in prefixes)
-    contextual = frozenset(name for name, entry in entries.items() if needs_cuda_context(entry))
-    return _Index(re.compile(rb"\b(?:" + alternation + rb")\w*"), entries, contextual)
+    return _Index(re.compile(rb"\b(?:" + alternation + rb")\w*"), names)
 
 
 def hip_name(tables: ApiTables, name: str) -> str:
@@ -121,40 +141,39 @@ class ApiRename(Rule):
     fix = "sometimes"
 
     def check(self, ctx: RuleContext):
-        settings = ctx.settings
-        rocm = settings.rocm
-        index = _index(ctx.tables, rocm)
-        lowered = {name for name, low in ctx.tables.lowerings.items()
-                   if low.kind != "header" and low.applies(rocm)}
+        index = _index(ctx.tables, ctx.settings.rocm)
         data = ctx.data
-        entries = index.entries
-        for match in index.candidates.finditer(data):
-            entry = entries.get(match.group())
-            if entry is None:
+        names = index.names
+        # candidates from the text with comments and literals blanked (same offsets): a name
+        # in a comment or literal is none, and those left start in code
+        for match in index.candidates.finditer(ctx.code):
+            name = names.get(match.group())
+            if name is None:
                 continue
             start, end = match.span()
-            if not names_code(ctx, start, end):
+            if not _names_code_outside_literals(ctx, start, end):
                 continue
+            entry = name.entry
             if entry.kind == "namespace" and not data[end : end + 8].lstrip().startswith(b"::"):
                 continue
-            if match.group() in index.contextual and not in_cuda_context(ctx):
+            if name.contextual and not in_cuda_context(ctx):
                 continue  # __isnan, umin... in a C library header are not CUDA's
-            if entry.cuda in lowered:
+            if name.lowered:
                 continue  # WRP001 or LOW001 lowers it for this target
-            if entry.cuda in ctx.tables.argument_rewrites and isinstance(
-                    lexical_call(ctx, start, end), LexicalCall):
+            if name.rewritten and isinstance(lexical_call(ctx, start, end), LexicalCall):
                 continue  # ARG001 renames it together with its arguments
-            yield from self._diagnose(ctx, entry, start, end)
+            if name.rename is None:
+                yield from self._diagnose(ctx, entry, start, end)
+                continue
+            message, title, hip = name.rename
+            if not entry.hip.isidentifier() and _declared_here(ctx, start, end):
+                continue  # `typedef size_t (*CUoccupancyB2DSize)(int)`: no `void*` can stand there
+            yield Diagnostic("API001", message, start, end, Fix(title, (Edit(start, end, hip),)),
+                             entry.library, entry.cuda, "info")
 
     def _diagnose(self, ctx: RuleContext, entry: ApiEntry, start: int, end: int):
+        """The finding for a name the target lacks (a rename is made in ``check``)."""
         rocm = ctx.settings.rocm
-        if renamable(entry, rocm):  # the common case first: a rename, no message to format
-            if not entry.hip.isidentifier() and _declared_here(ctx, start, end):
-                return  # `typedef size_t (*CUoccupancyB2DSize)(int)`: no `void*` can stand there
-            fix = Fix(f"rename to {entry.hip}", (Edit(start, end, entry.hip.encode()),))
-            yield Diagnostic("API001", f"{entry.cuda} -> {entry.hip}", start, end, fix,
-                             library=entry.library, symbol=entry.cuda, severity="info")
-            return
         target = format_version(rocm)
         if entry.status == "report_only":
             label = LIBRARY_LABELS.get(entry.library, entry.library)
@@ -190,12 +209,19 @@ def names_code(ctx: RuleContext, start: int, end: int) -> bool:
     """True when the identifier at [start, end) is code that can name an API: not in a comment
     or literal, not a member (``x.name``, ``p -> name``) and not a struct field declared with
     that name. Rules that rename identifiers share this test."""
-    if ctx.literals.covering(start) is not None:
-        return False
+    return ctx.literals.covering(start) is None and _names_code_outside_literals(ctx, start, end)
+
+
+_BLANK_OR_MEMBER_END = b" \t\n\r\f\v.>"
+
+
+def _names_code_outside_literals(ctx: RuleContext, start: int, end: int) -> bool:
+    """names_code for a name known to start outside comments and literals."""
     code = ctx.code  # comments read as blanks: `x. /* c */ name` is a member, `// e.g.` no dot
-    before = code[max(0, start - 2) : start].rstrip()
-    if before.endswith(b".") or before.endswith(b"->") or _is_member(code, start):
-        return False
+    if start > 0 and code[start - 1] in _BLANK_OR_MEMBER_END:  # else no member: `(name`, `*name`
+        before = code[max(0, start - 2) : start].rstrip()
+        if before.endswith(b".") or before.endswith(b"->") or _is_member(code, start):
+            return False
     return not _declares_member(ctx, start, end)
 
 
