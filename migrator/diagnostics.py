@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import enum
-import functools
 from dataclasses import dataclass, field
 
 
@@ -41,13 +40,16 @@ class Fix:
     # parse to guard the output, as for identifier renames. tests/test_engine.py checks it.
     keeps_syntax: bool = False
 
-    @functools.cached_property
-    def start(self) -> int:
-        return min(e.start for e in self.edits)
-
-    @functools.cached_property
-    def end(self) -> int:
-        return max(e.end for e in self.edits)
+    def __post_init__(self) -> None:
+        # where the edits begin and end (``start``, ``end``; none for an include request alone):
+        # set once here, since the engine orders every fix by them in every round
+        edits = self.edits
+        if len(edits) == 1:
+            object.__setattr__(self, "start", edits[0].start)
+            object.__setattr__(self, "end", edits[0].end)
+        elif edits:
+            object.__setattr__(self, "start", min(e.start for e in edits))
+            object.__setattr__(self, "end", max(e.end for e in edits))
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from itertools import compress
 from dataclasses import dataclass, field
 
 from .apitables import ApiTables
@@ -59,28 +60,45 @@ def _applicable(fix: Fix | None, unsafe: bool) -> bool:
 def choose_fixes(diagnostics: list[Diagnostic], unsafe: bool) -> list[Diagnostic]:
     """Fixes to apply this round: sorted by position; one that overlaps or touches an accepted
     fix waits for the next round (where it is recomputed on the new text)."""
-    with_fix = [d for d in diagnostics if _applicable(d.fix, unsafe)]
-    with_fix.sort(key=lambda d: (d.fix.start, d.fix.end) if d.fix.edits else (-1, -1))
+    return _choose([d for d in diagnostics if _applicable(d.fix, unsafe)])
+
+
+def _choose(with_fix: list[Diagnostic]) -> list[Diagnostic]:
+    """choose_fixes among diagnostics whose fixes all apply."""
+    with_fix = sorted(with_fix, key=lambda d: (d.fix.start, d.fix.end) if d.fix.edits else (-1, -1))
     chosen: list[Diagnostic] = []
     last_end = -1
     for diag in with_fix:
-        if not diag.fix.edits:  # include request only
+        fix = diag.fix
+        if not fix.edits:  # include request only
             chosen.append(diag)
             continue
-        edits = sorted(diag.fix.edits)
-        if any(a.end > b.start or (a.end == b.start and a.start == a.end == b.start)
-               for a, b in zip(edits, edits[1:])):
-            continue  # a malformed fix (its own edits overlap) is never applied
-        if diag.fix.start <= last_end:
+        if len(fix.edits) > 1:
+            edits = sorted(fix.edits)
+            if any(a.end > b.start or (a.end == b.start and a.start == a.end == b.start)
+                   for a, b in zip(edits, edits[1:])):
+                continue  # a malformed fix (its own edits overlap) is never applied
+        if fix.start <= last_end:
             continue
         chosen.append(diag)
-        last_end = diag.fix.end
+        last_end = fix.end
     return chosen
+
+
+def _chosen_edits(chosen: list[Diagnostic]) -> list[Edit]:
+    """The chosen fixes' edits, sorted: _choose keeps fixes apart and in order, so each fix's
+    own edits in order, one fix after the other, are all of them in order (found without
+    comparing every pair of edits again)."""
+    return [edit for diag in chosen
+            for edit in (diag.fix.edits if len(diag.fix.edits) < 2 else sorted(diag.fix.edits))]
 
 
 def apply_edits(data: bytes, diagnostics: list[Diagnostic]) -> bytes:
     """Apply the chosen fixes' edits in one forward pass over the original offsets."""
-    edits = sorted(edit for diag in diagnostics for edit in diag.fix.edits)
+    return _apply_sorted(data, sorted(edit for diag in diagnostics for edit in diag.fix.edits))
+
+
+def _apply_sorted(data: bytes, edits: list[Edit]) -> bytes:
     parts = []
     pos = 0
     for edit in edits:
@@ -274,17 +292,30 @@ def fix_source(
         diagnostics = suppressions.filter(current, diagnostics)
         if round_index == 0 and settings.report_unused_suppressions:
             diagnostics += unused_suppressions(current, ctx.literals, suppressions, settings)
-        chosen = choose_fixes(diagnostics, settings.unsafe_fixes) if apply_fixes else []
-        chosen_ids = {id(d) for d in chosen}
-        for diag in diagnostics:
-            fixed = id(diag) in chosen_ids
-            if apply_fixes and not fixed and _applicable(diag.fix, settings.unsafe_fixes):
+        fixable = [_applicable(d.fix, settings.unsafe_fixes) for d in diagnostics]
+        chosen = _choose(list(compress(diagnostics, fixable))) if apply_fixes else []
+        deferred = len(chosen) < fixable.count(True)
+        if not apply_fixes:
+            fixed_flags = [False] * len(diagnostics)
+        elif deferred:
+            chosen_ids = {id(d) for d in chosen}
+            fixed_flags = [id(d) in chosen_ids for d in diagnostics]
+        else:  # every fix that applies was chosen
+            fixed_flags = fixable
+        if round_index == 1:
+            reported = {(f.code, f.symbol) for f in findings}
+        reporting = []
+        for diag, fixed, applicable in zip(diagnostics, fixed_flags, fixable):
+            if apply_fixes and not fixed and applicable:
                 continue  # deferred: recomputed, and reported, in a later round
-            # unfixed findings repeat every round: report them from the first round only
-            if not fixed and round_index > 0 and (diag.code, diag.symbol) in reported:
-                continue
-            reported.add((diag.code, diag.symbol))
-            line, column = current.position(diag.start)
+            if round_index > 0:
+                # unfixed findings repeat every round: report them from the first round only
+                if not fixed and (diag.code, diag.symbol) in reported:
+                    continue
+                reported.add((diag.code, diag.symbol))
+            reporting.append((diag, fixed))
+        positions = current.positions([diag.start for diag, _ in reporting])
+        for (diag, fixed), (line, column) in zip(reporting, positions):
             fix = diag.fix
             findings.append(Finding(source.path, line, column, diag.code, diag.message,
                                     diag.severity, diag.library, diag.symbol, fixed,
@@ -294,17 +325,16 @@ def fix_source(
         if not chosen:
             return EngineResult(current.data, findings, round_index)
         applied_rules.update(d.code for d in chosen)
-        edits = sorted(e for d in chosen for e in d.fix.edits)
-        new_data = apply_edits(current.data, chosen)
+        edits = _chosen_edits(chosen)
+        new_data = _apply_sorted(current.data, edits)
         includes = [h for d in chosen for h in d.fix.includes]
         extra = include_edit(new_data, includes, current.newline) if includes else None
         previous = current
         if new_data == current.data and extra is None:
             return EngineResult(current.data, findings, round_index)
-        deferred = len(chosen) < sum(1 for d in diagnostics if _applicable(d.fix, settings.unsafe_fixes))
         settled = not deferred and not any(d.code in chaining for d in chosen)
-        neutral = {e for d in chosen for e in d.fix.edits
-                   if d.fix.keeps_syntax or _neutral(e, previous, ctx.literals)}
+        neutral = [e for d in chosen for e in d.fix.edits
+                   if d.fix.keeps_syntax or _neutral(e, previous, ctx.literals)]
         if settled and extra is None and len(neutral) == len(edits):
             # every fix applied, none creates work for another rule, and no edit can change
             # the parse: the output's tree has the input's shape, so no parse is needed
@@ -312,7 +342,7 @@ def fix_source(
         if tree is None:  # first round, no rule parsed: the guard needs the input's tree
             tree = treesitter.parse(previous.data)
         # re-parse incrementally: the old tree learns the edits, unchanged subtrees are reused
-        steps = [_Step(previous, edits, new_data, neutral)]
+        steps = [_Step(previous, edits, new_data, set(neutral))]
         if extra is not None:
             middle = Source(source.path, new_data)
             new_data = new_data[: extra.start] + extra.text + new_data[extra.end :]

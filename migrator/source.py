@@ -60,16 +60,28 @@ class Source:
 
     def position(self, offset: int) -> tuple[int, int]:
         """1-based (line, column) of a byte offset; the column counts characters."""
+        return self.positions((offset,))[0]
+
+    def positions(self, offsets) -> list[tuple[int, int]]:
+        """``position`` of each of ``offsets`` (the engine places every finding of a round)."""
+        data = self.data
         starts = self.line_starts
-        index = bisect.bisect_right(starts, offset) - 1
+        line_of = bisect.bisect_right
+        before = bisect.bisect_left
         continuations = self._continuation_offsets()
-        if continuations is False:  # not UTF-8: decode what precedes on the line
-            column = len(self.data[starts[index] : offset].decode("utf-8", "replace")) + 1
-        else:  # a character is its first byte: count the bytes that continue one, by bisection
-            continued = (bisect.bisect_left(continuations, offset)
-                         - bisect.bisect_left(continuations, starts[index]))
-            column = offset - starts[index] - continued + 1
-        return index + 1, column
+        found = []
+        for offset in offsets:
+            index = line_of(starts, offset) - 1
+            line_start = starts[index]
+            if continuations is False:  # not UTF-8: decode what precedes on the line
+                column = len(data[line_start:offset].decode("utf-8", "replace")) + 1
+            elif continuations:  # a character is its first byte: count those that continue one
+                continued = before(continuations, offset) - before(continuations, line_start)
+                column = offset - line_start - continued + 1
+            else:  # ASCII
+                column = offset - line_start + 1
+            found.append((index + 1, column))
+        return found
 
     def _continuation_offsets(self) -> list[int] | bool:
         """Where UTF-8 continuation bytes are (indexed once: positions on a long line would
