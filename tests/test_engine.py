@@ -25,6 +25,28 @@ def test_overlapping_and_touching_fixes_wait():
     assert chosen == [a, d]
 
 
+def test_chosen_edits_come_in_order():
+    """The engine takes the chosen fixes' edits one fix after the other instead of sorting all
+    of them: the same list as sorting, for fixes of several edits in any order too."""
+    import random
+
+    from migrator.engine import _choose, _chosen_edits
+
+    rng = random.Random(5)
+    for _ in range(500):
+        found = []
+        for _ in range(rng.randint(0, 8)):
+            edits = []
+            for _ in range(rng.randint(0, 3)):
+                start = rng.randint(0, 40)
+                edits.append(Edit(start, start + rng.randint(0, 3), rng.choice([b"", b"x"])))
+            rng.shuffle(edits)
+            found.append(Diagnostic("TST001", "t", 0, 0, Fix("t", tuple(edits), includes=("a.h",))))
+        chosen = _choose(found)
+        assert chosen == choose_fixes(found, unsafe=False)
+        assert _chosen_edits(chosen) == sorted(e for d in chosen for e in d.fix.edits)
+
+
 def test_apply_edits_in_one_pass():
     data = b"cudaMalloc(cudaFree)"
     out = apply_edits(data, [diag(0, 10, b"hipMalloc"), diag(11, 19, b"hipFree")])
