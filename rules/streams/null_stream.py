@@ -62,7 +62,8 @@ def launches(ctx: RuleContext, start: int, end: int):
     """The ``<<<...>>>`` launches in code in [start, end); the configuration is split at its
     top-level commas, so ``dim3(x, y)`` stays one argument."""
     data = ctx.data
-    if b"<<<<" in data:  # runs of '<': where a scan of the range starts decides what it finds
+    index = _file_launches(ctx)
+    if index is None:  # runs of '<': where a scan of the range starts decides what it finds
         for match in code_matches(ctx, _LAUNCH, start, end):
             close = data.find(b">>>", match.end(), end)
             if close != -1:
@@ -70,27 +71,30 @@ def launches(ctx: RuleContext, start: int, end: int):
         return
     # otherwise no two ``<<<`` overlap: the file's launches serve every range; one whose
     # ``>>>`` does not end before ``end`` is left out, as a search up to ``end`` would
-    starts, found = _file_launches(ctx)
-    for index in range(bisect.bisect_left(starts, start), len(starts)):
-        at, close, launch = found[index]
-        if at + 3 > end:
+    starts, closes, made = index
+    for position in range(bisect.bisect_left(starts, start), len(starts)):
+        if starts[position] + 3 > end:
             return
+        close = closes[position]
         if close != -1 and close + 3 <= end:
+            launch = made.get(position)
+            if launch is None:
+                launch = made[position] = _launch(data, starts[position], close)
             yield launch
 
 
-def _file_launches(ctx: RuleContext) -> tuple[list[int], list[tuple[int, int, Launch | None]]]:
-    """(starts, [(start, close, launch)]) of every ``<<<`` in code in the file, with the
-    first ``>>>`` after it (-1: none, then no launch); computed once per file."""
-    found = ctx.cache.get("streams.launches")
-    if found is None:
+def _file_launches(ctx: RuleContext) -> tuple[list[int], list[int], dict[int, Launch]] | None:
+    """(starts, closes, made) for every ``<<<`` in code in the file: where it starts, the first
+    ``>>>`` after it (-1: none), and the launches read so far by position (each is read once,
+    when a range first holds it); found once per file. None where ``<<<`` can overlap."""
+    found = ctx.cache.get("streams.launches", False)
+    if found is False:
         data = ctx.data
-        found = ([], [])
-        for match in code_matches(ctx, _LAUNCH, 0, len(data)):
-            close = data.find(b">>>", match.end())
-            found[0].append(match.start())
-            found[1].append((match.start(), close,
-                             None if close == -1 else _launch(data, match.start(), close)))
+        if b"<<<<" in data:
+            found = None
+        else:
+            starts = [match.start() for match in code_matches(ctx, _LAUNCH, 0, len(data))]
+            found = (starts, [data.find(b">>>", at + 3) for at in starts], {})
         ctx.cache["streams.launches"] = found
     return found
 
@@ -165,8 +169,12 @@ def _calls_where(ctx: RuleContext, key, keep) -> tuple[list[int], list[re.Match]
     if found is None:
         every = ctx.cache.get("streams.calls")
         if every is None:  # comments and literals included: most calls are dropped unread
-            every = ctx.cache["streams.calls"] = list(_CALL.finditer(ctx.data))
-        matches = [match for match in every if keep(match.group(1)) and ctx.in_code(match.start())]
+            matches = list(_CALL.finditer(ctx.data))
+            every = ctx.cache["streams.calls"] = (matches, {match.group(1) for match in matches})
+        matches, callees = every
+        kept = {callee for callee in callees if keep(callee)}  # once per name, not per call
+        in_code = ctx.in_code
+        matches = [match for match in matches if match.group(1) in kept and in_code(match.start())]
         found = ctx.cache[key] = ([match.start() for match in matches], matches)
     return found
 
