@@ -261,3 +261,25 @@ def test_findings_and_fixes_do_not_depend_on_hash_seeds(tmp_path):
                              capture_output=True, text=True, env=env, check=True)
         reports.append(json.loads(run.stdout))
     assert reports[0] and reports[0] == reports[1] == reports[2]
+
+
+def test_respelling_finds_every_name_it_renames():
+    """Marker texts are respelled by splitting them at names: the same text as substituting
+    each identifier (names glued to digits or non-ASCII letters, members and partial names
+    included)."""
+    import random
+    import re
+
+    from rules.markers import _output_spelling, _respelled
+
+    tables = apitables.load()
+    identifier = re.compile(r"\b[A-Za-z_]\w*")
+    rng = random.Random(3)
+    for lowered in (False, True):
+        spelling = _output_spelling(tables, (6, 2, 0), lowered)
+        words = list(spelling)[::50] + ["x", "_", "é", "9", "cudaMallocX", "__shfl", "cu"]
+        for _ in range(3000):
+            text = "".join(rng.choice(words + [" ", ".", "->", "(", "\n"])
+                           for _ in range(rng.randint(0, 10)))
+            expected = identifier.sub(lambda m: spelling.get(m.group(), m.group()), text)
+            assert _respelled(tables, (6, 2, 0), lowered, text) == expected, text
