@@ -66,6 +66,18 @@ def test_enclosing_call_agrees_with_a_walk_over_every_byte():
                 data, at, limit)
 
 
+def test_loop_heads_agree_with_one_scan():
+    pattern = re.compile(rb"\b(?:for|while)\s*\(")
+    pieces = [b"for", b"while", b"fo", b"r", b"whil", b"e", b"x", b"_", b"9", b" ", b"\n", b"(",
+              b"//", b"\n", b'"', b"/*", b"*/"]
+    rng = random.Random(11)
+    for _ in range(3000):
+        data = b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 30)))
+        ctx = _context(data)
+        expected = [m.span() for m in scopes.code_matches(ctx, pattern, 0, len(data))]
+        assert [m.span() for m in scopes._loop_heads(ctx)] == expected, data
+
+
 def test_last_of_finds_the_last_stop_byte():
     rng = random.Random(5)
     for _ in range(500):
