@@ -35,6 +35,7 @@ _BLOCK_PUNCTUATION = re.compile(rb"[{};]")
 _HEAD_NOISE = re.compile(rb"/\*[\s\S]*?\*/|//[^\n]*|^\s*#[^\n]*", re.MULTILINE)
 _STATEMENT_PUNCTUATION = re.compile(rb"[()\[\]{};]")
 _BRACKET = re.compile(rb"[()\[\]]")
+_CALLEE_NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_:]*$")  # a (qualified) name ending there
 
 
 def blocks(ctx: RuleContext) -> list[Block]:
@@ -209,7 +210,7 @@ def last_of(data: bytes, stops: tuple[bytes, ...], start: int, end: int) -> int:
     window = 256
     while end > start:
         low = max(start, end - window)
-        found = max(data.rfind(stop, low, end) for stop in stops)
+        found = max([data.rfind(stop, low, end) for stop in stops])
         if found != -1:
             return found
         end, window = low, window * 2
@@ -239,7 +240,7 @@ def enclosing_call(ctx: RuleContext, offset: int, limit: int) -> tuple[bytes, in
             name_end = pos
             while name_end > limit and data[name_end - 1 : name_end] in b" \t":
                 name_end -= 1
-            name = re.search(rb"[A-Za-z_][A-Za-z0-9_:]*$", data[max(limit, name_end - 128) : name_end])
+            name = _CALLEE_NAME.search(data, max(limit, name_end - 128), name_end)
             if name is None or name.group() in _CONTROL or name.group() == b"sizeof":
                 return None  # a parenthesised expression or a condition
             return name.group(), name_end - len(name.group())

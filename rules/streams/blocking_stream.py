@@ -136,7 +136,6 @@ def _reliance(ctx: RuleContext, offset: int, argument: str) -> list[str]:
     null_uses = ctx.cache.get(("STM001.null_stream_uses", body.open))
     if null_uses is None:
         null_uses = ctx.cache[("STM001.null_stream_uses", body.open)] = null_stream_uses(ctx, body)
-    for at, what in null_uses:
-        line, _ = ctx.source.position(at)
-        reasons.append(f"{what} at line {line}")
+    places = ctx.source.positions([at for at, _ in null_uses])
+    reasons.extend(f"{what} at line {line}" for (_, what), (line, _) in zip(null_uses, places))
     return reasons

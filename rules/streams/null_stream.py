@@ -126,8 +126,9 @@ def stream_apis(tables: ApiTables) -> StreamApis:
     library = frozenset(e.hip or e.cuda for e in entries if e.library in libraries)
     set_stream = frozenset(e.hip or e.cuda for e in entries if e.library in libraries
                            and re.search(_SET_STREAM_SUFFIX + r"(?:_v\d+)?$", e.cuda))
+    library_calls = library | set_stream
     watched = {name for entry in tables.names.values() for name in (entry.cuda, entry.hip)
-               if name and _acted_on(hip_name(tables, name), library | set_stream)}
+               if name and _acted_on(hip_name(tables, name), library_calls)}
     return StreamApis(
         runtime=frozenset({e.hip or e.cuda for e in tables.names.values()
                            if e.library in _RUNTIME_LIBRARIES} | {"hipLaunchKernelGGL"}),
@@ -139,8 +140,8 @@ def stream_apis(tables: ApiTables) -> StreamApis:
 
 def _acted_on(name: str, library_calls: frozenset[str]) -> bool:
     """Does null_stream_uses act on a call whose HIP name is ``name``?"""
-    return (_SYNC_CALL.fullmatch(name) is not None or name in library_calls
-            or (name.startswith("hip") and name[3:] in _STREAM_ARGUMENT))
+    return name in library_calls or (name.startswith("hip") and (
+        name[3:] in _STREAM_ARGUMENT or _SYNC_CALL.fullmatch(name) is not None))
 
 
 def api_calls(ctx: RuleContext, start: int, end: int, names: frozenset[str]):
