@@ -13,6 +13,7 @@ A UTF-8 byte-order mark is set aside while fixing and put back; findings ignore 
 from __future__ import annotations
 
 import bisect
+import operator
 import re
 from itertools import compress
 from dataclasses import dataclass, field
@@ -45,8 +46,7 @@ class EngineResult:
         return bool(self.findings) and any(f.fixed for f in self.findings)
 
 
-def _diagnostic_order(diag: Diagnostic):
-    return (diag.start, diag.end, diag.code, diag.message, diag.symbol)
+_diagnostic_order = operator.attrgetter("start", "end", "code", "message", "symbol")
 
 
 def _applicable(fix: Fix | None, unsafe: bool) -> bool:

@@ -28,6 +28,7 @@ class _Name(NamedTuple):
     lowered: bool  # WRP001 or LOW001 lowers it for this target
     rewritten: bool  # ARG001 renames its calls together with their arguments
     rename: tuple[str, str, bytes] | None  # (message, fix title, HIP name) of a rename
+    plain: bool  # renamed to an identifier wherever it names code: none of the tests above
 
 
 @dataclass(frozen=True)
@@ -63,10 +64,18 @@ def _index(tables: ApiTables, rocm: tuple[int, int, int]) -> _Index:
         rename = None
         if renamable(entry, rocm):
             rename = (f"{entry.cuda} -> {entry.hip}", f"rename to {entry.hip}", entry.hip.encode())
-        names[entry.cuda.encode()] = _Name(entry, needs_cuda_context(entry), entry.cuda in lowered,
-                                           entry.cuda in tables.argument_rewrites, rename)
-    prefixes = sorted({name[:2] for name in names})
-    alternation = b"|".join(re.escape(p) for p in prefixes)
+        contextual = needs_cuda_context(entry)
+        lowers = entry.cuda in lowered
+        rewritten = entry.cuda in tables.argument_rewrites
+        plain = (rename is not None and entry.hip.isidentifier() and entry.kind != "namespace"
+                 and not (contextual or lowers or rewritten))
+        names[entry.cuda.encode()] = _Name(entry, contextual, lowers, rewritten, rename, plain)
+    # grouped by the first character, which the regex engine then checks once per position
+    seconds: dict[bytes, set[bytes]] = {}
+    for name in names:
+        seconds.setdefault(name[:1], set()).add(name[1:2])
+    alternation = b"|".join(re.escape(first) + b"(?:" + b"|".join(map(re.escape, sorted(second)))
+                            + b")" for first, second in sorted(seconds.items()))
     return _Index(re.compile(rb"\b(?:" + alternation + rb")\w*"), names)
 
 
@@ -154,20 +163,21 @@ class ApiRename(Rule):
             if not _names_code_outside_literals(ctx, start, end):
                 continue
             entry = name.entry
-            if entry.kind == "namespace" and not data[end : end + 8].lstrip().startswith(b"::"):
-                continue
-            if name.contextual and not in_cuda_context(ctx):
-                continue  # __isnan, umin... in a C library header are not CUDA's
-            if name.lowered:
-                continue  # WRP001 or LOW001 lowers it for this target
-            if name.rewritten and isinstance(lexical_call(ctx, start, end), LexicalCall):
-                continue  # ARG001 renames it together with its arguments
-            if name.rename is None:
-                yield from self._diagnose(ctx, entry, start, end)
-                continue
+            if not name.plain:  # the common case has none of these tests to pass
+                if entry.kind == "namespace" and not data[end : end + 8].lstrip().startswith(b"::"):
+                    continue
+                if name.contextual and not in_cuda_context(ctx):
+                    continue  # __isnan, umin... in a C library header are not CUDA's
+                if name.lowered:
+                    continue  # WRP001 or LOW001 lowers it for this target
+                if name.rewritten and isinstance(lexical_call(ctx, start, end), LexicalCall):
+                    continue  # ARG001 renames it together with its arguments
+                if name.rename is None:
+                    yield from self._diagnose(ctx, entry, start, end)
+                    continue
+                if not entry.hip.isidentifier() and _declared_here(ctx, start, end):
+                    continue  # `typedef size_t (*CUoccupancyB2DSize)(int)`: no `void*` there
             message, title, hip = name.rename
-            if not entry.hip.isidentifier() and _declared_here(ctx, start, end):
-                continue  # `typedef size_t (*CUoccupancyB2DSize)(int)`: no `void*` can stand there
             yield Diagnostic("API001", message, start, end, Fix(title, (Edit(start, end, hip),)),
                              entry.library, entry.cuda, "info")
 
@@ -235,10 +245,13 @@ def _declares_member(ctx: RuleContext, start: int, end: int) -> bool:
 
     Only an identifier that follows a type-like token and precedes a declarator end can be one;
     that lexical test is cheap and rarely true, and only then does the tree decide."""
-    data = ctx.data
-    if not _DECLARATOR_END.match(data, end):
+    code = ctx.code
+    last = code[start - 1 : start]
+    if not last or not (last.isspace() or last.isalnum() or last in b"_*&>"):
+        return False  # `(name`, `= name`: no type before it (read without a copy of 64 bytes)
+    if not _DECLARATOR_END.match(ctx.data, end):
         return False
-    before = ctx.code[max(0, start - 64) : start].rstrip()
+    before = code[max(0, start - 64) : start].rstrip()
     if not before or not (before[-1:].isalnum() or before[-1:] in b"_*&>"):
         return False
     word = re.search(rb"[A-Za-z_][A-Za-z0-9_]*$", before)
@@ -257,8 +270,13 @@ def _declared_here(ctx: RuleContext, start: int, end: int) -> bool:
 
 def _is_member(code: bytes, start: int) -> bool:
     """``obj .  name`` / ``ptr -> name`` with whitespace, a line break or a comment between
-    (``code``: the file with comments blanked)."""
+    (``code``: the file with comments blanked; a marker comment before a name is a long run
+    of blanks, passed over a window at a time)."""
     pos = start
-    while pos > 0 and code[pos - 1 : pos] in (b" ", b"\t", b"\n", b"\r"):
-        pos -= 1
+    while pos > 0:
+        window = max(0, pos - 64)
+        kept = len(code[window:pos].rstrip(b" \t\n\r"))
+        pos = window + kept
+        if kept:
+            break
     return code[pos - 1 : pos] == b"." or code[max(0, pos - 2) : pos] == b"->"
