@@ -6,7 +6,7 @@ from migrator.diagnostics import Diagnostic
 from migrator.rule import Rule, RuleContext
 
 from ..calls import find_name, lexical_call
-from .operands import enclosing_function, function_name, may_point_to, pointer_operand
+from .operands import function_key, may_point_to, pointer_operand
 
 _FLOATING = frozenset({"float", "double"})
 
@@ -63,7 +63,7 @@ class FloatAtomicTradeoff(Rule):
     def check(self, ctx: RuleContext):
         if b"atomicAdd" not in ctx.data:
             return
-        functions: dict[int, list] = {}  # function start -> [start, end, count, types, name]
+        functions: dict[int, list] = {}  # function's body -> [start, end, count, types, name]
         for _, start, end in find_name(ctx, {b"atomicAdd"}):
             call = lexical_call(ctx, start, end)
             if call is None or call == "macro" or len(call.arguments) != 2:
@@ -73,11 +73,10 @@ class FloatAtomicTradeoff(Rule):
             operand = pointer_operand(ctx, *call.arguments[0])
             if operand.kind != "known" or operand.type not in ("float", "double") or operand.shared:
                 continue
-            function = enclosing_function(ctx, start)
+            function = function_key(ctx, start)
             if function is None:
                 continue
-            entry = functions.setdefault(function.start_byte,
-                                         [start, end, 0, set(), function_name(ctx, function)])
+            entry = functions.setdefault(function[0], [start, end, 0, set(), function[1]])
             entry[2] += 1
             entry[3].add(operand.type)
         for start, end, count, types, name in functions.values():

@@ -30,6 +30,7 @@ PAIRS = frozenset({"__half2", "__hip_bfloat162"})  # two 16-bit values in one 32
 _FUNDAMENTAL = re.compile(r"(?:(?:signed|unsigned|short|long|int|char|float|double|bool)\s*)+|"
                           r"(?:u?int(?:8|16|32|64)_t|size_t|ptrdiff_t|uintptr_t)")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_KEYWORD_TYPES = {"signed", "unsigned", "short", "long", "int", "char", "float", "double", "bool"}
 _TYPE = r"[A-Za-z_][\w:]*(?:\s+(?:int|long|short|char))*"
 _C_CAST = re.compile(r"\(\s*(?:(?:const|volatile)\s+)*(" + _TYPE + r")\s*((?:\*\s*)+)\)")
 _CXX_CAST = re.compile(r"(?:reinterpret_cast|static_cast|const_cast)\s*<\s*"
@@ -206,17 +207,55 @@ def operand_of(ctx: RuleContext, text: str, at: int) -> Operand:
         rest = rest[close + 1:].lstrip()
     if rest and (address_of or not _ARITHMETIC.match(rest)):
         return UNKNOWN  # a member, a call, another operator: not provable from a declaration
-    scope = _scope(ctx, at)
-    declaration = scope.lookup(ctx, parts.name, at)
+    declaration, template_parameters = _lookup(ctx, parts.name, at)
     if declaration is None:
         return UNKNOWN
     if declaration.pointers - subscripts + address_of != 1:
         return UNKNOWN
-    if declaration.type in scope.template_parameters:
+    if declaration.type in template_parameters:
         return Operand("template", declaration.type)
     if not _known(declaration.type):
         return Operand("unknown", declaration.type)
     return Operand("known", declaration.type, declaration.shared)
+
+
+def _lookup(ctx: RuleContext, name: str, at: int) -> tuple[Declaration | None, frozenset[str]]:
+    """The declaration of ``name`` seen from ``at`` (aliases resolved) and the template
+    parameters of the function there: read from the function's tokens where declarations.py is
+    sure of them (one type, no template parameter of that name), else from the tree."""
+    from .declarations import declarations, function_around  # it reads this module's types
+    function = function_around(ctx, at)
+    found = declarations(ctx, function, name) if function is not None else None
+    if found is not None and len(found) == 1:
+        declaration = _resolved(ctx, next(iter(found)))
+        if not _maybe_template_parameter(ctx, declaration.type):
+            return declaration, frozenset()
+    scope = _scope(ctx, at)
+    return scope.lookup(ctx, name, at), scope.template_parameters
+
+
+def _maybe_template_parameter(ctx: RuleContext, type_name: str) -> bool:
+    """Is ``type_name`` written after ``typename`` or ``class`` somewhere in the file's code, as
+    every template type parameter (the tree's _template_parameters) is?"""
+    found = ctx.cache.setdefault("atm_template_like", {})
+    if type_name not in found:
+        pattern = rb"\b(?:typename|class)\b[\s.]*" + re.escape(type_name.encode()) + rb"\b"
+        found[type_name] = _IDENTIFIER.fullmatch(type_name) is not None \
+            and type_name not in _KEYWORD_TYPES and re.search(pattern, ctx.code) is not None
+    return found[type_name]
+
+
+def function_key(ctx: RuleContext, at: int) -> tuple[int, str] | None:
+    """(where its body opens, its name) of the innermost function definition around ``at``:
+    read from its tokens where declarations.py is sure of them, else from the tree."""
+    from .declarations import function_around
+    function = function_around(ctx, at)
+    if function is not None:
+        return function.body.open, function.name
+    node = enclosing_function(ctx, at)
+    if node is None:
+        return None
+    return node.child_by_field_name("body").start_byte, function_name(ctx, node)
 
 
 def may_point_to(ctx: RuleContext, begin: int, end: int, types: frozenset[str]) -> bool:
@@ -368,14 +407,18 @@ class _Scope:
                 found = {min(visible, key=lambda d: d.where[1] - d.where[0])}
         if len(found) != 1:
             return None  # not provable
-        declaration = next(iter(found))
-        aliases = _aliases(ctx)
-        seen = 0
-        while declaration.type in aliases and seen < 4:
-            declaration = Declaration(aliases[declaration.type], declaration.pointers,
-                                      declaration.shared, declaration.where)
-            seen += 1
-        return declaration
+        return _resolved(ctx, next(iter(found)))
+
+
+def _resolved(ctx: RuleContext, declaration: Declaration) -> Declaration:
+    """``declaration`` with its type's file-scope aliases resolved (at most 4 steps)."""
+    aliases = _aliases(ctx)
+    seen = 0
+    while declaration.type in aliases and seen < 4:
+        declaration = Declaration(aliases[declaration.type], declaration.pointers,
+                                  declaration.shared, declaration.where)
+        seen += 1
+    return declaration
 
 
 def _scope(ctx: RuleContext, at: int) -> _Scope:
@@ -500,6 +543,8 @@ def _aliases(ctx: RuleContext) -> dict[str, str]:
     aliases = ctx.cache.get("atm_aliases")
     if aliases is None:
         aliases = ctx.cache["atm_aliases"] = {}
+        if b"typedef" not in ctx.data and b"using" not in ctx.data:
+            return aliases  # settled by a substring search, without running the regex
         for match in _ALIAS.finditer(ctx.data):
             if ctx.in_code(match.start()):
                 if match.group(1):
