@@ -13,6 +13,7 @@ A UTF-8 byte-order mark is set aside while fixing and put back; findings ignore 
 from __future__ import annotations
 
 import bisect
+import functools
 import operator
 import re
 from itertools import compress
@@ -317,10 +318,11 @@ def fix_source(
         positions = current.positions([diag.start for diag, _ in reporting])
         for (diag, fixed), (line, column) in zip(reporting, positions):
             fix = diag.fix
+            # the applicability's _value_: its .value is a property, slow for every finding
             findings.append(Finding(source.path, line, column, diag.code, diag.message,
                                     diag.severity, diag.library, diag.symbol, fixed,
                                     fix.title if fix else "",
-                                    fix.applicability.value if fix else "",
+                                    fix.applicability._value_ if fix else "",
                                     diag.code in optimizing))
         if not chosen:
             return EngineResult(current.data, findings, round_index)
@@ -372,14 +374,21 @@ def _neutral(edit: Edit, source: Source, literals) -> bool:
     at the start of a line that does not continue a directive."""
     data = source.data
     old = data[edit.start : edit.end]
-    if (_IDENTIFIER.fullmatch(old) and _IDENTIFIER.fullmatch(edit.text)) or (
-            _NUMBER.fullmatch(old) and _NUMBER.fullmatch(edit.text)):
+    if _same_token_kind(old, edit.text):
         return literals.covering(edit.start) is None
     if old and literals.covering(edit.start) == "include" and _INCLUDE_PATH.fullmatch(edit.text):
         return _INCLUDE_PATH.fullmatch(old) is not None and literals.covering(edit.end - 1) == "include"
     if not old and _COMMENT_LINE.fullmatch(edit.text):
         return _at_code_line_start(data, literals, edit.start)
     return False
+
+
+@functools.lru_cache(maxsize=4096)
+def _same_token_kind(old: bytes, new: bytes) -> bool:
+    """Are both identifiers, or both integer literals? (A rename of one name recurs hundreds
+    of times in a file.)"""
+    return bool((_IDENTIFIER.fullmatch(old) and _IDENTIFIER.fullmatch(new))
+                or (_NUMBER.fullmatch(old) and _NUMBER.fullmatch(new)))
 
 
 class _SyntaxLost(Exception):

@@ -48,6 +48,24 @@ def test_literal_spans():
     assert spans.covering(code_free) is None
 
 
+def test_literal_search_by_hints_finds_what_a_search_finds():
+    """LiteralSpans tries the literal pattern only near a hint byte (``/``, a quote, ``#``,
+    ``R"``): from every position, the same match as searching with the pattern itself."""
+    from migrator.parsing.tokens import _LITERAL, _search_literal
+
+    pieces = [b'u8R"x(', b')x"', b'R"(', b')"', b'uR"', b'LR"', b"L'", b"'", b'"', b"\\", b"\n",
+              b" ", b"\t", b"#", b"#include", b"<a.h>", b'"a.h"', b"/*", b"*/", b"//", b"x",
+              b"u", b"8", b"R", b"1'000", b"\r\n", b"\\\n", b"import", b"include_next"]
+    rng = random.Random(7)
+    for _ in range(20000):
+        data = b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
+        for pos in range(len(data) + 1):
+            expected = _LITERAL.search(data, pos)
+            found = _search_literal(data, pos)
+            assert (found and (found.span(), found.lastgroup)) == (
+                expected and (expected.span(), expected.lastgroup)), (data, pos)
+
+
 def test_macro_body_tokens():
     start = SAMPLE.index(b"cudaFree(x)")
     kinds = [(k, SAMPLE[s:e]) for k, s, e in tokenize(SAMPLE, start, SAMPLE.index(b"char c"))

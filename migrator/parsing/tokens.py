@@ -111,10 +111,9 @@ class LiteralSpans:
         ends: list[int] = []
         kinds: list[str] = []
         scanner = _LiteralScanner(data, 0, len(data))
-        search = _LITERAL.search
         pos = 0
         while True:
-            match = search(data, pos)
+            match = _search_literal(data, pos)
             if match is None:
                 break
             found = scanner.resolve(match)
@@ -142,6 +141,40 @@ class LiteralSpans:
         for start, end, kind in zip(self.starts, self.ends, self.kinds):
             if kind == "comment":
                 yield start, end
+
+
+# The bytes near which a _LITERAL match can start. _LITERAL's own first-byte filter lets the
+# regex engine try a match at every u, U, L and R (common in names) and at every indented line;
+# this one it skips to in a fast scan.
+_LITERAL_HINT = re.compile(rb"/|\"|'|#|R\"")
+_BLANK_BYTES = re.compile(rb"[ \t]*")
+
+
+def _search_literal(data: bytes, pos: int) -> re.Match | None:
+    """``_LITERAL.search(data, pos)``, found by trying ``_LITERAL.match`` only where a hint is:
+    at a ``/``, quote or ``'``; an include at the start of the line of its ``#`` (blanks may
+    come before it); a raw string at its ``R"`` or up to two bytes before (``u8R"``...)."""
+    match_at = _LITERAL.match
+    hint = _LITERAL_HINT.search
+    while True:
+        found = hint(data, pos)
+        if found is None:
+            return None
+        at = found.start()
+        byte = data[at]
+        if byte == 35:  # '#': an include starts at its line's start, with only blanks between
+            line = data.rfind(b"\n", 0, at) + 1
+            tries = ((line,) if line >= pos and _BLANK_BYTES.match(data, line).end() == at
+                     else ())
+        elif byte == 82:  # 'R"': a raw string, maybe with its encoding prefix before
+            tries = range(max(pos, at - 2), at + 1)
+        else:
+            tries = (at,)
+        for start in tries:
+            match = match_at(data, start)
+            if match is not None:
+                return match
+        pos = at + 1
 
 
 def tokenize(data: bytes, start: int = 0, end: int | None = None):
