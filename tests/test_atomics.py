@@ -609,3 +609,170 @@ def test_sixteen_bit_hints_cover_every_evidence_spelling():
         assert any(hint.decode() in spelling for hint in operands._EVIDENCE_HINTS), spelling
     alternatives = operands._EVIDENCE.pattern.count("|") + 1
     assert alternatives == 12 + len(operands.SIXTEEN_BIT), "a new spelling needs a hint and a line here"
+
+
+# Forms the lexical declaration reader (rules/atomics/declarations.py) must read as the tree
+# does, or leave to the tree: not all of it is valid C++, all of it is what the parser meets.
+_DECLARATION_FORMS = b"""typedef float real;
+#define ADD(p, v) atomicAdd(p, v)
+#define LOOP(i, n) for (int i = 0; i < (n); ++i)
+__global__ void k(float* out, const float* __restrict__ in, int n) {
+  __shared__ float tile[32][33];
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float v = in[i];
+  if (threadIdx.x % 32 == 0) atomicAdd(&out[blockIdx.x], v);
+  out[i] = v + tile[threadIdx.x][threadIdx.y];
+}
+__device__ void shadow(float* p, double* q, real* r, long* l2 = nullptr, int m = 3) {
+  { double* p = q; atomicAdd(p, 1.0); }
+  auto c = (double*)r; auto plain = r; auto& ref = p;
+  a * star; b & amp; x * first, second;
+  T (*call); float (paren); float (*fp)(int arg);
+  float a0 = 1, *a1, a2 = f(x, y), &a3 = a0;
+  if (float* z = p) atomicAdd(z, 1.0f);
+  for (float* e : list) atomicAdd(e, 1.0f);
+  for (int j = 0, *jp = &j; j < m; ++j) g(m * j, &l2[j]);
+  switch (m) { case 1: float* cased = nullptr; }
+  auto lambda = [&](float* lp, int) { return lp; };
+  std::map<int, float*> pairs; std::vector<std::array<float, 4>> rows;
+  static_cast<float*>(r)[0] = 1; ADD(p, 1.0f);
+  void local(float* proto);
+  decltype(r) typed = r; g(a * p, b);
+  try { } catch (std::exception& ex) { }
+}
+template <typename T> __global__ void generic(T* out, T v) { atomicAdd(out, v); }
+__global__ void looped(float* r, int m) { LOOP(s, m) { atomicAdd(&r[s], 1.0f); } }
+std::string &Options::get(const std::string &key) { return table[key]; }
+"""
+# the parser reads these files' functions otherwise than their braces say
+_MACRO_LINES = b"""#define ALIGN(t, b) struct Align_##t { t v; } __attribute__((aligned(b)));
+ALIGN(float4, 16)
+ALIGN(double2, 16)
+__global__ void k(float* out) { atomicAdd(out, 1.0f); }
+"""
+_KNR = b"""int knr(a) int a; { return a; }
+__global__ void k(float* out) { atomicAdd(out, 1.0f); }
+"""
+
+
+def _atomics_sources() -> list[tuple[str, bytes]]:
+    root = Path(__file__).resolve().parent.parent
+    files = sorted((root / "fixtures" / "rules").glob("ATM00*/*.cu")) + sorted(
+        p for p in (root / "kernels").iterdir() if p.suffix in (".cu", ".h"))
+    return [(p.name, p.read_bytes()) for p in files] + [
+        ("forms.cu", _DECLARATION_FORMS), ("macro_lines.cu", _MACRO_LINES), ("knr.cu", _KNR)]
+
+
+def _context(name: str, data: bytes, settings: Settings | None = None):
+    from migrator.rule import RuleContext
+
+    return RuleContext(Source(name, data), settings or Settings(), apitables.load())
+
+
+@pytest.mark.parametrize("name,data", _atomics_sources(), ids=lambda value: value
+                         if isinstance(value, str) else "")
+def test_lexical_declarations_are_the_trees(name: str, data: bytes):
+    """Where the lexical reader answers, it answers what operands._scope reads from the tree:
+    the innermost function around every occurrence of every name in a function it reads, its
+    name, and the name's declarations there."""
+    from rules import scopes
+    from rules.atomics import declarations
+
+    ctx = _context(name, data)
+    scopes.function_at(ctx, 0)
+    for body in ctx.cache["scopes.functions"]:
+        function = declarations.function_around(ctx, body.open + 1)
+        if function is None:
+            continue
+        words = {}
+        for index, text in enumerate(function.texts[function.parameters + 1 :],
+                                     function.parameters + 1):
+            if re.fullmatch(rb"[A-Za-z_]\w*", text):
+                words.setdefault(text.decode(), []).append(function.offset(index))
+        for word, offsets in words.items():
+            found = declarations.declarations(ctx, function, word)
+            for offset in offsets:
+                tree = operands.enclosing_function(ctx, offset)
+                assert (tree.child_by_field_name("body").start_byte,
+                        operands.function_name(ctx, tree)) == (body.open, function.name)
+                if found is not None:
+                    assert found == operands._scope(ctx, offset).names.get(word, set()), word
+
+
+@pytest.mark.parametrize("name,data", _atomics_sources(), ids=lambda value: value
+                         if isinstance(value, str) else "")
+def test_atomics_findings_do_not_depend_on_the_lexical_reader(name: str, data: bytes,
+                                                              monkeypatch):
+    """ATM001-ATM003 find the same with the lexical reader as with the tree alone."""
+    from rules.atomics import declarations
+    from rules.atomics.broken_patterns import BrokenHalfAtomic
+    from rules.atomics.float_tradeoff import FloatAtomicTradeoff
+    from rules.atomics.half_precision import HalfPrecisionAtomic
+
+    def findings():
+        results = []
+        for rocm in TARGETS:
+            ctx = _context(name, data, _settings(rocm))
+            for rule in (HalfPrecisionAtomic(), BrokenHalfAtomic(), FloatAtomicTradeoff()):
+                results += [repr(finding) for finding in rule.check(ctx)]
+        return results
+
+    lexical = findings()
+    monkeypatch.setattr(declarations, "function_around", lambda ctx, at: None)
+    assert lexical == findings()
+
+
+def test_lexical_reader_settles_the_common_kernel_and_defers_the_rest():
+    """A kernel's pointer parameter is proven without a parse; forms the reader does not know,
+    and files the parser reads otherwise than their braces, go to the tree."""
+    from rules.atomics import declarations
+    from rules.atomics.float_tradeoff import FloatAtomicTradeoff
+
+    ctx = _context("forms.cu", _DECLARATION_FORMS)
+    at = _DECLARATION_FORMS.index(b"atomicAdd(&out")
+    kernel = declarations.function_around(ctx, at)
+    assert kernel.name == "k"
+    assert declarations.declarations(ctx, kernel, "out") == {operands.Declaration("float", 1)}
+    assert declarations.declarations(ctx, kernel, "tile") == {
+        operands.Declaration("float", 2, shared=True)}
+    shadow = declarations.function_around(ctx, _DECLARATION_FORMS.index(b"{ double* p"))
+    assert shadow.name == "shadow"
+    read = {word: declarations.declarations(ctx, shadow, word) for word in (
+        "p", "c", "plain", "star", "amp", "first", "second", "call", "paren", "a1", "a3", "z",
+        "e", "jp", "cased", "lp", "pairs", "rows", "typed", "ex", "l2", "m")}
+    assert read["p"] == {operands.Declaration("float", 1), operands.Declaration("double", 1)}
+    assert read["c"] == {operands.Declaration("double", 1)}
+    assert read["plain"] == set()  # auto without a cast: the tree reads no type
+    assert read["star"] == {operands.Declaration("a", 1)}  # 'a * star;' declares, as the tree
+    assert read["amp"] == {operands.Declaration("b", 0)}
+    assert read["call"] == set()  # 'T (*call);' is a call for the tree
+    assert read["a1"] == {operands.Declaration("float", 1)}
+    assert read["a3"] == {operands.Declaration("float", 0)}
+    assert read["z"] == {operands.Declaration("float", 1)}
+    assert read["e"] == set()  # a range-for's variable: no declaration in the tree
+    assert read["jp"] == {operands.Declaration("int", 1)}
+    assert read["lp"] == {operands.Declaration("float", 1)}
+    assert read["l2"] == {operands.Declaration("long", 1)}
+    assert read["m"] == {operands.Declaration("int", 0)}
+    assert read["ex"] == {operands.Declaration("std::exception", 0)}
+    for unknown in ("second", "paren", "cased", "pairs", "rows", "typed"):
+        assert read[unknown] is None, unknown
+    # a loop macro followed by a block, a reference-returning head, K&R, macro lines
+    assert declarations.function_around(ctx, _DECLARATION_FORMS.index(b"atomicAdd(&r[s]")) \
+        is None
+    assert declarations.function_around(ctx, _DECLARATION_FORMS.index(b"table[key]")) is None
+    for name, data in (("macro_lines.cu", _MACRO_LINES), ("knr.cu", _KNR)):
+        other = _context(name, data)
+        assert declarations.function_around(other, data.index(b"atomicAdd")) is None, name
+    # the template parameter is the tree's to report
+    at = _DECLARATION_FORMS.index(b"atomicAdd(out, v)")
+    assert declarations.declarations(ctx, declarations.function_around(ctx, at), "out") == {
+        operands.Declaration("T", 1)}
+    span = (at + len(b"atomicAdd("), at + len(b"atomicAdd(out"))
+    assert operands.pointer_operand(ctx, *span) == operands.Operand("template", "T")
+
+    kernel_only = _DECLARATION_FORMS[: _DECLARATION_FORMS.index(b"__device__ void shadow")]
+    ctx = _context("kernel.cu", kernel_only)
+    assert [finding.code for finding in FloatAtomicTradeoff().check(ctx)] == ["ATM003"]
+    assert ctx.parsed_tree is None

@@ -46,14 +46,13 @@ _HEAD_SPECIFIERS = _FUNCTION_SPECIFIERS | {b"__launch_bounds__"}
 # words that never stand in a declaration's specifiers: expressions, statements
 _EXPRESSION_WORDS = {b"return", b"throw", b"case", b"co_return", b"co_yield", b"co_await",
                      b"delete", b"new", b"sizeof", b"alignof", b"typeid", b"noexcept", b"this",
-                     b"true", b"false", b"nullptr", b"goto", b"default", b"decltype",
-                     b"static_assert"}
+                     b"true", b"false", b"nullptr", b"goto", b"default", b"static_assert"}
 _CONTROL = {b"if", b"while", b"for", b"switch"}
 _TYPE_WORDS = _SIZES | _PRIMITIVES | _SPECIFIERS | _POINTER | _FUNCTION_SPECIFIERS | {b"auto"}
 _KEYWORDS = _TYPE_WORDS | _EXPRESSION_WORDS | _CONTROL | {
     b"else", b"do", b"struct", b"class", b"union", b"enum", b"typename", b"template",
-    b"operator", b"using", b"typedef", b"namespace", b"try", b"catch", b"public", b"private",
-    b"protected", b"friend", b"virtual", b"mutable", b"explicit", b"asm", b"__asm__",
+    b"operator", b"using", b"typedef", b"decltype", b"namespace", b"try", b"catch", b"public",
+    b"private", b"protected", b"friend", b"virtual", b"mutable", b"explicit", b"asm", b"__asm__",
     b"__launch_bounds__", b"__attribute__", b"alignas", b"__align__", b"restrict"}
 _TEMPLATE_ARGUMENT = {b"::", b"<", b">", b">>", b",", b"*", b"&"}
 _CASTS = {b"static_cast", b"reinterpret_cast", b"const_cast", b"dynamic_cast"}
@@ -175,8 +174,9 @@ def _code_blocks(ctx: RuleContext) -> list[Block]:
         if found and block.open < found[-1].close:
             continue
         # the words after the head's last parenthesis or '=' (a head holds no ';{}')
-        last = max(code.rfind(b")", block.head, block.open), code.rfind(b"=", block.head, block.open))
-        tail = code[max(last + 1, block.head) : block.open]
+        head, open_at = block.head, block.open
+        last = max(code.rfind(b")", head, open_at), code.rfind(b"=", head, open_at))
+        tail = code[max(last + 1, head) : open_at]
         if not (_CONTAINER.search(tail) or tail.rstrip().endswith(b"extern")):
             found.append(block)
     return [*found, Block(len(code), len(code), len(code))]
@@ -322,7 +322,8 @@ def _after_type(texts: list[bytes], index: int) -> int | None:
     start = index
     while index < len(texts) and texts[index] in _SIZES:
         index += 1
-    if index < len(texts) and texts[index] in _PRIMITIVES:
+    if index < len(texts) and (texts[index] in _PRIMITIVES or index == start
+                               and texts[index] == b"auto"):
         return index + 1
     if index > start:
         return index
@@ -458,7 +459,7 @@ def _paren_context(function: Function, opener: int) -> str | None:
         return "for"
     if before in (b"if", b"while", b"switch"):
         return "condition"
-    if before in _EXPRESSION_WORDS:
+    if before in _EXPRESSION_WORDS or before == b"decltype":
         return "expression"
     if before == b"]":
         return _after_brackets(texts, function.match[opener - 1])
