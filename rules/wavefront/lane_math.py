@@ -7,6 +7,7 @@ import re
 from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
 
+from ..scopes import blocks
 from .common import integer_literal
 
 # only the literals that can mean a warp: % / 32|64, & 31|63, >> 5|6 (cheap to scan for)
@@ -72,7 +73,7 @@ class LaneMath(Rule):
         data = ctx.data
         lanes = ctx.settings.wavefront_size
         yield from self._lane_operations(ctx, lanes)
-        for match in _CONSTANT.finditer(data):
+        for match in _constants(data):
             if not ctx.in_code(match.start()):
                 continue
             name = (match.group(1) or match.group(3)).decode()
@@ -171,33 +172,43 @@ def _left_operand_start(data: bytes, operator_start: int) -> int:
     return pos
 
 
-def _in_device_code(ctx: RuleContext, offset: int) -> bool:
-    """Is ``offset`` inside the body of a ``__global__``/``__device__`` function? Found from the
-    brace blocks around it (lexically; comments and literals skipped), cached per file."""
-    blocks = ctx.cache.get("brace_blocks")
-    if blocks is None:
-        blocks = ctx.cache["brace_blocks"] = _brace_blocks(ctx)
-    return any(open_at < offset < close_at and device for open_at, close_at, device in blocks)
-
-
-def _brace_blocks(ctx: RuleContext) -> list[tuple[int, int, bool]]:
-    data = ctx.data
-    blocks, stack = [], []
-    boundary = 0  # where the current declaration head started
-    for match in re.finditer(rb"[{};]", data):
-        at = match.start()
-        if ctx.literals.covering(at) is not None:
+def _constants(data: bytes):
+    """What ``_CONSTANT.finditer(data)`` finds, tried only where a match can start: at a word
+    holding 'warp' (any case) and at the ``#`` of its line. Every match names such a word; a
+    scan that tries each word boundary for a 'warp' inside costs 30 times more."""
+    starts = set()
+    previous = word = -1  # the last 'warp' found and the start of its word
+    for found in re.finditer(b"warp", data.lower()):  # bytes patterns ignore ASCII case alone
+        at = found.start()
+        pos = at
+        while pos > 0 and data[pos - 1] in _IDENT_BYTES:
+            pos -= 1
+            if pos == previous:  # the same word as the last one: its start is known
+                pos = word
+                break
+        previous, word = at, pos
+        starts.add(pos)
+        hash_at = data.rfind(b"#", data.rfind(b"\n", 0, pos) + 1, pos)
+        if hash_at != -1:
+            starts.add(hash_at)
+    covered = 0
+    for at in sorted(starts):
+        if at < covered:
             continue
-        byte = data[at : at + 1]
-        if byte == b"{":
-            head = data[boundary:at]
-            stack.append((at, _DEVICE_QUALIFIER.search(head) is not None and b"(" in head))
-            boundary = at + 1
-        elif byte == b"}":
-            if stack:
-                open_at, device = stack.pop()
-                blocks.append((open_at, at, device))
-            boundary = at + 1
-        else:
-            boundary = at + 1
-    return blocks
+        match = _CONSTANT.match(data, at)
+        if match is not None:
+            covered = match.end()
+            yield match
+
+
+def _in_device_code(ctx: RuleContext, offset: int) -> bool:
+    """Is ``offset`` inside a block (``scopes.blocks``) whose head holds ``__global__`` or
+    ``__device__`` and a ``(``: the body of a device function, or a block within one?"""
+    device = ctx.cache.get("WAV001.device_blocks")
+    if device is None:
+        data = ctx.data
+        device = ctx.cache["WAV001.device_blocks"] = [
+            block for block in blocks(ctx)
+            if data.find(b"(", block.head, block.open) != -1
+            and _DEVICE_QUALIFIER.search(data, block.head, block.open) is not None]
+    return any(block.contains(offset) for block in device)
