@@ -7,11 +7,10 @@ import re
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
 
-from ..calls import arguments, find_name
-from .common import MASK_RESULTS
+from .common import MASK_RESULTS, builtin_names, call_arguments
 
 _COUNTERS = {"__popc": "__popcll", "__ffs": "__ffsll", "__clz": "__clzll"}
-_NAMES = {name.encode() for name in MASK_RESULTS}
+_NAMES = frozenset(name.encode() for name in MASK_RESULTS)
 # "unsigned x = " / "const unsigned int x = " right before the call: a 32-bit variable
 _NARROW_DECLARATION = re.compile(
     rb"(?:^|[;{}(,]\s*|\n\s*)((?:const\s+)?(?:unsigned(?:\s+int)?|uint32_t|int|int32_t))\s+"
@@ -58,13 +57,12 @@ class BallotWidth(Rule):
 
     def check(self, ctx: RuleContext):
         data = ctx.data
-        names = {n for n in _NAMES if n in data}
-        for name, start, end in find_name(ctx, names):
+        for name, start, end in builtin_names(ctx, _NAMES):
             builtin = name.decode()
-            spans = arguments(data, end)
+            spans = call_arguments(ctx, end)
             if spans is None:
                 continue
-            close = _closing_paren(data, end)
+            close = _closing_paren(data, end, spans)
             counter = _counter_before(data, start)
             if counter and close is not None and data[close + 1 : close + 32].lstrip()[:1] == b")":
                 wide = _COUNTERS[counter]
@@ -96,11 +94,9 @@ def _counter_before(data: bytes, start: int) -> str:
     return match.group(1).decode() if match else ""
 
 
-def _closing_paren(data: bytes, name_end: int) -> int | None:
-    """Offset of the ``)`` closing the call whose name ends at ``name_end``."""
-    spans = arguments(data, name_end)
-    if spans is None:
-        return None
+def _closing_paren(data: bytes, name_end: int, spans: list[tuple[int, int]]) -> int | None:
+    """Offset of the ``)`` closing the call whose name ends at ``name_end`` (its argument
+    ``spans``)."""
     pos = spans[-1][1] if spans else data.index(b"(", name_end) + 1
     close = data.find(b")", pos)
     return None if close == -1 else close

@@ -1,8 +1,14 @@
-"""What the wavefront rules share: the warp-level builtins and C integer literal values."""
+"""What the wavefront rules share: the warp-level builtins, where a file calls them, and C
+integer literal values."""
 
 from __future__ import annotations
 
+import functools
 import re
+
+from migrator.rule import RuleContext
+
+from ..calls import arguments
 
 # builtin -> index of its mask argument (the *_sync family takes the mask first)
 SYNC_MASK_BUILTINS = {
@@ -19,9 +25,68 @@ SHUFFLE_WIDTH = {"__shfl": 2, "__shfl_up": 2, "__shfl_down": 2, "__shfl_xor": 2,
                  "__shfl_sync": 3, "__shfl_up_sync": 3, "__shfl_down_sync": 3,
                  "__shfl_xor_sync": 3}
 
+# every builtin above; all start with "__", which a search skips ahead to
+_BUILTINS = frozenset(name.encode() for name in (*SYNC_MASK_BUILTINS, *MASK_RESULTS, *SHUFFLE_WIDTH))
+_BUILTIN_WORD = re.compile(rb"__(?:" + b"|".join(re.escape(name[2:]) for name in sorted(_BUILTINS))
+                           + rb")[A-Za-z0-9_]*")
+_WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+def builtin_names(ctx: RuleContext, names: frozenset[bytes]) -> list[tuple[bytes, int, int]]:
+    """(name, start, end) of each occurrence of one of ``names`` (warp builtins above) as what
+    ``calls.find_name(ctx, names)`` yields: a whole word in code, not a member. The file is
+    searched once for all the builtins, the rules each take theirs: find_name's pattern starts
+    with ``\\b``, which a search tries at every byte, once per rule."""
+    found = ctx.cache.get("wavefront.builtins")
+    if found is None:
+        found = ctx.cache["wavefront.builtins"] = []
+        data, code = ctx.data, ctx.code
+        for match in _BUILTIN_WORD.finditer(data):
+            start = match.start()
+            if match.group() not in _BUILTINS or (start and data[start - 1] in _WORD_BYTES):
+                continue  # another word, or the tail of one
+            if ctx.literals.covering(start) is not None:
+                continue
+            before = code[max(0, start - 64) : start].rstrip()[-2:]
+            if before.endswith(b".") or before.endswith(b"->"):
+                continue  # a member of the same name
+            found.append((match.group(), start, match.end()))
+    return [site for site in found if site[0] in names]
+
+
+# an argument list holding no bracket, literal, comment or line end: its split depends on its
+# own bytes alone, so it is kept per text (spans from its "("), across files
+_PLAIN_LIST = re.compile(rb"[ \t]*\(([^()\[\]{}\"'/\n]*)\)")
+_PLAIN_SPANS: dict[bytes, tuple[tuple[int, int], ...]] = {}
+
+
+def call_arguments(ctx: RuleContext, name_end: int) -> list[tuple[int, int]] | None:
+    """``calls.arguments(ctx.data, name_end)``, kept per file: the mask, width and ballot rules
+    split the same calls. A plain argument list (``(0xffffffff, v, 1)``, most of them) is split
+    once per distinct text, whatever file it is in."""
+    known = ctx.cache.setdefault("wavefront.arguments", {})
+    if name_end in known:
+        return known[name_end]
+    plain = _PLAIN_LIST.match(ctx.data, name_end)
+    relative = None if plain is None else _PLAIN_SPANS.get(plain.group(1))
+    if relative is None:
+        spans = arguments(ctx.data, name_end)
+        if plain is not None:
+            if len(_PLAIN_SPANS) >= 4096:
+                _PLAIN_SPANS.clear()
+            base = plain.start(1) - 1
+            _PLAIN_SPANS[plain.group(1)] = tuple((start - base, end - base) for start, end in spans)
+    else:
+        base = plain.start(1) - 1
+        spans = [(start + base, end + base) for start, end in relative]
+    known[name_end] = spans
+    return spans
+
+
 _INTEGER = re.compile(r"^(0[xX][0-9a-fA-F']+|0[bB][01']+|0[0-7']*|[1-9][0-9']*)([uUlL]*)$")
 
 
+@functools.lru_cache(maxsize=4096)  # a file writes the same few masks and widths many times
 def integer_literal(text: str) -> tuple[int, int] | None:
     """(value, bits of its type) of a C integer literal, ``~0u``-style complements and ``-1``
     included; None for anything else. Types follow C: no suffix fits int/unsigned (32 bits) when

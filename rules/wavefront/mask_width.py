@@ -7,10 +7,9 @@ import re
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
 
-from ..calls import arguments, find_name
-from .common import SYNC_MASK_BUILTINS, all_ones, integer_literal
+from .common import SYNC_MASK_BUILTINS, all_ones, builtin_names, call_arguments, integer_literal
 
-_NAMES = {name.encode() for name in SYNC_MASK_BUILTINS}
+_NAMES = frozenset(name.encode() for name in SYNC_MASK_BUILTINS)
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _NARROW_DECL = r"\b(?:unsigned(?:\s+int)?|uint32_t|int)\s+(?:const\s+)?{name}\b"
 
@@ -53,12 +52,11 @@ class MaskWidth(Rule):
     fix = "sometimes"
 
     def check(self, ctx: RuleContext):
-        names = {n for n in _NAMES if n in ctx.data}
         lanes = ctx.settings.wavefront_size
         data = ctx.data
-        for name, start, end in find_name(ctx, names):
+        for name, start, end in builtin_names(ctx, _NAMES):
             builtin = name.decode()
-            spans = arguments(data, end)
+            spans = call_arguments(ctx, end)
             index = SYNC_MASK_BUILTINS[builtin]
             if not spans or index >= len(spans):
                 continue

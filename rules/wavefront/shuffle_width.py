@@ -5,10 +5,9 @@ from __future__ import annotations
 from migrator.diagnostics import Diagnostic
 from migrator.rule import Rule, RuleContext
 
-from ..calls import arguments, find_name
-from .common import SHUFFLE_WIDTH, integer_literal
+from .common import SHUFFLE_WIDTH, builtin_names, call_arguments, integer_literal
 
-_NAMES = {name.encode() for name in SHUFFLE_WIDTH}
+_NAMES = frozenset(name.encode() for name in SHUFFLE_WIDTH)
 
 
 class ShuffleWidth(Rule):
@@ -47,11 +46,10 @@ class ShuffleWidth(Rule):
 
     def check(self, ctx: RuleContext):
         lanes = ctx.settings.wavefront_size
-        names = {n for n in _NAMES if n in ctx.data}
-        for name, start, end in find_name(ctx, names):
+        for name, start, end in builtin_names(ctx, _NAMES):
             shuffle = name.decode()
             index = SHUFFLE_WIDTH[shuffle]
-            spans = arguments(ctx.data, end) or []
+            spans = call_arguments(ctx, end) or []
             width = [(b, e, ctx.data[b:e].decode("utf-8", "replace")) for b, e in spans[index:index + 1]]
             for begin, finish, text in width:
                 literal = integer_literal(text)
