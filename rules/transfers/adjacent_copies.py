@@ -10,7 +10,7 @@ from migrator.rule import Rule, RuleContext
 from ..scopes import code_text, statement_end, statement_start
 from ..constants import constant_value
 from ..markers import unproven_fix
-from .common import Copy, copies
+from .common import Copy, loop_copies
 
 SMALL_COPY_BYTES = 4096
 _HEADER = re.compile(
@@ -65,8 +65,8 @@ class AdjacentCopies(Rule):
     optimization = True
 
     def check(self, ctx: RuleContext):
-        for copy in copies(ctx):
-            if copy.loop is None or copy.body is None or len(copy.arguments) < 4:
+        for copy in loop_copies(ctx):
+            if copy.body is None or len(copy.arguments) < 4:
                 continue
             merged = _merge(ctx, copy)
             if merged is not None:

@@ -9,7 +9,7 @@ from migrator.rule import Rule, RuleContext
 
 from ..dialect import api_name, is_hip
 from ..scopes import code_text, statement_end, statement_start
-from .common import Copy, base_identifier, copies
+from .common import Copy, base_identifier, loop_copies
 
 _PINNED = ("cudaMallocHost", "hipHostMalloc", "cudaHostAlloc", "hipHostAlloc", "hipExtHostAlloc",
            "hipMallocHost")
@@ -68,8 +68,8 @@ class AsyncPinnedCopies(Rule):
 
     def check(self, ctx: RuleContext):
         by_loop: dict[int, list[Copy]] = {}
-        for copy in copies(ctx):
-            if copy.loop is not None and copy.body is not None:
+        for copy in loop_copies(ctx):
+            if copy.body is not None:
                 by_loop.setdefault(copy.loop.start, []).append(copy)
         for group in by_loop.values():
             diagnostic = _rewrite(ctx, group)

@@ -9,9 +9,11 @@ from dataclasses import dataclass
 from migrator.rule import RuleContext
 
 from ..calls import find_name, lexical_call
-from ..scopes import Block, function_at, loop_around, Loop
+from ..scopes import Block, function_at, loop_around, Loop, loops
 
 COPY_NAMES = {b"cudaMemcpy", b"cudaMemcpyAsync", b"hipMemcpy", b"hipMemcpyAsync"}
+_COPY_NAME = re.compile(rb"(?:cuda|hip)Memcpy(?:Async)?(?![A-Za-z0-9_])")  # the byte before: tested
+_WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 BASE = re.compile(rb"^\s*(?:\(\s*[\w\s:*]+\*\s*\)\s*)?&?\s*([A-Za-z_][A-Za-z0-9_]*)")
 
 
@@ -58,6 +60,32 @@ def copies(ctx: RuleContext) -> list[Copy]:
                           loop_around(ctx, start)))
     ctx.cache["transfers.copies"] = found
     return found
+
+
+def loop_copies(ctx: RuleContext) -> list[Copy]:
+    """The copies of ``copies(ctx)`` that are in a loop. Most files copy outside loops only:
+    the loop bodies are searched first for a copy's name as a whole word, and the file's
+    copies are built only if one holds one."""
+    found = ctx.cache.get("transfers.loop_copies")
+    if found is None:
+        found = ctx.cache["transfers.loop_copies"] = (
+            [copy for copy in copies(ctx) if copy.loop is not None] if _copy_name_in_loop(ctx)
+            else [])
+    return found
+
+
+def _copy_name_in_loop(ctx: RuleContext) -> bool:
+    """Does a loop body hold one of COPY_NAMES as a whole word (code or not)? Each byte is
+    searched once however deep the loops nest (they come in order of their starts)."""
+    data = ctx.data
+    searched = 0  # bodies are searched up to here
+    for loop in loops(ctx):
+        start, end = max(loop.body[0], searched), loop.body[1]
+        for match in _COPY_NAME.finditer(data, start, end):
+            if data[match.start() - 1] not in _WORD_BYTES:
+                return True
+        searched = max(searched, end)
+    return False
 
 
 def base_identifier(text: str) -> str | None:

@@ -12,7 +12,7 @@ from ..markers import unproven_fix
 from ..calls import arguments
 from ..scopes import (Block, block_opened_at, enclosing_call, statement_end, statement_start,
                       word_matches, word_offsets)
-from .common import Copy, base_identifier, copies
+from .common import Copy, base_identifier, loop_copies
 
 # functions that read or write a buffer but never free or keep it
 _HARMLESS_CALLEES = {b"memcpy", b"memset", b"memcmp", b"memmove", b"printf", b"fprintf",
@@ -77,8 +77,8 @@ class PinnedHostBuffer(Rule):
         if b"malloc" not in ctx.data:
             return
         seen: set[tuple[int, str]] = set()
-        for copy in copies(ctx):
-            if copy.loop is None or copy.body is None:
+        for copy in loop_copies(ctx):
+            if copy.body is None:
                 continue
             index = copy.host_argument(ctx)
             if index is None:
