@@ -41,15 +41,18 @@ class Fix:
     keeps_syntax: bool = False
 
     def __post_init__(self) -> None:
-        # where the edits begin and end (``start``, ``end``; none for an include request alone):
-        # set once here, since the engine orders every fix by them in every round
+        # where the edits begin and end (``start``, ``end``; -1 for an include request alone,
+        # which the engine takes first): set once here, since the engine orders every fix by
+        # them in every round
         edits = self.edits
         if len(edits) == 1:
-            object.__setattr__(self, "start", edits[0].start)
-            object.__setattr__(self, "end", edits[0].end)
+            start, end = edits[0].start, edits[0].end
         elif edits:
-            object.__setattr__(self, "start", min(e.start for e in edits))
-            object.__setattr__(self, "end", max(e.end for e in edits))
+            start, end = min(e.start for e in edits), max(e.end for e in edits)
+        else:
+            start = end = -1
+        object.__setattr__(self, "start", start)
+        object.__setattr__(self, "end", end)
 
 
 @dataclass(frozen=True)

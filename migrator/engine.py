@@ -64,9 +64,12 @@ def choose_fixes(diagnostics: list[Diagnostic], unsafe: bool) -> list[Diagnostic
     return _choose([d for d in diagnostics if _applicable(d.fix, unsafe)])
 
 
+_FIX_SPAN = operator.attrgetter("fix.start", "fix.end")
+
+
 def _choose(with_fix: list[Diagnostic]) -> list[Diagnostic]:
     """choose_fixes among diagnostics whose fixes all apply."""
-    with_fix = sorted(with_fix, key=lambda d: (d.fix.start, d.fix.end) if d.fix.edits else (-1, -1))
+    with_fix = sorted(with_fix, key=_FIX_SPAN)  # an include request alone (-1, -1) first
     chosen: list[Diagnostic] = []
     last_end = -1
     for diag in with_fix:

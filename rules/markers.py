@@ -13,7 +13,8 @@ from migrator.suppression import parse_suppressions
 
 _MARKER_LINE = re.compile(rb"//[ \t]*rocmigrate [A-Z]{3}[0-9]{3}: ")
 _IDENTIFIER = re.compile(r"(\b[A-Za-z_]\w*)")  # captured: split keeps the names
-_LINE_NUMBER = re.compile(r"\s*\((?:at )?line \d+\)|\s+at line \d+")
+# the lookahead: every match starts so, and a position that does not is passed at once
+_LINE_NUMBER = re.compile(r"(?=[\s(])(?:\s*\((?:at )?line \d+\)|\s+at line \d+)")
 _INLINE_MARKER = re.compile(rb"/\* rocmigrate [A-Z]{3}[0-9]{3}: [\s\S]* \*/\Z")
 
 
@@ -117,10 +118,15 @@ def hip_spelling(ctx: RuleContext, text: str) -> str:
     return _respelled(ctx.tables, ctx.settings.rocm, False, text)
 
 
-@functools.lru_cache(maxsize=4096)
 def _respelled(tables, rocm, lowered: bool, text: str) -> str:
-    """``text`` with each name written as ``_output_spelling`` says; the same messages and
-    marker lines come back for every function of a file, so each is respelled once."""
+    """``text`` with each name written as ``_output_spelling`` says, part by part (a name holds
+    no ``; ``): a message that lists sites repeats the same few parts, and the same messages
+    and marker lines come back for every function of a file, so each part is respelled once."""
+    return "; ".join([_respelled_part(tables, rocm, lowered, part) for part in text.split("; ")])
+
+
+@functools.lru_cache(maxsize=4096)
+def _respelled_part(tables, rocm, lowered: bool, text: str) -> str:
     spelling = _output_spelling(tables, rocm, lowered)
     # split at the names (every odd piece is one): a quote of code holds dozens, few of them
     # CUDA's, and a lookup of each in one pass costs less than a callback per name

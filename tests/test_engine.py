@@ -264,7 +264,7 @@ def test_findings_and_fixes_do_not_depend_on_hash_seeds(tmp_path):
 
 
 def test_respelling_finds_every_name_it_renames():
-    """Marker texts are respelled by splitting them at names: the same text as substituting
+    """Marker texts are respelled part by part, split at names: the same text as substituting
     each identifier (names glued to digits or non-ASCII letters, members and partial names
     included)."""
     import random
@@ -279,7 +279,7 @@ def test_respelling_finds_every_name_it_renames():
         spelling = _output_spelling(tables, (6, 2, 0), lowered)
         words = list(spelling)[::50] + ["x", "_", "é", "9", "cudaMallocX", "__shfl", "cu"]
         for _ in range(3000):
-            text = "".join(rng.choice(words + [" ", ".", "->", "(", "\n"])
+            text = "".join(rng.choice(words + [" ", ".", "->", "(", "\n", ";", "; "])
                            for _ in range(rng.randint(0, 10)))
             expected = identifier.sub(lambda m: spelling.get(m.group(), m.group()), text)
             assert _respelled(tables, (6, 2, 0), lowered, text) == expected, text
