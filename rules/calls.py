@@ -10,34 +10,51 @@ from migrator.parsing.tokens import in_directive
 from migrator.rule import RuleContext
 
 
+# the bytes before a name that may make it a member (``x.name``, ``p -> name``): when the byte
+# right before it is none of these, it is not one
+BLANK_OR_MEMBER_END = b" \t\n\r\f\v.>"
+_WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+
 def find_name(ctx: RuleContext, names: set[bytes] | dict):
     """Yield (name, start, end) for each occurrence of one of ``names`` as code (not in comments,
     literals or member access)."""
     if not names:
         return
-    pattern = _pattern(tuple(sorted(names)))
+    pattern, check_start = _pattern(tuple(sorted(names)))
     data = ctx.data
     for match in pattern.finditer(data):
         start = match.start()
+        if check_start and start and data[start - 1] in _WORD_BYTES:
+            continue  # the end of a longer name
         if ctx.literals.covering(start) is not None:
             continue
         # comments read as blanks: a comment ending in '.' (or a marker line written there)
         # does not make the name a member
-        before = ctx.code[max(0, start - 64) : start].rstrip()[-2:]
-        if before.endswith(b".") or before.endswith(b"->"):
-            continue
+        if start and ctx.code[start - 1] in BLANK_OR_MEMBER_END:
+            before = ctx.code[max(0, start - 64) : start].rstrip()[-2:]
+            if before.endswith(b".") or before.endswith(b"->"):
+                continue
         yield match.group(), start, match.end()
 
 
-_PATTERNS: dict[tuple, re.Pattern] = {}
+_PATTERNS: dict[tuple, tuple[re.Pattern, bool]] = {}
+_WORD = re.compile(rb"\w+")
 
 
-def _pattern(names: tuple[bytes, ...]) -> re.Pattern:
-    pattern = _PATTERNS.get(names)
-    if pattern is None:
-        pattern = re.compile(rb"\b(?:" + b"|".join(re.escape(n) for n in names) + rb")\b")
-        _PATTERNS[names] = pattern
-    return pattern
+def _pattern(names: tuple[bytes, ...]) -> tuple[re.Pattern, bool]:
+    """The regex that finds ``names`` as whole words, and whether a match's start is still to
+    be checked for one. When every name is a word the leading ``\\b`` is left out: with it the
+    regex engine tries a match at every byte, without it it jumps to the names' first bytes.
+    A match that starts inside a longer word then runs to that word's end (the trailing
+    ``\\b``), so it hides no whole-word match after it."""
+    found = _PATTERNS.get(names)
+    if found is None:
+        alternation = b"(?:" + b"|".join(re.escape(n) for n in names) + rb")\b"
+        words = all(_WORD.fullmatch(n) for n in names)
+        found = _PATTERNS[names] = (re.compile(alternation if words else rb"\b" + alternation),
+                                    words)
+    return found
 
 
 _KEYWORDS_BEFORE_CALLS = {b"return", b"case", b"throw", b"co_return", b"else", b"do", b"sizeof",
@@ -158,6 +175,8 @@ def arguments(data: bytes, name_end: int) -> list[tuple[int, int]] | None:
 
 
 _ARGUMENT_SCAN = re.compile(rb"[()\[\]{},\"'/\n]")
+_SPACES = re.compile(rb"[ \t]*")
+_ARGUMENT_BLANKS = re.compile(rb"[ \t\\\r\n]*")
 
 
 def macro_arguments(data: bytes, name_end: int,
@@ -167,9 +186,7 @@ def macro_arguments(data: bytes, name_end: int,
     spans trimmed. None when no complete argument list follows. ``within_directive=None``:
     find out whether the call is in a directive only if a line ends inside its list (the
     check walks back over the whole directive: once per call in a long ``#define`` adds up)."""
-    pos = name_end
-    while pos < len(data) and data[pos : pos + 1] in b" \t":
-        pos += 1
+    pos = _SPACES.match(data, name_end).end()
     if data[pos : pos + 1] != b"(":
         return None
     unclosed = _Unclosed.of(data)
@@ -209,21 +226,20 @@ def macro_arguments(data: bytes, name_end: int,
                 return None  # the directive ended before the list closed
         index += 1
     trimmed = []
-    blanks = b" \t\\\r\n"
+    blank = _ARGUMENT_BLANKS.match
     for begin, end in spans:
         while True:  # leading blanks and comments are not part of the argument
-            while begin < end and data[begin : begin + 1] in blanks:
-                begin += 1
+            begin = blank(data, begin, end).end()
             if data.startswith(b"/*", begin) and data.find(b"*/", begin, end) != -1:
                 begin = data.find(b"*/", begin, end) + 2
             elif data.startswith(b"//", begin) and data.find(b"\n", begin, end) != -1:
                 begin = data.find(b"\n", begin, end) + 1
             else:
                 break
-        while end > begin and data[end - 1 : end] in blanks:
-            end -= 1
-        trimmed.append((begin, end))
-    return [span for span in trimmed if span[1] > span[0]]
+        end = begin + len(data[begin:end].rstrip(b" \t\\\r\n"))
+        if end > begin:
+            trimmed.append((begin, end))
+    return trimmed
 
 
 def _skip_literal(data: bytes, index: int) -> int:

@@ -283,3 +283,28 @@ def test_respelling_finds_every_name_it_renames():
                            for _ in range(rng.randint(0, 10)))
             expected = identifier.sub(lambda m: spelling.get(m.group(), m.group()), text)
             assert _respelled(tables, (6, 2, 0), lowered, text) == expected, text
+
+
+def test_find_name_finds_whole_words_only():
+    """find_name's regex leaves out the leading word boundary when every name is a word (it
+    checks the byte before a match instead): the same occurrences as the full pattern."""
+    import random
+    import re
+
+    from migrator.rule import RuleContext
+    from rules.calls import find_name
+
+    rng = random.Random(4)
+    pieces = [b"__shfl", b"__shfl_down", b"_sync", b"a", b"x", b"1", b" ", b".", b"->", b"(", b"\n",
+              b"//", b"\"", b"cudaMemcpy", b"Async", b"->cudaMemcpy"]
+    for names in ({b"__shfl", b"__shfl_down"}, {b"cudaMemcpy", b"cudaMemcpyAsync"}, {b"a.b", b"x"}):
+        full = re.compile(rb"\b(?:" + b"|".join(re.escape(n) for n in sorted(names)) + rb")\b")
+        for _ in range(2000):
+            data = b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 10)))
+            ctx = RuleContext(Source("t.cu", data), Settings(), apitables.load())
+            expected = []
+            for match in full.finditer(data):
+                before = ctx.code[max(0, match.start() - 64) : match.start()].rstrip()[-2:]
+                if ctx.in_code(match.start()) and not before.endswith((b".", b"->")):
+                    expected.append((match.group(), match.start(), match.end()))
+            assert list(find_name(ctx, names)) == expected, data

@@ -12,7 +12,7 @@ from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Marker, Rule, RuleContext
 from migrator.versions import format_version
 
-from ..calls import LexicalCall, lexical_call
+from ..calls import BLANK_OR_MEMBER_END, LexicalCall, lexical_call
 from ..cuda_context import in_cuda_context, needs_cuda_context
 from ..markers import marker_fix
 
@@ -222,13 +222,10 @@ def names_code(ctx: RuleContext, start: int, end: int) -> bool:
     return ctx.literals.covering(start) is None and _names_code_outside_literals(ctx, start, end)
 
 
-_BLANK_OR_MEMBER_END = b" \t\n\r\f\v.>"
-
-
 def _names_code_outside_literals(ctx: RuleContext, start: int, end: int) -> bool:
     """names_code for a name known to start outside comments and literals."""
     code = ctx.code  # comments read as blanks: `x. /* c */ name` is a member, `// e.g.` no dot
-    if start > 0 and code[start - 1] in _BLANK_OR_MEMBER_END:  # else no member: `(name`, `*name`
+    if start > 0 and code[start - 1] in BLANK_OR_MEMBER_END:  # else no member: `(name`, `*name`
         before = code[max(0, start - 2) : start].rstrip()
         if before.endswith(b".") or before.endswith(b"->") or _is_member(code, start):
             return False
