@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import bisect
+import operator
 import re
+from itertools import accumulate, count
 from dataclasses import dataclass, field
 
 _CONTINUATION = re.compile(rb"[\x80-\xbf]")
@@ -49,13 +51,11 @@ class Source:
     @property
     def line_starts(self) -> list[int]:
         if self._line_starts is None:
-            starts = [0]
-            find = self.data.find
-            pos = find(b"\n")
-            while pos != -1:
-                starts.append(pos + 1)
-                pos = find(b"\n", pos + 1)
-            self._line_starts = starts
+            # line k starts after the k lines before it and their newlines (summed without a
+            # Python step per line)
+            lines = self.data.split(b"\n")[:-1]
+            self._line_starts = list(map(operator.add, accumulate(map(len, lines), initial=0),
+                                         count()))
         return self._line_starts
 
     def position(self, offset: int) -> tuple[int, int]:
@@ -86,6 +86,8 @@ class Source:
     def _continuation_offsets(self) -> list[int] | bool:
         """Where UTF-8 continuation bytes are (indexed once: positions on a long line would
         otherwise decode the line up to each one); False when the data is not UTF-8."""
+        if self._continuations is None and self.data.isascii():
+            self._continuations = []
         if self._continuations is None:
             try:
                 self.data.decode("utf-8")

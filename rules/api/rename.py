@@ -222,10 +222,17 @@ def names_code(ctx: RuleContext, start: int, end: int) -> bool:
     return ctx.literals.covering(start) is None and _names_code_outside_literals(ctx, start, end)
 
 
+# bytes right before a name that make it neither a member nor a declared name: `(name`, `!name`
+_PLAIN_BEFORE = frozenset(byte for byte in range(256) if not (
+    bytes([byte]).isspace() or bytes([byte]).isalnum() or byte in b"._*&>"))
+
+
 def _names_code_outside_literals(ctx: RuleContext, start: int, end: int) -> bool:
     """names_code for a name known to start outside comments and literals."""
     code = ctx.code  # comments read as blanks: `x. /* c */ name` is a member, `// e.g.` no dot
-    if start > 0 and code[start - 1] in BLANK_OR_MEMBER_END:  # else no member: `(name`, `*name`
+    if start > 0 and code[start - 1] in _PLAIN_BEFORE:  # most API names follow a `(`
+        return True
+    if start > 0 and code[start - 1] in BLANK_OR_MEMBER_END:  # else no member: `*name`
         before = code[max(0, start - 2) : start].rstrip()
         if before.endswith(b".") or before.endswith(b"->") or _is_member(code, start):
             return False
