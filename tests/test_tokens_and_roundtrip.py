@@ -48,22 +48,34 @@ def test_literal_spans():
     assert spans.covering(code_free) is None
 
 
-def test_literal_search_by_hints_finds_what_a_search_finds():
-    """LiteralSpans tries the literal pattern only near a hint byte (``/``, a quote, ``#``,
-    ``R"``): from every position, the same match as searching with the pattern itself."""
-    from migrator.parsing.tokens import _LITERAL, _search_literal
+def test_literal_spans_found_by_hints_as_by_searching():
+    """LiteralSpans searches with a pattern whose alternatives start with their first byte (a
+    raw string or an include is then tried near its ``R"`` or ``#``): the same spans as
+    searching with the literal pattern itself."""
+    from migrator.parsing.tokens import _LITERAL, _LiteralScanner
+
+    def searched(data):
+        spans = []
+        scanner = _LiteralScanner(data, 0, len(data))
+        pos = 0
+        while (match := _LITERAL.search(data, pos)) is not None:
+            found = scanner.resolve(match)
+            if found is None:
+                pos = match.start() + 1
+                continue
+            spans.append((match.start(), *found))
+            pos = found[1]
+        return spans
 
     pieces = [b'u8R"x(', b')x"', b'R"(', b')"', b'uR"', b'LR"', b"L'", b"'", b'"', b"\\", b"\n",
               b" ", b"\t", b"#", b"#include", b"<a.h>", b'"a.h"', b"/*", b"*/", b"//", b"x",
-              b"u", b"8", b"R", b"1'000", b"\r\n", b"\\\n", b"import", b"include_next"]
+              b"u", b"8", b"R", b"1'000", b"\r\n", b"\\\n", b"import", b"include_next", b"'ab'",
+              b'xuR"', b'_R"(', b'R"a b(']
     rng = random.Random(7)
-    for _ in range(20000):
-        data = b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
-        for pos in range(len(data) + 1):
-            expected = _LITERAL.search(data, pos)
-            found = _search_literal(data, pos)
-            assert (found and (found.span(), found.lastgroup)) == (
-                expected and (expected.span(), expected.lastgroup)), (data, pos)
+    for _ in range(30000):
+        data = b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 14)))
+        spans = LiteralSpans(data)
+        assert list(zip(spans.starts, spans.kinds, spans.ends)) == searched(data), data
 
 
 def test_macro_body_tokens():

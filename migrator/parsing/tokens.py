@@ -111,11 +111,18 @@ class LiteralSpans:
         ends: list[int] = []
         kinds: list[str] = []
         scanner = _LiteralScanner(data, 0, len(data))
+        search = _LITERAL_HINT.search  # finds what _LITERAL.search would (see there)
         pos = 0
         while True:
-            match = _search_literal(data, pos)
+            match = search(data, pos)
             if match is None:
                 break
+            if match.lastgroup is None:  # an R" or a #: the literal, if any, starts near it
+                near = _literal_near(data, pos, match.start())
+                if near is None:
+                    pos = match.start() + 1
+                    continue
+                match = near
             found = scanner.resolve(match)
             if found is None:  # unterminated: no literal starts here
                 pos = match.start() + 1
@@ -143,38 +150,44 @@ class LiteralSpans:
                 yield start, end
 
 
-# The bytes near which a _LITERAL match can start. _LITERAL's own first-byte filter lets the
-# regex engine try a match at every u, U, L and R (common in names) and at every indented line;
-# this one it skips to in a fast scan.
-_LITERAL_HINT = re.compile(rb"/|\"|'|#|R\"")
+# _LITERAL for a search: its first-byte filter lets the regex engine try a match at every u, U,
+# L and R (common in names) and at every indented line. This one starts each alternative with
+# its first byte, which the engine skips to in a fast scan. It matches what _LITERAL matches
+# there (same group names) where only that can start: a comment, string or character at its
+# / " or ', an include at a # that starts its line, a raw string at an R" with no name before;
+# else a bare # or R", near which _literal_near looks for the rest (an indented include, a
+# raw string with an encoding prefix).
+_LITERAL_HINT = re.compile(
+    rb"""
+      /(?P<comment>/(?:\\\r?\n|[^\n])*|\*[\s\S]*?(?:\*/|\Z))
+    | "(?P<string>)
+    | '(?<![0-9]')(?P<char>(?:\\[\s\S]|[^'\\\n]){1,8}')
+    | \#(?<![^\n]\#)(?P<include>[ \t]*(?:include|include_next|import)[ \t]*(?:<[^>\n]*>|"[^"\n]*"))
+    | R(?<!\wR)(?P<raw>"(?P<delim>[^()\\\s"]{0,16})\()
+    | \#
+    | R"
+    """,
+    re.VERBOSE,
+)
 _BLANK_BYTES = re.compile(rb"[ \t]*")
 
 
-def _search_literal(data: bytes, pos: int) -> re.Match | None:
-    """``_LITERAL.search(data, pos)``, found by trying ``_LITERAL.match`` only where a hint is:
-    at a ``/``, quote or ``'``; an include at the start of the line of its ``#`` (blanks may
-    come before it); a raw string at its ``R"`` or up to two bytes before (``u8R"``...)."""
-    match_at = _LITERAL.match
-    hint = _LITERAL_HINT.search
-    while True:
-        found = hint(data, pos)
-        if found is None:
+def _literal_near(data: bytes, pos: int, at: int) -> re.Match | None:
+    """The _LITERAL match that ``_LITERAL_HINT``'s ``R"`` or ``#`` at ``at`` belongs to (none
+    starting before ``pos``): an include starts at the start of the line of its ``#``, with
+    only blanks between; a raw string at its ``R"`` or its encoding prefix (``u8R"``...)."""
+    if data[at] == 35:  # '#' (one starting its line was tried in full)
+        line = data.rfind(b"\n", 0, at) + 1
+        if line < pos or line == at or _BLANK_BYTES.match(data, line).end() != at:
             return None
-        at = found.start()
-        byte = data[at]
-        if byte == 35:  # '#': an include starts at its line's start, with only blanks between
-            line = data.rfind(b"\n", 0, at) + 1
-            tries = ((line,) if line >= pos and _BLANK_BYTES.match(data, line).end() == at
-                     else ())
-        elif byte == 82:  # 'R"': a raw string, maybe with its encoding prefix before
-            tries = range(max(pos, at - 2), at + 1)
-        else:
-            tries = (at,)
-        for start in tries:
-            match = match_at(data, start)
-            if match is not None:
-                return match
-        pos = at + 1
+        return _LITERAL.match(data, line)
+    if at - 2 >= pos and data[at - 2 : at] == b"u8":
+        start = at - 2
+    elif at - 1 >= pos and data[at - 1] in b"uUL":
+        start = at - 1
+    else:
+        start = at
+    return _LITERAL.match(data, start) or (_LITERAL.match(data, at) if start < at else None)
 
 
 def tokenize(data: bytes, start: int = 0, end: int | None = None):
