@@ -14,7 +14,7 @@ class Applicability(enum.Enum):
     DISPLAY_ONLY = "display-only"
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, order=True, slots=True)  # slots: rules make one per finding
 class Edit:
     """Replace bytes [start, end) with ``text``; an insertion has start == end."""
 
@@ -27,7 +27,7 @@ class Edit:
             raise ValueError(f"bad edit range {self.start}..{self.end}")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Fix:
     """Edits applied all together or not at all, plus the headers they need."""
 
@@ -39,11 +39,12 @@ class Fix:
     # to a parenthesised list, an attribute added to a declaration): the engine then needs no
     # parse to guard the output, as for identifier renames. tests/test_engine.py checks it.
     keeps_syntax: bool = False
+    # where the edits begin and end (-1 for an include request alone, which the engine takes
+    # first): set once when made, since the engine orders every fix by them in every round
+    start: int = field(init=False, repr=False, compare=False)
+    end: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        # where the edits begin and end (``start``, ``end``; -1 for an include request alone,
-        # which the engine takes first): set once here, since the engine orders every fix by
-        # them in every round
         edits = self.edits
         if len(edits) == 1:
             start, end = edits[0].start, edits[0].end
@@ -55,7 +56,7 @@ class Fix:
         object.__setattr__(self, "end", end)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Diagnostic:
     """One finding: a rule code, a message, a byte span and an optional fix.
 
