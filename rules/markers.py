@@ -118,10 +118,12 @@ def hip_spelling(ctx: RuleContext, text: str) -> str:
     return _respelled(ctx.tables, ctx.settings.rocm, False, text)
 
 
+@functools.lru_cache(maxsize=4096)
 def _respelled(tables, rocm, lowered: bool, text: str) -> str:
     """``text`` with each name written as ``_output_spelling`` says, part by part (a name holds
-    no ``; ``): a message that lists sites repeats the same few parts, and the same messages
-    and marker lines come back for every function of a file, so each part is respelled once."""
+    no ``; ``): the same messages and marker lines come back for every site or function of a
+    file, and a message that lists sites repeats the same few parts, so each text and each
+    part is respelled once."""
     return "; ".join([_respelled_part(tables, rocm, lowered, part) for part in text.split("; ")])
 
 
