@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import gc
 import re
 
 from . import apitables, registry, support
@@ -33,6 +35,12 @@ def process_bytes(rel: str, data: bytes, settings: Settings, apply_fixes: bool,
     """Run the selected rules over one file's bytes (fixing them with ``apply_fixes``); never
     raises: every problem becomes a failed result with a clear message. ``convert`` and
     ``lint`` both come through here."""
+    with _collecting_rarely():
+        return _process(rel, data, settings, apply_fixes, reject_non_code)
+
+
+def _process(rel: str, data: bytes, settings: Settings, apply_fixes: bool,
+             reject_non_code: bool) -> FileResult:
     try:
         source = Source.checked(rel, data, settings.max_file_bytes)
         if reject_non_code:
@@ -49,6 +57,24 @@ def process_bytes(rel: str, data: bytes, settings: Settings, apply_fixes: bool,
     status = "converted" if result.output != data else "unchanged"
     return FileResult(rel, status, findings=result.findings, output=result.output,
                       support=support.referenced(result.output))
+
+
+# A file's conversion makes millions of short-lived objects and few cycles: at the default
+# threshold (700 allocations) the cyclic collector runs thousands of times per file, each time
+# re-examining the young objects still alive (about 12% of a dense tree's conversion, 40% of a
+# 1 MB line of warp shuffles). Reference counting frees almost everything anyway.
+_FIRST_GENERATION = 20_000
+
+
+@contextlib.contextmanager
+def _collecting_rarely():
+    """The cyclic collector runs rarely while a file is processed; as before afterwards."""
+    saved = gc.get_threshold()
+    gc.set_threshold(max(saved[0], _FIRST_GENERATION), *saved[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*saved)
 
 
 # Bytes that cannot appear in C/C++/CUDA code outside comments and literals.
