@@ -186,6 +186,15 @@ def macro_arguments(data: bytes, name_end: int,
     spans trimmed. None when no complete argument list follows. ``within_directive=None``:
     find out whether the call is in a directive only if a line ends inside its list (the
     check walks back over the whole directive: once per call in a long ``#define`` adds up)."""
+    plain = _PLAIN_LIST.match(data, name_end)
+    if plain is not None:  # most lists: no bracket, literal, comment or line end inside
+        return _plain_arguments(plain.group(1), plain.start(1))
+    return _scanned_arguments(data, name_end, within_directive)
+
+
+def _scanned_arguments(data: bytes, name_end: int,
+                       within_directive: bool | None) -> list[tuple[int, int]] | None:
+    """``macro_arguments`` found by scanning the list bracket by bracket (any list)."""
     pos = _SPACES.match(data, name_end).end()
     if data[pos : pos + 1] != b"(":
         return None
@@ -240,6 +249,32 @@ def macro_arguments(data: bytes, name_end: int,
         if end > begin:
             trimmed.append((begin, end))
     return trimmed
+
+
+# an argument list holding no bracket, literal, comment or line end: split by its own bytes
+# alone (no directive or unclosed-bracket question arises), so its spans are kept per text,
+# relative to the list's start, across files
+_PLAIN_LIST = re.compile(rb"[ \t]*\(([^()\[\]{}\"'/\n]*)\)")
+_PLAIN_SPANS: dict[bytes, tuple[tuple[int, int], ...]] = {}
+_BLANKS = b" \t\\\r\n"  # what trimming an argument removes (as _ARGUMENT_BLANKS and rstrip)
+
+
+def _plain_arguments(inner: bytes, base: int) -> list[tuple[int, int]]:
+    """The argument spans of the plain list ``inner`` (the text between its parentheses, which
+    starts at ``base``): split at every comma, each part trimmed, empty parts left out."""
+    relative = _PLAIN_SPANS.get(inner)
+    if relative is None:
+        spans, offset = [], 0
+        for part in inner.split(b","):
+            body = part.strip(_BLANKS)
+            if body:
+                begin = offset + len(part) - len(part.lstrip(_BLANKS))
+                spans.append((begin, begin + len(body)))
+            offset += len(part) + 1
+        if len(_PLAIN_SPANS) >= 8192:
+            _PLAIN_SPANS.clear()
+        relative = _PLAIN_SPANS[inner] = tuple(spans)
+    return [(base + begin, base + end) for begin, end in relative]
 
 
 def _skip_literal(data: bytes, index: int) -> int:

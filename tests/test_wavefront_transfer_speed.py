@@ -9,7 +9,7 @@ from migrator import apitables
 from migrator.rule import RuleContext
 from migrator.settings import Settings
 from migrator.source import Source
-from rules.calls import arguments, find_name
+from rules.calls import _PLAIN_LIST, _scanned_arguments, arguments, find_name
 from rules.transfers.common import copies, loop_copies
 from rules.wavefront import lane_math
 from rules.wavefront.common import (SHUFFLE_WIDTH, SYNC_MASK_BUILTINS, builtin_names,
@@ -56,12 +56,17 @@ def _plain_calls(seed: int, count: int):
         yield b"".join(parts)
 
 
-def test_call_arguments_are_what_arguments_finds():
+def test_call_arguments_are_what_a_scan_of_each_list_finds():
     texts = [*_texts(_ARGUMENT_PIECES, seed=3, count=2000, length=30), *_plain_calls(5, 2000)]
+    plain = 0
     for data in texts:
         ctx = _context(data)
         for _, _, end in builtin_names(ctx, frozenset({b"__shfl_sync"})):
-            assert call_arguments(ctx, end) == arguments(data, end), data
+            scanned = _scanned_arguments(data, end, None)  # no plain-list shortcut
+            assert call_arguments(ctx, end) == scanned, data
+            assert arguments(data, end) == scanned, data
+            plain += _PLAIN_LIST.match(data, end) is not None
+    assert plain > 2000  # the shortcut was taken, and again for lists seen before
 
 
 _CONSTANT_PIECES = [b"warp", b"WARP", b"Warp_Size", b"_", b"x", b"32", b" 32", b"64", b"(", b")",

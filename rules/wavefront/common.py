@@ -54,32 +54,13 @@ def builtin_names(ctx: RuleContext, names: frozenset[bytes]) -> list[tuple[bytes
     return [site for site in found if site[0] in names]
 
 
-# an argument list holding no bracket, literal, comment or line end: its split depends on its
-# own bytes alone, so it is kept per text (spans from its "("), across files
-_PLAIN_LIST = re.compile(rb"[ \t]*\(([^()\[\]{}\"'/\n]*)\)")
-_PLAIN_SPANS: dict[bytes, tuple[tuple[int, int], ...]] = {}
-
-
 def call_arguments(ctx: RuleContext, name_end: int) -> list[tuple[int, int]] | None:
     """``calls.arguments(ctx.data, name_end)``, kept per file: the mask, width and ballot rules
-    split the same calls. A plain argument list (``(0xffffffff, v, 1)``, most of them) is split
-    once per distinct text, whatever file it is in."""
+    split the same calls."""
     known = ctx.cache.setdefault("wavefront.arguments", {})
-    if name_end in known:
-        return known[name_end]
-    plain = _PLAIN_LIST.match(ctx.data, name_end)
-    relative = None if plain is None else _PLAIN_SPANS.get(plain.group(1))
-    if relative is None:
-        spans = arguments(ctx.data, name_end)
-        if plain is not None:
-            if len(_PLAIN_SPANS) >= 4096:
-                _PLAIN_SPANS.clear()
-            base = plain.start(1) - 1
-            _PLAIN_SPANS[plain.group(1)] = tuple((start - base, end - base) for start, end in spans)
-    else:
-        base = plain.start(1) - 1
-        spans = [(start + base, end + base) for start, end in relative]
-    known[name_end] = spans
+    spans = known.get(name_end, known)
+    if spans is known:
+        spans = known[name_end] = arguments(ctx.data, name_end)
     return spans
 
 
