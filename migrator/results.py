@@ -29,9 +29,9 @@ class FileResult:
         """Pickled with the findings as columns: a worker's result crosses to the parent process
         as a few lists of ints and strings instead of thousands of objects, which the parent
         (that writes every output, alone) would otherwise spend most of its time unpickling."""
-        strings: dict[str, int] = {}
+        table = StringTable()
         state = dict(self.__dict__)
-        state["findings"] = (encode_findings(self.findings, strings), list(strings))
+        state["findings"] = (encode_findings(self.findings, table), table.texts)
         return state
 
     def __setstate__(self, state: dict) -> None:
@@ -99,20 +99,44 @@ def finding_rows(findings, names: tuple[str, ...]):
     return map(getter, findings) if len(names) > 1 else zip(map(getter, findings))
 
 
-def encode_findings(findings, strings: dict[str, int]) -> list[list]:
-    """The columns of ``findings`` (a list or PackedFindings), adding their texts to
-    ``strings`` (text -> index)."""
+class StringTable:
+    """Texts numbered in order of first use: the text fields of findings stored as columns."""
+
+    __slots__ = ("texts", "_numbers")
+
+    def __init__(self, texts: list[str] = ()) -> None:
+        self.texts = list(texts)
+        self._numbers = {text: number for number, text in enumerate(self.texts)}
+
+    def number(self, text: str) -> int:
+        number = self._numbers.get(text)
+        if number is None:
+            number = self._numbers[text] = len(self.texts)
+            self.texts.append(text)
+        return number
+
+
+def encode_findings(findings, table: StringTable) -> list[list]:
+    """The columns of ``findings`` (a list or PackedFindings), their texts numbered in
+    ``table``. Columns already numbered in ``table`` are returned as they are."""
     packed = isinstance(findings, PackedFindings)
+    if packed and findings.strings is table.texts:
+        return findings.columns
     columns = []
     for position, (name, text, _) in enumerate(_FINDING_COLUMNS):
         values = findings.columns[position] if packed else list(map(attrgetter(name), findings))
         if text:  # each distinct text looked up once (findings repeat a few texts)
-            table = findings.strings if packed else None
-            index = {value: strings.setdefault(table[value] if packed else value, len(strings))
-                     for value in dict.fromkeys(values)}
-            values = list(map(index.__getitem__, values))
+            texts = findings.strings if packed else None
+            numbers = {value: table.number(texts[value] if packed else value)
+                       for value in dict.fromkeys(values)}
+            values = list(map(numbers.__getitem__, values))
         columns.append(list(values))
     return columns
+
+
+def text_columns(columns: list[list]):
+    """The columns of ``columns`` (from ``encode_findings``) that hold text numbers."""
+    return (column for column, (_, text, _) in zip(columns, _FINDING_COLUMNS) if text)
 
 
 def packed_findings(columns, strings: list[str]) -> PackedFindings | None:

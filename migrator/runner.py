@@ -22,7 +22,8 @@ from . import __version__, support
 from .diagnostics import Finding
 from .fsutil import (atomic_write, content_hash, read_inside, remove_inside, symlink_inside,
                      write_inside)
-from .results import CONVERTIBLE_SUFFIXES, FileResult, encode_findings, packed_findings
+from .results import (CONVERTIBLE_SUFFIXES, FileResult, PackedFindings, StringTable,
+                      encode_findings, packed_findings, text_columns)
 from .settings import Settings
 
 CACHE_DIR = ".rocmigrate"
@@ -206,6 +207,12 @@ def _convert_job(job: tuple[str, bytes, Settings]) -> FileResult:
     return convert_bytes(rel, data, settings)
 
 
+def _entry_json(entry: dict) -> str:
+    """A cache entry as stored: its findings as columns (numbered in the cache's table)."""
+    return json.dumps(dict(entry, findings=entry["findings"].columns), separators=(",", ":"),
+                      sort_keys=True)
+
+
 def _plain_rel(value) -> bool:
     """A relative posix path that stays inside its root and outside the cache folder."""
     if type(value) is not str or not value or "\0" in value:
@@ -246,8 +253,11 @@ class _Cache:
     def __init__(self, out_root: Path | None, settings: Settings) -> None:
         self.root = out_root
         self.key = f"{__version__}|{CACHE_FORMAT}|{settings.fingerprint()}"
-        self.entries: dict[str, dict] = {}  # in memory, "findings" holds Finding objects or PackedFindings
+        # in memory, an entry's "findings" are PackedFindings numbered in ``table``
+        self.entries: dict[str, dict] = {}
         self.previous: dict[str, dict] = {}
+        self.table = StringTable()
+        self.stored: dict[str, str] = {}  # entries as JSON, written as each was recorded
         self.current = False  # the stored cache has this key
         if out_root is not None:
             self.previous = self._load(out_root)
@@ -269,12 +279,14 @@ class _Cache:
         strings = stored.get("strings")
         if type(strings) is not list or not all(type(text) is str for text in strings):
             return {}
+        table = StringTable(strings)
         for entry in files.values():
-            findings = packed_findings(entry.get("findings"), strings) if _valid_entry(
+            findings = packed_findings(entry.get("findings"), table.texts) if _valid_entry(
                 entry) else None
             if findings is None:
                 return {}
             entry["findings"] = findings
+        self.table = table
         self.current = True
         return files
 
@@ -299,10 +311,14 @@ class _Cache:
                source_stat: list[int] | None, support: list[str] | None = None,
                findings: list[Finding] | None = None) -> None:
         stat = os.lstat(out_path)
-        self.entries[rel] = {"input": input_hash, "output": out_rel, "source": source_stat,
-                             "stat": [stat.st_size, stat.st_mtime_ns], "findings": findings or []}
+        if not (isinstance(findings, PackedFindings) and findings.strings is self.table.texts):
+            findings = PackedFindings(encode_findings(findings or [], self.table), self.table.texts)
+        entry = self.entries[rel] = {"input": input_hash, "output": out_rel, "source": source_stat,
+                                     "stat": [stat.st_size, stat.st_mtime_ns], "findings": findings}
         if support:
-            self.entries[rel]["support"] = support
+            entry["support"] = support
+        # as JSON now: while workers convert the next files, this process has time to spare
+        self.stored[rel] = _entry_json(entry)
 
     @staticmethod
     def _written(entries) -> set[str]:
@@ -315,15 +331,31 @@ class _Cache:
     def save(self) -> None:
         if self.root is None or (self.current and self.entries == self.previous):
             return  # an unchanged re-run rewrites nothing
-        strings: dict[str, int] = {}
-        files = {rel: dict(entry, findings=encode_findings(entry["findings"], strings))
-                 for rel, entry in self.entries.items()}
-        payload = {"key": self.key, "strings": list(strings), "files": files}
+        if any(self.entries.get(rel) is not entry for rel, entry in self.previous.items()):
+            self._drop_unused_texts()  # some entries were replaced or removed
+        stored = self.stored
+        files = ",".join(f"{json.dumps(rel)}:{stored.get(rel) or _entry_json(self.entries[rel])}"
+                         for rel in sorted(self.entries))
+        payload = (f'{{"files":{{{files}}},"key":{json.dumps(self.key)},'
+                   f'"strings":{json.dumps(self.table.texts, separators=(",", ":"))}}}')
         try:
-            write_inside(self.root, CACHE_FILE, json.dumps(
-                payload, separators=(",", ":"), sort_keys=True).encode(), if_changed=False)
+            write_inside(self.root, CACHE_FILE, payload.encode(), if_changed=False)
         except OSError:
             pass  # the outputs are written; without a cache the next run just converts again
+
+    def _drop_unused_texts(self) -> None:
+        """Renumber the entries' texts when the table holds some that none uses any more (they
+        would otherwise pile up over runs)."""
+        used: set[int] = set()
+        for entry in self.entries.values():
+            for column in text_columns(entry["findings"].columns):
+                used.update(column)
+        if len(used) == len(self.table.texts):
+            return
+        table = StringTable()
+        for entry in self.entries.values():
+            entry["findings"] = PackedFindings(encode_findings(entry["findings"], table), table.texts)
+        self.table, self.stored = table, {}
 
 
 def _check_in_place(source: Path, force: bool) -> None:

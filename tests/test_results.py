@@ -3,7 +3,8 @@
 import pickle
 
 from migrator.diagnostics import Finding
-from migrator.results import FileResult, encode_findings, finding_rows, packed_findings
+from migrator.results import (FileResult, StringTable, encode_findings, finding_rows,
+                              packed_findings)
 
 
 def _finding(line: int, code: str, fixed: bool) -> Finding:
@@ -22,13 +23,15 @@ def test_pickled_result_keeps_every_finding_and_field():
 
 
 def test_columns_share_one_string_table_and_refuse_damage():
-    strings: dict[str, int] = {}
-    columns = encode_findings([_finding(1, "API001", True), _finding(2, "API001", True)], strings)
+    table = StringTable()
+    columns = encode_findings([_finding(1, "API001", True), _finding(2, "API001", True)], table)
+    strings = table.texts
     assert len(strings) == len(set(strings))  # each text once
     packed = packed_findings(columns, list(strings))
     assert packed == [_finding(1, "API001", True), _finding(2, "API001", True)]
     assert list(finding_rows(packed, ("line", "code"))) == [(1, "API001"), (2, "API001")]
-    assert encode_findings(packed, {}) == columns  # re-encoded from the columns alone
+    assert encode_findings(packed, StringTable()) == columns  # renumbered from the columns alone
+    assert encode_findings(packed_findings(columns, table.texts), table) is columns
     assert packed_findings(columns, list(strings)[:-1]) is None  # an index past the table
     assert packed_findings(columns[:-1], list(strings)) is None  # a column missing
     damaged = [list(column) for column in columns]
@@ -38,8 +41,8 @@ def test_columns_share_one_string_table_and_refuse_damage():
 
 def test_rows_read_alike_from_objects_and_columns():
     findings = [_finding(line, "API001", line % 2 == 0) for line in range(5)]
-    strings: dict[str, int] = {}
-    packed = packed_findings(encode_findings(findings, strings), list(strings))
+    table = StringTable()
+    packed = packed_findings(encode_findings(findings, table), table.texts)
     names = ("path", "line", "fixed", "fix_title", "optimization")
     assert list(finding_rows(findings, names)) == list(finding_rows(packed, names))
     assert list(finding_rows(findings, ("code",))) == [("API001",)] * 5

@@ -590,3 +590,29 @@ def test_a_cached_rerun_reports_the_same_findings(tmp_path: Path):
         assert ([(f["path"], f["findings"]) for f in again["files"]]
                 == [(f["path"], f["findings"]) for f in first["files"]])
     assert (out / "sub" / "rocmigrate_atomics.h").is_file()
+
+
+def test_the_cache_keeps_only_the_texts_its_entries_use(tmp_path: Path):
+    src, out = make_tree(tmp_path), tmp_path / "out"
+    (src / "sub" / "atomics.cu").write_bytes(FINDINGS_FILE)
+    _, first = convert_json(src, "-o", out)
+    for before, name in (("cudaGraphInstantiateWithParams", "cudaDeviceReset"),
+                         ("cudaDeviceReset", "cudaGetDevice")):
+        (src / "sub" / "atomics.cu").write_bytes(  # this file's texts change every run
+            FINDINGS_FILE.replace(b"cudaGraphInstantiateWithParams(0, 0, 0)", name.encode()
+                                  + b"()"))
+        code, edited = convert_json(src, "-o", out)
+        assert code == 0 and edited["summary"]["files"]["converted"] == 1
+        stored = json.loads((out / ".rocmigrate" / "cache.json").read_bytes())
+        used = {number for entry in stored["files"].values()
+                for column in (entry["findings"][index] for index in (0, 3, 4, 5, 6, 7, 9, 10))
+                for number in column}
+        assert used == set(range(len(stored["strings"]))), "texts no entry uses are dropped"
+        assert any(name in text for text in stored["strings"])
+        assert not any(before in text for text in stored["strings"])
+    _, cached = convert_json(src, "-o", out)
+    assert cached["summary"]["files"]["cached"] == 3
+    assert ([(f["path"], f["findings"]) for f in cached["files"]]
+            == [(f["path"], f["findings"]) for f in edited["files"]])
+    assert [f["findings"] for f in cached["files"] if f["path"] == "main.cu"] == \
+        [f["findings"] for f in first["files"] if f["path"] == "main.cu"]
