@@ -503,6 +503,8 @@ def _convert_all(pending, settings: Settings, options: RunOptions, report):
     from .pool import map_in_workers
 
     work = [(item.rel, data, settings) for item, data, _ in pending]
+    if work:  # load the engine, tables and rules once here: forked workers start with them
+        _convert_job(("warm-up.cu", b"", settings))
     for (_, data, _), converted in zip(work, map_in_workers(_convert_job, work, options.jobs,
                                                             POOL_THRESHOLD)):
         if report is not None:
