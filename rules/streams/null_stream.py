@@ -208,6 +208,7 @@ def null_stream_uses(ctx: RuleContext, body: Block) -> list[tuple[int, str]]:
     apis = stream_apis(ctx.tables)
     library, set_stream = None, False
     calls = _calls_where(ctx, "streams.acted_on", lambda callee: _acts_on(callee, apis.watched))
+    kinds = ctx.cache.setdefault("streams.callee_kinds", {})
     for match in _within(calls, start, end):
         callee = match.group(1)
         if callee == _GGL:
@@ -216,26 +217,42 @@ def null_stream_uses(ctx: RuleContext, body: Block) -> list[tuple[int, str]]:
                 uses.append((match.start(), "a kernel launch on the null stream"))
             if callee not in apis.watched:
                 continue
-        written = callee.decode("ascii", "replace")
-        name = hip_name(ctx.tables, written)
-        if _SYNC_CALL.fullmatch(name):
+        kind = kinds.get(callee)
+        if kind is None:
+            kind = kinds[callee] = _callee_kind(callee, ctx.tables, apis)
+        what, written, index = kind
+        if what == "sync":
             uses.append((match.start(), f"{written} (runs on the null stream)"))
-        elif name.startswith("hip") and name[3:] in _STREAM_ARGUMENT:
+        elif what == "stream argument":
             spans = arguments(data, match.end() - 1)
             if spans is None:
                 continue
-            index = _STREAM_ARGUMENT[name[3:]]
             if len(spans) <= index or is_null_stream(_text(data, spans[index]), ctx.tables):
                 uses.append((match.start(), f"{written} on the null stream"))
-        elif name in apis.set_stream or b"set_stream" in callee:
+        elif what == "set stream":
             set_stream = True
-        elif name in apis.library and library is None:
+        elif what == "library" and library is None:
             library = (match.start(), written)
     if library is not None and not set_stream:
         uses.append((library[0], f"{library[1]} (library work runs on the null stream unless a "
                      "stream is set)"))
     uses.sort()
     return uses
+
+
+def _callee_kind(callee: bytes, tables: ApiTables, apis: StreamApis) -> tuple[str, str, int]:
+    """(what null_stream_uses does with a call of ``callee``, its name as text, the index of
+    its stream argument): a sync copy or set, a call with a stream argument, a library's
+    SetStream, a library call, or "other"."""
+    written = callee.decode("ascii", "replace")
+    name = hip_name(tables, written)
+    if _SYNC_CALL.fullmatch(name):
+        return "sync", written, -1
+    if name.startswith("hip") and name[3:] in _STREAM_ARGUMENT:
+        return "stream argument", written, _STREAM_ARGUMENT[name[3:]]
+    if name in apis.set_stream or b"set_stream" in callee:
+        return "set stream", written, -1
+    return ("library" if name in apis.library else "other"), written, -1
 
 
 def _text(data: bytes, span: tuple[int, int]) -> str:
