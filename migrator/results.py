@@ -99,6 +99,21 @@ def finding_rows(findings, names: tuple[str, ...]):
     return map(getter, findings) if len(names) > 1 else zip(map(getter, findings))
 
 
+# the fields of a finding its JSON record holds, in the order finding_records unpacks them
+_RECORD_FIELDS = ("fix_title", "fix_applicability", "path", "line", "column", "code", "message",
+                  "severity", "library", "symbol", "fixed")
+
+
+def finding_records(findings) -> list[dict]:
+    """``findings`` (a list or PackedFindings) as the JSON reports write them: read by rows, so
+    a re-run served from the cache builds no object per finding."""
+    return [{"fix": {"title": title, "applicability": applicability} if title else None,
+             "path": path, "line": line, "column": column, "code": code, "message": message,
+             "severity": severity, "library": library, "symbol": symbol, "fixed": fixed}
+            for (title, applicability, path, line, column, code, message, severity, library,
+                 symbol, fixed) in finding_rows(findings, _RECORD_FIELDS)]
+
+
 class StringTable:
     """Texts numbered in order of first use: the text fields of findings stored as columns."""
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from .results import finding_rows
+from .results import finding_records, finding_rows
 from .runner import RunResult
 
 UNSUPPORTED_CODES = ("API002", "API003", "API004", "HDR002", "ARG002", "WRP002", "LOW002")
@@ -61,6 +61,6 @@ def summarize(run: RunResult) -> dict:
 def file_records(run: RunResult) -> list[dict]:
     grouped = defaultdict(list)
     for result in run.results:
-        grouped[result.rel] = [f.as_dict() for f in result.findings]
+        grouped[result.rel] = finding_records(result.findings)
     return [{"path": r.rel, "status": r.status, "message": r.message,
              "findings": grouped[r.rel]} for r in run.results]

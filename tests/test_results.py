@@ -3,8 +3,8 @@
 import pickle
 
 from migrator.diagnostics import Finding
-from migrator.results import (FileResult, StringTable, encode_findings, finding_rows,
-                              packed_findings)
+from migrator.results import (FileResult, StringTable, encode_findings, finding_records,
+                              finding_rows, packed_findings)
 
 
 def _finding(line: int, code: str, fixed: bool) -> Finding:
@@ -46,3 +46,16 @@ def test_rows_read_alike_from_objects_and_columns():
     names = ("path", "line", "fixed", "fix_title", "optimization")
     assert list(finding_rows(findings, names)) == list(finding_rows(packed, names))
     assert list(finding_rows(findings, ("code",))) == [("API001",)] * 5
+
+
+def test_json_records_read_alike_from_objects_and_columns():
+    findings = [_finding(1, "API001", True), _finding(2, "API002", False)]
+    table = StringTable()
+    packed = packed_findings(encode_findings(findings, table), table.texts)
+    assert finding_records(findings) == finding_records(packed) == [
+        {"fix": {"title": "rename", "applicability": "safe"}, "path": "a.cu", "line": 1,
+         "column": 3, "code": "API001", "message": "message API001", "severity": "info",
+         "library": "runtime", "symbol": "cudaMalloc", "fixed": True},
+        {"fix": None, "path": "a.cu", "line": 2, "column": 3, "code": "API002",
+         "message": "message API002", "severity": "info", "library": "runtime",
+         "symbol": "cudaMalloc", "fixed": False}]

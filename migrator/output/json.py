@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from .. import __version__
+from ..results import finding_records
 
 # lists whose items are written one per line, each compact: a run may report 100,000 findings,
 # which json.dumps(indent=...) encodes in pure Python at a tenth of the C encoder's speed
@@ -43,7 +44,7 @@ def render_report(summary: dict, files: list[dict], settings: dict,
 def render_findings(findings, failures, fixed_count: int, diffs: list[str] | None = None) -> str:
     """The lint report; with ``diffs`` (lint --diff), the unified diffs of the fixes too."""
     report = {"tool": "rocmigrate", "version": __version__,
-              "findings": [f.as_dict() for f in findings],
+              "findings": finding_records(findings),
               "fixed": fixed_count,
               "failures": [{"path": r.rel, "error": r.message} for r in failures]}
     if diffs is not None:
