@@ -68,7 +68,7 @@ class _Item:
     out_rel: str
     kind: str  # convert / copy / link / skip / fail
     note: str = ""
-    stat: list[int] | None = None  # [size, mtime_ns] of the source, read once per run
+    stat: list[int] | None = None  # [size, mtime_ns] of a regular file, read once by discover
     link: str = ""  # kind link: the relative target of the link recreated in the output
 
 
@@ -115,6 +115,8 @@ def discover(root: Path, exclude: Path | None, settings: Settings) -> list[_Item
 
     for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable, followlinks=False):
         current = Path(dirpath)
+        folder_rel = current.relative_to(root).as_posix()
+        prefix = "" if folder_rel == "." else folder_rel + "/"
         kept = []
         for name in sorted(dirnames):
             full = current / name
@@ -132,9 +134,10 @@ def discover(root: Path, exclude: Path | None, settings: Settings) -> list[_Item
         dirnames[:] = kept
         for name in filenames:
             full = current / name
-            rel = full.relative_to(root).as_posix()
+            rel = prefix + name
             try:
-                mode = os.lstat(full).st_mode
+                found = os.lstat(os.path.join(dirpath, name))
+                mode = found.st_mode
             except OSError as err:
                 items.append(_Item(rel, full, rel, "fail", f"cannot read: {err.strerror}"))
                 continue
@@ -146,7 +149,7 @@ def discover(root: Path, exclude: Path | None, settings: Settings) -> list[_Item
                 continue
             kind = "convert" if name.endswith(CONVERTIBLE_SUFFIXES) else "copy"
             out_rel = output_name(rel, settings) if kind == "convert" else rel
-            items.append(_Item(rel, full, out_rel, kind))
+            items.append(_Item(rel, full, out_rel, kind, stat=[found.st_size, found.st_mtime_ns]))
     items.sort(key=lambda item: item.rel)
     _fail_clashing_outputs(items)
     return items
@@ -439,11 +442,6 @@ def run(options: RunOptions, settings: Settings, report=None) -> RunResult:
             outcomes[item.rel] = _link(item, out_root, options)
             continue
         out_path = out_root / item.out_rel
-        try:
-            stat = item.path.stat()
-            item.stat = [stat.st_size, stat.st_mtime_ns]
-        except OSError:
-            item.stat = None
         if cache.hit(item.rel, None, out_path, item.stat):  # unchanged since last run: not read
             cache.entries[item.rel] = cache.previous[item.rel]
             outcomes[item.rel] = _cached(item, cache, out_root, settings, result)
