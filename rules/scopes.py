@@ -35,7 +35,8 @@ _BLOCK_PUNCTUATION = re.compile(rb"[{};]")
 _HEAD_NOISE = re.compile(rb"/\*[\s\S]*?\*/|//[^\n]*|^\s*#[^\n]*", re.MULTILINE)
 _STATEMENT_PUNCTUATION = re.compile(rb"[()\[\]{};]")
 _BRACKET = re.compile(rb"[()\[\]]")
-_CALLEE_NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_:]*$")  # a (qualified) name ending there
+# a (qualified) name ending there (possessive: a shorter run cannot end where ``$`` matches)
+_CALLEE_NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_:]*+$")
 
 
 def blocks(ctx: RuleContext) -> list[Block]:
@@ -217,12 +218,26 @@ def last_of(data: bytes, stops: tuple[bytes, ...], start: int, end: int) -> int:
     return -1
 
 
+# what the walk back from the end of a short text reads: an unclosed ``(`` followed by
+# balanced (...) and no other bracket or ``;{}`` (the innermost open bracket: a call's), or the
+# last ``;{}`` with no bracket after it (no call). Two patterns: the first skips to each ``(``
+_LAST_OPEN_CALL = re.compile(rb"\((?:[^()\[\];{}]++|\([^()\[\];{}]*+\))*+\Z")
+_LAST_BOUNDARY = re.compile(rb"[;{}][^()\[\];{}]*+\Z")
+_LAST_OPEN_WINDOW = 64
+
+
 def enclosing_call(ctx: RuleContext, offset: int, limit: int) -> tuple[bytes, int] | None:
     """(callee name, name offset) of the innermost call whose argument list holds ``offset``,
     looking back no further than ``limit``; None outside any call. A ``;``, ``{`` or ``}``
     ends the search whatever the depth, so only the brackets after the last of them are read."""
-    data = ctx.data
     code = ctx.code  # literals read as blanks
+    if offset <= len(code):  # most uses sit in a call's list a few bytes after its ``(``
+        window = max(limit, offset - _LAST_OPEN_WINDOW)
+        call = _LAST_OPEN_CALL.search(code, window, offset)
+        if call is not None:
+            return _callee_before(ctx.data, call.start(), limit)
+        if _LAST_BOUNDARY.search(code, window, offset):
+            return None
     # offsets past the end read as closing brackets, as a byte-by-byte walk reads them
     depth = max(0, offset - max(limit, len(code)))
     end = min(offset, len(code))
@@ -237,14 +252,20 @@ def enclosing_call(ctx: RuleContext, offset: int, limit: int) -> tuple[bytes, in
         elif byte == 91:  # '['
             return None
         else:
-            name_end = pos
-            while name_end > limit and data[name_end - 1 : name_end] in b" \t":
-                name_end -= 1
-            name = _CALLEE_NAME.search(data, max(limit, name_end - 128), name_end)
-            if name is None or name.group() in _CONTROL or name.group() == b"sizeof":
-                return None  # a parenthesised expression or a condition
-            return name.group(), name_end - len(name.group())
+            return _callee_before(ctx.data, pos, limit)
     return None
+
+
+def _callee_before(data: bytes, paren: int, limit: int) -> tuple[bytes, int] | None:
+    """(name, offset) of the callee whose ``(`` is at ``paren``; None for a parenthesised
+    expression or a condition."""
+    name_end = paren
+    while name_end > limit and data[name_end - 1 : name_end] in b" \t":
+        name_end -= 1
+    name = _CALLEE_NAME.search(data, max(limit, name_end - 128), name_end)
+    if name is None or name.group() in _CONTROL or name.group() == b"sizeof":
+        return None
+    return name.group(), name_end - len(name.group())
 
 
 def statement_start(ctx: RuleContext, offset: int, limit: int) -> int:

@@ -23,10 +23,10 @@ def _context(data: bytes) -> RuleContext:
     return RuleContext(Source("x.cu", data), Settings(), apitables.load())
 
 
-def _texts(seed: int, count: int):
+def _texts(seed: int, count: int, pieces: int = 40):
     rng = random.Random(seed)
     for _ in range(count):
-        data = b"".join(rng.choice(_PIECES) for _ in range(rng.randint(0, 40)))
+        data = b"".join(rng.choice(_PIECES) for _ in range(rng.randint(0, pieces)))
         start = rng.randint(0, len(data))
         yield data, start, rng.randint(start, len(data))
 
@@ -59,7 +59,9 @@ def _walked_enclosing_call(ctx: RuleContext, offset: int, limit: int):
 
 
 def test_enclosing_call_agrees_with_a_walk_over_every_byte():
-    for data, limit, offset in _texts(3, 3000):
+    # long texts too: the short cut reads back a window of 64 bytes, the walk the rest
+    texts = [*_texts(3, 3000), *_texts(4, 1000, pieces=150)]
+    for data, limit, offset in texts:
         ctx = _context(data)
         for at in (offset, offset + 2):  # past the end too
             assert scopes.enclosing_call(ctx, at, limit) == _walked_enclosing_call(ctx, at, limit), (

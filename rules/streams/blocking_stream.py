@@ -124,9 +124,15 @@ def _reliance(ctx: RuleContext, offset: int, argument: str) -> list[str]:
                               + rb"\s*[\[;=,)]")
         if not declares(ctx, declared, tuple(types.split(b"|")), name, body.open, body.close):
             found.append(f"'{name.decode()}' is not a local of this function: other code may use it")
+        in_runtime = ctx.cache.setdefault("STM001.in_runtime", {})  # callee -> a runtime API?
         for use in word_offsets(ctx, name, body.open, body.close):
             callee = enclosing_call(ctx, use, body.open)
-            if callee is None or hip_name(ctx.tables, callee[0].decode()) in runtime:
+            if callee is None:
+                continue
+            runtime_api = in_runtime.get(callee[0])
+            if runtime_api is None:
+                runtime_api = in_runtime[callee[0]] = hip_name(ctx.tables, callee[0].decode()) in runtime
+            if runtime_api:
                 continue
             line, _ = ctx.source.position(use)
             found.append(f"'{name.decode()}' is passed to {callee[0].decode()}() at line {line}")

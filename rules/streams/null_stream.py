@@ -100,8 +100,15 @@ def _file_launches(ctx: RuleContext) -> tuple[list[int], list[int], dict[int, La
 
 
 def _launch(data: bytes, start: int, close: int) -> Launch:
-    config = _split(data[start + 3 : close])
-    return Launch(start, close, config[3] if len(config) >= 4 else "0")
+    return Launch(start, close, _launch_stream(data[start + 3 : close]))
+
+
+@functools.lru_cache(maxsize=4096)
+def _launch_stream(config: bytes) -> str:
+    """The stream of a launch configuration ("0" where it names none). Kept per text: a
+    file's launches repeat a few configurations, and generated code repeats them across files."""
+    parts = _split(config)
+    return parts[3] if len(parts) >= 4 else "0"
 
 
 @dataclass(frozen=True)
@@ -200,59 +207,75 @@ def _acts_on(callee: bytes, watched: frozenset[bytes]) -> bool:
 def null_stream_uses(ctx: RuleContext, body: Block) -> list[tuple[int, str]]:
     """(offset, what) for each use of the null stream in ``body``."""
     data = ctx.data
+    tables = ctx.tables
     start, end = body.open, body.close
     uses: list[tuple[int, str]] = []
     for launch in launches(ctx, start, end):
-        if is_null_stream(launch.stream, ctx.tables):
+        if is_null_stream(launch.stream, tables):
             uses.append((launch.start, "a kernel launch on the null stream"))
-    apis = stream_apis(ctx.tables)
+    apis = stream_apis(tables)
     library, set_stream = None, False
     calls = _calls_where(ctx, "streams.acted_on", lambda callee: _acts_on(callee, apis.watched))
     kinds = ctx.cache.setdefault("streams.callee_kinds", {})
+    # stream argument as written -> is it the null stream? (a file names its few streams)
+    null_texts = ctx.cache.setdefault("streams.null_texts", {})
     for match in _within(calls, start, end):
         callee = match.group(1)
         if callee == _GGL:
             spans = arguments(data, match.end() - 1)
-            if spans and len(spans) >= 5 and is_null_stream(_text(data, spans[4]), ctx.tables):
+            if spans and len(spans) >= 5 and _names_null_stream(data, spans[4], null_texts, tables):
                 uses.append((match.start(), "a kernel launch on the null stream"))
             if callee not in apis.watched:
                 continue
         kind = kinds.get(callee)
         if kind is None:
-            kind = kinds[callee] = _callee_kind(callee, ctx.tables, apis)
+            kind = kinds[callee] = _callee_kind(callee, tables, apis)
         what, written, index = kind
         if what == "sync":
-            uses.append((match.start(), f"{written} (runs on the null stream)"))
+            uses.append((match.start(), written))
         elif what == "stream argument":
             spans = arguments(data, match.end() - 1)
             if spans is None:
                 continue
-            if len(spans) <= index or is_null_stream(_text(data, spans[index]), ctx.tables):
-                uses.append((match.start(), f"{written} on the null stream"))
+            if len(spans) <= index or _names_null_stream(data, spans[index], null_texts, tables):
+                uses.append((match.start(), written))
         elif what == "set stream":
             set_stream = True
         elif what == "library" and library is None:
             library = (match.start(), written)
     if library is not None and not set_stream:
-        uses.append((library[0], f"{library[1]} (library work runs on the null stream unless a "
-                     "stream is set)"))
+        uses.append(library)
     uses.sort()
     return uses
 
 
+def _names_null_stream(data: bytes, span: tuple[int, int], null_texts: dict[bytes, bool],
+                       tables: ApiTables) -> bool:
+    """``is_null_stream`` of the argument at ``span``, kept per text as written in
+    ``null_texts``."""
+    written = data[span[0] : span[1]]
+    null = null_texts.get(written)
+    if null is None:
+        null = null_texts[written] = is_null_stream(_text(data, span), tables)
+    return null
+
+
 def _callee_kind(callee: bytes, tables: ApiTables, apis: StreamApis) -> tuple[str, str, int]:
-    """(what null_stream_uses does with a call of ``callee``, its name as text, the index of
-    its stream argument): a sync copy or set, a call with a stream argument, a library's
-    SetStream, a library call, or "other"."""
+    """(what null_stream_uses does with a call of ``callee``, what it reports of a use of the
+    null stream there, the index of its stream argument): a sync copy or set, a call with a
+    stream argument, a library's SetStream, a library call, or "other"."""
     written = callee.decode("ascii", "replace")
     name = hip_name(tables, written)
     if _SYNC_CALL.fullmatch(name):
-        return "sync", written, -1
+        return "sync", f"{written} (runs on the null stream)", -1
     if name.startswith("hip") and name[3:] in _STREAM_ARGUMENT:
-        return "stream argument", written, _STREAM_ARGUMENT[name[3:]]
+        return "stream argument", f"{written} on the null stream", _STREAM_ARGUMENT[name[3:]]
     if name in apis.set_stream or b"set_stream" in callee:
         return "set stream", written, -1
-    return ("library" if name in apis.library else "other"), written, -1
+    if name in apis.library:
+        return ("library", f"{written} (library work runs on the null stream unless a stream "
+                "is set)", -1)
+    return "other", written, -1
 
 
 def _text(data: bytes, span: tuple[int, int]) -> str:
