@@ -138,3 +138,27 @@ def test_split_cuts_at_commas_outside_brackets():
     for _ in range(1000):
         config = bytes(rng.choice(b"a ,()[]{}\xc3") for _ in range(rng.randint(0, 30)))
         assert null_stream._split(config) == _split_byte_by_byte(config), config
+
+
+def test_argument_kept_per_line_text_agrees_with_calls_arguments():
+    # one line text in many files: before it (a directive, open brackets), after it (the rest
+    # of a list that does not close on the line)
+    from rules.calls import arguments
+
+    pieces = [b"a", b"s", b" ", b"\t", b",", b"(", b")", b"[", b"]", b"{", b"}", b'"', b"'",
+              b"\\", b"\r", b"/*", b"*/", b"//", b"0"]
+    around = [b"", b"#define M(x) f", b"f(", b"x /* ", b"\n", b"\\\n", b"(a, b)", b", s)", b")",
+              b'"']
+    rng = random.Random(13)
+    null_stream._LINE_ARGUMENTS.clear()
+    for _ in range(3000):
+        line = b"(" + b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 14)))
+        for _ in range(3):
+            before = b"".join(rng.choice(around) for _ in range(rng.randint(0, 2)))
+            after = b"\n" + b"".join(rng.choice(around) for _ in range(rng.randint(0, 2)))
+            data = before + line + after
+            for index in range(4):
+                spans = arguments(data, len(before))
+                expected = (None if spans is None else b"" if len(spans) <= index
+                            else data[spans[index][0] : spans[index][1]])
+                assert null_stream._argument(data, len(before), index) == expected, (data, index)

@@ -222,8 +222,8 @@ def null_stream_uses(ctx: RuleContext, body: Block) -> list[tuple[int, str]]:
     for match in _within(calls, start, end):
         callee = match.group(1)
         if callee == _GGL:
-            spans = arguments(data, match.end() - 1)
-            if spans and len(spans) >= 5 and _names_null_stream(data, spans[4], null_texts, tables):
+            stream = _argument(data, match.end() - 1, 4)
+            if stream and _names_null_stream(stream, null_texts, tables):
                 uses.append((match.start(), "a kernel launch on the null stream"))
             if callee not in apis.watched:
                 continue
@@ -234,10 +234,10 @@ def null_stream_uses(ctx: RuleContext, body: Block) -> list[tuple[int, str]]:
         if what == "sync":
             uses.append((match.start(), written))
         elif what == "stream argument":
-            spans = arguments(data, match.end() - 1)
-            if spans is None:
+            stream = _argument(data, match.end() - 1, index)
+            if stream is None:
                 continue
-            if len(spans) <= index or _names_null_stream(data, spans[index], null_texts, tables):
+            if not stream or _names_null_stream(stream, null_texts, tables):
                 uses.append((match.start(), written))
         elif what == "set stream":
             set_stream = True
@@ -249,15 +249,47 @@ def null_stream_uses(ctx: RuleContext, body: Block) -> list[tuple[int, str]]:
     return uses
 
 
-def _names_null_stream(data: bytes, span: tuple[int, int], null_texts: dict[bytes, bool],
-                       tables: ApiTables) -> bool:
-    """``is_null_stream`` of the argument at ``span``, kept per text as written in
-    ``null_texts``."""
-    written = data[span[0] : span[1]]
+def _names_null_stream(written: bytes, null_texts: dict[bytes, bool], tables: ApiTables) -> bool:
+    """``is_null_stream`` of the argument ``written``, kept per text in ``null_texts``."""
     null = null_texts.get(written)
     if null is None:
-        null = null_texts[written] = is_null_stream(_text(data, span), tables)
+        null = null_texts[written] = is_null_stream(
+            written.decode("utf-8", "replace").strip(), tables)
     return null
+
+
+# (text from a call's ``(`` to the end of its line, argument index) -> that argument's text,
+# for lists that close on their line: calls.arguments reads such a list by its text alone
+# (no directive or unclosed-bracket question arises), so the answer serves every call written
+# so, in any file. Emptied when full.
+_LINE_ARGUMENTS: dict[tuple[bytes, int], bytes] = {}
+_LINE_ARGUMENTS_KEPT = 4096
+_TRIMMED = b" \t\\\r"  # what calls.arguments trims after an argument, on one line
+
+
+def _argument(data: bytes, paren: int, index: int) -> bytes | None:
+    """The text of argument ``index`` of the call whose list opens at ``paren``, as
+    calls.arguments spans it; b"" where the list has no such argument, None where no complete
+    list follows."""
+    line_end = data.find(b"\n", paren)
+    if line_end == -1:
+        line_end = len(data)
+    key = (data[paren:line_end], index)
+    found = _LINE_ARGUMENTS.get(key)
+    if found is not None:
+        return found
+    spans = arguments(data, paren)
+    if spans is None:
+        return None
+    found = data[spans[index][0] : spans[index][1]] if len(spans) > index else b""
+    if spans:  # the list closes on this line where only blanks part its last argument and ')'
+        last = spans[-1][1]
+        close = line_end - len(data[last:line_end].lstrip(_TRIMMED))
+        if last <= close < line_end and data[close] in b")]}":
+            if len(_LINE_ARGUMENTS) >= _LINE_ARGUMENTS_KEPT:
+                _LINE_ARGUMENTS.clear()
+            _LINE_ARGUMENTS[key] = found
+    return found
 
 
 def _callee_kind(callee: bytes, tables: ApiTables, apis: StreamApis) -> tuple[str, str, int]:
@@ -276,10 +308,6 @@ def _callee_kind(callee: bytes, tables: ApiTables, apis: StreamApis) -> tuple[st
         return ("library", f"{written} (library work runs on the null stream unless a stream "
                 "is set)", -1)
     return "other", written, -1
-
-
-def _text(data: bytes, span: tuple[int, int]) -> str:
-    return data[span[0] : span[1]].decode("utf-8", "replace").strip()
 
 
 _SPLIT_MARK = re.compile(rb"[,()\[\]{}]")
