@@ -189,13 +189,17 @@ def declares(ctx: RuleContext, pattern: re.Pattern, types: tuple[bytes, ...], wo
     before each occurrence of ``word`` in its statement are tried, so asking for every
     declared name costs no scan of the range per name."""
     data = ctx.data
+    type_offsets = ctx.cache.get(("scopes.type_offsets", types))
+    if type_offsets is None:  # in code, merged: a whole word ends before the next one starts
+        type_offsets = ctx.cache[("scopes.type_offsets", types)] = sorted(
+            offset for name in types for offset in word_offsets(ctx, name, 0, len(data)))
     for at in word_offsets(ctx, word, start, end, code_only=False):
         stop = last_of(data, _SEGMENT_ENDS, start, at)
         segment = stop + 1 if stop != -1 else start
-        candidates = sorted(offset for name in types
-                            for offset in word_offsets(ctx, name, segment, at))
-        if any(pattern.match(data, candidate, end) for candidate in candidates):
-            return True
+        first = bisect.bisect_left(type_offsets, segment)
+        for candidate in type_offsets[first : bisect.bisect_left(type_offsets, at, first)]:
+            if pattern.match(data, candidate, end):
+                return True
     return False
 
 
