@@ -35,8 +35,8 @@ _BLOCK_PUNCTUATION = re.compile(rb"[{};]")
 _HEAD_NOISE = re.compile(rb"/\*[\s\S]*?\*/|//[^\n]*|^\s*#[^\n]*", re.MULTILINE)
 _STATEMENT_PUNCTUATION = re.compile(rb"[()\[\]{};]")
 _BRACKET = re.compile(rb"[()\[\]]")
-# a (qualified) name ending there (possessive: a shorter run cannot end where ``$`` matches)
-_CALLEE_NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_:]*+$")
+_CALLEE_NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_:]*$")  # a (qualified) name ending there
+_NAME_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_:"
 
 
 def blocks(ctx: RuleContext) -> list[Block]:
@@ -266,10 +266,15 @@ def _callee_before(data: bytes, paren: int, limit: int) -> tuple[bytes, int] | N
     name_end = paren
     while name_end > limit and data[name_end - 1 : name_end] in b" \t":
         name_end -= 1
-    name = _CALLEE_NAME.search(data, max(limit, name_end - 128), name_end)
-    if name is None or name.group() in _CONTROL or name.group() == b"sizeof":
+    before = data[max(limit, name_end - 128) : name_end]
+    if before.endswith(b"\n"):  # ``$`` also matches before a last newline
+        found = _CALLEE_NAME.search(before)
+        name = found.group() if found is not None else b""
+    else:  # the run of name bytes at the end, from its first letter (what the search finds)
+        name = before[len(before.rstrip(_NAME_BYTES)) :].lstrip(b"0123456789:")
+    if not name or name in _CONTROL or name == b"sizeof":
         return None
-    return name.group(), name_end - len(name.group())
+    return name, name_end - len(name)
 
 
 def statement_start(ctx: RuleContext, offset: int, limit: int) -> int:
