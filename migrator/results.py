@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
-from operator import attrgetter
+from itertools import chain
+from operator import attrgetter, itemgetter
 
 from .diagnostics import Finding
 
@@ -156,15 +157,26 @@ def text_columns(columns: list[list]):
 
 def packed_findings(columns, strings: list[str]) -> PackedFindings | None:
     """The findings ``encode_findings`` made into ``columns`` with the table ``strings``, or
-    None when the columns are not what it writes (wrong types or lengths, a string index out of
-    the table): the cache that holds them is untrusted."""
-    if type(columns) is not list or len(columns) != len(_FINDING_COLUMNS):
-        return None
-    for column, (_, text, kind) in zip(columns, _FINDING_COLUMNS):
-        if type(column) is not list or len(column) != len(columns[0]):
+    None when the columns are not what it writes (see ``packed_findings_of``)."""
+    found = packed_findings_of([columns], strings)
+    return found[0] if found is not None else None
+
+
+def packed_findings_of(files: list, strings: list[str]) -> list[PackedFindings] | None:
+    """The findings of many files (each a list of columns from ``encode_findings``, numbered in
+    the table ``strings``), or None when any is not what it writes: wrong types or lengths, a
+    text number out of the table (the cache that holds them is untrusted). Each field is
+    checked across all files at once: a cache of thousands of files with a few findings each
+    costs a few calls per field, not per file."""
+    width = len(_FINDING_COLUMNS)
+    for columns in files:
+        if type(columns) is not list or len(columns) != width or \
+                set(map(type, columns)) != {list} or len(set(map(len, columns))) != 1:
             return None
-        if column and set(map(type, column)) != {kind}:
+    for position, (_, text, kind) in enumerate(_FINDING_COLUMNS):
+        values = list(chain.from_iterable(map(itemgetter(position), files)))
+        if values and set(map(type, values)) != {kind}:
             return None
-        if text and column and (min(column) < 0 or max(column) >= len(strings)):
+        if text and values and (min(values) < 0 or max(values) >= len(strings)):
             return None
-    return PackedFindings(columns, strings)
+    return [PackedFindings(columns, strings) for columns in files]

@@ -23,7 +23,7 @@ from .diagnostics import Finding
 from .fsutil import (atomic_write, content_hash, read_inside, remove_inside, symlink_inside,
                      write_inside)
 from .results import (CONVERTIBLE_SUFFIXES, FileResult, PackedFindings, StringTable,
-                      encode_findings, packed_findings, text_columns)
+                      encode_findings, packed_findings_of, text_columns)
 from .settings import Settings
 
 CACHE_DIR = ".rocmigrate"
@@ -283,11 +283,13 @@ class _Cache:
         if type(strings) is not list or not all(type(text) is str for text in strings):
             return {}
         table = StringTable(strings)
-        for entry in files.values():
-            findings = packed_findings(entry.get("findings"), table.texts) if _valid_entry(
-                entry) else None
-            if findings is None:
-                return {}
+        if not all(_valid_entry(entry) for entry in files.values()):
+            return {}
+        packed = packed_findings_of([entry.get("findings") for entry in files.values()],
+                                    table.texts)
+        if packed is None:
+            return {}
+        for entry, findings in zip(files.values(), packed):
             entry["findings"] = findings
         self.table = table
         self.current = True
