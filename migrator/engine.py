@@ -58,6 +58,15 @@ def _applicable(fix: Fix | None, unsafe: bool) -> bool:
     return unsafe and fix.applicability is Applicability.UNSAFE
 
 
+def _fixable(fixes: list[Fix | None], unsafe: bool) -> list[bool]:
+    """_applicable of each of ``fixes`` (a test of one fix per finding, without a call each)."""
+    safe = Applicability.SAFE
+    if not unsafe:
+        return [fix is not None and fix.applicability is safe for fix in fixes]
+    return [fix is not None and fix.applicability is not Applicability.DISPLAY_ONLY
+            for fix in fixes]
+
+
 def choose_fixes(diagnostics: list[Diagnostic], unsafe: bool) -> list[Diagnostic]:
     """Fixes to apply this round: sorted by position; one that overlaps or touches an accepted
     fix waits for the next round (where it is recomputed on the new text)."""
@@ -65,6 +74,7 @@ def choose_fixes(diagnostics: list[Diagnostic], unsafe: bool) -> list[Diagnostic
 
 
 _FIX_SPAN = operator.attrgetter("fix.start", "fix.end")
+_FIX = operator.attrgetter("fix")
 
 
 def _choose(with_fix: list[Diagnostic]) -> list[Diagnostic]:
@@ -263,6 +273,22 @@ def _in_code(diagnostics: list[Diagnostic], literals: LiteralSpans) -> list[Diag
     return [d for d in diagnostics if literals.covering(d.start) in (None, "include")]
 
 
+def _findings(path: str, source: Source, diagnostics: list[Diagnostic], fixed: list[bool],
+              optimizing: set[str]) -> list[Finding]:
+    """The findings reporting ``diagnostics``, placed in ``source``."""
+    positions = source.positions([diag.start for diag in diagnostics])
+    findings = []
+    append = findings.append
+    for diag, fixed_it, (line, column) in zip(diagnostics, fixed, positions):
+        fix = diag.fix
+        code = diag.code
+        # the applicability's _value_: its .value is a property, slow for every finding
+        append(Finding(path, line, column, code, diag.message, diag.severity, diag.library,
+                       diag.symbol, fixed_it, fix.title if fix else "",
+                       fix.applicability._value_ if fix else "", code in optimizing))
+    return findings
+
+
 def fix_source(
     source: Source, rules: list[Rule], settings: Settings, tables: ApiTables,
     apply_fixes: bool = True, tree=None,
@@ -296,7 +322,8 @@ def fix_source(
         diagnostics = suppressions.filter(current, diagnostics)
         if round_index == 0 and settings.report_unused_suppressions:
             diagnostics += unused_suppressions(current, ctx.literals, suppressions, settings)
-        fixable = [_applicable(d.fix, settings.unsafe_fixes) for d in diagnostics]
+        fixes = list(map(_FIX, diagnostics))
+        fixable = _fixable(fixes, settings.unsafe_fixes)
         chosen = _choose(list(compress(diagnostics, fixable))) if apply_fixes else []
         deferred = len(chosen) < fixable.count(True)
         if not apply_fixes:
@@ -308,46 +335,46 @@ def fix_source(
             fixed_flags = fixable
         if round_index == 1:
             reported = {(f.code, f.symbol) for f in findings}
-        reporting = []
-        for diag, fixed, applicable in zip(diagnostics, fixed_flags, fixable):
-            if apply_fixes and not fixed and applicable:
-                continue  # deferred: recomputed, and reported, in a later round
-            if round_index > 0:
-                # unfixed findings repeat every round: report them from the first round only
-                if not fixed and (diag.code, diag.symbol) in reported:
-                    continue
-                reported.add((diag.code, diag.symbol))
-            reporting.append((diag, fixed))
-        positions = current.positions([diag.start for diag, _ in reporting])
-        for (diag, fixed), (line, column) in zip(reporting, positions):
-            fix = diag.fix
-            # the applicability's _value_: its .value is a property, slow for every finding
-            findings.append(Finding(source.path, line, column, diag.code, diag.message,
-                                    diag.severity, diag.library, diag.symbol, fixed,
-                                    fix.title if fix else "",
-                                    fix.applicability._value_ if fix else "",
-                                    diag.code in optimizing))
+        if round_index == 0 and not (apply_fixes and deferred):
+            reporting, reporting_fixed = diagnostics, fixed_flags  # each one, as found
+        else:
+            reporting, reporting_fixed = [], []
+            for diag, fixed, applicable in zip(diagnostics, fixed_flags, fixable):
+                if apply_fixes and not fixed and applicable:
+                    continue  # deferred: recomputed, and reported, in a later round
+                if round_index > 0:
+                    # unfixed findings repeat every round: report them from the first round only
+                    if not fixed and (diag.code, diag.symbol) in reported:
+                        continue
+                    reported.add((diag.code, diag.symbol))
+                reporting.append(diag)
+                reporting_fixed.append(fixed)
+        findings += _findings(source.path, current, reporting, reporting_fixed, optimizing)
         if not chosen:
             return EngineResult(current.data, findings, round_index)
-        applied_rules.update(d.code for d in chosen)
+        chosen_fixes = list(map(_FIX, chosen))
+        chosen_codes = {d.code for d in chosen}
+        applied_rules |= chosen_codes
         edits = _chosen_edits(chosen)
         new_data = _apply_sorted(current.data, edits)
-        includes = [h for d in chosen for h in d.fix.includes]
+        includes = [h for fix in chosen_fixes for h in fix.includes]
         extra = include_edit(new_data, includes, current.newline) if includes else None
         previous = current
         if new_data == current.data and extra is None:
             return EngineResult(current.data, findings, round_index)
-        settled = not deferred and not any(d.code in chaining for d in chosen)
-        neutral = [e for d in chosen for e in d.fix.edits
-                   if d.fix.keeps_syntax or _neutral(e, previous, ctx.literals)]
-        if settled and extra is None and len(neutral) == len(edits):
+        settled = not deferred and chaining.isdisjoint(chosen_codes)
+        # the edits that may change the parse: those of fixes that do not vouch otherwise,
+        # unless _neutral shows they cannot
+        guarded = [e for fix in chosen_fixes if not fix.keeps_syntax for e in fix.edits
+                   if not _neutral(e, previous, ctx.literals)]
+        if settled and extra is None and not guarded:
             # every fix applied, none creates work for another rule, and no edit can change
             # the parse: the output's tree has the input's shape, so no parse is needed
             return EngineResult(new_data, findings, round_index + 1)
         if tree is None:  # first round, no rule parsed: the guard needs the input's tree
             tree = treesitter.parse(previous.data)
         # re-parse incrementally: the old tree learns the edits, unchanged subtrees are reused
-        steps = [_Step(previous, edits, new_data, set(neutral))]
+        steps = [_Step(previous, edits, new_data, set(edits).difference(guarded))]
         if extra is not None:
             middle = Source(source.path, new_data)
             new_data = new_data[: extra.start] + extra.text + new_data[extra.end :]

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from migrator.apitables import ApiEntry, ApiTables
-from migrator.diagnostics import Diagnostic, Edit, Fix
+from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix
 from migrator.rule import Marker, Rule, RuleContext
 from migrator.versions import format_version
 
@@ -28,6 +28,7 @@ class _Name(NamedTuple):
     lowered: bool  # WRP001 or LOW001 lowers it for this target
     rewritten: bool  # ARG001 renames its calls together with their arguments
     rename: tuple[str, str, bytes] | None  # (message, fix title, HIP name) of a rename
+    keeps_syntax: bool  # a rename to an identifier: the fix vouches that the parse is kept
     plain: bool  # renamed to an identifier wherever it names code: none of the tests above
 
 
@@ -69,7 +70,11 @@ def _index(tables: ApiTables, rocm: tuple[int, int, int]) -> _Index:
         rewritten = entry.cuda in tables.argument_rewrites
         plain = (rename is not None and entry.hip.isidentifier() and entry.kind != "namespace"
                  and not (contextual or lowers or rewritten))
-        names[entry.cuda.encode()] = _Name(entry, contextual, lowers, rewritten, rename, plain)
+        # the name is found in code only (comments, literals and includes blanked), so an
+        # identifier written for it cannot change how the file parses
+        keeps_syntax = rename is not None and entry.hip.isidentifier() and entry.hip.isascii()
+        names[entry.cuda.encode()] = _Name(entry, contextual, lowers, rewritten, rename,
+                                           keeps_syntax, plain)
     # grouped by the first character, which the regex engine then checks once per position
     seconds: dict[bytes, set[bytes]] = {}
     for name in names:
@@ -153,14 +158,18 @@ class ApiRename(Rule):
         index = _index(ctx.tables, ctx.settings.rocm)
         data = ctx.data
         names = index.names
+        code = ctx.code
+        safe = Applicability.SAFE
         # candidates from the text with comments and literals blanked (same offsets): a name
         # in a comment or literal is none, and those left start in code
-        for match in index.candidates.finditer(ctx.code):
+        for match in index.candidates.finditer(code):
             name = names.get(match.group())
             if name is None:
                 continue
             start, end = match.span()
-            if not _names_code_outside_literals(ctx, start, end):
+            # most API names follow a `(`: _names_code_outside_literals's first test, inline
+            if not (start and code[start - 1] in _PLAIN_BEFORE
+                    or _names_code_outside_literals(ctx, start, end)):
                 continue
             entry = name.entry
             if not name.plain:  # the common case has none of these tests to pass
@@ -178,7 +187,8 @@ class ApiRename(Rule):
                 if not entry.hip.isidentifier() and _declared_here(ctx, start, end):
                     continue  # `typedef size_t (*CUoccupancyB2DSize)(int)`: no `void*` there
             message, title, hip = name.rename
-            yield Diagnostic("API001", message, start, end, Fix(title, (Edit(start, end, hip),)),
+            yield Diagnostic("API001", message, start, end,
+                             Fix(title, (Edit(start, end, hip),), safe, (), name.keeps_syntax),
                              entry.library, entry.cuda, "info")
 
     def _diagnose(self, ctx: RuleContext, entry: ApiEntry, start: int, end: int):
