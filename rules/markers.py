@@ -154,15 +154,18 @@ def _output_spelling(tables, rocm, lowered: bool) -> dict[str, str]:
 
 
 def unproven_fix(ctx: RuleContext, offset: int, code: str, message: str,
-                 rewrite: Fix | None = None) -> Fix | None:
+                 rewrite: Fix | None = None, without_lines: str | None = None) -> Fix | None:
     """The fix to attach to an optimisation a rule could not prove safe: the unsafe ``rewrite``
     itself where it may apply (``--unsafe-fixes``) or where nothing writes markers (lint shows
     it as an unsafe fix); otherwise a marker at the site that says what was left alone and why.
     Line numbers are left out of the marker, and names are in HIP spelling, so that re-running
-    on the output finds it again."""
+    on the output finds it again. ``without_lines``: the message with them left out, where the
+    rule writes it so (a long message is then not searched for them)."""
     if rewrite is not None and (ctx.settings.unsafe_fixes or not ctx.settings.write_markers):
         return rewrite
-    if "line " in message:  # what _LINE_NUMBER finds has it (the scan is slow in a long text)
+    if without_lines is not None:
+        message = without_lines
+    elif "line " in message:  # what _LINE_NUMBER finds has it (the scan is slow in a long text)
         message = _LINE_NUMBER.sub("", message)
     text = hip_spelling(ctx, message)
     if rewrite is not None:

@@ -162,3 +162,27 @@ def test_argument_kept_per_line_text_agrees_with_calls_arguments():
                 expected = (None if spans is None else b"" if len(spans) <= index
                             else data[spans[index][0] : spans[index][1]])
                 assert null_stream._argument(data, len(before), index) == expected, (data, index)
+
+
+def test_blocking_stream_marker_says_the_message_without_its_line_numbers(monkeypatch):
+    # STM001 writes its marker's text itself: it must be what unproven_fix makes of the message
+    from rules import markers
+    from rules.streams import blocking_stream
+
+    given = []
+
+    def checked(ctx, offset, code, message, rewrite=None, without_lines=None):
+        given.append(without_lines)
+        if without_lines is not None:
+            assert without_lines == markers._LINE_NUMBER.sub("", message), message
+        return markers.unproven_fix(ctx, offset, code, message, rewrite, without_lines)
+
+    monkeypatch.setattr(blocking_stream, "unproven_fix", checked)
+    data = (b"void g(cudaStream_t);\n"
+            b"void f(float* d, float* h, int n) {\n  cudaStream_t s, pipeline;\n"
+            b"  cudaStreamCreate(&s);\n  cudaStreamCreate(&pipeline);\n  k<<<1, 1>>>(d);\n"
+            b"  cudaMemcpy(d, h, n, cudaMemcpyHostToDevice);\n  cudaMemcpyAsync(d, h, n,\n"
+            b"      cudaMemcpyHostToDevice);\n  cublasSgemm(handle, n);\n  g(s);\n  g(pipeline);\n"
+            b"  cudaEventRecord(e);\n}\nvoid e2() { cudaStream_t* p; cudaStreamCreate(p); }\n")
+    found = list(blocking_stream.BlockingStream().check(_context(data)))
+    assert len(found) == 3 and given[0] is not None and given[1] is None, given

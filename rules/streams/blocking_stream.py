@@ -91,25 +91,36 @@ class BlockingStream(Rule):
                        Edit(arg_end, arg_end, f", {flag}".encode())),
                       Applicability.UNSAFE if reasons else Applicability.SAFE)
             if reasons:
-                message = (f"{api} makes a blocking stream, and this code relies on the null "
-                           f"stream's implicit ordering: {'; '.join(reasons)}. Order work with "
-                           "events (hipEventRecord + hipStreamWaitEvent) and make the stream "
-                           "non-blocking")
-                fix = unproven_fix(ctx, start, "STM001", message, fix)
+                said = "; ".join(what if line is None else f"{what} at line {line}"
+                                 for what, line in reasons)
+                message = _RELIED_ON.format(api=api, reasons=said)
+                # the marker leaves the line numbers out: said so here unless a reason's own
+                # text (code it quotes) holds what unproven_fix would read as one
+                bare = None
+                if not any("line" in what for what, _ in reasons):
+                    bare = _RELIED_ON.format(api=api, reasons="; ".join(w for w, _ in reasons))
+                fix = unproven_fix(ctx, start, "STM001", message, fix, bare)
             else:
                 message = (f"{api} makes a blocking stream; nothing here relies on the null "
                            f"stream: {flags_call}(..., {flag})")
             yield Diagnostic("STM001", message, start, end, fix, library="runtime", symbol="StreamCreate")
 
 
-def _reliance(ctx: RuleContext, offset: int, argument: str) -> list[str]:
-    """Why making this stream non-blocking could change the program (empty: nothing)."""
+_RELIED_ON = ("{api} makes a blocking stream, and this code relies on the null stream's "
+              "implicit ordering: {reasons}. Order work with events (hipEventRecord + "
+              "hipStreamWaitEvent) and make the stream non-blocking")
+
+
+def _reliance(ctx: RuleContext, offset: int, argument: str) -> list[tuple[str, int | None]]:
+    """Why making this stream non-blocking could change the program (empty: nothing), each
+    reason with the line it is at (None: none)."""
     body = function_at(ctx, offset)
     if body is None:
-        return ["the stream is not created inside a function body"]
+        return [("the stream is not created inside a function body", None)]
     variable = IDENTIFIER.search(argument.lstrip("&( ").encode())
     if variable is None or not argument.lstrip().startswith("&"):
-        return [f"the stream {argument} is reached through a pointer: code elsewhere may use it"]
+        return [(f"the stream {argument} is reached through a pointer: code elsewhere may use it",
+                 None)]
     name = variable.group()
     reasons = []
     runtime = stream_apis(ctx.tables).runtime  # runtime APIs and launches, in either spelling
@@ -123,7 +134,8 @@ def _reliance(ctx: RuleContext, offset: int, argument: str) -> list[str]:
         declared = re.compile(rb"\b(?:" + types + rb")\s+(?:[^;(){}]*?[\s,*&])?" + re.escape(name)
                               + rb"\s*[\[;=,)]")
         if not declares(ctx, declared, tuple(types.split(b"|")), name, body.open, body.close):
-            found.append(f"'{name.decode()}' is not a local of this function: other code may use it")
+            found.append((f"'{name.decode()}' is not a local of this function: other code may "
+                          "use it", None))
         in_runtime = ctx.cache.setdefault("STM001.in_runtime", {})  # callee -> a runtime API?
         for use in word_offsets(ctx, name, body.open, body.close):
             callee = enclosing_call(ctx, use, body.open)
@@ -134,8 +146,8 @@ def _reliance(ctx: RuleContext, offset: int, argument: str) -> list[str]:
                 runtime_api = in_runtime[callee[0]] = hip_name(ctx.tables, callee[0].decode()) in runtime
             if runtime_api:
                 continue
-            line, _ = ctx.source.position(use)
-            found.append(f"'{name.decode()}' is passed to {callee[0].decode()}() at line {line}")
+            found.append((f"'{name.decode()}' is passed to {callee[0].decode()}()",
+                          ctx.source.position(use)[0]))
             break
         ctx.cache[key] = found
     reasons.extend(found)
@@ -143,5 +155,5 @@ def _reliance(ctx: RuleContext, offset: int, argument: str) -> list[str]:
     if null_uses is None:
         null_uses = ctx.cache[("STM001.null_stream_uses", body.open)] = null_stream_uses(ctx, body)
     places = ctx.source.positions([at for at, _ in null_uses])
-    reasons.extend(f"{what} at line {line}" for (_, what), (line, _) in zip(null_uses, places))
+    reasons.extend((what, line) for (_, what), (line, _) in zip(null_uses, places))
     return reasons
