@@ -27,8 +27,9 @@ class _Name(NamedTuple):
     contextual: bool  # acted on only in CUDA context (cuda_context.py)
     lowered: bool  # WRP001 or LOW001 lowers it for this target
     rewritten: bool  # ARG001 renames its calls together with their arguments
-    rename: tuple[str, str, bytes] | None  # (message, fix title, HIP name) of a rename
-    keeps_syntax: bool  # a rename to an identifier: the fix vouches that the parse is kept
+    # a rename's finding: message, fix title, HIP name, whether the fix keeps the syntax (a
+    # rename to an identifier), library, CUDA name
+    rename: tuple[str, str, bytes, bool, str, str] | None
     plain: bool  # renamed to an identifier wherever it names code: none of the tests above
 
 
@@ -64,17 +65,17 @@ def _index(tables: ApiTables, rocm: tuple[int, int, int]) -> _Index:
             continue
         rename = None
         if renamable(entry, rocm):
-            rename = (f"{entry.cuda} -> {entry.hip}", f"rename to {entry.hip}", entry.hip.encode())
+            # the name is found in code only (comments, literals and includes blanked), so an
+            # identifier written for it cannot change how the file parses
+            keeps_syntax = entry.hip.isidentifier() and entry.hip.isascii()
+            rename = (f"{entry.cuda} -> {entry.hip}", f"rename to {entry.hip}", entry.hip.encode(),
+                      keeps_syntax, entry.library, entry.cuda)
         contextual = needs_cuda_context(entry)
         lowers = entry.cuda in lowered
         rewritten = entry.cuda in tables.argument_rewrites
         plain = (rename is not None and entry.hip.isidentifier() and entry.kind != "namespace"
                  and not (contextual or lowers or rewritten))
-        # the name is found in code only (comments, literals and includes blanked), so an
-        # identifier written for it cannot change how the file parses
-        keeps_syntax = rename is not None and entry.hip.isidentifier() and entry.hip.isascii()
-        names[entry.cuda.encode()] = _Name(entry, contextual, lowers, rewritten, rename,
-                                           keeps_syntax, plain)
+        names[entry.cuda.encode()] = _Name(entry, contextual, lowers, rewritten, rename, plain)
     # grouped by the first character, which the regex engine then checks once per position
     seconds: dict[bytes, set[bytes]] = {}
     for name in names:
@@ -163,7 +164,7 @@ class ApiRename(Rule):
         # candidates from the text with comments and literals blanked (same offsets): a name
         # in a comment or literal is none, and those left start in code
         for match in index.candidates.finditer(code):
-            name = names.get(match.group())
+            name = names.get(match[0])
             if name is None:
                 continue
             start, end = match.span()
@@ -171,8 +172,8 @@ class ApiRename(Rule):
             if not (start and code[start - 1] in _PLAIN_BEFORE
                     or _names_code_outside_literals(ctx, start, end)):
                 continue
-            entry = name.entry
             if not name.plain:  # the common case has none of these tests to pass
+                entry = name.entry
                 if entry.kind == "namespace" and not data[end : end + 8].lstrip().startswith(b"::"):
                     continue
                 if name.contextual and not in_cuda_context(ctx):
@@ -186,10 +187,10 @@ class ApiRename(Rule):
                     continue
                 if not entry.hip.isidentifier() and _declared_here(ctx, start, end):
                     continue  # `typedef size_t (*CUoccupancyB2DSize)(int)`: no `void*` there
-            message, title, hip = name.rename
+            message, title, hip, keeps_syntax, library, cuda = name.rename
             yield Diagnostic("API001", message, start, end,
-                             Fix(title, (Edit(start, end, hip),), safe, (), name.keeps_syntax),
-                             entry.library, entry.cuda, "info")
+                             Fix(title, (Edit(start, end, hip),), safe, (), keeps_syntax),
+                             library, cuda, "info")
 
     def _diagnose(self, ctx: RuleContext, entry: ApiEntry, start: int, end: int):
         """The finding for a name the target lacks (a rename is made in ``check``)."""
