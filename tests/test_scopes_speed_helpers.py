@@ -14,9 +14,9 @@ from rules import scopes
 from rules.streams import null_stream
 
 _PIECES = [b"s", b"f", b"for", b"if", b"sizeof", b"cudaMemcpy", b"hipStreamSynchronize",
-           b"cudaMemsetAsync", b"hipLaunchKernelGGL", b" ", b"\t", b"\n", b",", b";", b"(", b")",
-           b"[", b"]", b"{", b"}", b"<<<", b">>>", b"<", b">", b"/*", b"*/", b"//", b'"', b"0",
-           b"x::y", b"9"]
+           b"cublasSgemm", b"cudaMemsetAsync", b"hipLaunchKernelGGL", b" ", b"\t", b"\n", b",",
+           b";", b"(", b")", b"[", b"]", b"{", b"}", b"<<<", b">>>", b"<", b">", b"/*", b"*/",
+           b"//", b'"', b"0", b"x::y", b"9"]
 
 
 def _context(data: bytes) -> RuleContext:
@@ -112,6 +112,12 @@ def test_launches_and_calls_agree_with_scans_of_the_range():
         index = null_stream._calls_where(ctx, "acted_on",
                                          lambda callee: null_stream._acts_on(callee, watched))
         assert [m.span() for m in null_stream._within(index, start, end)] == acted_on
+        # the calls of given names alone (a trie of their first bytes) where no set_stream is
+        if b"set_stream" not in data:
+            read = null_stream.stream_apis(ctx.tables).read
+            index = null_stream._calls_where(
+                ctx, "read", lambda callee: null_stream._acts_on(callee, watched), read)
+            assert [m.span() for m in null_stream._within(index, start, end)] == acted_on
 
 
 def _split_byte_by_byte(config: bytes) -> list[str]:

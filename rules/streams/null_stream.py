@@ -13,7 +13,7 @@ from migrator.rule import RuleContext
 
 from ..api.rename import hip_name
 from ..calls import arguments
-from ..scopes import Block, code_matches
+from ..scopes import _WORD_BYTES, Block, code_matches
 
 # Calls are recognised by the HIP name the API tables give them (api.rename.hip_name), so that a
 # CUDA file and its converted output are judged alike: CUDA runtime and driver spellings
@@ -121,6 +121,7 @@ class StreamApis:
     # every spelling (CUDA's and HIP's, as bytes) of a call null_stream_uses acts on: a sync
     # copy or set, a call with a stream argument, a library call or a SetStream
     watched: frozenset[bytes] = frozenset()
+    read: frozenset[bytes] = frozenset()  # those and the GGL launch: the calls it reads
 
 
 @functools.lru_cache(maxsize=8)
@@ -134,14 +135,14 @@ def stream_apis(tables: ApiTables) -> StreamApis:
     set_stream = frozenset(e.hip or e.cuda for e in entries if e.library in libraries
                            and re.search(_SET_STREAM_SUFFIX + r"(?:_v\d+)?$", e.cuda))
     library_calls = library | set_stream
-    watched = {name for entry in tables.names.values() for name in (entry.cuda, entry.hip)
-               if name and _acted_on(hip_name(tables, name), library_calls)}
+    watched = frozenset(name.encode() for name in {
+        name for entry in tables.names.values() for name in (entry.cuda, entry.hip)
+        if name and _acted_on(hip_name(tables, name), library_calls)} | {
+        "hip" + call for call in _STREAM_ARGUMENT})
     return StreamApis(
         runtime=frozenset({e.hip or e.cuda for e in tables.names.values()
                            if e.library in _RUNTIME_LIBRARIES} | {"hipLaunchKernelGGL"}),
-        library=library, set_stream=set_stream,
-        watched=frozenset(name.encode() for name in watched | {
-            "hip" + call for call in _STREAM_ARGUMENT}),
+        library=library, set_stream=set_stream, watched=watched, read=watched | {_GGL},
     )
 
 
@@ -163,17 +164,36 @@ def api_calls(ctx: RuleContext, start: int, end: int, names: frozenset[str]):
             name = hip_names[callee] = hip_name(ctx.tables, callee.decode("ascii", "replace"))
         return name
 
-    calls = _calls_where(ctx, ("streams.api_calls", names), lambda callee: hip(callee) in names)
+    calls = _calls_where(ctx, ("streams.api_calls", names), lambda callee: hip(callee) in names,
+                         _spellings_of(ctx.tables, names))
     for match in _within(calls, start, end):
         yield match, hip(match.group(1))
 
 
-def _calls_where(ctx: RuleContext, key, keep) -> tuple[list[int], list[re.Match]]:
+@functools.lru_cache(maxsize=16)
+def _spellings_of(tables: ApiTables, names: frozenset[str]) -> frozenset[bytes]:
+    """Every callee (as bytes) whose HIP name (``hip_name``) is one of ``names``."""
+    written = {n for entry in tables.names.values() for n in (entry.cuda, entry.hip) if n}
+    return frozenset(n.encode() for n in written | names if hip_name(tables, n) in names)
+
+
+def _calls_where(ctx: RuleContext, key, keep,
+                 spellings: frozenset[bytes] | None = None) -> tuple[list[int], list[re.Match]]:
     """(starts, matches) of the calls (``_CALL``) in code in the file whose callee ``keep``
-    accepts, computed once per ``key``. The file is scanned once for every such list, and no
-    match starts inside another, nor does cutting the text at a range's end make a new one:
-    the matches within a range are what a scan of the range finds (``_within``)."""
+    accepts, computed once per ``key``; ``spellings``, where given, holds every callee that
+    ``keep`` accepts, and only calls of those are looked for (``_call_pattern``). Otherwise
+    the file is scanned once for every call, for every such list. No match starts inside
+    another, nor does cutting the text at a range's end make a new one: the matches within a
+    range are what a scan of the range finds (``_within``)."""
     found = ctx.cache.get(key)
+    if found is None and spellings is not None:
+        data = ctx.data
+        in_code = ctx.in_code
+        matches = [match for match in _call_pattern(spellings).finditer(data)
+                   if match.group(1) in spellings
+                   and (match.start() == 0 or data[match.start() - 1] not in _WORD_BYTES)
+                   and keep(match.group(1)) and in_code(match.start())]
+        found = ctx.cache[key] = ([match.start() for match in matches], matches)
     if found is None:
         every = ctx.cache.get("streams.calls")
         if every is None:  # comments and literals included: most calls are dropped unread
@@ -185,6 +205,34 @@ def _calls_where(ctx: RuleContext, key, keep) -> tuple[list[int], list[re.Match]
         matches = [match for match in matches if match.group(1) in kept and in_code(match.start())]
         found = ctx.cache[key] = ([match.start() for match in matches], matches)
     return found
+
+
+_WHOLE_NAMES = 256  # more callees than this: a trie of their first 10 bytes
+
+
+@functools.lru_cache(maxsize=16)
+def _call_pattern(spellings: frozenset[bytes]) -> re.Pattern:
+    """A regex that finds, among others, every call ``_CALL`` finds whose callee is one of
+    ``spellings``, as the same match where it starts a word: the callees' names as a trie
+    (the engine skips to their first bytes and follows one branch), the rest of the name,
+    ``(``. A match inside a word runs to that word's end, so it hides no call after it. Of
+    thousands of names, their first 10 bytes make the trie: a few milliseconds to compile
+    (the whole names take a tenth of a second), and few calls of other names match."""
+    depth = None if len(spellings) <= _WHOLE_NAMES else 10
+    return re.compile(rb"(" + _trie({name[:depth] for name in spellings}) + rb"\w*+)\s*\(")
+
+
+def _trie(words: set[bytes]) -> bytes:
+    """A regex matching exactly ``words``, their common prefixes written once."""
+    rests: dict[bytes, set[bytes]] = {}
+    for word in words:
+        if word:
+            rests.setdefault(word[:1], set()).add(word[1:])
+    branches = [re.escape(first) + _trie(rest) for first, rest in sorted(rests.items())]
+    if not branches:
+        return b""
+    either = branches[0] if len(branches) == 1 else b"(?:" + b"|".join(branches) + b")"
+    return b"(?:" + either + b")?" if b"" in words else either
 
 
 def _within(calls: tuple[list[int], list[re.Match]], start: int, end: int):
@@ -215,7 +263,12 @@ def null_stream_uses(ctx: RuleContext, body: Block) -> list[tuple[int, str]]:
             uses.append((launch.start, "a kernel launch on the null stream"))
     apis = stream_apis(tables)
     library, set_stream = None, False
-    calls = _calls_where(ctx, "streams.acted_on", lambda callee: _acts_on(callee, apis.watched))
+    calls = ctx.cache.get("streams.acted_on")
+    if calls is None:  # a library's set_stream is named by the program: a file that may call
+        # one is scanned for every call
+        calls = _calls_where(ctx, "streams.acted_on",
+                             lambda callee: _acts_on(callee, apis.watched),
+                             None if b"set_stream" in data else apis.read)
     kinds = ctx.cache.setdefault("streams.callee_kinds", {})
     # stream argument as written -> is it the null stream? (a file names its few streams)
     null_texts = ctx.cache.setdefault("streams.null_texts", {})
