@@ -29,13 +29,38 @@ def find_name(ctx: RuleContext, names: set[bytes] | dict):
             continue  # the end of a longer name
         if ctx.literals.covering(start) is not None:
             continue
-        # comments read as blanks: a comment ending in '.' (or a marker line written there)
-        # does not make the name a member
-        if start and ctx.code[start - 1] in BLANK_OR_MEMBER_END:
-            before = ctx.code[max(0, start - 64) : start].rstrip()[-2:]
-            if before.endswith(b".") or before.endswith(b"->"):
-                continue
+        if start and ctx.code[start - 1] in BLANK_OR_MEMBER_END and is_member(ctx, start):
+            continue
         yield match.group(), start, match.end()
+
+
+def code_end_before(ctx: RuleContext, start: int) -> int:
+    """Where the code before ``start`` ends: just past its last byte that is neither blank, nor
+    in a comment or literal (``ctx.code`` blanks them), nor in a preprocessor directive that
+    ends before ``start`` (``#define EPS 1.`` or ``#pragma unroll`` on the line above a name
+    is no code of the name's statement). A long run of blanks, such as a marker comment, is
+    passed over a window at a time."""
+    code = ctx.code
+    directives = ctx.directives
+    pos = start
+    while pos > 0:
+        window = max(0, pos - 64)
+        pos = window + len(code[window:pos].rstrip())
+        if pos == window:
+            continue  # only blanks in this window
+        index = bisect.bisect_right(directives.starts, pos - 1) - 1
+        if index >= 0 and pos - 1 <= directives.ends[index] < start:
+            pos = directives.starts[index] - 1  # before the directive's '#'
+            continue
+        return pos
+    return 0
+
+
+def is_member(ctx: RuleContext, start: int) -> bool:
+    """Is the name at ``start`` a member: ``obj.name`` or ``ptr->name``, with blanks, line breaks
+    or comments between (a comment or a directive ending in '.' does not count)?"""
+    end = code_end_before(ctx, start)
+    return ctx.code[end - 1 : end] == b"." or ctx.code[max(0, end - 2) : end] == b"->"
 
 
 _PATTERNS: dict[tuple, tuple[re.Pattern, bool]] = {}
@@ -92,17 +117,10 @@ def lexical_call(ctx: RuleContext, start: int, end: int) -> LexicalCall | str | 
 
 
 def _code_before(ctx: RuleContext, start: int) -> bytes:
-    """Up to 64 bytes of code before ``start``, comments and trailing blanks skipped."""
-    data = ctx.data
-    pos = start
-    while pos > 0:
-        stripped = data[max(0, pos - 64) : pos].rstrip()
-        pos = max(0, pos - 64) + len(stripped)
-        if pos == 0 or ctx.literals.covering(pos - 1) != "comment":
-            return data[max(0, pos - 64) : pos]
-        index = bisect.bisect_right(ctx.literals.starts, pos - 1) - 1
-        pos = ctx.literals.starts[index]
-    return b""
+    """Up to 64 bytes of code before ``start``, ending where that code ends (comments, blanks
+    and directives before the name's line skipped: ``code_end_before``)."""
+    end = code_end_before(ctx, start)
+    return ctx.data[max(0, end - 64) : end]
 
 
 _CLOSE_SCAN = re.compile(rb"[()\[\]{}\"'/]")

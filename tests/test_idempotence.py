@@ -360,3 +360,16 @@ def test_what_is_not_cuda_context(context):
     """A test for the CUDA compiler, a CUDA name in a comment or a string, an unknown header."""
     result = convert_bytes("math.h", (context + GLIBC_MATHCALLS).encode(), Settings())
     assert not [f for f in result.findings if f.code == "API003"]
+
+
+@pytest.mark.parametrize("directive", ["#pragma once", "#pragma unroll", "#endif", "#define EPS 1."])
+def test_a_directive_above_a_call_is_not_code_of_its_statement(directive):
+    # found by the property: the include the first pass inserts above the call changed what
+    # the look-back before 'cudaStreamCreate' read ('once', a type to it), so only the second
+    # pass saw a call and marked it
+    text = f"__global__\n{directive}\ncudaStreamCreate(&s); "
+    assert_idempotent(text, "soup.cu", Settings(launch_syntax="ggl"))
+    inside = f"#include <cuda_runtime.h>\nvoid f(cudaStream_t* s) {{\n{directive}\n" \
+             "cudaStreamCreate(s);\n}\n"
+    once = assert_idempotent(inside)
+    assert b"// rocmigrate STM001" in once  # the call is seen (reached through a pointer)

@@ -12,7 +12,7 @@ from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix
 from migrator.rule import Marker, Rule, RuleContext
 from migrator.versions import format_version
 
-from ..calls import BLANK_OR_MEMBER_END, LexicalCall, lexical_call
+from ..calls import BLANK_OR_MEMBER_END, LexicalCall, is_member, lexical_call
 from ..cuda_context import in_cuda_context, needs_cuda_context
 from ..markers import marker_fix
 
@@ -243,10 +243,8 @@ def _names_code_outside_literals(ctx: RuleContext, start: int, end: int) -> bool
     code = ctx.code  # comments read as blanks: `x. /* c */ name` is a member, `// e.g.` no dot
     if start > 0 and code[start - 1] in _PLAIN_BEFORE:  # most API names follow a `(`
         return True
-    if start > 0 and code[start - 1] in BLANK_OR_MEMBER_END:  # else no member: `*name`
-        before = code[max(0, start - 2) : start].rstrip()
-        if before.endswith(b".") or before.endswith(b"->") or _is_member(code, start):
-            return False
+    if start > 0 and code[start - 1] in BLANK_OR_MEMBER_END and is_member(ctx, start):
+        return False  # (no member without one of those bytes right before: `*name`)
     return not _declares_member(ctx, start, end)
 
 
@@ -283,15 +281,3 @@ def _declared_here(ctx: RuleContext, start: int, end: int) -> bool:
     return parent is not None and parent.child_by_field_name("declarator") == node
 
 
-def _is_member(code: bytes, start: int) -> bool:
-    """``obj .  name`` / ``ptr -> name`` with whitespace, a line break or a comment between
-    (``code``: the file with comments blanked; a marker comment before a name is a long run
-    of blanks, passed over a window at a time)."""
-    pos = start
-    while pos > 0:
-        window = max(0, pos - 64)
-        kept = len(code[window:pos].rstrip(b" \t\n\r"))
-        pos = window + kept
-        if kept:
-            break
-    return code[pos - 1 : pos] == b"." or code[max(0, pos - 2) : pos] == b"->"

@@ -8,7 +8,7 @@ import re
 
 from migrator.rule import RuleContext
 
-from ..calls import arguments
+from ..calls import BLANK_OR_MEMBER_END, arguments, is_member
 
 # builtin -> index of its mask argument (the *_sync family takes the mask first)
 SYNC_MASK_BUILTINS = {
@@ -47,8 +47,7 @@ def builtin_names(ctx: RuleContext, names: frozenset[bytes]) -> list[tuple[bytes
                 continue  # another word, or the tail of one
             if ctx.literals.covering(start) is not None:
                 continue
-            before = code[max(0, start - 64) : start].rstrip()[-2:]
-            if before.endswith(b".") or before.endswith(b"->"):
+            if code[start - 1 : start] in BLANK_OR_MEMBER_END and is_member(ctx, start):
                 continue  # a member of the same name
             found.append((match.group(), start, match.end()))
     return [site for site in found if site[0] in names]
