@@ -3,6 +3,7 @@ fully cached run never loads the parser)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from itertools import chain
@@ -113,6 +114,71 @@ def finding_records(findings) -> list[dict]:
              "severity": severity, "library": library, "symbol": symbol, "fixed": fixed}
             for (title, applicability, path, line, column, code, message, severity, library,
                  symbol, fixed) in finding_rows(findings, _RECORD_FIELDS)]
+
+
+UNSUPPORTED_CODES = ("API002", "API003", "API004", "HDR002", "ARG002", "WRP002", "LOW002")
+CONVERSION_CODES = ("API001", "ARG001", "HDR001", "HDR003", "WRP001", "LOW001", "LCH001",
+                    "ATM001")
+# the fields of a finding the summary reads, in the order summarize_findings unpacks them
+_SUMMARY_FIELDS = ("code", "fixed", "fix_title", "library", "optimization", "severity", "symbol",
+                   "message", "path", "line", "column")
+
+
+def summarize_findings(findings_of_files) -> dict:
+    """The part of a run's summary that comes from its findings (each file's, in order):
+    references converted per library, optimisations applied, and what needs attention, each
+    with its locations."""
+    by_library: Counter = Counter()
+    unsupported: dict[str, dict] = {}
+    optimized: dict[str, dict] = {}
+    for findings in findings_of_files:
+        for (code, fixed, title, library, optimization, severity, symbol, message, path, line,
+             column) in finding_rows(findings, _SUMMARY_FIELDS):
+            marked = title.startswith("mark ")
+            if code in CONVERSION_CODES and fixed and not marked:
+                by_library[library or "other"] += 1
+            elif optimization and fixed and not marked:
+                entry = optimized.setdefault(code, {
+                    "code": code, "title": title, "count": 0, "locations": []})
+                entry["count"] += 1
+                entry["locations"].append(f"{path}:{line}:{column}")
+            elif code in UNSUPPORTED_CODES or severity != "info" or marked or optimization:
+                key = f"{code} {symbol}"
+                entry = unsupported.setdefault(key, {
+                    "code": code, "symbol": symbol, "message": message, "count": 0,
+                    "locations": []})
+                entry["count"] += 1
+                entry["locations"].append(f"{path}:{line}:{column}")
+    return {
+        "converted_references": dict(sorted(by_library.items())),
+        "optimized": sorted(optimized.values(), key=lambda e: e["code"]),
+        "attention": sorted(unsupported.values(),
+                            key=lambda e: (-e["count"], e["code"], e["symbol"])),
+    }
+
+
+def valid_finding_summary(value) -> bool:
+    """Is ``value`` what ``summarize_findings`` returns (checked: the cache that stores one is
+    untrusted)?"""
+    if type(value) is not dict or set(value) != {"converted_references", "optimized",
+                                                 "attention"}:
+        return False
+    counts = value["converted_references"]
+    if type(counts) is not dict or not all(type(k) is str and type(n) is int
+                                           for k, n in counts.items()):
+        return False
+    for name, texts in (("optimized", ("code", "title")),
+                        ("attention", ("code", "symbol", "message"))):
+        entries = value[name]
+        if type(entries) is not list:
+            return False
+        for entry in entries:
+            if (type(entry) is not dict or set(entry) != {*texts, "count", "locations"}
+                    or not all(type(entry[text]) is str for text in texts)
+                    or type(entry["count"]) is not int or type(entry["locations"]) is not list
+                    or not all(type(location) is str for location in entry["locations"])):
+                return False
+    return True
 
 
 class StringTable:

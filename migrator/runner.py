@@ -23,12 +23,13 @@ from .diagnostics import Finding
 from .fsutil import (atomic_write, content_hash, read_inside, remove_inside, symlink_inside,
                      write_inside)
 from .results import (CONVERTIBLE_SUFFIXES, FileResult, PackedFindings, StringTable,
-                      encode_findings, packed_findings_of, text_columns)
+                      encode_findings, packed_findings_of, summarize_findings, text_columns,
+                      valid_finding_summary)
 from .settings import Settings
 
 CACHE_DIR = ".rocmigrate"
 CACHE_FILE = f"{CACHE_DIR}/cache.json"  # also the mark of an output tree
-CACHE_FORMAT = 2  # 2: entries keep their file's findings
+CACHE_FORMAT = 3  # 2: entries keep their file's findings; 3: as JSON text, and the run's summary
 SKIPPED_DIRS = {".git", ".hg", ".svn", CACHE_DIR}
 POOL_THRESHOLD = 8  # below this many files, a process pool costs more than it saves
 
@@ -47,6 +48,9 @@ class RunOptions:
     jobs: int = 0  # 0 = one per CPU
     force: bool = False
     progress: bool = False
+    # False: the caller reads only the summary (text output), so an unchanged re-run may take
+    # the finding part of it from the cache without loading any file's findings
+    findings_wanted: bool = True
 
 
 @dataclass
@@ -55,6 +59,9 @@ class RunResult:
     diffs: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     support_written: list[str] = field(default_factory=list)  # support headers written beside outputs
+    # set when the run loaded no findings (an unchanged re-run without findings_wanted): the
+    # finding part of the summary, from the cache; cached results then carry no findings
+    finding_summary: dict | None = None
 
     @property
     def failed(self) -> bool:
@@ -211,9 +218,12 @@ def _convert_job(job: tuple[str, bytes, Settings]) -> FileResult:
 
 
 def _entry_json(entry: dict) -> str:
-    """A cache entry as stored: its findings as columns (numbered in the cache's table)."""
-    return json.dumps(dict(entry, findings=entry["findings"].columns), separators=(",", ":"),
-                      sort_keys=True)
+    """A cache entry as stored: its findings as the JSON text of their columns (numbered in the
+    cache's table), which a run parses only when it needs findings."""
+    findings = entry["findings"]
+    if isinstance(findings, PackedFindings):
+        findings = json.dumps(findings.columns, separators=(",", ":"))
+    return json.dumps(dict(entry, findings=findings), separators=(",", ":"), sort_keys=True)
 
 
 def _plain_rel(value) -> bool:
@@ -261,6 +271,7 @@ class _Cache:
         self.previous: dict[str, dict] = {}
         self.table = StringTable()
         self.stored: dict[str, str] = {}  # entries as JSON, written as each was recorded
+        self.finding_summary: dict | None = None  # the stored run's, valid for its entries
         self.current = False  # the stored cache has this key
         if out_root is not None:
             self.previous = self._load(out_root)
@@ -282,18 +293,45 @@ class _Cache:
         strings = stored.get("strings")
         if type(strings) is not list or not all(type(text) is str for text in strings):
             return {}
-        table = StringTable(strings)
-        if not all(_valid_entry(entry) for entry in files.values()):
+        if not all(_valid_entry(entry) and type(entry.get("findings")) is str
+                   for entry in files.values()):
             return {}
-        packed = packed_findings_of([entry.get("findings") for entry in files.values()],
-                                    table.texts)
-        if packed is None:
-            return {}
-        for entry, findings in zip(files.values(), packed):
-            entry["findings"] = findings
-        self.table = table
+        # each entry's findings stay JSON text until unpack_findings (most re-runs need none)
+        self.table = StringTable(strings)
+        summary = stored.get("summary")
+        self.finding_summary = summary if valid_finding_summary(summary) else None
         self.current = True
         return files
+
+    def unpack_findings(self) -> set[str]:
+        """Parse and check the findings of every entry loaded from the cache. Returns the files
+        whose findings are lost because some entry's are damaged (then none is kept: those
+        entries stay with no findings, and a converted file among them must be converted
+        again); empty when all is well."""
+        loaded = [entry for entry in self.previous.values()
+                  if type(entry.get("findings")) is str]
+        if not loaded:
+            return set()
+        try:
+            columns = [json.loads(entry["findings"]) for entry in loaded]
+        except (ValueError, RecursionError):
+            columns = None
+        packed = packed_findings_of(columns, self.table.texts) if columns is not None else None
+        if packed is not None:
+            for entry, findings in zip(loaded, packed):
+                entry["findings"] = findings  # the same dict as in entries for stat-hit files
+        lost = set()
+        for rel, entry in self.entries.items():
+            if type(entry["findings"]) is str:  # recorded again (hash hits), or damaged
+                if packed is not None:
+                    entry["findings"] = self.previous[rel]["findings"]
+                else:
+                    entry["findings"] = PackedFindings(encode_findings([], self.table),
+                                                       self.table.texts)
+                    lost.add(rel)
+        if packed is None:
+            self.previous, self.current = {}, False
+        return lost
 
     def hit(self, rel: str, input_hash: str | None, out_path: Path,
             source_stat: list[int] | None = None) -> bool:
@@ -314,9 +352,13 @@ class _Cache:
 
     def record(self, rel: str, input_hash: str, out_rel: str, out_path: Path,
                source_stat: list[int] | None, support: list[str] | None = None,
-               findings: list[Finding] | None = None) -> None:
+               findings: list[Finding] | PackedFindings | str | None = None) -> None:
+        """Record a written output; ``findings`` may be an entry's still unparsed text (the
+        entry loaded for ``rel``, whose findings unpack_findings parses for both)."""
         stat = os.lstat(out_path)
-        if not (isinstance(findings, PackedFindings) and findings.strings is self.table.texts):
+        if type(findings) is str:
+            pass
+        elif not (isinstance(findings, PackedFindings) and findings.strings is self.table.texts):
             findings = PackedFindings(encode_findings(findings or [], self.table), self.table.texts)
         entry = self.entries[rel] = {"input": input_hash, "output": out_rel, "source": source_stat,
                                      "stat": [stat.st_size, stat.st_mtime_ns], "findings": findings}
@@ -334,15 +376,18 @@ class _Cache:
         return sorted(self._written(self.previous.values()) - self._written(self.entries.values()))
 
     def save(self) -> None:
-        if self.root is None or (self.current and self.entries == self.previous):
+        if self.root is None or (self.current and self.entries == self.previous
+                                 and self.finding_summary is not None):
             return  # an unchanged re-run rewrites nothing
         if any(self.entries.get(rel) is not entry for rel, entry in self.previous.items()):
             self._drop_unused_texts()  # some entries were replaced or removed
         stored = self.stored
         files = ",".join(f"{json.dumps(rel)}:{stored.get(rel) or _entry_json(self.entries[rel])}"
                          for rel in sorted(self.entries))
+        summary = summarize_findings(self.entries[rel]["findings"] for rel in sorted(self.entries))
         payload = (f'{{"files":{{{files}}},"key":{json.dumps(self.key)},'
-                   f'"strings":{json.dumps(self.table.texts, separators=(",", ":"))}}}')
+                   f'"strings":{json.dumps(self.table.texts, separators=(",", ":"))},'
+                   f'"summary":{json.dumps(summary, separators=(",", ":"))}}}')
         try:
             write_inside(self.root, CACHE_FILE, payload.encode(), if_changed=False)
         except OSError:
@@ -464,6 +509,23 @@ def run(options: RunOptions, settings: Settings, report=None) -> RunResult:
             outcomes[item.rel] = _cached(item, cache, out_root, settings, result)
             continue
         pending.append((item, data, digest))
+    unchanged = not pending and cache.current and cache.entries == cache.previous
+    if unchanged and not options.findings_wanted and cache.finding_summary is not None:
+        result.finding_summary = cache.finding_summary  # no file's findings are read
+    elif lost := cache.unpack_findings():  # damaged: convert the files they belong to again
+        for item in items:
+            if item.rel in lost and outcomes[item.rel].status == "cached":
+                del outcomes[item.rel], cache.entries[item.rel]
+                try:
+                    data = item.path.read_bytes()
+                except OSError as err:
+                    outcomes[item.rel] = FileResult(item.rel, "failed",
+                                                    f"cannot read: {err.strerror}")
+                    continue
+                pending.append((item, data, content_hash(data)))
+    for rel, outcome in outcomes.items():
+        if outcome.status == "cached" and result.finding_summary is None:
+            outcome.findings = cache.entries[rel]["findings"]
     taken = {item.out_rel for item in items if not _generated_support(item)}
     for (item, data, digest), converted in zip(pending, _convert_all(pending, settings, options,
                                                                      report)):
@@ -495,8 +557,7 @@ def _cached(item: _Item, cache: _Cache, out_root: Path, settings: Settings,
                               f"{err.strerror}")
     if item.kind != "convert":
         return FileResult(item.rel, "copied", input_hash=entry["input"])
-    return FileResult(item.rel, "cached", findings=entry["findings"],
-                      input_hash=entry["input"])
+    return FileResult(item.rel, "cached", input_hash=entry["input"])  # findings: see run
 
 
 def _convert_all(pending, settings: Settings, options: RunOptions, report):

@@ -605,7 +605,8 @@ def test_the_cache_keeps_only_the_texts_its_entries_use(tmp_path: Path):
         assert code == 0 and edited["summary"]["files"]["converted"] == 1
         stored = json.loads((out / ".rocmigrate" / "cache.json").read_bytes())
         used = {number for entry in stored["files"].values()
-                for column in (entry["findings"][index] for index in (0, 3, 4, 5, 6, 7, 9, 10))
+                for column in (json.loads(entry["findings"])[index]
+                               for index in (0, 3, 4, 5, 6, 7, 9, 10))
                 for number in column}
         assert used == set(range(len(stored["strings"]))), "texts no entry uses are dropped"
         assert any(name in text for text in stored["strings"])
@@ -616,3 +617,62 @@ def test_the_cache_keeps_only_the_texts_its_entries_use(tmp_path: Path):
             == [(f["path"], f["findings"]) for f in edited["files"]])
     assert [f["findings"] for f in cached["files"] if f["path"] == "main.cu"] == \
         [f["findings"] for f in first["files"] if f["path"] == "main.cu"]
+
+
+def _summary_lines(output: str) -> list[str]:
+    """The summary's lines but the file counts and the support headers written this run."""
+    return [line for line in output.splitlines()[1:] if not line.startswith("wrote support")]
+
+
+def test_an_unchanged_text_rerun_reads_no_findings(tmp_path: Path, monkeypatch):
+    src, out = make_tree(tmp_path), tmp_path / "out"
+    (src / "sub" / "atomics.cu").write_bytes(FINDINGS_FILE)
+    first = convert(src, "-o", out, "-v")
+    import migrator.runner
+
+    def unread(*args):
+        raise AssertionError("an unchanged text re-run parsed the cache's findings")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(migrator.runner, "packed_findings_of", unread)
+        again = convert(src, "-o", out, "-v")
+    assert again.exit_code == 0 and "3 up to date (cached)" in again.output
+    assert _summary_lines(again.output) == _summary_lines(first.output)
+    _, report = convert_json(src, "-o", out)  # a report that lists findings reads them
+    assert sum(len(f["findings"]) for f in report["files"]) > 10
+
+
+def test_damaged_findings_in_the_cache_mean_converting_their_files_again(tmp_path: Path):
+    src, out = make_tree(tmp_path), tmp_path / "out"
+    (src / "sub" / "atomics.cu").write_bytes(FINDINGS_FILE)
+    _, first = convert_json(src, "-o", out)
+    good = cache_of(out)
+    for junk in ("[[", "[]", "[[0],[1]]", json.dumps([["x"]] * 12), "null"):
+        damaged = json.loads(json.dumps(good))
+        damaged["files"]["sub/atomics.cu"]["findings"] = junk
+        write_cache(out, damaged)
+        code, again = convert_json(src, "-o", out)
+        assert code == 0, junk
+        statuses = {f["path"]: f["status"] for f in again["files"]}
+        assert statuses["sub/atomics.cu"] == statuses["main.cu"] == "converted", junk
+        assert statuses["notes.txt"] == "copied"
+        assert [(f["path"], f["findings"]) for f in again["files"]] == \
+            [(f["path"], f["findings"]) for f in first["files"]], junk
+        assert again["summary"]["attention"] == first["summary"]["attention"]
+        assert cache_of(out)["files"].keys() == good["files"].keys()
+
+
+@pytest.mark.parametrize("summary", [None, [], {"converted_references": {"runtime": "1"},
+                                                "optimized": [], "attention": []},
+                                     {"converted_references": {}, "optimized": [{}],
+                                      "attention": []}])
+def test_a_damaged_stored_summary_is_made_again_from_the_findings(tmp_path: Path, summary):
+    src, out = make_tree(tmp_path), tmp_path / "out"
+    (src / "sub" / "atomics.cu").write_bytes(FINDINGS_FILE)
+    first = convert(src, "-o", out, "-v")
+    damaged = cache_of(out)
+    damaged["summary"] = summary
+    write_cache(out, damaged)
+    again = convert(src, "-o", out, "-v")
+    assert again.exit_code == 0 and _summary_lines(again.output) == _summary_lines(first.output)
+    assert cache_of(out)["summary"] == cache_of(out)["summary"] != summary  # written again

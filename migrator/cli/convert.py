@@ -55,7 +55,7 @@ def convert(
     settings = Settings(rocm=target, launch_syntax=launch_syntax.value, rename_ext=rename_ext,
                         optimize=not no_optimize)
     options = RunOptions(source=src, output=output, in_place=in_place, dry_run=dry_run,
-                         diff=diff, jobs=jobs, force=force)
+                         diff=diff, jobs=jobs, force=force, findings_wanted=fmt is Format.json)
     progress = reporter_for("converting")
     try:
         result = run(options, settings, report=progress)
