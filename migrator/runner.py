@@ -384,7 +384,8 @@ class _Cache:
         stored = self.stored
         files = ",".join(f"{json.dumps(rel)}:{stored.get(rel) or _entry_json(self.entries[rel])}"
                          for rel in sorted(self.entries))
-        summary = summarize_findings(self.entries[rel]["findings"] for rel in sorted(self.entries))
+        summary = self.finding_summary = summarize_findings(
+            self.entries[rel]["findings"] for rel in sorted(self.entries))
         payload = (f'{{"files":{{{files}}},"key":{json.dumps(self.key)},'
                    f'"strings":{json.dumps(self.table.texts, separators=(",", ":"))},'
                    f'"summary":{json.dumps(summary, separators=(",", ":"))}}}')
@@ -539,6 +540,11 @@ def run(options: RunOptions, settings: Settings, report=None) -> RunResult:
                 result.removed.append(stale)
         cache.save()
     result.results = [outcomes[item.rel] for item in items]
+    if result.finding_summary is None and cache.root is not None and all(
+            r.rel in cache.entries for r in result.results if r.findings):
+        # the entries hold exactly the results' findings, in the same order: their summary
+        # (made for the cache, or loaded with it) is this run's
+        result.finding_summary = cache.finding_summary
     return result
 
 
