@@ -221,9 +221,13 @@ def _entry_json(entry: dict) -> str:
     """A cache entry as stored: its findings as the JSON text of their columns (numbered in the
     cache's table), which a run parses only when it needs findings."""
     findings = entry["findings"]
-    if isinstance(findings, PackedFindings):
-        findings = json.dumps(findings.columns, separators=(",", ":"))
-    return json.dumps(dict(entry, findings=findings), separators=(",", ":"), sort_keys=True)
+    if not isinstance(findings, PackedFindings):
+        return json.dumps(entry, separators=(",", ":"), sort_keys=True)
+    # columns of ints and booleans: their JSON text needs no escape inside a JSON string, so it
+    # is quoted as it is ("findings" sorts first among the keys)
+    rest = json.dumps(dict(entry, findings=None), separators=(",", ":"), sort_keys=True)
+    columns = json.dumps(findings.columns, separators=(",", ":"))
+    return '{"findings":"' + columns + '"' + rest[len('{"findings":null'):]
 
 
 def _plain_rel(value) -> bool:

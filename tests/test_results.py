@@ -1,5 +1,6 @@
 """FileResult crosses from worker processes to the runner pickled, its findings as columns."""
 
+import json
 import pickle
 
 from migrator.diagnostics import Finding
@@ -59,3 +60,17 @@ def test_json_records_read_alike_from_objects_and_columns():
         {"fix": None, "path": "a.cu", "line": 2, "column": 3, "code": "API002",
          "message": "message API002", "severity": "info", "library": "runtime",
          "symbol": "cudaMalloc", "fixed": False}]
+
+
+def test_a_cache_entry_holds_its_findings_as_the_json_text_of_their_columns():
+    from migrator.runner import _entry_json
+
+    table = StringTable()
+    findings = [_finding(1, "API001", True), _finding(2, 'quote " and \\ backslash', False)]
+    entry = {"input": "h", "output": "o", "source": [1, 2], "stat": [3, 4], "support": ["x.h"],
+             "findings": packed_findings(encode_findings(findings, table), table.texts)}
+    text = _entry_json(entry)
+    columns = json.dumps(entry["findings"].columns, separators=(",", ":"))
+    assert text == json.dumps(dict(entry, findings=columns), separators=(",", ":"),
+                              sort_keys=True)
+    assert packed_findings(json.loads(json.loads(text)["findings"]), table.texts) == findings
