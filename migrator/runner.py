@@ -59,8 +59,9 @@ class RunResult:
     diffs: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     support_written: list[str] = field(default_factory=list)  # support headers written beside outputs
-    # set when the run loaded no findings (an unchanged re-run without findings_wanted): the
-    # finding part of the summary, from the cache; cached results then carry no findings
+    # the finding part of the summary when the cache holds it for exactly these results (made
+    # this run, or loaded with the cache); an unchanged re-run without findings_wanted loads no
+    # findings, and its cached results then carry none
     finding_summary: dict | None = None
 
     @property

@@ -10,7 +10,7 @@ from .runner import RunResult
 
 def summarize(run: RunResult) -> dict:
     statuses = Counter(r.status for r in run.results)
-    found = run.finding_summary  # an unchanged re-run's, from the cache (no findings loaded)
+    found = run.finding_summary  # the one the cache holds (made this run, or loaded with it)
     if found is None:
         found = summarize_findings(result.findings for result in run.results)
     return {
