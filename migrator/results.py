@@ -128,27 +128,51 @@ def summarize_findings(findings_of_files) -> dict:
     """The part of a run's summary that comes from its findings (each file's, in order):
     references converted per library, optimisations applied, and what needs attention, each
     with its locations."""
+    return merge_file_summaries(map(file_summary, findings_of_files))
+
+
+def file_summary(findings) -> tuple[Counter, dict, dict]:
+    """One file's share of ``summarize_findings``: references converted per library, and the
+    optimisations and the attention entries it adds (by code, and by code and symbol)."""
     by_library: Counter = Counter()
     unsupported: dict[str, dict] = {}
     optimized: dict[str, dict] = {}
-    for findings in findings_of_files:
-        for (code, fixed, title, library, optimization, severity, symbol, message, path, line,
-             column) in finding_rows(findings, _SUMMARY_FIELDS):
-            marked = title.startswith("mark ")
-            if code in CONVERSION_CODES and fixed and not marked:
-                by_library[library or "other"] += 1
-            elif optimization and fixed and not marked:
-                entry = optimized.setdefault(code, {
-                    "code": code, "title": title, "count": 0, "locations": []})
-                entry["count"] += 1
-                entry["locations"].append(f"{path}:{line}:{column}")
-            elif code in UNSUPPORTED_CODES or severity != "info" or marked or optimization:
-                key = f"{code} {symbol}"
-                entry = unsupported.setdefault(key, {
-                    "code": code, "symbol": symbol, "message": message, "count": 0,
-                    "locations": []})
-                entry["count"] += 1
-                entry["locations"].append(f"{path}:{line}:{column}")
+    for (code, fixed, title, library, optimization, severity, symbol, message, path, line,
+         column) in finding_rows(findings, _SUMMARY_FIELDS):
+        marked = title.startswith("mark ")
+        if code in CONVERSION_CODES and fixed and not marked:
+            by_library[library or "other"] += 1
+        elif optimization and fixed and not marked:
+            entry = optimized.setdefault(code, {
+                "code": code, "title": title, "count": 0, "locations": []})
+            entry["count"] += 1
+            entry["locations"].append(f"{path}:{line}:{column}")
+        elif code in UNSUPPORTED_CODES or severity != "info" or marked or optimization:
+            key = f"{code} {symbol}"
+            entry = unsupported.setdefault(key, {
+                "code": code, "symbol": symbol, "message": message, "count": 0,
+                "locations": []})
+            entry["count"] += 1
+            entry["locations"].append(f"{path}:{line}:{column}")
+    return by_library, optimized, unsupported
+
+
+def merge_file_summaries(parts) -> dict:
+    """``summarize_findings`` from the files' ``file_summary`` shares, in file order (the
+    shares are not changed)."""
+    by_library: Counter = Counter()
+    merged: tuple[dict, dict] = ({}, {})
+    for counts, *groups in parts:
+        by_library.update(counts)
+        for group, into in zip(groups, merged):
+            for key, entry in group.items():
+                target = into.get(key)
+                if target is None:
+                    target = into[key] = dict(entry, locations=list(entry["locations"]))
+                else:
+                    target["count"] += entry["count"]
+                    target["locations"] += entry["locations"]
+    optimized, unsupported = merged
     return {
         "converted_references": dict(sorted(by_library.items())),
         "optimized": sorted(optimized.values(), key=lambda e: e["code"]),

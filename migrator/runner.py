@@ -23,8 +23,8 @@ from .diagnostics import Finding
 from .fsutil import (atomic_write, content_hash, read_inside, remove_inside, symlink_inside,
                      write_inside)
 from .results import (CONVERTIBLE_SUFFIXES, FileResult, PackedFindings, StringTable,
-                      encode_findings, packed_findings_of, summarize_findings, text_columns,
-                      valid_finding_summary)
+                      encode_findings, file_summary, merge_file_summaries, packed_findings_of,
+                      text_columns, valid_finding_summary)
 from .settings import Settings
 
 CACHE_DIR = ".rocmigrate"
@@ -276,6 +276,7 @@ class _Cache:
         self.previous: dict[str, dict] = {}
         self.table = StringTable()
         self.stored: dict[str, str] = {}  # entries as JSON, written as each was recorded
+        self.summaries: dict[str, tuple] = {}  # their shares of the summary (file_summary)
         self.finding_summary: dict | None = None  # the stored run's, valid for its entries
         self.current = False  # the stored cache has this key
         if out_root is not None:
@@ -369,8 +370,11 @@ class _Cache:
                                      "stat": [stat.st_size, stat.st_mtime_ns], "findings": findings}
         if support:
             entry["support"] = support
-        # as JSON now: while workers convert the next files, this process has time to spare
+        # as JSON now, and its share of the summary: while workers convert the next files,
+        # this process has time to spare
         self.stored[rel] = _entry_json(entry)
+        if type(findings) is not str:
+            self.summaries[rel] = file_summary(findings)
 
     @staticmethod
     def _written(entries) -> set[str]:
@@ -389,8 +393,10 @@ class _Cache:
         stored = self.stored
         files = ",".join(f"{json.dumps(rel)}:{stored.get(rel) or _entry_json(self.entries[rel])}"
                          for rel in sorted(self.entries))
-        summary = self.finding_summary = summarize_findings(
-            self.entries[rel]["findings"] for rel in sorted(self.entries))
+        shares = self.summaries
+        summary = self.finding_summary = merge_file_summaries(
+            shares.get(rel) or file_summary(self.entries[rel]["findings"])
+            for rel in sorted(self.entries))
         payload = (f'{{"files":{{{files}}},"key":{json.dumps(self.key)},'
                    f'"strings":{json.dumps(self.table.texts, separators=(",", ":"))},'
                    f'"summary":{json.dumps(summary, separators=(",", ":"))}}}')

@@ -1,11 +1,13 @@
-"""FileResult crosses from worker processes to the runner pickled, its findings as columns."""
+"""Per-file results: pickled from workers with findings as columns, findings read by rows, the
+cache's column codec and entries, and the finding summary made whole or from per-file shares."""
 
 import json
 import pickle
 
 from migrator.diagnostics import Finding
-from migrator.results import (FileResult, StringTable, encode_findings, finding_records,
-                              finding_rows, packed_findings)
+from migrator.results import (FileResult, StringTable, encode_findings, file_summary,
+                              finding_records, finding_rows, merge_file_summaries,
+                              packed_findings, summarize_findings, valid_finding_summary)
 
 
 def _finding(line: int, code: str, fixed: bool) -> Finding:
@@ -74,3 +76,25 @@ def test_a_cache_entry_holds_its_findings_as_the_json_text_of_their_columns():
     assert text == json.dumps(dict(entry, findings=columns), separators=(",", ":"),
                               sort_keys=True)
     assert packed_findings(json.loads(json.loads(text)["findings"]), table.texts) == findings
+
+
+def test_the_summary_merged_from_each_file_share_is_the_summary_of_all():
+    def finding(path, line, code, fixed, title="", optimization=False, severity="info"):
+        return Finding(path, line, 1, code, f"message {code}", severity, "runtime",
+                       f"symbol{line % 2}", fixed, title, "safe" if title else "", optimization)
+
+    files = [[finding("a.cu", 1, "API001", True, "rename"), finding("a.cu", 2, "API002", False),
+              finding("a.cu", 3, "STM001", True, "make non-blocking", True)],
+             [],
+             [finding("b.cu", 4, "API002", False), finding("b.cu", 5, "STM001", True, "other", True),
+              finding("b.cu", 6, "ATM003", False, severity="info", optimization=True),
+              finding("b.cu", 7, "API001", True, "mark for review")]]
+    shares = [file_summary(findings) for findings in files]
+    before = repr(shares)
+    merged = merge_file_summaries(shares)
+    assert repr(shares) == before  # the shares are left as they were
+    whole = merge_file_summaries([file_summary([f for findings in files for f in findings])])
+    assert merged == whole == summarize_findings(files)
+    assert merged["optimized"][0]["title"] == "make non-blocking"  # the first file's
+    assert merged["optimized"][0]["locations"] == ["a.cu:3:1", "b.cu:5:1"]
+    assert valid_finding_summary(merged)
