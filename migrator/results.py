@@ -38,7 +38,7 @@ class FileResult:
 
     def __setstate__(self, state: dict) -> None:
         columns, strings = state["findings"]
-        self.__dict__.update(state, findings=PackedFindings(columns, strings))
+        self.__dict__.update(state, findings=PackedFindings(columns, strings, own_table=True))
 
 
 # Findings as columns: one list per field of Finding, in order, text fields as indexes into a
@@ -55,10 +55,11 @@ class PackedFindings(Sequence):
     from the cache summarises them by columns (``finding_rows``) without building an object per
     finding."""
 
-    __slots__ = ("columns", "strings", "_findings")
+    __slots__ = ("columns", "strings", "own_table", "_findings")
 
-    def __init__(self, columns: list[list], strings: list[str]) -> None:
+    def __init__(self, columns: list[list], strings: list[str], own_table: bool = False) -> None:
         self.columns, self.strings, self._findings = columns, strings, None
+        self.own_table = own_table  # ``strings`` holds these findings' texts and no other
 
     def rows(self, names: tuple[str, ...]):
         """Tuples of the fields ``names`` of each finding, in order."""
@@ -228,6 +229,10 @@ def encode_findings(findings, table: StringTable) -> list[list]:
     packed = isinstance(findings, PackedFindings)
     if packed and findings.strings is table.texts:
         return findings.columns
+    if packed and findings.own_table:  # every text of the table is one of these findings
+        numbers = [table.number(text) for text in findings.strings]
+        return [list(map(numbers.__getitem__, column)) if text else column
+                for column, (_, text, _) in zip(findings.columns, _FINDING_COLUMNS)]
     columns = []
     for position, (name, text, _) in enumerate(_FINDING_COLUMNS):
         values = findings.columns[position] if packed else list(map(attrgetter(name), findings))

@@ -98,3 +98,14 @@ def test_the_summary_merged_from_each_file_share_is_the_summary_of_all():
     assert merged["optimized"][0]["title"] == "make non-blocking"  # the first file's
     assert merged["optimized"][0]["locations"] == ["a.cu:3:1", "b.cu:5:1"]
     assert valid_finding_summary(merged)
+
+
+def test_a_worker_s_columns_are_renumbered_into_the_cache_s_table():
+    findings = [_finding(line, ("API001", "STM001")[line % 2], line % 3 == 0) for line in range(9)]
+    own, shared = StringTable(), StringTable(["already", "there"])
+    sent = pickle.loads(pickle.dumps(FileResult("a.cu", "converted", findings=findings))).findings
+    assert sent.own_table  # a file's own table: renumbered text by text
+    columns = encode_findings(sent, shared)
+    assert packed_findings(columns, shared.texts) == findings
+    assert shared.texts[:2] == ["already", "there"]
+    assert packed_findings(encode_findings(findings, own), own.texts) == findings
