@@ -69,6 +69,12 @@ SHAPES = {
                       + "cudaMemcpy(a, b, n, cudaMemcpyHostToDevice); \\\n" * n + "\n"),
     "line_shuffles": (20000, lambda n: RUNTIME + "__global__ void k(float v){ "
                       + "v += __shfl_down_sync(0xffffffff, v, 1); " * n + "}\n"),
+    # one line of copies on a stream the function creates: STM001 reads each copy's stream
+    # argument (a per-line-text memo once copied the rest of the line per call: quadratic)
+    "line_stream_copies": (10000, lambda n: RUNTIME + "void f(float* a, float* b, int n){ "
+                           "cudaStream_t s; cudaStreamCreate(&s); "
+                           + "cudaMemcpyAsync(a, b, n, cudaMemcpyDeviceToDevice, s); " * n
+                           + "}\n"),
     "line_markers": (10000, lambda n: RUNTIME + "void f(){ "
                      + "cudaMemcpyToSymbol(sym, b, n); " * n + "}\n"),
     "markers": (8000, lambda n: _function("cudaMemcpyToSymbol(sym, h, n);\n" * n)),

@@ -207,13 +207,42 @@ def macro_arguments(data: bytes, name_end: int,
     plain = _PLAIN_LIST.match(data, name_end)
     if plain is not None:  # most lists: no bracket, literal, comment or line end inside
         return _plain_arguments(plain.group(1), plain.start(1))
-    return _scanned_arguments(data, name_end, within_directive)
+    pos = _SPACES.match(data, name_end).end()
+    newline = data.find(b"\n", pos, pos + _WINDOW)
+    window = data[pos : newline if newline != -1 else pos + _WINDOW]
+    relative = _WINDOW_SPANS.get(window)
+    if relative is not None:
+        return [(pos + begin, pos + end) for begin, end in relative]
+    scanned = _scan(data, name_end, pos, within_directive)
+    if scanned is None:
+        return None
+    spans, close = scanned
+    if close < pos + len(window):  # the scan read the window alone: its text decides
+        if len(_WINDOW_SPANS) >= 8192:
+            _WINDOW_SPANS.clear()
+        _WINDOW_SPANS[window] = tuple((begin - pos, end - pos) for begin, end in spans)
+    return spans
+
+
+# A list that closes before its line ends and within _WINDOW bytes is split by those bytes
+# alone (no directive or unclosed-bracket question arises): its spans are kept per text of the
+# window (from its "(" to the line's end, at most _WINDOW bytes), relative to its "(", across
+# files. Bounded, so a long line costs no copy of the rest of it per call.
+_WINDOW = 256
+_WINDOW_SPANS: dict[bytes, tuple[tuple[int, int], ...]] = {}
 
 
 def _scanned_arguments(data: bytes, name_end: int,
                        within_directive: bool | None) -> list[tuple[int, int]] | None:
-    """``macro_arguments`` found by scanning the list bracket by bracket (any list)."""
-    pos = _SPACES.match(data, name_end).end()
+    """``macro_arguments`` found by scanning the list bracket by bracket (any list, no
+    shortcut)."""
+    scanned = _scan(data, name_end, _SPACES.match(data, name_end).end(), within_directive)
+    return scanned[0] if scanned is not None else None
+
+
+def _scan(data: bytes, name_end: int, pos: int, within_directive: bool | None):
+    """(argument spans, offset of the closing bracket) of the list opening at ``pos``, found
+    bracket by bracket; None when no complete list follows."""
     if data[pos : pos + 1] != b"(":
         return None
     unclosed = _Unclosed.of(data)
@@ -266,7 +295,7 @@ def _scanned_arguments(data: bytes, name_end: int,
         end = begin + len(data[begin:end].rstrip(b" \t\\\r\n"))
         if end > begin:
             trimmed.append((begin, end))
-    return trimmed
+    return trimmed, index
 
 
 # an argument list holding no bracket, literal, comment or line end: split by its own bytes

@@ -146,28 +146,32 @@ def test_split_cuts_at_commas_outside_brackets():
         assert null_stream._split(config) == _split_byte_by_byte(config), config
 
 
-def test_argument_kept_per_line_text_agrees_with_calls_arguments():
+def test_arguments_kept_per_line_text_agree_with_a_scan_of_each_list():
     # one line text in many files: before it (a directive, open brackets), after it (the rest
-    # of a list that does not close on the line)
-    from rules.calls import arguments
+    # of a list that does not close on the line), and lines longer than the kept window
+    from rules import calls
 
     pieces = [b"a", b"s", b" ", b"\t", b",", b"(", b")", b"[", b"]", b"{", b"}", b'"', b"'",
-              b"\\", b"\r", b"/*", b"*/", b"//", b"0"]
+              b"\\", b"\r", b"/*", b"*/", b"//", b"0", b"x" * 120]
     around = [b"", b"#define M(x) f", b"f(", b"x /* ", b"\n", b"\\\n", b"(a, b)", b", s)", b")",
               b'"']
     rng = random.Random(13)
-    null_stream._LINE_ARGUMENTS.clear()
+    calls._WINDOW_SPANS.clear()
+    kept = 0
     for _ in range(3000):
         line = b"(" + b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 14)))
         for _ in range(3):
             before = b"".join(rng.choice(around) for _ in range(rng.randint(0, 2)))
             after = b"\n" + b"".join(rng.choice(around) for _ in range(rng.randint(0, 2)))
             data = before + line + after
-            for index in range(4):
-                spans = arguments(data, len(before))
-                expected = (None if spans is None else b"" if len(spans) <= index
-                            else data[spans[index][0] : spans[index][1]])
-                assert null_stream._argument(data, len(before), index) == expected, (data, index)
+            for within in (True, None):  # None: as calls.arguments, which STM001 reads
+                expected = calls._scanned_arguments(data, len(before), within)
+                assert calls.macro_arguments(data, len(before), within) == expected, data
+            assert null_stream._argument(data, len(before), 1) == (
+                None if expected is None else b"" if len(expected) <= 1
+                else data[expected[1][0] : expected[1][1]])
+        kept = max(kept, len(calls._WINDOW_SPANS))
+    assert kept > 500  # lists were kept, and found again in other texts
 
 
 def test_blocking_stream_marker_says_the_message_without_its_line_numbers(monkeypatch):

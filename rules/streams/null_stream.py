@@ -311,38 +311,13 @@ def _names_null_stream(written: bytes, null_texts: dict[bytes, bool], tables: Ap
     return null
 
 
-# (text from a call's ``(`` to the end of its line, argument index) -> that argument's text,
-# for lists that close on their line: calls.arguments reads such a list by its text alone
-# (no directive or unclosed-bracket question arises), so the answer serves every call written
-# so, in any file. Emptied when full.
-_LINE_ARGUMENTS: dict[tuple[bytes, int], bytes] = {}
-_LINE_ARGUMENTS_KEPT = 4096
-_TRIMMED = b" \t\\\r"  # what calls.arguments trims after an argument, on one line
-
-
 def _argument(data: bytes, paren: int, index: int) -> bytes | None:
-    """The text of argument ``index`` of the call whose list opens at ``paren``, as
-    calls.arguments spans it; b"" where the list has no such argument, None where no complete
-    list follows."""
-    line_end = data.find(b"\n", paren)
-    if line_end == -1:
-        line_end = len(data)
-    key = (data[paren:line_end], index)
-    found = _LINE_ARGUMENTS.get(key)
-    if found is not None:
-        return found
+    """The text of argument ``index`` of the call whose list opens at ``paren``; b"" where the
+    list has no such argument, None where no complete list follows."""
     spans = arguments(data, paren)
     if spans is None:
         return None
-    found = data[spans[index][0] : spans[index][1]] if len(spans) > index else b""
-    if spans:  # the list closes on this line where only blanks part its last argument and ')'
-        last = spans[-1][1]
-        close = line_end - len(data[last:line_end].lstrip(_TRIMMED))
-        if last <= close < line_end and data[close] in b")]}":
-            if len(_LINE_ARGUMENTS) >= _LINE_ARGUMENTS_KEPT:
-                _LINE_ARGUMENTS.clear()
-            _LINE_ARGUMENTS[key] = found
-    return found
+    return data[spans[index][0] : spans[index][1]] if len(spans) > index else b""
 
 
 def _callee_kind(callee: bytes, tables: ApiTables, apis: StreamApis) -> tuple[str, str, int]:
