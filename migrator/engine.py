@@ -50,16 +50,13 @@ class EngineResult:
 _diagnostic_order = operator.attrgetter("start", "end", "code", "message", "symbol")
 
 
-def _applicable(fix: Fix | None, unsafe: bool) -> bool:
-    if fix is None:
-        return False
-    if fix.applicability is Applicability.SAFE:
-        return True
-    return unsafe and fix.applicability is Applicability.UNSAFE
+_FIX_SPAN = operator.attrgetter("fix.start", "fix.end")
+_FIX = operator.attrgetter("fix")
 
 
 def _fixable(fixes: list[Fix | None], unsafe: bool) -> list[bool]:
-    """_applicable of each of ``fixes`` (a test of one fix per finding, without a call each)."""
+    """Does each of ``fixes`` apply: a safe one always, an unsafe one with ``unsafe``, a
+    display-only one never (one test per finding, without a call each)."""
     safe = Applicability.SAFE
     if not unsafe:
         return [fix is not None and fix.applicability is safe for fix in fixes]
@@ -70,11 +67,7 @@ def _fixable(fixes: list[Fix | None], unsafe: bool) -> list[bool]:
 def choose_fixes(diagnostics: list[Diagnostic], unsafe: bool) -> list[Diagnostic]:
     """Fixes to apply this round: sorted by position; one that overlaps or touches an accepted
     fix waits for the next round (where it is recomputed on the new text)."""
-    return _choose([d for d in diagnostics if _applicable(d.fix, unsafe)])
-
-
-_FIX_SPAN = operator.attrgetter("fix.start", "fix.end")
-_FIX = operator.attrgetter("fix")
+    return _choose(list(compress(diagnostics, _fixable(list(map(_FIX, diagnostics)), unsafe))))
 
 
 def _choose(with_fix: list[Diagnostic]) -> list[Diagnostic]:
