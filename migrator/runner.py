@@ -362,9 +362,7 @@ class _Cache:
         """Record a written output; ``findings`` may be an entry's still unparsed text (the
         entry loaded for ``rel``, whose findings unpack_findings parses for both)."""
         stat = os.lstat(out_path)
-        if type(findings) is str:
-            pass
-        elif not (isinstance(findings, PackedFindings) and findings.strings is self.table.texts):
+        if type(findings) is not str:
             findings = PackedFindings(encode_findings(findings or [], self.table), self.table.texts)
         entry = self.entries[rel] = {"input": input_hash, "output": out_rel, "source": source_stat,
                                      "stat": [stat.st_size, stat.st_mtime_ns], "findings": findings}
@@ -535,9 +533,10 @@ def run(options: RunOptions, settings: Settings, report=None) -> RunResult:
                                                     f"cannot read: {err.strerror}")
                     continue
                 pending.append((item, data, content_hash(data)))
-    for rel, outcome in outcomes.items():
-        if outcome.status == "cached" and result.finding_summary is None:
-            outcome.findings = cache.entries[rel]["findings"]
+    if result.finding_summary is None:
+        for rel, outcome in outcomes.items():
+            if outcome.status == "cached":
+                outcome.findings = cache.entries[rel]["findings"]
     taken = {item.out_rel for item in items if not _generated_support(item)}
     for (item, data, digest), converted in zip(pending, _convert_all(pending, settings, options,
                                                                      report)):
