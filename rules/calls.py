@@ -13,7 +13,8 @@ from migrator.rule import RuleContext
 # the bytes before a name that may make it a member (``x.name``, ``p -> name``): when the byte
 # right before it is none of these, it is not one
 BLANK_OR_MEMBER_END = b" \t\n\r\f\v.>"
-_WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+# the bytes of C identifiers and numbers (what ``\b`` bounds), for every lexical test
+WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 
 
 def find_name(ctx: RuleContext, names: set[bytes] | dict):
@@ -25,7 +26,7 @@ def find_name(ctx: RuleContext, names: set[bytes] | dict):
     data = ctx.data
     for match in pattern.finditer(data):
         start = match.start()
-        if check_start and start and data[start - 1] in _WORD_BYTES:
+        if check_start and start and data[start - 1] in WORD_BYTES:
             continue  # the end of a longer name
         if ctx.literals.covering(start) is not None:
             continue

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from migrator.rule import RuleContext
 
+from .calls import WORD_BYTES
 from .calls import _close_of as close_of
 
 IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
@@ -115,7 +116,6 @@ def code_matches(ctx: RuleContext, pattern: re.Pattern, start: int, end: int):
 
 
 _WORD = re.compile(rb"[A-Za-z0-9_]+")  # what ``\\b`` bounds in a bytes pattern
-_WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 _SEGMENT_ENDS = (b";", b"(", b")", b"{", b"}")
 _SEARCHED_WORDS = 16  # words looked up one search each; past that, one index of every word
 _start = operator.methodcaller("start")
@@ -139,7 +139,7 @@ def _whole_word_offsets(ctx: RuleContext, word: bytes) -> list[int]:
         data = ctx.data
         pattern = re.compile(re.escape(word) + rb"(?![A-Za-z0-9_])")
         offsets = words[word] = [at for at in map(_start, pattern.finditer(data))
-                                 if at == 0 or data[at - 1] not in _WORD_BYTES]
+                                 if at == 0 or data[at - 1] not in WORD_BYTES]
         return offsets
     words.clear()
     for match in _WORD.finditer(ctx.data):
@@ -159,8 +159,8 @@ def word_offsets(ctx: RuleContext, word: bytes, start: int, end: int,
     found = offsets[bisect.bisect_left(offsets, start) : bisect.bisect_right(offsets, end - len(word))]
     # a longer word cut by ``end`` matches there, as for a pattern searched up to ``end``
     cut = end - len(word)
-    if (start <= cut and end < len(data) and data[end] in _WORD_BYTES
-            and data.startswith(word, cut) and (cut == 0 or data[cut - 1] not in _WORD_BYTES)):
+    if (start <= cut and end < len(data) and data[end] in WORD_BYTES
+            and data.startswith(word, cut) and (cut == 0 or data[cut - 1] not in WORD_BYTES)):
         found = [*found, cut]
     return [at for at in found if ctx.in_code(at)] if code_only else list(found)
 
@@ -330,7 +330,7 @@ def _loop_heads(ctx: RuleContext) -> list[re.Match]:
     one scan's order, and one that fails the test hides none."""
     data = ctx.data
     heads = [match for pattern in _LOOP_HEADS for match in pattern.finditer(data)
-             if (match.start() == 0 or data[match.start() - 1] not in _WORD_BYTES)
+             if (match.start() == 0 or data[match.start() - 1] not in WORD_BYTES)
              and ctx.in_code(match.start())]
     heads.sort(key=_start)
     return heads

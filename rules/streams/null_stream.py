@@ -12,8 +12,8 @@ from migrator.apitables import ApiTables
 from migrator.rule import RuleContext
 
 from ..api.rename import hip_name
-from ..calls import arguments
-from ..scopes import _WORD_BYTES, Block, code_matches
+from ..calls import WORD_BYTES, arguments
+from ..scopes import Block, code_matches
 
 # Calls are recognised by the HIP name the API tables give them (api.rename.hip_name), so that a
 # CUDA file and its converted output are judged alike: CUDA runtime and driver spellings
@@ -191,7 +191,7 @@ def _calls_where(ctx: RuleContext, key, keep,
         in_code = ctx.in_code
         matches = [match for match in _call_pattern(spellings).finditer(data)
                    if match.group(1) in spellings
-                   and (match.start() == 0 or data[match.start() - 1] not in _WORD_BYTES)
+                   and (match.start() == 0 or data[match.start() - 1] not in WORD_BYTES)
                    and keep(match.group(1)) and in_code(match.start())]
         found = ctx.cache[key] = ([match.start() for match in matches], matches)
     if found is None:

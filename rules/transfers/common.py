@@ -8,12 +8,11 @@ from dataclasses import dataclass
 
 from migrator.rule import RuleContext
 
-from ..calls import find_name, lexical_call
+from ..calls import WORD_BYTES, find_name, lexical_call
 from ..scopes import Block, function_at, loop_around, Loop, loops
 
 COPY_NAMES = {b"cudaMemcpy", b"cudaMemcpyAsync", b"hipMemcpy", b"hipMemcpyAsync"}
 _COPY_NAME = re.compile(rb"(?:cuda|hip)Memcpy(?:Async)?(?![A-Za-z0-9_])")  # the byte before: tested
-_WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 BASE = re.compile(rb"^\s*(?:\(\s*[\w\s:*]+\*\s*\)\s*)?&?\s*([A-Za-z_][A-Za-z0-9_]*)")
 
 
@@ -82,7 +81,7 @@ def _copy_name_in_loop(ctx: RuleContext) -> bool:
     for loop in loops(ctx):
         start, end = max(loop.body[0], searched), loop.body[1]
         for match in _COPY_NAME.finditer(data, start, end):
-            if data[match.start() - 1] not in _WORD_BYTES:
+            if data[match.start() - 1] not in WORD_BYTES:
                 return True
         searched = max(searched, end)
     return False

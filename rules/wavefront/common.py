@@ -8,7 +8,7 @@ import re
 
 from migrator.rule import RuleContext
 
-from ..calls import BLANK_OR_MEMBER_END, arguments, is_member
+from ..calls import BLANK_OR_MEMBER_END, WORD_BYTES, arguments, is_member
 
 # builtin -> index of its mask argument (the *_sync family takes the mask first)
 SYNC_MASK_BUILTINS = {
@@ -29,7 +29,6 @@ SHUFFLE_WIDTH = {"__shfl": 2, "__shfl_up": 2, "__shfl_down": 2, "__shfl_xor": 2,
 _BUILTINS = frozenset(name.encode() for name in (*SYNC_MASK_BUILTINS, *MASK_RESULTS, *SHUFFLE_WIDTH))
 _BUILTIN_WORD = re.compile(rb"__(?:" + b"|".join(re.escape(name[2:]) for name in sorted(_BUILTINS))
                            + rb")[A-Za-z0-9_]*")
-_WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 
 
 def builtin_names(ctx: RuleContext, names: frozenset[bytes]) -> list[tuple[bytes, int, int]]:
@@ -43,7 +42,7 @@ def builtin_names(ctx: RuleContext, names: frozenset[bytes]) -> list[tuple[bytes
         data, code = ctx.data, ctx.code
         for match in _BUILTIN_WORD.finditer(data):
             start = match.start()
-            if match.group() not in _BUILTINS or (start and data[start - 1] in _WORD_BYTES):
+            if match.group() not in _BUILTINS or (start and data[start - 1] in WORD_BYTES):
                 continue  # another word, or the tail of one
             if ctx.literals.covering(start) is not None:
                 continue

@@ -7,6 +7,7 @@ import re
 from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
 
+from ..calls import WORD_BYTES
 from ..scopes import blocks
 from .common import integer_literal
 
@@ -139,7 +140,6 @@ class LaneMath(Rule):
 # what the literal becomes with --unsafe-fixes (the operator and its precedence stay)
 _WARPSIZE_FORMS = {"%": "warpSize", "/": "warpSize", "&": "(warpSize - 1)",
                    ">>": "__builtin_ctz(warpSize)"}
-_IDENT_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
 def _left_operand_start(data: bytes, operator_start: int) -> int:
@@ -161,8 +161,8 @@ def _left_operand_start(data: bytes, operator_start: int) -> int:
                     if depth == 0:
                         break
             continue
-        if byte in _IDENT_BYTES:
-            while pos > 0 and data[pos - 1] in _IDENT_BYTES:
+        if byte in WORD_BYTES:
+            while pos > 0 and data[pos - 1] in WORD_BYTES:
                 pos -= 1
             if data[max(0, pos - 1) : pos] == b"." or data[max(0, pos - 2) : pos] in (b"->", b"::"):
                 pos -= 1 if data[pos - 1 : pos] == b"." else 2
@@ -181,7 +181,7 @@ def _constants(data: bytes):
     for found in re.finditer(b"warp", data.lower()):  # bytes patterns ignore ASCII case alone
         at = found.start()
         pos = at
-        while pos > 0 and data[pos - 1] in _IDENT_BYTES:
+        while pos > 0 and data[pos - 1] in WORD_BYTES:
             pos -= 1
             if pos == previous:  # the same word as the last one: its start is known
                 pos = word
