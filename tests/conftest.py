@@ -42,6 +42,16 @@ def require_command(name: str, extra: str) -> str:
     return found
 
 
+def updating_fixtures() -> bool:
+    """Whether ``UPDATE_FIXTURES=1`` asks the fixture tests to rewrite expected outputs; under
+    CI that fails the test, as a run that rewrites what it checks can never fail."""
+    if os.environ.get("UPDATE_FIXTURES") != "1":
+        return False
+    if IN_CI:
+        pytest.fail("UPDATE_FIXTURES=1 rewrites the expected outputs: not allowed in CI")
+    return True
+
+
 def git(cwd: Path, *args: str, check: bool = False) -> subprocess.CompletedProcess:
     """Run git in ``cwd`` with a fixed test identity."""
     env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.invalid",

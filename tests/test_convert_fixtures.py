@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import ROOT, hipcc_compile, nvcc_compile
+from conftest import ROOT, hipcc_compile, nvcc_compile, updating_fixtures
 from migrator.cli import _register, app
 from migrator.runner import output_name
 from migrator.settings import Settings
@@ -60,7 +60,7 @@ def test_converted_tree_matches_expected(case, tmp_path):
     assert code == spec["exit_code"]
     assert {f["path"]: f["status"] for f in report["files"]} == spec["statuses"]
     expected = folder / "expected"
-    if os.environ.get("UPDATE_FIXTURES") == "1":
+    if updating_fixtures():
         shutil.rmtree(expected, ignore_errors=True)
         shutil.copytree(out, expected, symlinks=True, ignore=shutil.ignore_patterns(".rocmigrate"))
     assert _tree(out) == _tree(expected)

@@ -4,12 +4,11 @@ guard and (with hipcc) compilation of the fixed output for AMD."""
 from __future__ import annotations
 
 import dataclasses
-import os
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, hipcc_compile
+from conftest import ROOT, hipcc_compile, updating_fixtures
 from fixture_format import load_fixture
 from migrator import apitables, registry, support
 from migrator.engine import fix_source
@@ -41,6 +40,14 @@ def test_every_rule_has_fixtures():
         assert cls.code in folders, f"rule {cls.code} has no fixtures/rules/{cls.code}/"
 
 
+def test_every_rule_code_is_in_some_fixture():
+    """Each code a rule can report (API002-API004 beside API001, ...) is expected somewhere:
+    a code no fixture produces is a path no test has seen."""
+    expected = {code for path in FIXTURES for _, code in load_fixture(path).expectations}
+    codes = {code for cls in registry.all_rules() for code in cls.codes()}
+    assert codes - expected == set(), "codes no fixture expects"
+
+
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_fixture(path: Path, tmp_path: Path):
     fixture = load_fixture(path)
@@ -50,7 +57,7 @@ def test_fixture(path: Path, tmp_path: Path):
     assert found == fixture.expectations, "findings differ from the // expect: annotations"
 
     result = _run(fixture, data)
-    if os.environ.get("UPDATE_FIXTURES") == "1":
+    if updating_fixtures():
         fixture.expected_path.write_bytes(result.output)
     assert fixture.expected_path.exists(), f"missing {fixture.expected_path.name}"
     assert result.output == fixture.expected_path.read_bytes()
