@@ -11,12 +11,13 @@ import random
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from conftest import git
+from conftest import ROOT, git
 
 from migrator import fsutil
 from migrator.cli import _register, app
@@ -416,16 +417,41 @@ def test_an_entry_that_cannot_be_examined_fails_alone(tmp_path: Path, monkeypatc
     assert b"hipMalloc" in (out / "main.cu").read_bytes()
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads folders whatever their permissions")
 def test_an_unreadable_folder_is_reported_for_real(tmp_path: Path):
-    src, out = make_tree(tmp_path), tmp_path / "out"
-    (src / "private").mkdir()
-    (src / "private").chmod(0)
+    """A folder the user cannot list and a file they cannot read fail, by name, and the rest
+    is converted. Root reads any
+    folder, so as root the run drops to an unprivileged user (setpriv) in a world-writable
+    folder: the check runs the same in CI, which is root."""
+    base = tmp_path
+    command = [sys.executable, "-m", "migrator"]
+    if os.geteuid() == 0:
+        base = Path(tempfile.mkdtemp(prefix="rocmigrate-perm-", dir="/tmp"))
+        base.chmod(0o777)
+        command = [shutil.which("setpriv") or "setpriv", "--reuid=65534", "--regid=65534",
+                   "--clear-groups", *command]
     try:
-        code, report = convert_json(src, "-o", out)
+        src, out = make_tree(base), base / "out"
+        (src / "private").mkdir()
+        (src / "private" / "k.cu").write_bytes(CUDA_FILE)
+        (src / "private").chmod(0)
+        (src / "secret.cu").write_bytes(CUDA_FILE)
+        (src / "secret.cu").chmod(0)
+        try:
+            result = subprocess.run([*command, "convert", str(src), "-o", str(out),
+                                     "--format", "json"], capture_output=True, text=True,
+                                    cwd=base, timeout=120,
+                                    env=dict(os.environ, PYTHONPATH=str(ROOT)))
+        finally:
+            (src / "private").chmod(0o755)
+        report = json.loads(result.stdout)
+        assert result.returncode == 1, result.stderr
+        assert statuses(report)["private"][0] == "failed"
+        assert "Permission denied" in statuses(report)["private"][1]
+        assert statuses(report)["secret.cu"] == ("failed", "cannot read: Permission denied")
+        assert b"hipMalloc" in (out / "main.cu").read_bytes()
     finally:
-        (src / "private").chmod(0o755)
-    assert code == 1 and statuses(report)["private"][0] == "failed"
+        if base != tmp_path:
+            shutil.rmtree(base, ignore_errors=True)
 
 
 def test_rename_ext_output_name_clashes_fail_and_overwrite_nothing(tmp_path: Path):
