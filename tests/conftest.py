@@ -42,6 +42,21 @@ def require_command(name: str, extra: str) -> str:
     return found
 
 
+def require(available: bool, what: str) -> None:
+    """A test needs ``what`` (a tool's ability, an OS feature); in CI its absence fails the test,
+    elsewhere it skips. Every skip goes through here or the helpers beside it: CI skips nothing."""
+    if not available:
+        if IN_CI:
+            pytest.fail(f"{what} is required in CI but not available")
+        pytest.skip(f"{what} not available")
+
+
+def require_path(path: Path, what: str) -> Path:
+    """A file or folder a test reads (real headers, ../shared data, /proc): see ``require``."""
+    require(path.exists(), f"{what} ({path})")
+    return path
+
+
 def updating_fixtures() -> bool:
     """Whether ``UPDATE_FIXTURES=1`` asks the fixture tests to rewrite expected outputs; under
     CI that fails the test, as a run that rewrites what it checks can never fail."""

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import ROOT, git
+from conftest import ROOT, git, require, require_path
 
 from migrator import fsutil
 from migrator.cli import _register, app
@@ -551,7 +551,7 @@ def test_an_immutable_output_folder_fails_each_file(tmp_path: Path):
                                         capture_output=True).returncode != 0:
         if chattr is not None:
             subprocess.run([chattr, "-i", str(out), str(out / "sub")], capture_output=True)
-        pytest.skip("chattr +i is not available here")
+        require(False, "chattr +i (an ext4-like filesystem and CAP_LINUX_IMMUTABLE)")
     try:
         code, report = convert_json(src, "-o", out)
     finally:
@@ -559,8 +559,8 @@ def test_an_immutable_output_folder_fails_each_file(tmp_path: Path):
     assert code == 1 and len(report["summary"]["failures"]) == 3
 
 
-@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux's /proc")
 def test_proc_paths_give_messages(tmp_path: Path):
+    require_path(Path("/proc/self/status"), "Linux's /proc")
     source = tmp_path / "a.cu"
     source.write_bytes(CUDA_FILE)
     assert convert("/proc/self/status", "-o", tmp_path / "status.cu").exit_code in (0, 1)

@@ -14,13 +14,17 @@ from pathlib import Path
 
 import pytest
 
+from conftest import require, require_path
 from migrator.harness.compare import Run
 from migrator.harness.process import _Capture, run_process
 from migrator.harness.run import (Build, Original, ValidateOptions, VariantOutcome, run_binary,
                                   verdict)
 
-pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists() or os.name != "posix",
-                                reason="needs POSIX processes and /proc")
+
+@pytest.fixture(autouse=True)
+def _posix_processes_and_proc():
+    require(os.name == "posix", "POSIX processes")
+    require_path(Path("/proc/self/stat"), "Linux's /proc")
 
 # a child that leaves the process group with setsid(), writes its pid, and holds stdout open
 SETSID_CHILD = 'setsid sh -c \'echo $$ > "$1"; exec sleep 20\' child "$PWD/child.pid" &\n'
