@@ -12,9 +12,10 @@ from migrator.versions import format_version
 from ..cuda_context import CUDA_SOURCE_SUFFIXES
 from ..markers import marker_fix
 
-_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]*)[>"][^\n]*(?:\n|\Z)', re.MULTILINE)
+# directives from their '#': _directive_lines keeps those with only blanks before on their line
+_INCLUDE = re.compile(rb'#[ \t]*include[ \t]*([<"])([^>"\n]*)[>"][^\n]*(?:\n|\Z)')
 _HAS_INCLUDE = re.compile(rb'\b__has_include(?:_next)?\s*\(\s*([<"])([^>"\n]*)[>"]\s*\)')
-_CONDITIONAL = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b", re.MULTILINE)
+_CONDITIONAL = re.compile(rb"#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b")
 _DEVICE_CODE = re.compile(rb"__global__|<<<|__device__|__shared__|threadIdx|blockIdx")
 RUNTIME_HEADER = "hip/hip_runtime.h"
 
@@ -32,14 +33,34 @@ def lookup_header(headers: dict[str, HeaderEntry], name: str) -> HeaderEntry | N
     return best
 
 
+def _directive_lines(pattern: re.Pattern, data: bytes):
+    """(line start, match) for each match of ``pattern`` (a directive from its ``#``) with only
+    blanks before it on its line: the matches of ``^[ \\t]*`` + ``pattern`` (multiline),
+    found by a search that jumps from ``#`` to ``#`` instead of trying every byte. A match
+    rejected here ends on its line (or just after its newline), so it hides no line start."""
+    for match in pattern.finditer(data):
+        line = data.rfind(b"\n", 0, match.start()) + 1
+        if not data[line : match.start()].strip(b" \t"):
+            yield line, match
+
+
+def _includes(ctx: RuleContext) -> list[tuple[int, re.Match]]:
+    """The file's ``#include`` lines (see _directive_lines), read once for check and
+    _has_runtime."""
+    found = ctx.cache.get("hdr_includes")
+    if found is None:
+        found = ctx.cache["hdr_includes"] = list(_directive_lines(_INCLUDE, ctx.data))
+    return found
+
+
 def _blocks(ctx: RuleContext) -> list[tuple[int, int]]:
     """(offset, block id) at each conditional directive: includes in the same block can be
     deduplicated; includes in different #if branches cannot."""
     marks = [(0, 0)]
     stack = [0]
     next_id = 1
-    for match in _CONDITIONAL.finditer(ctx.data):
-        if ctx.literals.covering(match.start()) is not None:
+    for start, match in _directive_lines(_CONDITIONAL, ctx.data):
+        if ctx.literals.covering(start) is not None:
             continue
         directive = match.group(1)
         if directive in (b"if", b"ifdef", b"ifndef"):
@@ -49,7 +70,7 @@ def _blocks(ctx: RuleContext) -> list[tuple[int, int]]:
         elif len(stack) > 1:
             stack.pop()
         next_id += 1
-        marks.append((match.start(), stack[-1]))
+        marks.append((start, stack[-1]))
     return marks
 
 
@@ -113,12 +134,12 @@ class IncludeRewrite(Rule):
         headers = ctx.tables.headers
         marks = None
         seen: set[tuple[int, str]] = set()
-        for match in _INCLUDE.finditer(data):
-            if ctx.literals.covering(match.start()) not in ("include", None):
+        for line, match in _includes(ctx):
+            if ctx.literals.covering(line) not in ("include", None):
                 continue
             if marks is None:
                 marks = _blocks(ctx)
-            block = _block_at(marks, match.start())
+            block = _block_at(marks, line)
             name = match.group(2).decode("utf-8", "replace").strip()
             entry = lookup_header(headers, name)
             target, lowered, problem = _hip_header(ctx, name, entry)
@@ -139,7 +160,7 @@ class IncludeRewrite(Rule):
                                  library=entry.library if entry else "", symbol=name,
                                  severity="info")
             else:
-                start, end = match.span()
+                start, end = line, match.end()
                 why = "duplicate of an earlier include" if target else "not needed with HIP"
                 fix = Fix(f"remove #include <{name}>", (Edit(start, end, b""),))
                 yield Diagnostic("HDR001", f"<{name}> removed: {why}", start, end, fix,
@@ -210,8 +231,8 @@ def _has_runtime(ctx: RuleContext) -> bool:
     """Will the converted file include ``hip/hip_runtime.h``? Judged by what each include
     becomes at the target (``cuda.h`` does, ``cuda_runtime_api.h``, which becomes
     ``hip/hip_runtime_api.h``, does not), so the file and its output get the same answer."""
-    for match in _INCLUDE.finditer(ctx.data):
-        if ctx.literals.covering(match.start()) != "include":
+    for line, match in _includes(ctx):
+        if ctx.literals.covering(line) != "include":
             continue
         name = match.group(2).decode("utf-8", "replace").strip()
         target, _, problem = _hip_header(ctx, name, lookup_header(ctx.tables.headers, name))

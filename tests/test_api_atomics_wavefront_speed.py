@@ -1,0 +1,50 @@
+"""The short cuts of the header, argument, atomics and wavefront rules answer as the scans they
+replace (random texts of the pieces those scans care about)."""
+
+from __future__ import annotations
+
+import random
+import re
+
+from migrator import apitables
+from migrator.rule import RuleContext
+from migrator.settings import Settings
+from migrator.source import Source
+from rules.api import headers
+from rules.calls import find_name
+
+
+def _context(data: bytes) -> RuleContext:
+    return RuleContext(Source("x.cu", data), Settings(), apitables.load())
+
+
+def _texts(pieces: list[bytes], seed: int, count: int, length: int = 40):
+    rng = random.Random(seed)
+    for _ in range(count):
+        yield b"".join(rng.choice(pieces) for _ in range(rng.randint(0, length)))
+
+
+_DIRECTIVE_PIECES = [b"#", b"# ", b"include", b"if", b"ifdef", b"endif", b"else", b"elif", b"x",
+                     b" ", b"\t", b"\n", b"\r", b"<a.h>", b'"b.h"', b"<", b">", b'"', b"\\"]
+
+
+def test_directive_lines_are_what_the_anchored_patterns_find():
+    for pattern in (headers._INCLUDE, headers._CONDITIONAL):
+        anchored = re.compile(rb"^[ \t]*" + pattern.pattern, re.MULTILINE)
+        for data in _texts(_DIRECTIVE_PIECES, seed=len(pattern.pattern), count=4000):
+            found = [(line, match.end(), match.regs[1:])
+                     for line, match in headers._directive_lines(pattern, data)]
+            assert found == [(match.start(), match.end(), match.regs[1:])
+                             for match in anchored.finditer(data)], data
+
+
+_ARGUMENT_NAMES = [b"cudaMemcpyToSymbol", b"cudaMemcpyToSymbolAsync", b"cudaMallocHost",
+                   b"cudaLaunchKernel", b"cudaLaunchCooperativeKernel"]
+
+
+def test_argument_names_absent_from_the_file_change_nothing_find_name_finds():
+    every = set(_ARGUMENT_NAMES)
+    pieces = [*_ARGUMENT_NAMES, b"Async", b"x", b"_", b" ", b".", b"(", b"//", b"\n", b'"']
+    for data in _texts(pieces, seed=7, count=3000, length=12):
+        present = {name for name in every if name in data}
+        assert list(find_name(_context(data), every)) == list(find_name(_context(data), present))
