@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 
 class Applicability(enum.Enum):
@@ -131,3 +132,58 @@ class Finding:
             "symbol": self.symbol,
             "fixed": self.fixed,
         }
+
+
+class Renames:
+    """Identifier renames a rule reports in bulk, as columns: the name at [starts[i], ends[i])
+    becomes ``records[i].text``, each one finding of ``code`` (severity info) with a safe fix
+    that keeps the syntax. Starts are sorted and no two renames touch. A file has hundreds of
+    them, and the engine takes them as chosen without a Diagnostic, Fix and Edit each;
+    ``diagnostics`` makes those objects where it needs them."""
+
+    __slots__ = ("code", "starts", "ends", "records")
+
+    def __init__(self, code: str) -> None:
+        self.code = code
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        self.records: list[RenameRecord] = []  # one shared by every rename of one name
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def diagnostics(self, indexes=None) -> list[Diagnostic]:
+        """The diagnostics these renames stand for (those at ``indexes``, else all), as the
+        rule would make them one by one."""
+        if indexes is None:
+            indexes = range(len(self.starts))
+        safe = Applicability.SAFE
+        found = []
+        for index in indexes:
+            start, end = self.starts[index], self.ends[index]
+            message, title, text, library, symbol = self.records[index]
+            found.append(Diagnostic(self.code, message, start, end,
+                                    Fix(title, (Edit(start, end, text),), safe, (), True),
+                                    library, symbol, "info"))
+        return found
+
+    def edits(self) -> list[Edit]:
+        return list(map(Edit, self.starts, self.ends, [record.text for record in self.records]))
+
+    def without(self, indexes: set[int]) -> None:
+        """Leave out the renames at ``indexes``."""
+        kept = [index for index in range(len(self.starts)) if index not in indexes]
+        self.starts = [self.starts[index] for index in kept]
+        self.ends = [self.ends[index] for index in kept]
+        self.records = [self.records[index] for index in kept]
+
+
+class RenameRecord(NamedTuple):
+    """What every rename of one name reports: the finding's message, the fix's title, the new
+    name, the library and the symbol (the old name)."""
+
+    message: str
+    title: str
+    text: bytes
+    library: str
+    symbol: str

@@ -20,7 +20,7 @@ from itertools import compress
 from dataclasses import dataclass, field
 
 from .apitables import ApiTables
-from .diagnostics import Applicability, Diagnostic, Edit, Finding, Fix
+from .diagnostics import Applicability, Diagnostic, Edit, Finding, Fix, Renames
 from .parsing import treesitter
 from .parsing.tokens import DirectiveSpans, LiteralSpans, blank_spans, continued_line
 from .rule import Rule, RuleContext
@@ -52,6 +52,7 @@ _diagnostic_order = operator.attrgetter("start", "end", "code", "message", "symb
 
 _FIX_SPAN = operator.attrgetter("fix.start", "fix.end")
 _FIX = operator.attrgetter("fix")
+_START = operator.attrgetter("start")
 
 
 def _fixable(fixes: list[Fix | None], unsafe: bool) -> list[bool]:
@@ -105,15 +106,35 @@ def apply_edits(data: bytes, diagnostics: list[Diagnostic]) -> bytes:
     return _apply_sorted(data, sorted(edit for diag in diagnostics for edit in diag.fix.edits))
 
 
-def _apply_sorted(data: bytes, edits: list[Edit]) -> bytes:
+def _apply_sorted(data: bytes, edits: list[Edit], renames: Renames | None = None) -> bytes:
+    """Apply ``edits`` (sorted, apart) and ``renames`` (none touching an edit)."""
     parts = []
+    append = parts.append
     pos = 0
+    starts, ends, texts = _rename_columns(renames)
+    done = 0  # renames applied
     for edit in edits:
-        parts.append(data[pos : edit.start])
-        parts.append(edit.text)
+        upto = bisect.bisect_left(starts, edit.start, done)
+        for start, end, text in zip(starts[done:upto], ends[done:upto], texts[done:upto]):
+            append(data[pos:start])
+            append(text)
+            pos = end
+        done = upto
+        append(data[pos : edit.start])
+        append(edit.text)
         pos = edit.end
-    parts.append(data[pos:])
+    for start, end, text in zip(starts[done:], ends[done:], texts[done:]):
+        append(data[pos:start])
+        append(text)
+        pos = end
+    append(data[pos:])
     return b"".join(parts)
+
+
+def _rename_columns(renames: Renames | None) -> tuple[list[int], list[int], list[bytes]]:
+    if not renames:
+        return [], [], []
+    return renames.starts, renames.ends, [record.text for record in renames.records]
 
 
 _DIRECTIVE_LINE = re.compile(rb"^[ \t]*#[ \t]*(\w+)[ \t]*(\w*)", re.MULTILINE)
@@ -241,29 +262,74 @@ def insert_includes(data: bytes, headers: list[str], newline: bytes) -> bytes:
     return data if edit is None else data[: edit.start] + edit.text + data[edit.end :]
 
 
-def _run_rules(rules: list[Rule], ctx: RuleContext) -> list[Diagnostic]:
+def _run_rules(rules: list[Rule], ctx: RuleContext
+               ) -> tuple[list[Diagnostic], Renames | None, tuple[int, int]]:
     """Every rule's diagnostics, in rule order, each rule's in one order whatever order it
     found them in (some walk sets, whose order changes from run to run): that decides which
-    of two fixes at one place waits for the next round, and the order of the findings."""
+    of two fixes at one place waits for the next round, and the order of the findings.
+
+    The renames a rule reports in bulk come apart, with the bounds of that rule's block of
+    diagnostics: each of them stands in that block, at its place in the block's order."""
     diagnostics: list[Diagnostic] = []
+    bulk, block = None, (0, 0)
     for rule in rules:
-        diagnostics.extend(sorted(rule.check(ctx), key=_diagnostic_order))
-    return diagnostics
+        found, renames = rule.check_renames(ctx)
+        found = sorted(found, key=_diagnostic_order)
+        if renames is not None and bulk is None:
+            bulk, block = renames, (len(diagnostics), len(diagnostics) + len(found))
+        elif renames is not None:  # one rule at a time reports in bulk
+            found = sorted(found + renames.diagnostics(), key=_diagnostic_order)
+        diagnostics.extend(found)
+    return diagnostics, bulk, block
 
 
-def _enabled(diagnostics: list[Diagnostic], settings: Settings) -> list[Diagnostic]:
+def _with_renames(diagnostics: list[Diagnostic], block: tuple[int, int], renames: Renames,
+                  indexes=None) -> tuple[list[Diagnostic], tuple[int, int]]:
+    """The diagnostics with those of the renames at ``indexes`` (else all) in their block."""
+    lo, hi = block
+    own = sorted(diagnostics[lo:hi] + renames.diagnostics(indexes), key=_diagnostic_order)
+    return diagnostics[:lo] + own + diagnostics[hi:], (lo, lo + len(own))
+
+
+def _kept(diagnostics: list[Diagnostic], keep: list[bool], block: tuple[int, int]
+          ) -> tuple[list[Diagnostic], tuple[int, int]]:
+    """The diagnostics ``keep`` marks, and the bounds of the block [lo, hi) among them."""
+    lo, hi = block
+    kept_before = keep[:lo].count(True)
+    return list(compress(diagnostics, keep)), (kept_before,
+                                               kept_before + keep[lo:hi].count(True))
+
+
+def _enabled(codes: list[str], settings: Settings) -> list[bool]:
+    """Is each of ``codes`` selected?"""
     from .registry import code_enabled
 
-    if not settings.select and not settings.ignore:
-        return diagnostics
-    return [d for d in diagnostics if code_enabled(d.code, settings.select, settings.ignore)]
+    return [code_enabled(code, settings.select, settings.ignore) for code in codes]
 
 
-def _in_code(diagnostics: list[Diagnostic], literals: LiteralSpans) -> list[Diagnostic]:
-    """The findings located in code: a rule never matches inside a comment or a literal (an
+def _in_code(diagnostics: list[Diagnostic], literals: LiteralSpans) -> list[bool]:
+    """Is each finding located in code? A rule never matches inside a comment or a literal (an
     include's path is code here), whatever its tree says (tree-sitter reads the text after an
     unterminated ``/*`` as code)."""
-    return [d for d in diagnostics if literals.covering(d.start) in (None, "include")]
+    covering = literals.covering
+    return [covering(d.start) in (None, "include") for d in diagnostics]
+
+
+def _touching(renames: Renames, diagnostics: list[Diagnostic]) -> set[int]:
+    """The renames whose span touches or overlaps the span of a fix with edits: only those
+    can change which fixes _choose takes (any other rename it takes, leaving the others'
+    choice as it is)."""
+    starts, ends = renames.starts, renames.ends  # the ends are sorted too: renames are apart
+    touching = set()
+    for diag in diagnostics:
+        fix = diag.fix
+        if fix is None or not fix.edits:
+            continue
+        index = bisect.bisect_left(ends, fix.start)
+        while index < len(starts) and starts[index] <= fix.end:
+            touching.add(index)
+            index += 1
+    return touching
 
 
 def _findings(path: str, source: Source, diagnostics: list[Diagnostic], fixed: list[bool],
@@ -280,6 +346,37 @@ def _findings(path: str, source: Source, diagnostics: list[Diagnostic], fixed: l
                        diag.symbol, fixed_it, fix.title if fix else "",
                        fix.applicability._value_ if fix else "", code in optimizing))
     return findings
+
+
+def _rename_findings(path: str, source: Source, renames: Renames, fixed: bool,
+                     optimizing: set[str]) -> list[Finding]:
+    """The findings reporting ``renames``, placed in ``source``, as _findings makes them."""
+    code = renames.code
+    optimization = code in optimizing
+    safe = Applicability.SAFE._value_
+    return [Finding(path, line, column, code, message, "info", library, symbol, fixed, title,
+                    safe, optimization)
+            for (line, column), (message, title, _, library, symbol)
+            in zip(source.positions(renames.starts), renames.records)]
+
+
+def _with_rename_findings(findings: list[Finding], diagnostics: list[Diagnostic],
+                          block: tuple[int, int], rename_findings: list[Finding],
+                          rename_starts: list[int]) -> list[Finding]:
+    """``findings`` (of ``diagnostics``) with ``rename_findings`` in the block [lo, hi), each
+    at its place in the block's order (by start: no other diagnostic of the block starts at a
+    rename)."""
+    lo, hi = block
+    merged = findings[:lo]
+    done = 0
+    for finding, diag in zip(findings[lo:hi], diagnostics[lo:hi]):
+        upto = bisect.bisect_left(rename_starts, diag.start, done)
+        merged += rename_findings[done:upto]
+        merged.append(finding)
+        done = upto
+    merged += rename_findings[done:]
+    merged += findings[hi:]
+    return merged
 
 
 def fix_source(
@@ -309,12 +406,29 @@ def fix_source(
         scanned = guard.literals_of(current.data)
         if scanned is not None:
             ctx.literals = scanned  # a cached property: the guard's scan of this text serves
-        diagnostics = _in_code(_enabled(_run_rules(rules, ctx), settings), ctx.literals)
+        diagnostics, renames, block = _run_rules(rules, ctx)
         tree = ctx.parsed_tree  # None while no rule needed the tree: parsing is lazy
         suppressions = parse_suppressions(current, ctx.literals)
+        if renames is not None and (round_index > 0 or suppressions.all):
+            # the few renames of a later round, and those of a file with suppressions, are
+            # judged one by one like any finding
+            diagnostics, block = _with_renames(diagnostics, block, renames)
+            renames = None
+        if settings.select or settings.ignore:
+            codes = [diag.code for diag in diagnostics]
+            diagnostics, block = _kept(diagnostics, _enabled(codes, settings), block)
+            if renames is not None and not _enabled([renames.code], settings)[0]:
+                renames = None
+        diagnostics, block = _kept(diagnostics, _in_code(diagnostics, ctx.literals), block)
         diagnostics = suppressions.filter(current, diagnostics)
         if round_index == 0 and settings.report_unused_suppressions:
             diagnostics += unused_suppressions(current, ctx.literals, suppressions, settings)
+        if renames and apply_fixes:
+            # renames touching another fix compete with it in _choose; the others are chosen
+            touching = _touching(renames, diagnostics)
+            if touching:
+                diagnostics, block = _with_renames(diagnostics, block, renames, sorted(touching))
+                renames.without(touching)
         fixes = list(map(_FIX, diagnostics))
         fixable = _fixable(fixes, settings.unsafe_fixes)
         chosen = _choose(list(compress(diagnostics, fixable))) if apply_fixes else []
@@ -331,25 +445,33 @@ def fix_source(
         if round_index == 0 and not (apply_fixes and deferred):
             reporting, reporting_fixed = diagnostics, fixed_flags  # each one, as found
         else:
-            reporting, reporting_fixed = [], []
+            keep = []
             for diag, fixed, applicable in zip(diagnostics, fixed_flags, fixable):
                 if apply_fixes and not fixed and applicable:
-                    continue  # deferred: recomputed, and reported, in a later round
-                if round_index > 0:
+                    keep.append(False)  # deferred: recomputed, and reported, in a later round
+                elif round_index > 0 and not fixed and (diag.code, diag.symbol) in reported:
                     # unfixed findings repeat every round: report them from the first round only
-                    if not fixed and (diag.code, diag.symbol) in reported:
-                        continue
-                    reported.add((diag.code, diag.symbol))
-                reporting.append(diag)
-                reporting_fixed.append(fixed)
-        findings += _findings(source.path, current, reporting, reporting_fixed, optimizing)
-        if not chosen:
+                    keep.append(False)
+                else:
+                    if round_index > 0:
+                        reported.add((diag.code, diag.symbol))
+                    keep.append(True)
+            reporting, block = _kept(diagnostics, keep, block)
+            reporting_fixed = list(compress(fixed_flags, keep))
+        found = _findings(source.path, current, reporting, reporting_fixed, optimizing)
+        if renames:
+            found = _with_rename_findings(found, reporting, block, _rename_findings(
+                source.path, current, renames, apply_fixes, optimizing), renames.starts)
+        findings += found
+        if not (chosen or apply_fixes and renames):
             return EngineResult(current.data, findings, round_index)
         chosen_fixes = list(map(_FIX, chosen))
         chosen_codes = {d.code for d in chosen}
+        if renames:
+            chosen_codes.add(renames.code)
         applied_rules |= chosen_codes
         edits = _chosen_edits(chosen)
-        new_data = _apply_sorted(current.data, edits)
+        new_data = _apply_sorted(current.data, edits, renames)
         includes = [h for fix in chosen_fixes for h in fix.includes]
         extra = include_edit(new_data, includes, current.newline) if includes else None
         previous = current
@@ -366,6 +488,8 @@ def fix_source(
             return EngineResult(new_data, findings, round_index + 1)
         if tree is None:  # first round, no rule parsed: the guard needs the input's tree
             tree = treesitter.parse(previous.data)
+        if renames:  # (their starts are none of the other edits')
+            edits = sorted(edits + renames.edits(), key=_START)
         # re-parse incrementally: the old tree learns the edits, unchanged subtrees are reused
         steps = [_Step(previous, edits, new_data, set(edits).difference(guarded))]
         if extra is not None:

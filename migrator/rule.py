@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Iterable
 
 from .apitables import ApiTables
-from .diagnostics import Diagnostic
+from .diagnostics import Diagnostic, Renames
 from .parsing import treesitter
 from .parsing.tokens import DirectiveSpans, LiteralSpans, blank_literals
 from .settings import Settings
@@ -92,6 +92,11 @@ class Rule:
 
     def check(self, ctx: RuleContext) -> Iterable[Diagnostic]:  # pragma: no cover - interface
         raise NotImplementedError
+
+    def check_renames(self, ctx: RuleContext) -> tuple[Iterable[Diagnostic], Renames | None]:
+        """``check``'s diagnostics, less the plain renames a rule reports apart in bulk (None
+        when it reports none so): what the engine runs."""
+        return self.check(ctx), None
 
     @classmethod
     def codes(cls) -> tuple[str, ...]:

@@ -308,3 +308,62 @@ def test_find_name_finds_whole_words_only():
                 if ctx.in_code(match.start()) and not before.endswith((b".", b"->")):
                     expected.append((match.group(), match.start(), match.end()))
             assert list(find_name(ctx, names)) == expected, data
+
+
+def _api_rename_one_by_one():
+    from rules.api.rename import ApiRename
+
+    class OneByOne(ApiRename):
+        """API001 with every rename a Diagnostic: the path the engine's bulk renames replace."""
+
+        def check_renames(self, ctx):
+            return self.check(ctx), None
+
+    return OneByOne
+
+
+_API_PIECES = [b"cudaMalloc", b"cudaStream_t", b"cuComplex", b"cudaMemcpy(", b"cublasAlloc",
+               b"cudnnCreate", b"cub", b"::", b"CUoccupancyB2DSize", b"cudaFuncGetAttributes(",
+               b"cudaStreamSynchronize(0);", b"cudaDeviceSynchronize();", b"atomicAdd(", b"(",
+               b")", b";", b",", b" ", b"\n", b".", b"->", b"x", b"int ", b"struct S {", b"}",
+               b"__global__ void k() {", b'"s"', b"/* c */", b"// c\n", b"#define M ", b"\\\n",
+               b"#include <cuda_runtime.h>\n", b"// rocmigrate: ignore[API001]\n",
+               b"foo", b"cudaFoo"]
+
+
+def _outcome(data: bytes, rules, settings: Settings, apply_fixes: bool):
+    try:
+        result = fix_source(Source("t.cu", data), rules, settings, apitables.load(), apply_fixes)
+    except EngineError as err:
+        return str(err)
+    return result.output, result.findings, result.rounds
+
+
+def test_bulk_renames_fix_and_report_as_one_by_one():
+    """The engine takes API001's plain renames in bulk (no Diagnostic each): with the other
+    rules' fixes touching them (`foo` -> a call around `cudaMalloc`; STM001...), suppressions,
+    select, lint and deferred rounds, it writes and reports what it does with one Diagnostic
+    per rename."""
+    import random
+
+    from migrator.convert import rules_for
+
+    one_by_one = _api_rename_one_by_one()
+    competing = [_Rename(b"foo", b"bar"), _Rename(b"cudaMalloc", b"hipMallocX"),
+                 _Rename(b"(x", b"(y"), _Rename(b", ", b"")]
+    rng = random.Random(3)
+    for _ in range(400):
+        data = b"".join(rng.choice(_API_PIECES) for _ in range(rng.randint(0, 50)))
+        settings = rng.choice([Settings(), Settings(ignore=("API001",)), Settings(select=("API",)),
+                               Settings(report_unused_suppressions=True),
+                               Settings(unsafe_fixes=True)])
+        classes = list(rules_for(Settings()))
+        rules = [cls() for cls in classes]
+        rng.shuffle(competing)
+        place = rng.randint(0, len(rules))
+        rules[place:place] = competing[: rng.randint(0, len(competing))]
+        replaced = [one_by_one() if type(rule).__name__ == "ApiRename" else rule
+                    for rule in rules]
+        apply_fixes = rng.random() < 0.8
+        assert (_outcome(data, rules, settings, apply_fixes)
+                == _outcome(data, replaced, settings, apply_fixes)), data

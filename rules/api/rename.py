@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import functools
+import operator
 import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
 from migrator.apitables import ApiEntry, ApiTables
-from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix
+from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix, RenameRecord, Renames
 from migrator.rule import Marker, Rule, RuleContext
 from migrator.versions import format_version
 
@@ -30,7 +31,9 @@ class _Name(NamedTuple):
     # a rename's finding: message, fix title, HIP name, whether the fix keeps the syntax (a
     # rename to an identifier), library, CUDA name
     rename: tuple[str, str, bytes, bool, str, str] | None
-    plain: bool  # renamed to an identifier wherever it names code: none of the tests above
+    # for a name renamed to an identifier wherever it names code (none of the tests above):
+    # what each of its renames reports, in bulk
+    plain: RenameRecord | None
 
 
 @dataclass(frozen=True)
@@ -73,8 +76,10 @@ def _index(tables: ApiTables, rocm: tuple[int, int, int]) -> _Index:
         contextual = needs_cuda_context(entry)
         lowers = entry.cuda in lowered
         rewritten = entry.cuda in tables.argument_rewrites
-        plain = (rename is not None and entry.hip.isidentifier() and entry.kind != "namespace"
-                 and not (contextual or lowers or rewritten))
+        plain = None
+        if (rename is not None and keeps_syntax and entry.kind != "namespace"
+                and not (contextual or lowers or rewritten)):
+            plain = RenameRecord(*rename[:3], *rename[4:])
         names[entry.cuda.encode()] = _Name(entry, contextual, lowers, rewritten, rename, plain)
     # grouped by the first character, which the regex engine then checks once per position
     seconds: dict[bytes, set[bytes]] = {}
@@ -156,11 +161,22 @@ class ApiRename(Rule):
     fix = "sometimes"
 
     def check(self, ctx: RuleContext):
+        renames = Renames("API001")
+        found = list(self._check(ctx, renames))
+        return sorted(found + renames.diagnostics(), key=operator.attrgetter("start"))
+
+    def check_renames(self, ctx: RuleContext) -> tuple[list[Diagnostic], Renames]:
+        renames = Renames("API001")
+        return list(self._check(ctx, renames)), renames
+
+    def _check(self, ctx: RuleContext, renames: Renames):
+        """The diagnostics of the names that are no plain renames (those go to ``renames``)."""
         index = _index(ctx.tables, ctx.settings.rocm)
         data = ctx.data
         names = index.names
         code = ctx.code
         safe = Applicability.SAFE
+        starts, ends, records = renames.starts, renames.ends, renames.records
         # candidates from the text with comments and literals blanked (same offsets): a name
         # in a comment or literal is none, and those left start in code
         for match in index.candidates.finditer(code):
@@ -172,21 +188,25 @@ class ApiRename(Rule):
             if not (start and code[start - 1] in _PLAIN_BEFORE
                     or _names_code_outside_literals(ctx, start, end)):
                 continue
-            if not name.plain:  # the common case has none of these tests to pass
-                entry = name.entry
-                if entry.kind == "namespace" and not data[end : end + 8].lstrip().startswith(b"::"):
-                    continue
-                if name.contextual and not in_cuda_context(ctx):
-                    continue  # __isnan, umin... in a C library header are not CUDA's
-                if name.lowered:
-                    continue  # WRP001 or LOW001 lowers it for this target
-                if name.rewritten and isinstance(lexical_call(ctx, start, end), LexicalCall):
-                    continue  # ARG001 renames it together with its arguments
-                if name.rename is None:
-                    yield from self._diagnose(ctx, entry, start, end)
-                    continue
-                if not entry.hip.isidentifier() and _declared_here(ctx, start, end):
-                    continue  # `typedef size_t (*CUoccupancyB2DSize)(int)`: no `void*` there
+            if name.plain is not None:  # the common case has none of the tests below to pass
+                starts.append(start)
+                ends.append(end)
+                records.append(name.plain)
+                continue
+            entry = name.entry
+            if entry.kind == "namespace" and not data[end : end + 8].lstrip().startswith(b"::"):
+                continue
+            if name.contextual and not in_cuda_context(ctx):
+                continue  # __isnan, umin... in a C library header are not CUDA's
+            if name.lowered:
+                continue  # WRP001 or LOW001 lowers it for this target
+            if name.rewritten and isinstance(lexical_call(ctx, start, end), LexicalCall):
+                continue  # ARG001 renames it together with its arguments
+            if name.rename is None:
+                yield from self._diagnose(ctx, entry, start, end)
+                continue
+            if not entry.hip.isidentifier() and _declared_here(ctx, start, end):
+                continue  # `typedef size_t (*CUoccupancyB2DSize)(int)`: no `void*` there
             message, title, hip, keeps_syntax, library, cuda = name.rename
             yield Diagnostic("API001", message, start, end,
                              Fix(title, (Edit(start, end, hip),), safe, (), keeps_syntax),
