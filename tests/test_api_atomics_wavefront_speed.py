@@ -12,6 +12,8 @@ from migrator.settings import Settings
 from migrator.source import Source
 from rules.api import headers
 from rules.calls import find_name
+from rules.scopes import blocks
+from rules.wavefront import lane_math
 
 
 def _context(data: bytes) -> RuleContext:
@@ -48,3 +50,29 @@ def test_argument_names_absent_from_the_file_change_nothing_find_name_finds():
     for data in _texts(pieces, seed=7, count=3000, length=12):
         present = {name for name in every if name in data}
         assert list(find_name(_context(data), every)) == list(find_name(_context(data), present))
+
+
+_LANE_PIECES = [b"%", b"/", b"&", b">", b">>", b"32", b"64", b"31", b"63", b"0x1F", b"0x3f", b"5",
+                b"6", b"u", b"x", b" ", b"\t", b"\n", b"//", b"*"]
+
+
+def test_lane_operations_are_what_one_pattern_for_every_operator_finds():
+    together = re.compile(rb"(%|/|&|>>)" + lane_math.OPERAND)
+    for data in _texts(_LANE_PIECES, seed=11, count=4000):
+        assert [match.regs for match in lane_math.operations(data)] == \
+            [match.regs for match in together.finditer(data)], data
+
+
+_DEVICE_PIECES = [b"{", b"}", b"}", b"(", b")", b";", b"__global__ void f() {", b"__device__ ",
+                  b"void f", b"int g(x) {", b"x", b" ", b"\n", b"#define M {\n", b"//", b'"']
+
+
+def test_device_code_is_any_device_block_around():
+    for data in _texts(_DEVICE_PIECES, seed=13, count=3000, length=30):
+        ctx = _context(data)
+        device = [block for block in blocks(ctx)
+                  if data.find(b"(", block.head, block.open) != -1
+                  and lane_math._DEVICE_QUALIFIER.search(data, block.head, block.open)]
+        for offset in range(len(data) + 1):
+            assert lane_math._in_device_code(ctx, offset) == \
+                any(block.contains(offset) for block in device), (data, offset)

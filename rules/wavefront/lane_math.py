@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix
@@ -12,7 +13,12 @@ from ..scopes import blocks
 from .common import integer_literal
 
 # only the literals that can mean a warp: % / 32|64, & 31|63, >> 5|6 (cheap to scan for)
-_OPERATION = re.compile(rb"(%|/|&|>>)\s*(32|64|31|63|0[xX][13][fF]|[56])[uU]?\b")
+OPERATORS = (b"%", b"/", b"&", b">>")
+OPERAND = rb"\s*(32|64|31|63|0[xX][13][fF]|[56])[uU]?\b"
+# one pattern per operator: each starts with a literal, which the regex engine jumps to; one
+# pattern for all four would test every byte against the set of their first bytes
+_OPERATIONS = tuple(re.compile(b"(" + re.escape(written) + b")" + OPERAND)
+                    for written in OPERATORS)
 _LANE_OPERAND = re.compile(r"threadIdx|lane|tid\b|tid_|thread_?id|\btid", re.IGNORECASE)
 _CONSTANT = re.compile(
     rb"(?:#[ \t]*define[ \t]+(\w*(?i:warp)\w*)[ \t]+\(?(\d+)\)?[ \t]*(?:$|//|/\*)"
@@ -105,7 +111,7 @@ class LaneMath(Rule):
         data = ctx.data
         if b"threadIdx" not in data and b"lane" not in data and b"tid" not in data:
             return
-        for match in _OPERATION.finditer(data):
+        for match in operations(data):
             literal = integer_literal(match.group(2).decode())
             if literal is None:
                 continue
@@ -140,6 +146,15 @@ class LaneMath(Rule):
 # what the literal becomes with --unsafe-fixes (the operator and its precedence stay)
 _WARPSIZE_FORMS = {"%": "warpSize", "/": "warpSize", "&": "(warpSize - 1)",
                    ">>": "__builtin_ctz(warpSize)"}
+
+
+def operations(data: bytes) -> list[re.Match]:
+    """The matches of ``(%|/|&|>>)`` + OPERAND in ``data``, in order: each operator's pattern
+    searched alone, the matches merged by their start. No match holds another's operator
+    (blanks and the literal follow its own), so none hides another."""
+    found = [match for pattern in _OPERATIONS for match in pattern.finditer(data)]
+    found.sort(key=re.Match.start)
+    return found
 
 
 def _left_operand_start(data: bytes, operator_start: int) -> int:
@@ -207,8 +222,14 @@ def _in_device_code(ctx: RuleContext, offset: int) -> bool:
     device = ctx.cache.get("WAV001.device_blocks")
     if device is None:
         data = ctx.data
-        device = ctx.cache["WAV001.device_blocks"] = [
-            block for block in blocks(ctx)
-            if data.find(b"(", block.head, block.open) != -1
-            and _DEVICE_QUALIFIER.search(data, block.head, block.open) is not None]
-    return any(block.contains(offset) for block in device)
+        device = []  # the outermost such blocks: blocks nest, so they hold every other
+        for block in blocks(ctx):
+            if device and device[-1].contains(block.open):
+                continue
+            if data.find(b"(", block.head, block.open) != -1 \
+                    and _DEVICE_QUALIFIER.search(data, block.head, block.open) is not None:
+                device.append(block)
+        ctx.cache["WAV001.device_blocks"] = device
+        ctx.cache["WAV001.device_opens"] = [block.open for block in device]
+    index = bisect.bisect_left(ctx.cache["WAV001.device_opens"], offset) - 1
+    return index >= 0 and device[index].contains(offset)
