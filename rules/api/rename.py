@@ -213,7 +213,7 @@ class ApiRename(Rule):
                              library, cuda, "info")
 
     def _diagnose(self, ctx: RuleContext, entry: ApiEntry, start: int, end: int):
-        """The finding for a name the target lacks (a rename is made in ``check``)."""
+        """The finding for a name the target lacks (a rename is made in ``_check``)."""
         rocm = ctx.settings.rocm
         target = format_version(rocm)
         if entry.status == "report_only":
