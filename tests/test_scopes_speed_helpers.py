@@ -14,7 +14,8 @@ from rules import scopes
 from rules.streams import null_stream
 
 _PIECES = [b"s", b"f", b"for", b"if", b"sizeof", b"cudaMemcpy", b"hipStreamSynchronize",
-           b"cublasSgemm", b"cudaMemsetAsync", b"hipLaunchKernelGGL", b" ", b"\t", b"\n", b",",
+           b"cublasSgemm", b"cudaMemsetAsync", b"hipLaunchKernelGGL", b"cudaDeviceSynchronize",
+           b"cudaMalloc", b" ", b"\t", b"\n", b",",
            b";", b"(", b")", b"[", b"]", b"{", b"}", b"<<<", b">>>", b"<", b">", b"/*", b"*/",
            b"//", b'"', b"0", b"x::y", b"9"]
 
@@ -92,7 +93,10 @@ def test_last_of_finds_the_last_stop_byte():
 
 def test_launches_and_calls_agree_with_scans_of_the_range():
     watched = null_stream.stream_apis(apitables.load()).watched
-    names = frozenset({"hipMemcpy", "hipStreamSynchronize", "hipMemsetAsync"})
+    # calls the stream rules read (from one scan of the file for all of them), and others
+    read_names = frozenset({"hipMemcpy", "hipStreamSynchronize", "hipMemsetAsync",
+                            "hipDeviceSynchronize"})
+    other_names = frozenset({"hipMalloc", "hipMemcpy"})
     for data, start, end in _texts(7, 3000):
         for extra in (b"", b"<<<<"):  # runs of '<' take the scan of the range
             text = data + extra
@@ -104,19 +108,20 @@ def test_launches_and_calls_agree_with_scans_of_the_range():
             assert found == expected, (text, start, end)
         ctx = _context(data)
         calls = list(scopes.code_matches(ctx, null_stream._CALL, start, end))
-        expected = [(m.span(), m.group(1)) for m in calls
-                    if null_stream.hip_name(ctx.tables, m.group(1).decode()) in names]
-        found = [(m.span(), m.group(1)) for m, _ in null_stream.api_calls(ctx, start, end, names)]
-        assert found == expected, (data, start, end)
+        for names in (read_names, other_names):
+            expected = [(m.span(), m.group(1)) for m in calls
+                        if null_stream.hip_name(ctx.tables, m.group(1).decode()) in names]
+            found = [(m.span(), m.group(1))
+                     for m, _ in null_stream.api_calls(ctx, start, end, names)]
+            assert found == expected, (data, start, end, names)
         acted_on = [m.span() for m in calls if null_stream._acts_on(m.group(1), watched)]
         index = null_stream._calls_where(ctx, "acted_on",
                                          lambda callee: null_stream._acts_on(callee, watched))
         assert [m.span() for m in null_stream._within(index, start, end)] == acted_on
-        # the calls of given names alone (a trie of their first bytes) where no set_stream is
+        # the calls of given names alone (tries of their first bytes) where no set_stream is
         if b"set_stream" not in data:
             read = null_stream.stream_apis(ctx.tables).read
-            index = null_stream._calls_where(
-                ctx, "read", lambda callee: null_stream._acts_on(callee, watched), read)
+            index = null_stream._calls_of(ctx, "read", read)
             assert [m.span() for m in null_stream._within(index, start, end)] == acted_on
 
 

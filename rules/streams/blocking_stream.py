@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import bisect
+import functools
 import re
 
+from migrator.apitables import ApiTables
 from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
 
 from ..api.rename import hip_name, spellings
 from ..calls import find_name, lexical_call
 from ..markers import unproven_fix
-from ..scopes import IDENTIFIER, declares, enclosing_call, function_at, word_offsets
+from ..scopes import IDENTIFIER, Block, declares, enclosing_call, function_at, word_offsets
 from .null_stream import null_stream_uses, stream_apis
 
 
@@ -122,38 +125,49 @@ def _reliance(ctx: RuleContext, offset: int, argument: str) -> list[tuple[str, i
         return [(f"the stream {argument} is reached through a pointer: code elsewhere may use it",
                  None)]
     name = variable.group()
-    reasons = []
-    runtime = stream_apis(ctx.tables).runtime  # runtime APIs and launches, in either spelling
-    types = b"|".join(sorted(t.encode() for t in spellings(ctx.tables, "hipStream_t")))
     # once per function and name, from per-file indexes instead of scans of the body for each
     # creation: a function may create hundreds of streams, or one stream hundreds of times
     key = ("STM001.reliance", body.open, name)
-    found = ctx.cache.get(key)
-    if found is None:
-        found = []
-        declared = re.compile(rb"\b(?:" + types + rb")\s+(?:[^;(){}]*?[\s,*&])?" + re.escape(name)
-                              + rb"\s*[\[;=,)]")
-        if not declares(ctx, declared, tuple(types.split(b"|")), name, body.open, body.close):
-            found.append((f"'{name.decode()}' is not a local of this function: other code may "
-                          "use it", None))
-        in_runtime = ctx.cache.setdefault("STM001.in_runtime", {})  # callee -> a runtime API?
-        for use in word_offsets(ctx, name, body.open, body.close):
-            callee = enclosing_call(ctx, use, body.open)
-            if callee is None:
-                continue
-            runtime_api = in_runtime.get(callee[0])
-            if runtime_api is None:
-                runtime_api = in_runtime[callee[0]] = hip_name(ctx.tables, callee[0].decode()) in runtime
-            if runtime_api:
-                continue
+    escapes = ctx.cache.get(key)
+    if escapes is None:
+        escapes = ctx.cache[key] = _escapes(ctx, body, name)
+    null_uses = ctx.cache.get(("STM001.null_stream_uses", body.open))
+    if null_uses is None:
+        line_starts = ctx.source.line_starts  # a line is the count of lines starting at or before
+        null_uses = ctx.cache[("STM001.null_stream_uses", body.open)] = [
+            (what, bisect.bisect_right(line_starts, at)) for at, what in null_stream_uses(ctx, body)]
+    return escapes + null_uses
+
+
+def _escapes(ctx: RuleContext, body: Block, name: bytes) -> list[tuple[str, int | None]]:
+    """How code other than this function may use the stream ``name``: it is not a local of
+    ``body``, or ``body`` hands it to a function that is not a runtime API (the first such)."""
+    found = []
+    types, type_words = _stream_types(ctx.tables)
+    declared = re.compile(rb"\b(?:" + types + rb")\s+(?:[^;(){}]*?[\s,*&])?" + re.escape(name)
+                          + rb"\s*[\[;=,)]")
+    if not declares(ctx, declared, type_words, name, body.open, body.close):
+        found.append((f"'{name.decode()}' is not a local of this function: other code may use it",
+                      None))
+    runtime = stream_apis(ctx.tables).runtime  # runtime APIs and launches, in either spelling
+    in_runtime = ctx.cache.setdefault("STM001.in_runtime", {})  # callee -> a runtime API?
+    for use in word_offsets(ctx, name, body.open, body.close):
+        callee = enclosing_call(ctx, use, body.open)
+        if callee is None:
+            continue
+        runtime_api = in_runtime.get(callee[0])
+        if runtime_api is None:
+            runtime_api = in_runtime[callee[0]] = hip_name(ctx.tables, callee[0].decode()) in runtime
+        if not runtime_api:
             found.append((f"'{name.decode()}' is passed to {callee[0].decode()}()",
                           ctx.source.position(use)[0]))
             break
-        ctx.cache[key] = found
-    reasons.extend(found)
-    null_uses = ctx.cache.get(("STM001.null_stream_uses", body.open))
-    if null_uses is None:
-        null_uses = ctx.cache[("STM001.null_stream_uses", body.open)] = null_stream_uses(ctx, body)
-    places = ctx.source.positions([at for at, _ in null_uses])
-    reasons.extend((what, line) for (_, what), (line, _) in zip(null_uses, places))
-    return reasons
+    return found
+
+
+@functools.lru_cache(maxsize=8)
+def _stream_types(tables: ApiTables) -> tuple[bytes, tuple[bytes, ...]]:
+    """The stream type's spellings (hipStream_t, cudaStream_t, CUstream), as a regex
+    alternation and as words."""
+    types = b"|".join(sorted(t.encode() for t in spellings(tables, "hipStream_t")))
+    return types, tuple(types.split(b"|"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import operator
 import re
 from dataclasses import dataclass
 
@@ -35,6 +36,9 @@ _GGL = b"hipLaunchKernelGGL"  # a launch whose stream is its fifth argument
 # libraries whose work runs on a stream the program sets: those with a SetStream call
 _SET_STREAM_SUFFIX = "SetStream"
 _RUNTIME_LIBRARIES = ("runtime", "driver")
+# the host's waits (STM003 reads them): found by the one scan of a file for the calls the stream
+# rules read, with those null_stream_uses reads
+HOST_WAITS = frozenset({"hipStreamSynchronize", "hipDeviceSynchronize", "hipEventSynchronize"})
 # in HIP spelling: is_null_stream reads CUDA names (cudaStreamLegacy, (CUstream)0) as HIP's
 NULL_STREAMS = {"0", "NULL", "nullptr", "hipStreamLegacy", "(hipStream_t)0", "0L",
                 "hipStream_t(0)", "hipStreamDefault"}
@@ -122,6 +126,7 @@ class StreamApis:
     # copy or set, a call with a stream argument, a library call or a SetStream
     watched: frozenset[bytes] = frozenset()
     read: frozenset[bytes] = frozenset()  # those and the GGL launch: the calls it reads
+    scanned: frozenset[bytes] = frozenset()  # those and the spellings of HOST_WAITS
 
 
 @functools.lru_cache(maxsize=8)
@@ -143,6 +148,7 @@ def stream_apis(tables: ApiTables) -> StreamApis:
         runtime=frozenset({e.hip or e.cuda for e in tables.names.values()
                            if e.library in _RUNTIME_LIBRARIES} | {"hipLaunchKernelGGL"}),
         library=library, set_stream=set_stream, watched=watched, read=watched | {_GGL},
+        scanned=watched | {_GGL} | _spellings_of(tables, HOST_WAITS),
     )
 
 
@@ -164,8 +170,7 @@ def api_calls(ctx: RuleContext, start: int, end: int, names: frozenset[str]):
             name = hip_names[callee] = hip_name(ctx.tables, callee.decode("ascii", "replace"))
         return name
 
-    calls = _calls_where(ctx, ("streams.api_calls", names), lambda callee: hip(callee) in names,
-                         _spellings_of(ctx.tables, names))
+    calls = _calls_of(ctx, ("streams.api_calls", names), _spellings_of(ctx.tables, names))
     for match in _within(calls, start, end):
         yield match, hip(match.group(1))
 
@@ -177,23 +182,13 @@ def _spellings_of(tables: ApiTables, names: frozenset[str]) -> frozenset[bytes]:
     return frozenset(n.encode() for n in written | names if hip_name(tables, n) in names)
 
 
-def _calls_where(ctx: RuleContext, key, keep,
-                 spellings: frozenset[bytes] | None = None) -> tuple[list[int], list[re.Match]]:
+def _calls_where(ctx: RuleContext, key, keep) -> tuple[list[int], list[re.Match]]:
     """(starts, matches) of the calls (``_CALL``) in code in the file whose callee ``keep``
-    accepts, computed once per ``key``; ``spellings``, where given, holds every callee that
-    ``keep`` accepts, and only calls of those are looked for (``_call_pattern``). Otherwise
-    the file is scanned once for every call, for every such list. No match starts inside
-    another, nor does cutting the text at a range's end make a new one: the matches within a
-    range are what a scan of the range finds (``_within``)."""
+    accepts, computed once per ``key``; the file is scanned once for every call, for every
+    such list. No match starts inside another, nor does cutting the text at a range's end
+    make a new one: the matches within a range are what a scan of the range finds
+    (``_within``)."""
     found = ctx.cache.get(key)
-    if found is None and spellings is not None:
-        data = ctx.data
-        in_code = ctx.in_code
-        matches = [match for match in _call_pattern(spellings).finditer(data)
-                   if match.group(1) in spellings
-                   and (match.start() == 0 or data[match.start() - 1] not in WORD_BYTES)
-                   and keep(match.group(1)) and in_code(match.start())]
-        found = ctx.cache[key] = ([match.start() for match in matches], matches)
     if found is None:
         every = ctx.cache.get("streams.calls")
         if every is None:  # comments and literals included: most calls are dropped unread
@@ -207,19 +202,57 @@ def _calls_where(ctx: RuleContext, key, keep,
     return found
 
 
+def _calls_of(ctx: RuleContext, key, spellings: frozenset[bytes]) -> tuple[list[int], list[re.Match]]:
+    """What ``_calls_where`` finds for the callees ``spellings``, computed once per ``key``:
+    only calls of those are looked for (``_call_patterns``). Those of the callees the stream
+    rules read (``StreamApis.scanned``) come from one scan of the file for all of them."""
+    found = ctx.cache.get(key)
+    if found is None:
+        scanned = stream_apis(ctx.tables).scanned
+        if spellings <= scanned:
+            every = ctx.cache.get("streams.scanned")
+            if every is None:
+                every = ctx.cache["streams.scanned"] = _scan_calls(ctx, scanned)
+            matches = [match for match in every if match.group(1) in spellings]
+        else:
+            matches = _scan_calls(ctx, spellings)
+        found = ctx.cache[key] = ([match.start() for match in matches], matches)
+    return found
+
+
+def _scan_calls(ctx: RuleContext, spellings: frozenset[bytes]) -> list[re.Match]:
+    """The calls (``_CALL``) in code in the file whose callee is one of ``spellings``, in
+    order."""
+    data = ctx.data
+    in_code = ctx.in_code
+    matches = [match for pattern in _call_patterns(spellings) for match in pattern.finditer(data)
+               if match.group(1) in spellings
+               and (match.start() == 0 or data[match.start() - 1] not in WORD_BYTES)
+               and in_code(match.start())]
+    matches.sort(key=_start)
+    return matches
+
+
 _WHOLE_NAMES = 256  # more callees than this: a trie of their first 10 bytes
+_start = operator.methodcaller("start")
 
 
 @functools.lru_cache(maxsize=16)
-def _call_pattern(spellings: frozenset[bytes]) -> re.Pattern:
-    """A regex that finds, among others, every call ``_CALL`` finds whose callee is one of
-    ``spellings``, as the same match where it starts a word: the callees' names as a trie
-    (the engine skips to their first bytes and follows one branch), the rest of the name,
-    ``(``. A match inside a word runs to that word's end, so it hides no call after it. Of
-    thousands of names, their first 10 bytes make the trie: a few milliseconds to compile
-    (the whole names take a tenth of a second), and few calls of other names match."""
+def _call_patterns(spellings: frozenset[bytes]) -> tuple[re.Pattern, ...]:
+    """Regexes that together find, among others, every call ``_CALL`` finds whose callee is one
+    of ``spellings``, as the same match where it starts a word: one per first byte of the
+    callees, each their names as a trie (which begins with what they all begin with: the
+    engine skips to that text, and follows one branch), the rest of the name, ``(``. A match
+    inside a word runs to that word's end, so it hides no call after it; no two regexes
+    match at the same offset. Of thousands of names, their first 10 bytes make the tries: a
+    few milliseconds to compile (the whole names take a tenth of a second), and few calls of
+    other names match."""
     depth = None if len(spellings) <= _WHOLE_NAMES else 10
-    return re.compile(rb"(" + _trie({name[:depth] for name in spellings}) + rb"\w*+)\s*\(")
+    by_first: dict[bytes, set[bytes]] = {}
+    for name in spellings:
+        by_first.setdefault(name[:1], set()).add(name[:depth])
+    return tuple(re.compile(rb"(" + _trie(names) + rb"\w*+)\s*\(")
+                 for _, names in sorted(by_first.items()))
 
 
 def _trie(words: set[bytes]) -> bytes:
@@ -266,9 +299,8 @@ def null_stream_uses(ctx: RuleContext, body: Block) -> list[tuple[int, str]]:
     calls = ctx.cache.get("streams.acted_on")
     if calls is None:  # a library's set_stream is named by the program: a file that may call
         # one is scanned for every call
-        calls = _calls_where(ctx, "streams.acted_on",
-                             lambda callee: _acts_on(callee, apis.watched),
-                             None if b"set_stream" in data else apis.read)
+        calls = (_calls_where(ctx, "streams.acted_on", lambda callee: _acts_on(callee, apis.watched))
+                 if b"set_stream" in data else _calls_of(ctx, "streams.acted_on", apis.read))
     kinds = ctx.cache.setdefault("streams.callee_kinds", {})
     # stream argument as written -> is it the null stream? (a file names its few streams)
     null_texts = ctx.cache.setdefault("streams.null_texts", {})
