@@ -11,6 +11,7 @@ from migrator.rule import RuleContext
 from migrator.settings import Settings
 from migrator.source import Source
 from rules.api import headers
+from rules.atomics import half_precision, operands
 from rules.calls import find_name
 from rules.scopes import blocks
 from rules.wavefront import lane_math
@@ -76,3 +77,19 @@ def test_device_code_is_any_device_block_around():
         for offset in range(len(data) + 1):
             assert lane_math._in_device_code(ctx, offset) == \
                 any(block.contains(offset) for block in device), (data, offset)
+
+
+def test_atomic_names_are_the_operations_the_text_holds():
+    pieces = [*(name.encode() for name in half_precision.OPERATIONS), b"atomic", b"Add", b"CAS",
+              b"x", b" "]
+    for data in _texts(pieces, seed=17, count=3000, length=10):
+        assert set(half_precision._OPERATION_NAME.findall(data)) == \
+            {name.encode() for name in half_precision.OPERATIONS if name.encode() in data}, data
+
+
+def test_sixteen_bit_hints_are_in_every_text_the_evidence_finds():
+    pieces = [b"__half", b"half2", b"__float2half_rn", b"__hadd2", b"__hmul", b"__hfma", b"__hsub",
+              b"bfloat16", b"__h", b"hal", b"f", b"x", b" ", b"("]
+    for data in _texts(pieces, seed=19, count=3000, length=8):
+        evidence = operands._EVIDENCE.search(data.decode()) is not None
+        assert operands.may_involve_sixteen_bit(_context(data)) == evidence, data

@@ -606,7 +606,8 @@ def test_sixteen_bit_hints_cover_every_evidence_spelling():
         "__float22bfloat162_rn", "__hadd", "__hsub2", "__hmul", "__hfma2"]
     for spelling in spellings:
         assert operands._EVIDENCE.fullmatch(spelling), spelling
-        assert any(hint.decode() in spelling for hint in operands._EVIDENCE_HINTS), spelling
+        assert any(hint.decode() in spelling for hint in operands._EVIDENCE_HINTS) \
+            or operands._EVIDENCE_OPERATION_HINT.search(spelling.encode()), spelling
     alternatives = operands._EVIDENCE.pattern.count("|") + 1
     assert alternatives == 12 + len(operands.SIXTEEN_BIT), "a new spelling needs a hint and a line here"
 

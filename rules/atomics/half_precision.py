@@ -16,7 +16,11 @@ from .operands import (SUPPORT_HEADER, converted_type, excluded_by_size_check, h
 
 OPERATIONS = {"atomicAdd": "add", "atomicSub": "sub", "atomicMax": "max", "atomicMin": "min",
               "atomicExch": "exch", "atomicCAS": "cas"}
-_NAMES = {name.encode() for name in OPERATIONS}
+# the operations a file writes, found by one search for "atomic" (which the regex engine jumps
+# to) rather than a substring search per name: no name holds "atomic" but at its start, so no
+# match hides another
+_OPERATION_NAME = re.compile(
+    b"atomic(?:" + b"|".join(name[6:].encode() for name in OPERATIONS) + b")")
 # atomicAdd(h, __float2half(x)): the float is rounded to __half before the add
 _ROUNDED_FLOAT = re.compile(r"__float2half(?:_rn)?\s*\(")
 
@@ -86,7 +90,7 @@ class HalfPrecisionAtomic(Rule):
     fix = "sometimes"
 
     def check(self, ctx: RuleContext):
-        names = {n for n in _NAMES if n in ctx.data}
+        names = set(_OPERATION_NAME.findall(ctx.data))
         if not names or not may_involve_sixteen_bit(ctx):
             return
         rocm = ctx.settings.rocm

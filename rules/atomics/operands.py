@@ -42,7 +42,10 @@ _EVIDENCE = re.compile(
     r"\b(?:__float2half\w*|__double2half|__float2bfloat16\w*|__double2bfloat16|__floats2half2_rn|"
     r"__float22half2_rn|__floats2bfloat162_rn|__float22bfloat162_rn|__h(?:add|sub|mul|fma)2?\b|"
     + _TYPE_NAMES + r")\b")
-_EVIDENCE_HINTS = (b"half", b"bfloat16", b"__hadd", b"__hsub", b"__hmul", b"__hfma")
+# every _EVIDENCE alternative contains one of the hints or matches the pattern: a substring
+# search each (one pattern for the four __h operations: four searches cost three times more)
+_EVIDENCE_HINTS = (b"half", b"bfloat16")
+_EVIDENCE_OPERATION_HINT = re.compile(rb"__h(?:add|sub|mul|fma)")
 _ALIAS = re.compile(rb"\btypedef\s+(?:const\s+)?([A-Za-z_]\w*)\s+([A-Za-z_]\w*)\s*;"
                     rb"|\busing\s+([A-Za-z_]\w*)\s*=\s*(?:const\s+)?([A-Za-z_]\w*)\s*;")
 
@@ -332,9 +335,9 @@ def may_involve_sixteen_bit(ctx: RuleContext) -> bool:
     found = ctx.cache.get("atm_possible")
     if found is None:
         data = ctx.data
-        # every _EVIDENCE alternative contains one of these: most files are settled by a
-        # substring search, without running the regex
-        found = ctx.cache["atm_possible"] = any(hint in data for hint in _EVIDENCE_HINTS) \
+        # most files are settled by the hints (see there), without decoding and running _EVIDENCE
+        found = ctx.cache["atm_possible"] = (any(hint in data for hint in _EVIDENCE_HINTS)
+                                             or _EVIDENCE_OPERATION_HINT.search(data) is not None) \
             and _EVIDENCE.search(data.decode("utf-8", "replace")) is not None
     return found
 
