@@ -3,7 +3,7 @@
 
 Not a test. README promises that converting the output again changes nothing. This converts
 every convertible file under each FOLDER (CUDA's own headers, a real project, or the generated
-corpus of ``convert_bench.py`` with ``--generate LINES``) with ``migrator.convert.convert_bytes``,
+mixed corpus of ``corpus/`` with ``--generate LINES``) with ``migrator.convert.convert_bytes``,
 then converts each output again, and prints the files whose second pass differs (with the first
 differing line), for each settings variant asked for.
 
@@ -23,7 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from convert_bench import generate_corpus  # noqa: E402
+from corpus import generate_corpus  # noqa: E402
 
 from migrator.convert import convert_bytes  # noqa: E402
 from migrator.results import CONVERTIBLE_SUFFIXES  # noqa: E402
@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--variant", action="append", choices=sorted(VARIANTS),
                     help="settings to convert with (repeatable; default: default)")
     ap.add_argument("--generate", type=int, metavar="LINES",
-                    help="also convert a corpus of this many lines from convert_bench.py")
+                    help="also convert a mixed corpus (corpus/) of this many lines")
     ap.add_argument("--limit", type=int, help="convert at most this many files")
     ap.add_argument("--quiet", action="store_true", help="print counts only")
     args = ap.parse_args(argv)

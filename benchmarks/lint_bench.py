@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Lint benchmark: the pre-commit case (10 changed files) and full-tree lint against convert.
 
-Not a test. On the generated corpus of ``convert_bench.py`` (default 200,000 lines):
+Not a test. On the mixed corpus of ``convert_bench.py`` (``corpus/``; default 200,000 lines):
 
 1. converts the corpus to HIP with ``rocmigrate convert`` (timed: the reference throughput);
 2. lints the whole converted tree with ``rocmigrate lint OUT --exit-zero`` (timed, end to end);
@@ -29,7 +29,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from convert_bench import default_rocmigrate, generate_corpus, machine_info  # noqa: E402
+from convert_bench import default_rocmigrate, machine_info  # noqa: E402
+from corpus import generate_corpus  # noqa: E402
 
 TARGET_HOOK_S = 1.0
 TARGET_LINT_RATIO = 1.5

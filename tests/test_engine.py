@@ -197,16 +197,17 @@ def test_syntax_keeping_fixes_keep_the_parse(tmp_path):
     """Fixes marked ``keeps_syntax`` skip the engine's parse guard: each one, applied alone to
     kernels/, the fixture inputs and a generated project, leaves tree-sitter's error count as it
     was (the guard's condition), and every kind of such fix is met here."""
-    import importlib.util
+    import sys
 
     from conftest import ROOT
     from migrator.parsing import treesitter
 
-    spec = importlib.util.spec_from_file_location("convert_bench",
-                                                  ROOT / "benchmarks" / "convert_bench.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    bench.generate_corpus(tmp_path / "corpus", 12000)
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from corpus import generate_corpus
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    generate_corpus(tmp_path / "corpus", 12000)
     paths = [p for folder in (ROOT / "kernels", ROOT / "fixtures", tmp_path / "corpus")
              for p in sorted(folder.rglob("*"))
              if p.is_file() and p.suffix in (".cu", ".cuh", ".h", ".cpp") and "output" not in p.name]
@@ -240,7 +241,7 @@ def test_findings_and_fixes_do_not_depend_on_hash_seeds(tmp_path):
 
     sys.path.insert(0, str(ROOT / "benchmarks"))
     try:
-        from dense_corpus import generate_dense_corpus
+        from corpus import generate_dense_corpus
     finally:
         sys.path.remove(str(ROOT / "benchmarks"))
     generate_dense_corpus(tmp_path / "src", 3000, seed=7)
