@@ -223,10 +223,12 @@ def last_of(data: bytes, stops: tuple[bytes, ...], start: int, end: int) -> int:
 
 
 # what the walk back from the end of a short text reads: an unclosed ``(`` followed by
-# balanced (...) and no other bracket or ``;{}`` (the innermost open bracket: a call's), or the
-# last ``;{}`` with no bracket after it (no call). Two patterns: the first skips to each ``(``
-_LAST_OPEN_CALL = re.compile(rb"\((?:[^()\[\];{}]++|\([^()\[\];{}]*+\))*+\Z")
-_LAST_BOUNDARY = re.compile(rb"[;{}][^()\[\];{}]*+\Z")
+# balanced (...) and [...] and no other bracket or ``;{}`` (the innermost open bracket: a
+# call's), or the last ``;{}`` followed by those alone (no call: a launch's ``<<<(n + 255) /
+# 256, 256, 0, s``). Two patterns: the first skips to each ``(``
+_BALANCED = rb"(?:[^()\[\];{}]++|\([^()\[\];{}]*+\)|\[[^()\[\];{}]*+\])*+\Z"
+_LAST_OPEN_CALL = re.compile(rb"\(" + _BALANCED)
+_LAST_BOUNDARY = re.compile(rb"[;{}]" + _BALANCED)
 _LAST_OPEN_WINDOW = 64
 
 

@@ -224,11 +224,13 @@ def _scan_calls(ctx: RuleContext, spellings: frozenset[bytes]) -> list[re.Match]
     """The calls (``_CALL``) in code in the file whose callee is one of ``spellings``, in
     order."""
     data = ctx.data
-    in_code = ctx.in_code
+    literal_starts, literal_ends = ctx.literals.starts, ctx.literals.ends
+    # the word test, then ctx.in_code inline (by the literal that starts last before the match)
     matches = [match for pattern in _call_patterns(spellings) for match in pattern.finditer(data)
                if match.group(1) in spellings
-               and (match.start() == 0 or data[match.start() - 1] not in WORD_BYTES)
-               and in_code(match.start())]
+               and ((at := match.start()) == 0 or data[at - 1] not in WORD_BYTES)
+               and ((literal := bisect.bisect_right(literal_starts, at) - 1) < 0
+                    or at >= literal_ends[literal])]
     matches.sort(key=_start)
     return matches
 
