@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 from typing import Callable, Iterator, TypeVar
 
@@ -24,9 +25,14 @@ def map_in_workers(function: Callable[[T], R], work: list[T], jobs: int,
         return
     from concurrent.futures import ProcessPoolExecutor
 
+    # The objects alive now (the engine, its tables and rules: most of the heap) are inherited
+    # by the forked workers: frozen, no worker's collector traverses them (a full collection
+    # would, touching and so copying every page fork shares), nor does this process's.
+    gc.freeze()
     pool = ProcessPoolExecutor(max_workers=jobs)
     try:
         yield from pool.map(function, work, chunksize=max(1, min(32, len(work) // (jobs * 8))))
     finally:
         pool.shutdown(cancel_futures=True)
+        gc.unfreeze()
 

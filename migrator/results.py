@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
-from itertools import chain
+from itertools import chain, compress
 from operator import attrgetter, itemgetter
 
 from .diagnostics import Finding
@@ -120,9 +120,9 @@ def finding_records(findings) -> list[dict]:
 UNSUPPORTED_CODES = ("API002", "API003", "API004", "HDR002", "ARG002", "WRP002", "LOW002")
 CONVERSION_CODES = ("API001", "ARG001", "HDR001", "HDR003", "WRP001", "LOW001", "LCH001",
                     "ATM001")
-# the fields of a finding the summary reads, in the order summarize_findings unpacks them
-_SUMMARY_FIELDS = ("code", "fixed", "fix_title", "library", "optimization", "severity", "symbol",
-                   "message", "path", "line", "column")
+# the fields that decide where a finding counts in the summary: files repeat a few combinations
+_KIND_FIELDS = ("code", "fixed", "fix_title", "optimization", "severity", "library")
+_LOCATED_FIELDS = ("symbol", "message", "path", "line", "column")  # and those of its entry
 
 
 def summarize_findings(findings_of_files) -> dict:
@@ -134,28 +134,62 @@ def summarize_findings(findings_of_files) -> dict:
 
 def file_summary(findings) -> tuple[Counter, dict, dict]:
     """One file's share of ``summarize_findings``: references converted per library, and the
-    optimisations and the attention entries it adds (by code, and by code and symbol)."""
+    optimisations and the attention entries it adds (by code, and by code and symbol).
+
+    Worked out by columns: each distinct combination of the fields that decide a finding's
+    place is classified once (most findings are converted references, only counted), and only
+    the findings with a location in the summary are visited one by one."""
+    packed = isinstance(findings, PackedFindings)
+    if packed:  # texts as their numbers in findings.strings
+        text = findings.strings.__getitem__
+        kinds = list(zip(*(findings.columns[_COLUMN_INDEX[name]] for name in _KIND_FIELDS)))
+    else:
+        text = _as_it_is
+        kinds = list(map(attrgetter(*_KIND_FIELDS), findings))
     by_library: Counter = Counter()
-    unsupported: dict[str, dict] = {}
-    optimized: dict[str, dict] = {}
-    for (code, fixed, title, library, optimization, severity, symbol, message, path, line,
-         column) in finding_rows(findings, _SUMMARY_FIELDS):
+    located: dict[tuple, bool] = {}  # combination -> optimisation (True) or attention (False)
+    for key, count in Counter(kinds).items():
+        code, fixed, title, optimization, severity, library = key
+        code, title = text(code), text(title)
         marked = title.startswith("mark ")
         if code in CONVERSION_CODES and fixed and not marked:
-            by_library[library or "other"] += 1
+            by_library[text(library) or "other"] += count
         elif optimization and fixed and not marked:
-            entry = optimized.setdefault(code, {
-                "code": code, "title": title, "count": 0, "locations": []})
-            entry["count"] += 1
-            entry["locations"].append(f"{path}:{line}:{column}")
-        elif code in UNSUPPORTED_CODES or severity != "info" or marked or optimization:
-            key = f"{code} {symbol}"
-            entry = unsupported.setdefault(key, {
-                "code": code, "symbol": symbol, "message": message, "count": 0,
-                "locations": []})
-            entry["count"] += 1
-            entry["locations"].append(f"{path}:{line}:{column}")
+            located[key] = True
+        elif code in UNSUPPORTED_CODES or text(severity) != "info" or marked or optimization:
+            located[key] = False
+    unsupported: dict[str, dict] = {}
+    optimized: dict[str, dict] = {}
+    if not located:
+        return by_library, optimized, unsupported
+    indexes = list(compress(range(len(kinds)), map(located.__contains__, kinds)))
+    if packed:
+        rows = zip(*(map(findings.columns[_COLUMN_INDEX[name]].__getitem__, indexes)
+                     for name in _LOCATED_FIELDS))
+    else:
+        rows = map(attrgetter(*_LOCATED_FIELDS), map(findings.__getitem__, indexes))
+    for index, (symbol, message, path, line, column) in zip(indexes, rows):
+        key = kinds[index]
+        code = text(key[0])
+        if located[key]:
+            entry = optimized.get(code)
+            if entry is None:
+                entry = optimized[code] = {"code": code, "title": text(key[2]), "count": 0,
+                                           "locations": []}
+        else:
+            symbol = text(symbol)
+            entry = unsupported.get(f"{code} {symbol}")
+            if entry is None:
+                entry = unsupported[f"{code} {symbol}"] = {
+                    "code": code, "symbol": symbol, "message": text(message), "count": 0,
+                    "locations": []}
+        entry["count"] += 1
+        entry["locations"].append(f"{text(path)}:{line}:{column}")
     return by_library, optimized, unsupported
+
+
+def _as_it_is(value):
+    return value
 
 
 def merge_file_summaries(parts) -> dict:
@@ -221,7 +255,6 @@ class StringTable:
             number = self._numbers[text] = len(self.texts)
             self.texts.append(text)
         return number
-
 
 def encode_findings(findings, table: StringTable) -> list[list]:
     """The columns of ``findings`` (a list or PackedFindings), their texts numbered in

@@ -90,6 +90,9 @@ def test_the_summary_merged_from_each_file_share_is_the_summary_of_all():
               finding("b.cu", 6, "ATM003", False, severity="info", optimization=True),
               finding("b.cu", 7, "API001", True, "mark for review")]]
     shares = [file_summary(findings) for findings in files]
+    table = StringTable()  # by columns, one table for all files, as the cache keeps them
+    assert [file_summary(packed_findings(encode_findings(findings, table), table.texts))
+            for findings in files] == shares
     before = repr(shares)
     merged = merge_file_summaries(shares)
     assert repr(shares) == before  # the shares are left as they were
