@@ -3,6 +3,7 @@ fully cached run never loads the parser)."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
@@ -281,6 +282,22 @@ def encode_findings(findings, table: StringTable) -> list[list]:
 def text_columns(columns: list[list]):
     """The columns of ``columns`` (from ``encode_findings``) that hold text numbers."""
     return (column for column, (_, text, _) in zip(columns, _FINDING_COLUMNS) if text)
+
+
+_DECIMALS: list[str] = []  # str(n) for the text numbers findings_json has met so far
+
+
+def findings_json(findings: PackedFindings) -> str:
+    """The columns of ``findings`` as compact JSON text. Text numbers are joined from their
+    decimal texts, made once per number of the table: json spells out every int, twice as
+    slowly, and a file's findings repeat a few texts."""
+    if len(findings.strings) > len(_DECIMALS):
+        _DECIMALS.extend(map(str, range(len(_DECIMALS), len(findings.strings))))
+    decimal = _DECIMALS.__getitem__
+    return "[" + ",".join("[" + ",".join(map(decimal, column)) + "]" if text
+                          else json.dumps(column, separators=(",", ":"))
+                          for column, (_, text, _) in zip(findings.columns,
+                                                          _FINDING_COLUMNS)) + "]"
 
 
 def packed_findings(columns, strings: list[str]) -> PackedFindings | None:

@@ -23,8 +23,8 @@ from .diagnostics import Finding
 from .fsutil import (atomic_write, content_hash, read_inside, remove_inside, symlink_inside,
                      write_inside)
 from .results import (CONVERTIBLE_SUFFIXES, FileResult, PackedFindings, StringTable,
-                      encode_findings, file_summary, merge_file_summaries, packed_findings_of,
-                      text_columns, valid_finding_summary)
+                      encode_findings, findings_json, file_summary, merge_file_summaries,
+                      packed_findings_of, text_columns, valid_finding_summary)
 from .settings import Settings
 
 CACHE_DIR = ".rocmigrate"
@@ -227,8 +227,7 @@ def _entry_json(entry: dict) -> str:
     # columns of ints and booleans: their JSON text needs no escape inside a JSON string, so it
     # is quoted as it is ("findings" sorts first among the keys)
     rest = json.dumps(dict(entry, findings=None), separators=(",", ":"), sort_keys=True)
-    columns = json.dumps(findings.columns, separators=(",", ":"))
-    return '{"findings":"' + columns + '"' + rest[len('{"findings":null'):]
+    return '{"findings":"' + findings_json(findings) + '"' + rest[len('{"findings":null'):]
 
 
 def _plain_rel(value) -> bool:

@@ -6,7 +6,7 @@ import pickle
 
 from migrator.diagnostics import Finding
 from migrator.results import (FileResult, StringTable, encode_findings, file_summary,
-                              finding_records, finding_rows, merge_file_summaries,
+                              finding_records, finding_rows, findings_json, merge_file_summaries,
                               packed_findings, summarize_findings, valid_finding_summary)
 
 
@@ -112,3 +112,15 @@ def test_a_worker_s_columns_are_renumbered_into_the_cache_s_table():
     assert packed_findings(columns, shared.texts) == findings
     assert shared.texts[:2] == ["already", "there"]
     assert packed_findings(encode_findings(findings, own), own.texts) == findings
+
+
+def test_findings_json_is_the_compact_json_of_their_columns():
+    table = StringTable()
+    for count in (0, 1, 40):  # new text numbers as the table grows, and none
+        findings = [Finding(f"f{line % 3}.cu", line * 97, line % 7, f"API00{line % 4}",
+                            f"message {line}", "info", "", f"s{line}", line % 2 == 0,
+                            "" if line % 5 else "rename", "", line % 3 == 0)
+                    for line in range(count)]
+        columns = encode_findings(findings, table)
+        assert findings_json(packed_findings(columns, table.texts)) == \
+            json.dumps(columns, separators=(",", ":"))
