@@ -79,6 +79,9 @@ def _collecting_rarely():
 
 # Bytes that cannot appear in C/C++/CUDA code outside comments and literals.
 _NOT_SOURCE = re.compile(rb"[@`\x00-\x08\x0e-\x1f\x7f]")
+# all the others: deleting them (bytes.translate) tells whether a file has any of those, in a
+# tenth of the time a search takes
+_SOURCE_BYTES = bytes(byte for byte in range(256) if not _NOT_SOURCE.match(bytes([byte])))
 
 
 def _reject_non_code(source: Source) -> None:
@@ -90,9 +93,9 @@ def _reject_non_code(source: Source) -> None:
     the tree cannot help. The engine's parse guard still refuses output with more parse errors
     than the input had where the fixes edited, whether or not the input parsed cleanly."""
     data = source.data
-    stray = [m.start() for m in _NOT_SOURCE.finditer(data)]
-    if not stray:
+    if not data.translate(None, _SOURCE_BYTES):
         return
+    stray = [m.start() for m in _NOT_SOURCE.finditer(data)]
     literals = LiteralSpans(data)
     # macro bodies may hold anything until expanded (CUDA's own storage_class.h has "@@@")
     stray = [offset for offset in stray
