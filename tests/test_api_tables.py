@@ -361,3 +361,58 @@ def test_generator_rejects_malformed_rows(tmp_path):
                              "--out", str(tmp_path / "out"), "-q"],
                             capture_output=True, text=True, check=False)
     assert result.returncode == 1 and "bad version 'x.y'" in result.stderr
+
+
+def _names_read_by_dict_rows(api_dir: Path) -> dict:
+    """The name tables as the loader read them before it split rows into cell lists: a dict per
+    row, the NamedTuple's constructor (the reference for the faster reading)."""
+    from migrator.apitables import ApiEntry, _version
+
+    names = {}
+    special = {"headers.tsv", "argument_rewrites.tsv", "lowerings.tsv", "manual.tsv"}
+    paths = sorted(p for p in api_dir.glob("*.tsv") if p.name not in special)
+    for path in paths + [api_dir / "manual.tsv"]:
+        with path.open(encoding="utf-8", newline="") as handle:
+            lines = [line.rstrip("\r\n") for line in handle
+                     if line.strip() and not line.startswith("#")]
+        header = lines[0].split("\t")
+        for line in lines[1:]:
+            row = dict(zip(header, line.split("\t")))
+            cuda = row["cuda"]
+            if path.name != "manual.tsv" and cuda in names and names[cuda].status == "supported":
+                continue
+            names[cuda] = ApiEntry(cuda, row["hip"], row["kind"], row["library"],
+                                   _version(row["hip_added"]), _version(row["hip_removed"]),
+                                   row["signature"] or "identical", row["status"],
+                                   row.get("experimental") == "1")
+    return names
+
+
+def test_loader_reads_the_tables_as_dict_rows_did(tmp_path):
+    from migrator.apitables import ApiEntry, load
+
+    assert load.__wrapped__(API_DIR).names == _names_read_by_dict_rows(API_DIR)
+    # CRLF and lone CR line ends, comments, blank lines, no experimental column, columns in
+    # another order, a name that a later table may not override
+    (tmp_path / "a.tsv").write_bytes(
+        b"# comment\r\nhip\tcuda\tkind\tlibrary\thip_added\thip_removed\tsignature\tstatus\r\n"
+        b"\r\nhipA\tcuA\tfunction\truntime\t 5.2 \t\t\tsupported\rhipB\tcuB\ttype\truntime\t"
+        b"\t6.0\tdiffers\tunsupported\n")
+    (tmp_path / "b.tsv").write_text(
+        API_HEADER + "\ncuA\thipX\tfunction\tdriver\t\t\t\t\t\t\t\t1\t\tsupported\n"
+        "cuB\thipY\tfunction\tdriver\t\t\t\t\t1.5\t\t\t1\t\tsupported\n")
+    (tmp_path / "manual.tsv").write_text(API_HEADER + "\n")
+    names = load.__wrapped__(tmp_path).names
+    assert names == _names_read_by_dict_rows(tmp_path)
+    assert names["cuA"] == ApiEntry("cuA", "hipA", "function", "runtime", (5, 2, 0), None,
+                                    "identical", "supported")
+    assert names["cuB"].hip == "hipY" and names["cuB"].experimental
+    assert type(names["cuB"]) is ApiEntry
+
+
+def test_loader_rejects_a_row_of_another_width(tmp_path):
+    from migrator.apitables import load
+
+    (tmp_path / "a.tsv").write_text(API_HEADER + "\ncuA\thipA\n")
+    with pytest.raises(ValueError, match="a.tsv: row 2 has 2 cells, expected 14"):
+        load.__wrapped__(tmp_path)
