@@ -201,3 +201,28 @@ def test_blocking_stream_marker_says_the_message_without_its_line_numbers(monkey
             b"  cudaEventRecord(e);\n}\nvoid e2() { cudaStream_t* p; cudaStreamCreate(p); }\n")
     found = list(blocking_stream.BlockingStream().check(_context(data)))
     assert len(found) == 3 and given[0] is not None and given[1] is None, given
+
+
+def _blocks_by_every_boundary(ctx: RuleContext) -> list[scopes.Block]:
+    """scopes.blocks as a visit of every ``{};`` outside directives."""
+    opened, found, boundary = [], [], 0
+    for match in re.finditer(rb"[{};]", ctx.code):
+        at = match.start()
+        if ctx.in_directive(at):
+            continue
+        if ctx.code[at] == 123:
+            opened.append((boundary, at))
+        elif ctx.code[at] == 125 and opened:
+            head, open_at = opened.pop()
+            found.append(scopes.Block(head, open_at, at))
+        boundary = at + 1
+    return sorted(found, key=lambda block: block.open)
+
+
+def test_blocks_read_back_to_the_head_as_a_visit_of_every_boundary():
+    pieces = [b"{", b"}", b";", b"f()", b" ", b"\n", b"#define M {;", b"#if x;", b"\\\n", b"\\",
+              b"//", b"/*", b"*/", b'"', b"'", b"a;b", b"#"]
+    rng = random.Random(17)
+    for _ in range(4000):
+        data = b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 40)))
+        assert scopes.blocks(_context(data)) == _blocks_by_every_boundary(_context(data)), data
