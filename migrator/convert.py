@@ -34,9 +34,9 @@ def process_bytes(rel: str, data: bytes, settings: Settings, apply_fixes: bool,
                   reject_non_code: bool) -> FileResult:
     """Run the selected rules over one file's bytes (fixing them with ``apply_fixes``); never
     raises: every problem becomes a failed result with a clear message. ``convert`` and
-    ``lint`` both come through here."""
+    ``lint`` both come through here; the configuration's per-file ignores apply here."""
     with _collecting_rarely():
-        return _process(rel, data, settings, apply_fixes, reject_non_code)
+        return _process(rel, data, settings.for_file(rel), apply_fixes, reject_non_code)
 
 
 def _process(rel: str, data: bytes, settings: Settings, apply_fixes: bool,
@@ -45,7 +45,7 @@ def _process(rel: str, data: bytes, settings: Settings, apply_fixes: bool,
         source = Source.checked(rel, data, settings.max_file_bytes)
         if reject_non_code:
             _reject_non_code(source)
-        tables = apitables.load(settings.rules_dir / "api" if settings.rules_dir else None)
+        tables = apitables.load()  # a team's rules directory adds rules, not API names
         rules = [cls() for cls in rules_for(settings)]
         result = fix_source(source, rules, settings, tables, apply_fixes=apply_fixes)
     except (SourceError, EngineError) as err:

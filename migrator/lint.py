@@ -6,9 +6,7 @@ reports (every finding, with its fix availability) and in writing fixes back in 
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field, replace
-from fnmatch import fnmatch
 from pathlib import Path
 
 from . import support
@@ -16,9 +14,9 @@ from .fsutil import atomic_write
 from .pool import map_in_workers
 from .results import CONVERTIBLE_SUFFIXES, FileResult
 from .settings import Settings
+from .workspace.discovery import walk
 
 POOL_THRESHOLD = 16  # below this many files, lint runs in this process
-SKIPPED_DIRS = {".git", ".hg", ".svn", ".rocmigrate", "__pycache__", ".venv", "node_modules"}
 
 
 class LintError(Exception):
@@ -29,7 +27,7 @@ class LintError(Exception):
 class LintResult:
     results: list[FileResult] = field(default_factory=list)
     diffs: list[str] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)  # symlinked files, not followed
+    skipped: list[str] = field(default_factory=list)  # "path: why" of what was not checked
 
     @property
     def remaining(self):
@@ -44,39 +42,37 @@ class LintResult:
         return [r for r in self.results if r.status == "failed"]
 
 
-def _excluded(rel: str, patterns: tuple[str, ...]) -> bool:
-    parts = rel.split("/")
-    return any(fnmatch(rel, p) or any(fnmatch(part, p) for part in parts) for p in patterns)
+_LINK_NOTE = "symlink, not followed (its target is checked where it lives)"
 
 
 def discover(paths: list[Path], settings: Settings, root: Path,
-             skipped: list[str] | None = None) -> list[tuple[str, Path]]:
-    """(display path, path) of every source file under ``paths``: folders recursively, files as
-    given (an explicitly named file is checked whatever its suffix), excludes applied. Symlinked
-    files inside folders are not followed (their targets are checked where they live); they are
-    added to ``skipped``."""
+             skipped: list[str] | None = None) -> tuple[list[tuple[str, Path]], list[FileResult]]:
+    """(display path, path) of every source file under ``paths`` (the workspace's walk of each
+    folder; a file named explicitly is checked whatever its suffix), excludes applied, and the
+    entries that cannot be read (failed results). Symlinks inside folders are not followed (their
+    targets are checked where they live): they, and what the walk skips, go to ``skipped``."""
     found: dict[Path, str] = {}
+    failed: list[FileResult] = []
     for path in paths:
         if not path.exists():
             raise LintError(f"{path} does not exist")
         if path.is_file():
             found.setdefault(path.resolve(), _display(path, root))
             continue
-        for dirpath, dirnames, filenames in os.walk(path):
-            dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS)
-            for name in filenames:
-                full = Path(dirpath) / name
-                if not name.endswith(CONVERTIBLE_SUFFIXES):
-                    continue
-                if full.is_symlink():
-                    if skipped is not None:
-                        skipped.append(full.as_posix())
-                    continue
-                display = _display(full, root)
-                if _excluded(display, settings.exclude):
-                    continue
-                found.setdefault(full.resolve(), display)
-    return sorted(((display, path) for path, display in found.items()), key=lambda x: x[0])
+        base = _display(path, root)
+        prefix = "" if base == "." else base + "/"
+        for entry in walk(path, settings.exclude, exclude_base=prefix):
+            display = prefix + entry.rel
+            source = entry.rel.endswith(CONVERTIBLE_SUFFIXES)
+            if entry.kind == "fail":
+                failed.append(FileResult(display, "failed", entry.note))
+            elif entry.excluded or not (source or entry.folder or entry.target_is_dir):
+                continue
+            elif entry.kind == "file":
+                found.setdefault(entry.path.resolve(), display)
+            elif skipped is not None:
+                skipped.append(f"{display}: {entry.note or _LINK_NOTE}")
+    return sorted(((display, path) for path, display in found.items()), key=lambda x: x[0]), failed
 
 
 def _display(path: Path, root: Path) -> str:
@@ -87,10 +83,10 @@ def _display(path: Path, root: Path) -> str:
 
 
 def lint_bytes(rel: str, data: bytes, settings: Settings, fix: bool) -> FileResult:
-    """Check (and with ``fix``, fix) one file's bytes with its per-file settings; never raises."""
+    """Check (and with ``fix``, fix) one file's bytes; never raises."""
     from .convert import process_bytes
 
-    return process_bytes(rel, data, settings.for_file(rel), apply_fixes=fix, reject_non_code=False)
+    return process_bytes(rel, data, settings, apply_fixes=fix, reject_non_code=False)
 
 
 def _job(job):
@@ -104,7 +100,7 @@ def lint(paths: list[Path], settings: Settings, root: Path, fix: bool = False,
     the fixes are computed and returned as patches, and nothing is written. ``report(total,
     lines)`` is called after each file checked (as ``runner.run`` does)."""
     result = LintResult()
-    files = discover(paths, settings, root, result.skipped)
+    files, result.results = discover(paths, settings, root, result.skipped)
     work = []
     for display, path in files:
         try:

@@ -40,7 +40,12 @@ def _directory_modules(directory: Path):
         spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
-        spec.loader.exec_module(module)
+        try:
+            spec.loader.exec_module(module)
+        except Exception as err:  # the team's own code: any error is theirs to see, by file
+            del sys.modules[name]
+            raise RegistryError(f"{path}: cannot load the rule module: "
+                                f"{type(err).__name__}: {err}") from None
         yield module
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,11 +25,12 @@ from .results import (CONVERTIBLE_SUFFIXES, FileResult, PackedFindings, StringTa
                       encode_findings, findings_json, file_summary, merge_file_summaries,
                       packed_findings_of, text_columns, valid_finding_summary)
 from .settings import Settings
+from .workspace.digest import ruleset_digest
+from .workspace.discovery import OUTPUT_MARK, inside, walk
 
 CACHE_DIR = ".rocmigrate"
-CACHE_FILE = f"{CACHE_DIR}/cache.json"  # also the mark of an output tree
+CACHE_FILE = OUTPUT_MARK  # the cache marks an output tree
 CACHE_FORMAT = 3  # 2: entries keep their file's findings; 3: as JSON text, and the run's summary
-SKIPPED_DIRS = {".git", ".hg", ".svn", CACHE_DIR}
 POOL_THRESHOLD = 8  # below this many files, a process pool costs more than it saves
 
 
@@ -86,102 +86,29 @@ def output_name(rel: str, settings: Settings) -> str:
     return rel
 
 
-def _inside(path: Path, root: Path) -> bool:
-    try:
-        path.relative_to(root)
-        return True
-    except ValueError:
-        return False
-
-
-def _resolved(path: Path) -> Path | None:
-    """``path`` with every symlink resolved, or None for a symlink loop or an unreadable path."""
-    try:
-        return path.resolve()
-    except (OSError, RuntimeError):  # RuntimeError: Python < 3.13's "Symlink loop"
-        return None
-
-
-def _link_text(path: Path) -> str:
-    try:
-        return os.readlink(path)
-    except OSError:
-        return "?"
-
-
 def discover(root: Path, exclude: Path | None, settings: Settings) -> list[_Item]:
-    """Every file under ``root`` (sorted), classified; symlinks are never followed out of it, nor
-    round in a loop, and other rocmigrate output trees inside it are skipped. Folders that cannot
-    be read are listed as failed items."""
+    """Every file under ``root`` (sorted; the workspace's walk), classified: sources are
+    converted (those the configuration excludes are copied as they are), other files copied,
+    links inside the tree recreated. Other rocmigrate output trees and ``exclude`` (this run's
+    own output) are skipped; what cannot be read fails by name."""
     items: list[_Item] = []
-    real_root = root.resolve()
-
-    def unreadable(err: OSError) -> None:
-        folder = Path(err.filename) if err.filename else root
-        rel = folder.relative_to(root).as_posix() if _inside(folder, root) else str(folder)
-        items.append(_Item(rel, folder, rel, "fail", f"cannot read folder: {err.strerror}"))
-
-    for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable, followlinks=False):
-        current = Path(dirpath)
-        folder_rel = current.relative_to(root).as_posix()
-        prefix = "" if folder_rel == "." else folder_rel + "/"
-        kept = []
-        for name in sorted(dirnames):
-            full = current / name
-            if name in SKIPPED_DIRS or (exclude is not None and _resolved(full) == exclude):
-                continue
-            if os.path.islink(full):
-                filenames.append(name)  # handled as a link below
-                continue
-            if os.path.lexists(full / CACHE_FILE):
-                rel = full.relative_to(root).as_posix()
-                items.append(_Item(rel, full, rel, "skip", f"a rocmigrate output folder (it holds "
-                                   f"{CACHE_FILE}); not converted again"))
-                continue
-            kept.append(name)
-        dirnames[:] = kept
-        for name in filenames:
-            full = current / name
-            rel = prefix + name
-            try:
-                found = os.lstat(os.path.join(dirpath, name))
-                mode = found.st_mode
-            except OSError as err:
-                items.append(_Item(rel, full, rel, "fail", f"cannot read: {err.strerror}"))
-                continue
-            if stat.S_ISLNK(mode):
-                items.append(_link_item(full, rel, real_root, settings))
-                continue
-            if not stat.S_ISREG(mode):
-                items.append(_Item(rel, full, rel, "skip", "not a regular file"))
-                continue
-            kind = "convert" if name.endswith(CONVERTIBLE_SUFFIXES) else "copy"
-            out_rel = output_name(rel, settings) if kind == "convert" else rel
-            items.append(_Item(rel, full, out_rel, kind, stat=[found.st_size, found.st_mtime_ns]))
-    items.sort(key=lambda item: item.rel)
+    for entry in walk(root, settings.exclude, skip_folder=exclude, skip_outputs=True):
+        rel = entry.rel
+        if entry.kind in ("skip", "fail"):
+            items.append(_Item(rel, entry.path, rel, entry.kind, entry.note))
+        elif entry.kind == "link":
+            out_rel = output_name(rel, settings)
+            counterpart = (entry.target_rel if entry.target_is_dir
+                           else output_name(entry.target_rel, settings))
+            link = os.path.relpath(counterpart, os.path.dirname(out_rel) or ".")
+            items.append(_Item(rel, entry.path, out_rel, "link", link=link))
+        else:
+            convert = rel.endswith(CONVERTIBLE_SUFFIXES) and not entry.excluded
+            items.append(_Item(rel, entry.path, output_name(rel, settings) if convert else rel,
+                               "convert" if convert else "copy",
+                               stat=[entry.size, entry.mtime_ns]))
     _fail_clashing_outputs(items)
     return items
-
-
-def _link_item(full: Path, rel: str, real_root: Path, settings: Settings) -> _Item:
-    """A symlink: recreated in the output as a relative link to its target's counterpart there
-    when it points inside the tree; skipped when it points outside or makes a loop."""
-    target = _resolved(full)
-    if target is None:
-        return _Item(rel, full, rel, "skip", f"symlink to {_link_text(full)} is a loop (or cannot "
-                     "be resolved); not followed")
-    if not _inside(target, real_root):
-        return _Item(rel, full, rel, "skip", f"symlink to {_link_text(full)} points outside the "
-                     "source tree; not followed")
-    target_is_dir = os.path.isdir(target)  # False, not an error, where it cannot be read
-    if target_is_dir and _inside(full.parent.resolve(), target):
-        return _Item(rel, full, rel, "skip", f"symlink to {_link_text(full)} is a loop (it points "
-                     "to a folder that contains it); not followed")
-    out_rel = output_name(rel, settings)
-    target_rel = target.relative_to(real_root).as_posix()
-    counterpart = target_rel if target_is_dir else output_name(target_rel, settings)
-    link = os.path.relpath(counterpart, os.path.dirname(out_rel) or ".")
-    return _Item(rel, full, out_rel, "link", link=link)
 
 
 def _fail_clashing_outputs(items: list[_Item]) -> None:
@@ -269,7 +196,8 @@ class _Cache:
 
     def __init__(self, out_root: Path | None, settings: Settings) -> None:
         self.root = out_root
-        self.key = f"{__version__}|{CACHE_FORMAT}|{settings.fingerprint()}"
+        self.key = (f"{__version__}|{CACHE_FORMAT}|{ruleset_digest(settings.rules_dir)}"
+                    f"|{settings.fingerprint()}")
         # in memory, an entry's "findings" are PackedFindings numbered in ``table``
         self.entries: dict[str, dict] = {}
         self.previous: dict[str, dict] = {}
@@ -482,8 +410,8 @@ def run(options: RunOptions, settings: Settings, report=None) -> RunResult:
             out_root.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise ConvertError(f"cannot create the output folder {out_root}: {err.strerror}") from None
-    exclude = out_root.resolve() if not options.in_place and _inside(out_root.resolve(),
-                                                                      source.resolve()) else None
+    exclude = out_root.resolve() if not options.in_place and inside(out_root.resolve(),
+                                                                     source.resolve()) else None
     items = discover(source, exclude, settings)
     cache = _Cache(None if options.in_place or options.dry_run else out_root, settings)
     result = RunResult()

@@ -1,4 +1,4 @@
-"""Immutable settings passed down from the CLI (and, later, configuration files)."""
+"""Immutable settings, resolved once by the workspace (flags > configuration file > defaults)."""
 
 from __future__ import annotations
 
@@ -27,10 +27,11 @@ class Settings:
     optimize: bool = True  # run the AMD optimisation rules (convert --no-optimize: a pure port)
 
     def fingerprint(self) -> str:
-        """What changes the output: part of the incremental cache key."""
+        """The settings that change a file's output or findings: part of the incremental cache
+        key (the rules' and tables' own content is the other part: see runner)."""
         return repr((self.rocm, self.launch_syntax, self.rename_ext, self.select, self.ignore,
                      self.unsafe_fixes, self.wavefront_size, str(self.rules_dir), self.preview,
-                     self.optimize))
+                     self.optimize, self.per_file_ignores, self.exclude))
 
     def for_file(self, rel: str) -> "Settings":
         """These settings with the per-file ignores that match ``rel`` (a posix path)."""

@@ -1,11 +1,11 @@
-"""`rocmigrate convert`: parse options, build settings, one library call, render, exit code."""
+"""`rocmigrate convert`: options -> the workspace's settings -> run() -> renderer, exit code."""
 
 from __future__ import annotations
 
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 import typer
 
@@ -28,8 +28,9 @@ def convert(
     output: Optional[Path] = typer.Option(None, "-o", "--output", help="Output file or folder."),
     in_place: bool = typer.Option(False, "--in-place", help="Rewrite the sources themselves."),
     rocm: str = typer.Option(None, "--rocm", help="Target ROCm version X.Y (default: see README)."),
-    launch_syntax: LaunchSyntax = typer.Option(LaunchSyntax.chevron, "--launch-syntax",
-                                               help="Kernel launches as <<<>>> or hipLaunchKernelGGL."),
+    launch_syntax: Optional[LaunchSyntax] = typer.Option(
+        None, "--launch-syntax", help="Kernel launches as <<<>>> (chevron, the default) or "
+        "hipLaunchKernelGGL (ggl)."),
     rename_ext: bool = typer.Option(False, "--rename-ext", help="Write .cu files as .hip."),
     no_optimize: bool = typer.Option(False, "--no-optimize",
                                      help="A pure port: no AMD optimisation rewrites."),
@@ -40,20 +41,27 @@ def convert(
     force: bool = typer.Option(False, "--force", help="--in-place even with uncommitted changes; "
                                "-o even when it names the source file."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="List every location."),
+    select: Optional[List[str]] = typer.Option(None, "--select", help="Codes or prefixes to run."),
+    ignore: Optional[List[str]] = typer.Option(None, "--ignore", help="Codes or prefixes to skip."),
+    config: Optional[Path] = typer.Option(None, "--config", help="Configuration file to use."),
+    rules_dir: Optional[Path] = typer.Option(None, "--rules-dir",
+                                             help="A folder of your team's own rule modules."),
 ) -> None:
     """Convert a CUDA project (or one file) to HIP."""
     from ..runner import ConvertError, RunOptions, run
-    from ..settings import Settings
     from ..summary import file_records, summarize
-    from ..versions import DEFAULT_ROCM, format_version, parse_target
+    from ..versions import format_version
+    from ..workspace import Flags, WorkspaceError, open_workspace
     from .progress import reporter_for
 
     try:
-        target = parse_target(rocm or DEFAULT_ROCM)
-    except ValueError as err:
-        raise typer.BadParameter(str(err), param_hint="--rocm") from None
-    settings = Settings(rocm=target, launch_syntax=launch_syntax.value, rename_ext=rename_ext,
-                        optimize=not no_optimize)
+        settings = open_workspace([src], Flags(
+            rocm=rocm, select=tuple(select or ()), ignore=tuple(ignore or ()),
+            launch_syntax=launch_syntax.value if launch_syntax else None, rename_ext=rename_ext,
+            no_optimize=no_optimize, rules_dir=rules_dir, config=config)).settings
+    except WorkspaceError as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(2) from None
     options = RunOptions(source=src, output=output, in_place=in_place, dry_run=dry_run,
                          diff=diff, jobs=jobs, force=force, findings_wanted=fmt is Format.json)
     progress = reporter_for("converting")
@@ -70,8 +78,9 @@ def convert(
         from ..output.json import render_report
 
         sys.stdout.write(render_report(summary, file_records(result), {
-            "rocm": format_version(target), "launch_syntax": launch_syntax.value,
-            "rename_ext": rename_ext, "optimize": not no_optimize, "dry_run": dry_run}, result.diffs if diff else None))
+            "rocm": format_version(settings.rocm), "launch_syntax": settings.launch_syntax,
+            "rename_ext": settings.rename_ext, "optimize": settings.optimize,
+            "dry_run": dry_run}, result.diffs if diff else None))
     else:
         from ..output.text import render_summary
 

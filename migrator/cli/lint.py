@@ -1,4 +1,4 @@
-"""`rocmigrate lint`: options -> settings (config file, then flags) -> lint() -> renderer."""
+"""`rocmigrate lint`: options -> the workspace's settings -> lint() -> renderer."""
 
 from __future__ import annotations
 
@@ -19,11 +19,6 @@ class OutputFormat(str, Enum):
     github = "github"
 
 
-def _codes(values: Optional[List[str]]) -> tuple[str, ...]:
-    return tuple(code.strip().upper() for value in values or () for code in value.split(",")
-                 if code.strip())
-
-
 @app.command()
 def lint(
     paths: Optional[List[Path]] = typer.Argument(None, help="Files or folders (default: .)."),
@@ -38,44 +33,28 @@ def lint(
     exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even with findings."),
     rocm: Optional[str] = typer.Option(None, "--rocm", help="Target ROCm version X.Y."),
     config: Optional[Path] = typer.Option(None, "--config", help="Configuration file to use."),
+    rules_dir: Optional[Path] = typer.Option(None, "--rules-dir",
+                                             help="A folder of your team's own rule modules."),
     jobs: int = typer.Option(0, "--jobs", "-j", help="Worker processes (0: one per CPU)."),
 ) -> None:
     """Check HIP (and CUDA) sources; exit 0 clean or all fixed, 1 findings remain, 2 error."""
-    from ..config import ConfigError, check_selectors, find_config, load_config
     from ..lint import LintError, lint as run_lint
-    from ..settings import Settings
-    from ..versions import DEFAULT_ROCM, parse_target
+    from ..workspace import Flags, WorkspaceError, open_workspace
     from .progress import reporter_for
 
     targets = paths or [Path(".")]
     try:
-        check_selectors(_codes(select), "--select")
-        check_selectors(_codes(ignore), "--ignore")
-        cfg = load_config(config if config else find_config(targets[0]))
-        values = cfg.values
-        target = parse_target(rocm or values.get("rocm", DEFAULT_ROCM))
-        settings = Settings(
-            rocm=target,
-            select=_codes(select) or tuple(c.upper() for c in values.get("select", ())),
-            ignore=_codes(ignore) + tuple(c.upper() for c in values.get("ignore", ())),
-            unsafe_fixes=unsafe_fixes or values.get("unsafe-fixes", False),
-            wavefront_size=values.get("wavefront-size", 64),
-            preview=preview or values.get("preview", False),
-            per_file_ignores=tuple((p, tuple(c.upper() for c in codes))
-                                   for p, codes in values.get("per-file-ignores", {}).items()),
-            exclude=tuple(values.get("exclude", ())),
-        )
+        workspace = open_workspace(targets, Flags(
+            rocm=rocm, select=tuple(select or ()), ignore=tuple(ignore or ()), preview=preview,
+            unsafe_fixes=unsafe_fixes, rules_dir=rules_dir, config=config))
         progress = reporter_for("checking")
         try:
-            result = run_lint(targets, settings, cfg.root, fix=fix, diff=diff, jobs=jobs,
-                              report=progress)
+            result = run_lint(targets, workspace.settings, workspace.root, fix=fix, diff=diff,
+                              jobs=jobs, report=progress)
         finally:
             if progress:
                 progress.close()
-    except (ConfigError, LintError) as err:
-        typer.echo(f"error: {err}", err=True)
-        raise typer.Exit(2) from None
-    except ValueError as err:
+    except (WorkspaceError, LintError) as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(2) from None
     remaining = sorted(result.remaining, key=lambda f: (f.path, f.line, f.column, f.code))
@@ -94,7 +73,7 @@ def lint(
         from .. import registry
         from ..output.sarif import render_findings
 
-        sys.stdout.write(render_findings(remaining, failures, registry.all_rules(), diffs))
+        sys.stdout.write(render_findings(remaining, failures, registry.all_rules(workspace.settings.rules_dir), diffs))
     elif output_format is OutputFormat.github:
         from ..output.github import render_findings
 
@@ -104,9 +83,8 @@ def lint(
 
         stream = sys.stderr if diff else sys.stdout
         stream.write(render_findings(remaining, failures, len(result.fixed), statistics))
-        for link in result.skipped:
-            sys.stderr.write(f"skipped {link}: symlink, not followed (its target is checked "
-                             "where it lives)\n")
+        for skipped in result.skipped:
+            sys.stderr.write(f"skipped {skipped}\n")
     if failures:
         raise typer.Exit(2)
     raise typer.Exit(0 if exit_zero or not remaining else 1)

@@ -30,8 +30,9 @@ def validate(
     report_dir: Path = typer.Option(Path("rocmigrate-validate"), "-o", "--output",
                                     help="Folder for validate.json and validate.md."),
     rocm: Optional[str] = typer.Option(None, "--rocm", help="Target ROCm version X.Y."),
-    launch_syntax: LaunchSyntax = typer.Option(LaunchSyntax.chevron, "--launch-syntax",
-                                               help="<<<>>> or hipLaunchKernelGGL launches."),
+    launch_syntax: Optional[LaunchSyntax] = typer.Option(
+        None, "--launch-syntax", help="<<<>>> (chevron, the default) or hipLaunchKernelGGL "
+        "(ggl) launches."),
     variants: Optional[List[Variant]] = typer.Option(
         None, "--variant", help="optimized (normal conversion) and/or naive (--no-optimize); "
         "default both."),
@@ -52,6 +53,9 @@ def validate(
     build_flags: Optional[List[str]] = typer.Option(
         None, "--build-flag", help="Add a flag to every compile, both sides (repeatable; e.g. "
         "-I/opt/nccl/include, -lnccl)."),
+    config: Optional[Path] = typer.Option(None, "--config", help="Configuration file to use."),
+    rules_dir: Optional[Path] = typer.Option(None, "--rules-dir",
+                                             help="A folder of your team's own rule modules."),
 ) -> None:
     """Build the CUDA original and the HIP port, run both, compare results and timings."""
     from ..fsutil import atomic_write
@@ -59,15 +63,18 @@ def validate(
     from ..output.validate_json import render_json
     from ..output.validate_markdown import render_markdown
     from ..output.validate_text import render_summary
-    from ..versions import DEFAULT_ROCM, parse_target
+    from ..workspace import Flags, WorkspaceError, open_workspace
 
     try:
-        target = parse_target(rocm or DEFAULT_ROCM)
-    except ValueError as err:
-        raise typer.BadParameter(str(err), param_hint="--rocm") from None
+        settings = open_workspace([src], Flags(
+            rocm=rocm, launch_syntax=launch_syntax.value if launch_syntax else None,
+            rules_dir=rules_dir, config=config)).settings
+    except WorkspaceError as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(2) from None
     options = ValidateOptions(
         source=src, variants=tuple(v.value for v in variants or list(Variant)),
-        programs=tuple(programs or ()), rocm=target, launch_syntax=launch_syntax.value,
+        programs=tuple(programs or ()), settings=settings,
         runs=runs, timeout=timeout, tolerance=tolerance, max_slowdown=max_slowdown,
         hip_compiler=hip_compiler.value, cuda_arch=cuda_arch, offload_arch=offload_arch,
         build_only=build_only, keep_build=keep_build, build_flags=tuple(build_flags or ()))

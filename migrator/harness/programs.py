@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..runner import SKIPPED_DIRS
+from ..workspace.discovery import walk
 
 PROGRAM_SUFFIXES = (".cu", ".cpp", ".hip")
 _MAIN = re.compile(rb"\bint\s+main\s*\(")
@@ -26,10 +26,10 @@ def find_programs(source: Path) -> tuple[Path, list[Program]]:
     if source.is_file():
         root, files = source.parent, [source] if _is_program(source) else []
     else:
-        root, files = source, []
-        for dirpath, dirnames, filenames in os.walk(source):
-            dirnames[:] = sorted(name for name in dirnames if name not in SKIPPED_DIRS)
-            files += [Path(dirpath, name) for name in filenames if _is_program(Path(dirpath, name))]
+        # what cannot be read there is a failure of the conversion, which validate reports
+        root = source
+        files = [entry.path for entry in walk(source)
+                 if entry.kind == "file" and _is_program(entry.path)]
     rels = sorted(path.relative_to(root).as_posix() for path in files)
     stems = [rel.rsplit(".", 1)[0] for rel in rels]
     return root, [Program(stem if stems.count(stem) == 1 else rel, rel)

@@ -14,11 +14,12 @@ import tempfile
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
-from ..versions import DEFAULT_ROCM, format_version, parse_version
+from ..settings import Settings
+from ..versions import format_version
 from .compare import (DerivedFigure, ResultComparison, Run, TimingComparison, compare_results,
                       compare_timings, derived_figures, median)
 from .process import run_process
@@ -39,8 +40,7 @@ class ValidateOptions:
     source: Path
     variants: tuple[str, ...] = VARIANTS
     programs: tuple[str, ...] = ()  # names to validate; empty: all
-    rocm: tuple[int, int, int] = parse_version(DEFAULT_ROCM)
-    launch_syntax: str = "chevron"
+    settings: Settings = Settings()  # the workspace's: target, launch syntax, rules...
     runs: int = 3
     timeout: float = 120.0  # seconds per run
     tolerance: float = 0.0  # relative, for float results
@@ -55,8 +55,8 @@ class ValidateOptions:
 
     def as_dict(self) -> dict:
         return {"source": str(self.source), "variants": list(self.variants),
-                "programs": list(self.programs), "rocm": format_version(self.rocm),
-                "launch_syntax": self.launch_syntax, "runs": self.runs, "timeout": self.timeout,
+                "programs": list(self.programs), "rocm": format_version(self.settings.rocm),
+                "launch_syntax": self.settings.launch_syntax, "runs": self.runs, "timeout": self.timeout,
                 "tolerance": self.tolerance, "max_slowdown": self.max_slowdown,
                 "hip_compiler": self.hip_compiler, "cuda_arch": self.cuda_arch,
                 "offload_arch": self.offload_arch, "build_only": self.build_only,
@@ -194,10 +194,8 @@ def _convert(source: Path, folder: Path, variant: str,
     """Convert the source (a tree, or one file) into ``folder/src``: (that root, the outcome);
     failed paths are relative to the program root, as the runner's are."""
     from ..runner import ConvertError, RunOptions, run
-    from ..settings import Settings
 
-    settings = Settings(rocm=options.rocm, launch_syntax=options.launch_syntax,
-                        optimize=variant == "optimized")
+    settings = replace(options.settings, optimize=variant == "optimized")
     tree = folder / "src"
     output = tree / source.name if source.is_file() else tree
     try:

@@ -1,8 +1,9 @@
 """Configuration: ``[tool.rocmigrate]`` in ``pyproject.toml`` or a ``.rocmigrate.toml`` file.
 
 Found by walking up from the first path given (or the working directory); ``.rocmigrate.toml``
-wins over ``pyproject.toml`` in the same folder. Unknown keys and wrong types are errors: a typo
-must not silently switch a check off.
+wins over ``pyproject.toml`` in the same folder. Unknown keys, wrong types and values no command
+accepts are errors naming the file: a typo must not silently switch a check off. Rule codes are
+checked where the rules are known (``resolve``: a rules directory may add codes).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .versions import parse_target
+from ..versions import parse_target
 
 
 class ConfigError(Exception):
@@ -27,8 +28,14 @@ KEYS = {
     "rocm": (str, "target ROCm version X.Y"),
     "wavefront-size": (int, "64 (CDNA, Instinct) or 32 (RDNA)"),
     "preview": (bool, "run preview rules too"),
-    "unsafe-fixes": (bool, "apply unsafe fixes with --fix"),
+    "unsafe-fixes": (bool, "apply unsafe fixes (lint --fix; convert applies them in place of "
+                     "markers)"),
+    "launch-syntax": (str, "kernel launches as written by convert: chevron or ggl"),
+    "rename-ext": (bool, "convert writes .cu files as .hip"),
+    "optimize": (bool, "convert applies the AMD optimisation rewrites (false: a pure port)"),
+    "rules-dir": (str, "a folder of the team's own rule modules, relative to this file"),
 }
+LAUNCH_SYNTAXES = ("chevron", "ggl")
 
 
 @dataclass(frozen=True)
@@ -105,19 +112,17 @@ def load_config(path: Path | None) -> Config:
     for key in ("select", "ignore", "exclude"):
         if not all(isinstance(item, str) for item in table.get(key, [])):
             raise ConfigError(f"{path}: {key} must be a list of strings")
-    check_selectors(table.get("select", []), f"{path}: select")
-    check_selectors(table.get("ignore", []), f"{path}: ignore")
-    for pattern, codes in table.get("per-file-ignores", {}).items():
-        check_selectors(codes, f"{path}: per-file-ignores[{pattern!r}]")
+    if table.get("launch-syntax", "chevron") not in LAUNCH_SYNTAXES:
+        raise ConfigError(f"{path}: launch-syntax must be one of {', '.join(LAUNCH_SYNTAXES)}")
+    if "rules-dir" in table and not (path.parent / table["rules-dir"]).is_dir():
+        raise ConfigError(f"{path}: rules-dir {table['rules-dir']!r} is not a folder (relative "
+                          f"to {path.parent})")
     return Config(path, table)
 
 
-def check_selectors(selectors, where: str) -> None:
-    """Raise ConfigError (saying ``where``) for a rule code or prefix that matches no rule: it
-    would select or ignore nothing, silently."""
-    from . import registry
-
-    codes = [code for cls in registry.all_rules() for code in cls.codes()]
+def check_selectors(selectors, where: str, codes: list[str]) -> None:
+    """Raise ConfigError (saying ``where``) for a rule code or prefix that matches none of
+    ``codes``: it would select or ignore nothing, silently."""
     unknown = [s for s in selectors if not s.strip() or not any(c.startswith(s.strip().upper())
                                                                  for c in codes)]
     if unknown:

@@ -1,0 +1,112 @@
+"""Settings resolved once for every command: flags > configuration file > defaults."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..settings import Settings
+from ..versions import DEFAULT_ROCM, parse_target
+from .config import Config, ConfigError, check_selectors, find_config, load_config
+
+
+class WorkspaceError(Exception):
+    """Settings that cannot be used: a bad flag, configuration file or rules directory. The
+    message names where the value came from."""
+
+
+@dataclass(frozen=True)
+class Flags:
+    """What a command's options say; None where the option was not given (the configuration
+    file, then the default, decides). ``select`` given replaces the file's; ``ignore`` adds to
+    it; a boolean flag can only switch its behaviour on."""
+
+    rocm: str | None = None
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    preview: bool = False
+    unsafe_fixes: bool = False
+    launch_syntax: str | None = None
+    rename_ext: bool = False
+    no_optimize: bool = False
+    rules_dir: Path | None = None
+    config: Path | None = None
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """The resolved settings, the configuration file they came from (None: defaults) and the
+    folder its relative paths (``exclude``, ``per-file-ignores``) are read against."""
+
+    settings: Settings
+    config_path: Path | None
+    root: Path
+
+
+def open_workspace(paths: list[Path], flags: Flags) -> Workspace:
+    """The workspace of a command run on ``paths``: the configuration file is ``flags.config``
+    or the nearest one above the first path. Raises WorkspaceError."""
+    try:
+        config = load_config(flags.config if flags.config else find_config(
+            paths[0] if paths else Path(".")))
+        return Workspace(_settings(flags, config), config.path, config.root)
+    except ConfigError as err:
+        raise WorkspaceError(str(err)) from None
+
+
+def _settings(flags: Flags, config: Config) -> Settings:
+    values = config.values
+    where = f"{config.path}: " if config.path else ""
+    rules_dir = flags.rules_dir
+    if rules_dir is None and "rules-dir" in values:
+        rules_dir = config.root / values["rules-dir"]
+    if rules_dir is not None:
+        if not rules_dir.is_dir():
+            raise ConfigError(f"--rules-dir {rules_dir}: not a folder")
+        rules_dir = rules_dir.resolve()
+    select = _codes(flags.select)
+    ignore = _codes(flags.ignore)
+    named = [(select, "--select"), (ignore, "--ignore"),
+             (values.get("select", ()), f"{where}select"),
+             (values.get("ignore", ()), f"{where}ignore")]
+    named += [(listed, f"{where}per-file-ignores[{pattern!r}]")
+              for pattern, listed in values.get("per-file-ignores", {}).items()]
+    if rules_dir is not None or any(selectors for selectors, _ in named):
+        codes = _rule_codes(rules_dir)  # loads every rule: only when codes are named
+        for selectors, where_named in named:
+            check_selectors(selectors, where_named, codes)
+    try:
+        rocm = parse_target(flags.rocm or values.get("rocm", DEFAULT_ROCM))
+    except ValueError as err:
+        origin = "--rocm" if flags.rocm else f"{where}rocm"
+        raise ConfigError(f"{origin}: {err}") from None
+    return Settings(
+        rocm=rocm,
+        launch_syntax=flags.launch_syntax or values.get("launch-syntax", "chevron"),
+        rename_ext=flags.rename_ext or values.get("rename-ext", False),
+        select=select or _codes(values.get("select", ())),
+        ignore=ignore + _codes(values.get("ignore", ())),
+        unsafe_fixes=flags.unsafe_fixes or values.get("unsafe-fixes", False),
+        wavefront_size=values.get("wavefront-size", 64),
+        rules_dir=rules_dir,
+        preview=flags.preview or values.get("preview", False),
+        per_file_ignores=tuple((pattern, _codes(listed)) for pattern, listed
+                               in values.get("per-file-ignores", {}).items()),
+        exclude=tuple(values.get("exclude", ())),
+        optimize=not flags.no_optimize and values.get("optimize", True),
+    )
+
+
+def _codes(values) -> tuple[str, ...]:
+    """Codes and prefixes as given (a flag may hold several, comma-separated), upper-cased."""
+    return tuple(code.strip().upper() for value in values for code in value.split(",")
+                 if code.strip())
+
+
+def _rule_codes(rules_dir: Path | None) -> list[str]:
+    from .. import registry
+
+    try:
+        return [code for cls in registry.all_rules(rules_dir) for code in cls.codes()]
+    except registry.RegistryError as err:
+        raise ConfigError(f"rules directory {rules_dir}: {err}") from None
