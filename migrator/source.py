@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import bisect
-import operator
 import re
-from itertools import accumulate, count
+from itertools import accumulate
 from dataclasses import dataclass, field
 
 _CONTINUATION = re.compile(rb"[\x80-\xbf]")
@@ -51,11 +50,15 @@ class Source:
     @property
     def line_starts(self) -> list[int]:
         if self._line_starts is None:
-            # line k starts after the k lines before it and their newlines (summed without a
-            # Python step per line)
-            lines = self.data.split(b"\n")[:-1]
-            self._line_starts = list(map(operator.add, accumulate(map(len, lines), initial=0),
-                                         count()))
+            # line k starts after the k lines before it, newlines included (summed without a
+            # Python step per line); bytes split lines at '\n', '\r\n' and '\r': a '\r' is
+            # blanked first, only '\n' ends a line
+            data = self.data
+            lines = (data.replace(b"\r", b" ") if b"\r" in data else data).splitlines(True)
+            starts = list(accumulate(map(len, lines), initial=0))
+            if data and not data.endswith(b"\n"):
+                starts.pop()  # the start after an unterminated last line
+            self._line_starts = starts
         return self._line_starts
 
     def position(self, offset: int) -> tuple[int, int]:
