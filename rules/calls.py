@@ -205,15 +205,39 @@ def macro_arguments(data: bytes, name_end: int,
     spans trimmed. None when no complete argument list follows. ``within_directive=None``:
     find out whether the call is in a directive only if a line ends inside its list (the
     check walks back over the whole directive: once per call in a long ``#define`` adds up)."""
+    found = _relative_spans(data, name_end, within_directive)
+    if found is None:
+        return None
+    base, spans = found
+    return [(base + begin, base + end) for begin, end in spans]
+
+
+def argument_text(data: bytes, name_end: int, index: int) -> bytes | None:
+    """The text of argument ``index`` of the call whose name ends at ``name_end`` (as
+    ``arguments`` finds them); b"" where the list has no such argument, None where no complete
+    list follows. Builds none of the other arguments' spans."""
+    found = _relative_spans(data, name_end, None)
+    if found is None:
+        return None
+    base, spans = found
+    if len(spans) <= index:
+        return b""
+    begin, end = spans[index]
+    return data[base + begin : base + end]
+
+
+def _relative_spans(data: bytes, name_end: int, within_directive: bool | None):
+    """(base, argument spans relative to base) of ``macro_arguments``; None where it finds
+    none. Lists found again by their text give the spans kept for it, relative to its start."""
     plain = _PLAIN_LIST.match(data, name_end)
     if plain is not None:  # most lists: no bracket, literal, comment or line end inside
-        return _plain_arguments(plain.group(1), plain.start(1))
+        return plain.start(1), _plain_spans(plain.group(1))
     pos = _SPACES.match(data, name_end).end()
     newline = data.find(b"\n", pos, pos + _WINDOW)
     window = data[pos : newline if newline != -1 else pos + _WINDOW]
     relative = _WINDOW_SPANS.get(window)
     if relative is not None:
-        return [(pos + begin, pos + end) for begin, end in relative]
+        return pos, relative
     scanned = _scan(data, name_end, pos, within_directive)
     if scanned is None:
         return None
@@ -222,7 +246,7 @@ def macro_arguments(data: bytes, name_end: int,
         if len(_WINDOW_SPANS) >= 8192:
             _WINDOW_SPANS.clear()
         _WINDOW_SPANS[window] = tuple((begin - pos, end - pos) for begin, end in spans)
-    return spans
+    return 0, spans
 
 
 # A list that closes before its line ends and within _WINDOW bytes is split by those bytes
@@ -307,9 +331,9 @@ _PLAIN_SPANS: dict[bytes, tuple[tuple[int, int], ...]] = {}
 _BLANKS = b" \t\\\r\n"  # what trimming an argument removes (as _ARGUMENT_BLANKS and rstrip)
 
 
-def _plain_arguments(inner: bytes, base: int) -> list[tuple[int, int]]:
-    """The argument spans of the plain list ``inner`` (the text between its parentheses, which
-    starts at ``base``): split at every comma, each part trimmed, empty parts left out."""
+def _plain_spans(inner: bytes) -> tuple[tuple[int, int], ...]:
+    """The argument spans of the plain list ``inner`` (the text between its parentheses),
+    relative to its start: split at every comma, each part trimmed, empty parts left out."""
     relative = _PLAIN_SPANS.get(inner)
     if relative is None:
         spans, offset = [], 0
@@ -322,7 +346,7 @@ def _plain_arguments(inner: bytes, base: int) -> list[tuple[int, int]]:
         if len(_PLAIN_SPANS) >= 8192:
             _PLAIN_SPANS.clear()
         relative = _PLAIN_SPANS[inner] = tuple(spans)
-    return [(base + begin, base + end) for begin, end in relative]
+    return relative
 
 
 def _skip_literal(data: bytes, index: int) -> int:

@@ -172,7 +172,7 @@ def test_arguments_kept_per_line_text_agree_with_a_scan_of_each_list():
             for within in (True, None):  # None: as calls.arguments, which STM001 reads
                 expected = calls._scanned_arguments(data, len(before), within)
                 assert calls.macro_arguments(data, len(before), within) == expected, data
-            assert null_stream._argument(data, len(before), 1) == (
+            assert calls.argument_text(data, len(before), 1) == (
                 None if expected is None else b"" if len(expected) <= 1
                 else data[expected[1][0] : expected[1][1]])
         kept = max(kept, len(calls._WINDOW_SPANS))
@@ -226,3 +226,18 @@ def test_blocks_read_back_to_the_head_as_a_visit_of_every_boundary():
     for _ in range(4000):
         data = b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 40)))
         assert scopes.blocks(_context(data)) == _blocks_by_every_boundary(_context(data)), data
+
+
+def test_calls_found_in_the_blanked_code_are_the_calls_in_code_of_the_file():
+    # every kind of literal before a name or between it and its '(' (_scan_calls reads ctx.code)
+    pieces = [b"cudaMemcpy", b"hipMemcpy", b"(", b")", b" ", b"\n", b'"', b"'", b"/*", b"*/",
+              b"//", b"a", b'R"x(', b')x"', b"#include <a>", b'#include "b"', b"u8", b"L",
+              b"\\\n", b"'a'"]
+    names = frozenset({b"cudaMemcpy", b"hipMemcpy"})
+    rng = random.Random(19)
+    for _ in range(5000):
+        data = b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 25)))
+        ctx = _context(data)
+        expected = [m.span() for m in null_stream._CALL.finditer(data)
+                    if m.group(1) in names and ctx.in_code(m.start())]
+        assert [m.span() for m in null_stream._scan_calls(ctx, names)] == expected, data

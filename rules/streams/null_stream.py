@@ -13,7 +13,7 @@ from migrator.apitables import ApiTables
 from migrator.rule import RuleContext
 
 from ..api.rename import hip_name
-from ..calls import WORD_BYTES, arguments
+from ..calls import WORD_BYTES, argument_text
 from ..scopes import Block, code_matches
 
 # Calls are recognised by the HIP name the API tables give them (api.rename.hip_name), so that a
@@ -222,15 +222,21 @@ def _calls_of(ctx: RuleContext, key, spellings: frozenset[bytes]) -> tuple[list[
 
 def _scan_calls(ctx: RuleContext, spellings: frozenset[bytes]) -> list[re.Match]:
     """The calls (``_CALL``) in code in the file whose callee is one of ``spellings``, in
-    order."""
-    data = ctx.data
-    literal_starts, literal_ends = ctx.literals.starts, ctx.literals.ends
-    # the word test, then ctx.in_code inline (by the literal that starts last before the match)
-    matches = [match for pattern in _call_patterns(spellings) for match in pattern.finditer(data)
+    order (matches in ``ctx.code``: same offsets and groups as in the file).
+
+    Searched in ``ctx.code`` (comments and literals blanked) rather than the file, which
+    finds the same calls with no test of each for a literal around it: a call in code is
+    written alike in both, and nothing else of the file matches there (its name bytes
+    are blanked); a literal ends in a quote, ``>``, ``/`` or before a newline, never in a name
+    byte, so the byte before a name tests alike; no match hides another in either text. A
+    match whose blanks before ``(`` hold a blanked comment or literal is no call in the file
+    and is dropped."""
+    data, code = ctx.data, ctx.code
+    matches = [match for pattern in _call_patterns(spellings) for match in pattern.finditer(code)
                if match.group(1) in spellings
-               and ((at := match.start()) == 0 or data[at - 1] not in WORD_BYTES)
-               and ((literal := bisect.bisect_right(literal_starts, at) - 1) < 0
-                    or at >= literal_ends[literal])]
+               and ((at := match.start()) == 0 or code[at - 1] not in WORD_BYTES)
+               and ((gap := match.end(1)) == (paren := match.end() - 1)
+                    or data[gap:paren] == code[gap:paren])]
     matches.sort(key=_start)
     return matches
 
@@ -309,7 +315,7 @@ def null_stream_uses(ctx: RuleContext, body: Block) -> list[tuple[int, str]]:
     for match in _within(calls, start, end):
         callee = match.group(1)
         if callee == _GGL:
-            stream = _argument(data, match.end() - 1, 4)
+            stream = argument_text(data, match.end() - 1, 4)
             if stream and _names_null_stream(stream, null_texts, tables):
                 uses.append((match.start(), "a kernel launch on the null stream"))
             if callee not in apis.watched:
@@ -321,7 +327,7 @@ def null_stream_uses(ctx: RuleContext, body: Block) -> list[tuple[int, str]]:
         if what == "sync":
             uses.append((match.start(), written))
         elif what == "stream argument":
-            stream = _argument(data, match.end() - 1, index)
+            stream = argument_text(data, match.end() - 1, index)
             if stream is None:
                 continue
             if not stream or _names_null_stream(stream, null_texts, tables):
@@ -343,15 +349,6 @@ def _names_null_stream(written: bytes, null_texts: dict[bytes, bool], tables: Ap
         null = null_texts[written] = is_null_stream(
             written.decode("utf-8", "replace").strip(), tables)
     return null
-
-
-def _argument(data: bytes, paren: int, index: int) -> bytes | None:
-    """The text of argument ``index`` of the call whose list opens at ``paren``; b"" where the
-    list has no such argument, None where no complete list follows."""
-    spans = arguments(data, paren)
-    if spans is None:
-        return None
-    return data[spans[index][0] : spans[index][1]] if len(spans) > index else b""
 
 
 def _callee_kind(callee: bytes, tables: ApiTables, apis: StreamApis) -> tuple[str, str, int]:
