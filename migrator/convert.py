@@ -17,12 +17,10 @@ from .source import Source, SourceError
 
 @functools.lru_cache(maxsize=16)
 def rules_for(settings: Settings):
-    """The rule classes these settings select (preview rules only with ``preview``, optimisation
-    rules only with ``optimize``)."""
+    """The rule classes these settings select (optimisation rules only with ``optimize``)."""
     classes = registry.all_rules(settings.rules_dir)
     chosen = registry.select(classes, settings.select, settings.ignore)
-    return [cls for cls in chosen if (cls.status == "stable" or settings.preview)
-            and (settings.optimize or not cls.optimization)]
+    return [cls for cls in chosen if settings.optimize or not cls.optimization]
 
 
 def convert_bytes(rel: str, data: bytes, settings: Settings) -> FileResult:

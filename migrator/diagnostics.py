@@ -12,7 +12,6 @@ class Applicability(enum.Enum):
 
     SAFE = "safe"
     UNSAFE = "unsafe"
-    DISPLAY_ONLY = "display-only"
 
 
 @dataclass(frozen=True, order=True, slots=True)  # slots: rules make one per finding
@@ -85,11 +84,10 @@ class Diagnostic:
     library: str = ""
     symbol: str = ""
     severity: str = "warning"  # "info" for plain conversions, "warning", "error"
-    tags: tuple[str, ...] = field(default=())
 
     def __init__(self, code: str, message: str, start: int, end: int, fix: Fix | None = None,
                  library: str = "", symbol: str = "", severity: str = "warning",
-                 tags: tuple[str, ...] = (), _set=object.__setattr__) -> None:
+                 _set=object.__setattr__) -> None:
         _set(self, "code", code)
         _set(self, "message", message)
         _set(self, "start", start)
@@ -98,7 +96,6 @@ class Diagnostic:
         _set(self, "library", library)
         _set(self, "symbol", symbol)
         _set(self, "severity", severity)
-        _set(self, "tags", tags)
 
 
 @dataclass
@@ -115,7 +112,7 @@ class Finding:
     symbol: str
     fixed: bool
     fix_title: str = ""  # empty when the finding has no fix
-    fix_applicability: str = ""  # safe / unsafe / display-only
+    fix_applicability: str = ""  # safe / unsafe
     optimization: bool = False  # from an AMD optimisation rule (left out by --no-optimize)
 
     def as_dict(self) -> dict:

@@ -56,13 +56,12 @@ _START = operator.attrgetter("start")
 
 
 def _fixable(fixes: list[Fix | None], unsafe: bool) -> list[bool]:
-    """Does each of ``fixes`` apply: a safe one always, an unsafe one with ``unsafe``, a
-    display-only one never (one test per finding, without a call each)."""
+    """Does each of ``fixes`` apply: a safe one always, an unsafe one with ``unsafe`` (one
+    test per finding, without a call each)."""
+    if unsafe:
+        return [fix is not None for fix in fixes]
     safe = Applicability.SAFE
-    if not unsafe:
-        return [fix is not None and fix.applicability is safe for fix in fixes]
-    return [fix is not None and fix.applicability is not Applicability.DISPLAY_ONLY
-            for fix in fixes]
+    return [fix is not None and fix.applicability is safe for fix in fixes]
 
 
 def choose_fixes(diagnostics: list[Diagnostic], unsafe: bool) -> list[Diagnostic]:

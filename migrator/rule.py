@@ -81,7 +81,6 @@ class Rule:
     summary: ClassVar[str] = ""
     family: ClassVar[str] = ""
     fix: ClassVar[str] = "never"  # always / sometimes / never
-    status: ClassVar[str] = "stable"  # stable / preview
     extra_codes: ClassVar[tuple[str, ...]] = ()  # further codes this rule emits (sub-diagnostics)
     # True when this rule's fixes can create findings for any rule: the engine then runs the
     # rules again after applying them instead of stopping once nothing was deferred.
@@ -119,8 +118,6 @@ class Rule:
             problems.append(f"{cls.__name__}: name {cls.name!r} is not kebab-case")
         if cls.fix not in ("always", "sometimes", "never"):
             problems.append(f"{cls.__name__}: fix must be always/sometimes/never")
-        if cls.status not in ("stable", "preview"):
-            problems.append(f"{cls.__name__}: status must be stable/preview")
         doc = cls.documentation()
         for section in DOC_SECTIONS:
             if f"## {section}" not in doc:

@@ -19,7 +19,6 @@ class Settings:
     wavefront_size: int = 64
     max_file_bytes: int = 8 * 1024 * 1024
     rules_dir: Path | None = None
-    preview: bool = False  # run rules whose status is "preview"
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (glob, codes)
     exclude: tuple[str, ...] = ()  # glob patterns of paths never checked
     report_unused_suppressions: bool = False  # lint: RMG001 for suppressions that silence nothing
@@ -30,7 +29,7 @@ class Settings:
         """The settings that change a file's output or findings: part of the incremental cache
         key (the rules' and tables' own content is the other part: see runner)."""
         return repr((self.rocm, self.launch_syntax, self.rename_ext, self.select, self.ignore,
-                     self.unsafe_fixes, self.wavefront_size, str(self.rules_dir), self.preview,
+                     self.unsafe_fixes, self.wavefront_size, str(self.rules_dir),
                      self.optimize, self.per_file_ignores, self.exclude))
 
     def for_file(self, rel: str) -> "Settings":

@@ -182,7 +182,7 @@ def test_no_rule_fixes_inside_an_unterminated_comment():
             b"  atomicAdd(h, __float2half(1.0f));\n  p[threadIdx.x] = __expf(1.0f);\n}\n"
             b"void f(float* p) {\n  cudaStream_t s; cudaStreamCreate(&s);\n"
             b"  k<<<1, 64, 0, s>>>(p, 0);\n  " + _UNSUPPORTED.encode() + b"(a, b);\n}\n")
-    settings = Settings(launch_syntax="ggl", preview=True, optimize=True, unsafe_fixes=True)
+    settings = Settings(launch_syntax="ggl", optimize=True, unsafe_fixes=True)
     tail = b"/* open\n" + code
     result = fix_source(Source("t.cu", code + tail), [cls() for cls in rules_for(settings)],
                         settings, apitables.load())

@@ -27,7 +27,6 @@ def lint(
     diff: bool = typer.Option(False, "--diff", help="Show the fixes as a diff; write nothing."),
     select: Optional[List[str]] = typer.Option(None, "--select", help="Codes or prefixes to run."),
     ignore: Optional[List[str]] = typer.Option(None, "--ignore", help="Codes or prefixes to skip."),
-    preview: bool = typer.Option(False, "--preview", help="Run preview rules too."),
     output_format: OutputFormat = typer.Option(OutputFormat.text, "--output-format"),
     statistics: bool = typer.Option(False, "--statistics", help="Count findings per code."),
     exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even with findings."),
@@ -45,7 +44,7 @@ def lint(
     targets = paths or [Path(".")]
     try:
         workspace = open_workspace(targets, Flags(
-            rocm=rocm, select=tuple(select or ()), ignore=tuple(ignore or ()), preview=preview,
+            rocm=rocm, select=tuple(select or ()), ignore=tuple(ignore or ()),
             unsafe_fixes=unsafe_fixes, rules_dir=rules_dir, config=config))
         progress = reporter_for("checking")
         try:

@@ -20,7 +20,7 @@ def rule(
     if all_rules or not code:
         for cls in registry.all_rules():
             codes = ",".join(cls.codes())
-            typer.echo(f"{codes:<28} {cls.name:<26} fix:{cls.fix:<9} {cls.status:<7} {cls.summary}")
+            typer.echo(f"{codes:<28} {cls.name:<26} fix:{cls.fix:<9} {cls.summary}")
         return
     cls = registry.find(code.upper())
     if cls is None:

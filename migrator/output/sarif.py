@@ -22,7 +22,7 @@ def _rule_entries(rule_classes) -> tuple[list[dict], dict[str, int]]:
                 "fullDescription": {"text": doc.split("\n\n", 1)[0]},
                 "help": {"text": doc, "markdown": doc},
                 "defaultConfiguration": {"level": "warning"},
-                "properties": {"fix": cls.fix, "status": cls.status, "family": cls.family},
+                "properties": {"fix": cls.fix, "family": cls.family},
             })
     return entries, index
 

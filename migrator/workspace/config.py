@@ -27,7 +27,6 @@ KEYS = {
     "exclude": (list, "glob patterns of paths never checked"),
     "rocm": (str, "target ROCm version X.Y"),
     "wavefront-size": (int, "64 (CDNA, Instinct) or 32 (RDNA)"),
-    "preview": (bool, "run preview rules too"),
     "unsafe-fixes": (bool, "apply unsafe fixes (lint --fix; convert applies them in place of "
                      "markers)"),
     "launch-syntax": (str, "kernel launches as written by convert: chevron or ggl"),

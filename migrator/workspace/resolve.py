@@ -24,7 +24,6 @@ class Flags:
     rocm: str | None = None
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
-    preview: bool = False
     unsafe_fixes: bool = False
     launch_syntax: str | None = None
     rename_ext: bool = False
@@ -89,7 +88,6 @@ def _settings(flags: Flags, config: Config) -> Settings:
         unsafe_fixes=flags.unsafe_fixes or values.get("unsafe-fixes", False),
         wavefront_size=values.get("wavefront-size", 64),
         rules_dir=rules_dir,
-        preview=flags.preview or values.get("preview", False),
         per_file_ignores=tuple((pattern, _codes(listed)) for pattern, listed
                                in values.get("per-file-ignores", {}).items()),
         exclude=tuple(values.get("exclude", ())),
