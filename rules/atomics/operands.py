@@ -178,6 +178,7 @@ class _PointerText:
     rest: str = ""
 
 
+@functools.lru_cache(maxsize=4096)  # the same argument texts recur, in a file and across files
 def _pointer_text(text: str) -> _PointerText:
     text = strip_parens(text)
     cast = leading_cast(text)
