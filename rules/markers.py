@@ -34,10 +34,13 @@ def marker_fix(ctx: RuleContext, offset: int, marker: Marker) -> Fix | None:
     inline = b"/* " + text[3:] + b" */ "
     # already marked, in either form, maybe quoting code that this conversion has rewritten
     # since (so compared as converted): in the run of inline markers right before the site...
-    converted = _as_converted(ctx, text)
-    if any(_as_converted(ctx, b"// " + found[3:-3]) == converted
-           for found in _inline_markers_before(ctx, offset)):
-        return None
+    # (the converted text is made only where a marker is there to compare)
+    converted = None
+    for found in _inline_markers_before(ctx, offset):
+        if converted is None:
+            converted = _as_converted(ctx, text)
+        if _as_converted(ctx, b"// " + found[3:-3]) == converted:
+            return None
     # ... or in the run of marker (and suppression) lines above its line
     at = line_start
     scan = line_start
@@ -45,13 +48,18 @@ def marker_fix(ctx: RuleContext, offset: int, marker: Marker) -> Fix | None:
     while scan > 0:
         above_start = source.line_start(scan - 1)
         above = data[above_start:scan].strip()
-        if source.position(above_start)[0] in suppressing:
+        if suppressing and source.position(above_start)[0] in suppressing:
             if at == scan:
                 at = above_start  # the marker goes above the suppression of this line
         elif not _MARKER_LINE.match(above):
             break
-        elif above == text or _as_converted(ctx, above) == converted:
+        elif above == text:
             return None
+        else:
+            if converted is None:
+                converted = _as_converted(ctx, text)
+            if _as_converted(ctx, above) == converted:
+                return None
         scan = above_start
     previous_line_end = line_start - 1
     continued = previous_line_end > 0 and continued_line(data, previous_line_end)

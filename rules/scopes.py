@@ -181,7 +181,10 @@ def word_offsets(ctx: RuleContext, word: bytes, start: int, end: int,
     if (start <= cut and end < len(data) and data[end] in WORD_BYTES
             and data.startswith(word, cut) and (cut == 0 or data[cut - 1] not in WORD_BYTES)):
         found = [*found, cut]
-    return [at for at in found if ctx.in_code(at)] if code_only else list(found)
+    if not code_only:
+        return list(found)
+    code = ctx.code  # in code where not blanked (ctx.in_code): a word starts with no blank
+    return [at for at in found if code[at] != 32]
 
 
 def word_matches(ctx: RuleContext, word: bytes, pattern: re.Pattern, start: int, end: int):

@@ -312,7 +312,11 @@ def null_stream_uses(ctx: RuleContext, body: Block) -> list[tuple[int, str]]:
     kinds = ctx.cache.setdefault("streams.callee_kinds", {})
     # stream argument as written -> is it the null stream? (a file names its few streams)
     null_texts = ctx.cache.setdefault("streams.null_texts", {})
-    for match in _within(calls, start, end):
+    starts, matches = calls
+    for position in range(bisect.bisect_left(starts, start), len(starts)):  # _within, inline
+        match = matches[position]
+        if match.end() > end:
+            break
         callee = match.group(1)
         if callee == _GGL:
             stream = argument_text(data, match.end() - 1, 4)
@@ -330,7 +334,10 @@ def null_stream_uses(ctx: RuleContext, body: Block) -> list[tuple[int, str]]:
             stream = argument_text(data, match.end() - 1, index)
             if stream is None:
                 continue
-            if not stream or _names_null_stream(stream, null_texts, tables):
+            null = null_texts.get(stream) if stream else True
+            if null is None:
+                null = _names_null_stream(stream, null_texts, tables)
+            if null:
                 uses.append((match.start(), written))
         elif what == "set stream":
             set_stream = True
