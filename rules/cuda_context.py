@@ -22,7 +22,10 @@ import re
 from dataclasses import dataclass
 
 from migrator.apitables import ApiEntry, ApiTables
+from migrator.parsing.tokens import blank_spans
 from migrator.rule import RuleContext
+
+from .directives import directive_lines
 
 CUDA_SOURCE_SUFFIXES = (".cu", ".cuh")
 GPU_SOURCE_SUFFIXES = CUDA_SOURCE_SUFFIXES + (".hip",)
@@ -33,9 +36,9 @@ _HIP_SPELLING = re.compile(r"(?:^|_)(?:hip|HIP|Hip|miopen|MIOPEN)")
 _DEVICE_CODE = re.compile(rb"\b(?:__global__|__device__|__host__|__shared__|__constant__|"
                           rb"__managed__|threadIdx|blockIdx|blockDim|gridDim|"
                           rb"hipLaunchKernelGGL)\b|<<<")
-_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]*)[>"]', re.MULTILINE)
+_INCLUDE = re.compile(rb'#[ \t]*include[ \t]*[<"]([^>"\n]*)[>"]')  # from its '#' (directive_lines)
 # conditionals only test for CUDA (glibc: `#if defined __CUDACC__`); they are not a use
-_CONDITIONAL = re.compile(rb"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|undef)\b[^\n]*", re.MULTILINE)
+_CONDITIONAL = re.compile(rb"#[ \t]*(?:if|ifdef|ifndef|elif|undef)\b[^\n]*")  # from its '#' too
 _WORD = re.compile(rb"[A-Za-z_]\w*+")
 
 
@@ -88,11 +91,12 @@ def _has_cuda_context(ctx: RuleContext) -> bool:
     if _DEVICE_CODE.search(code):
         return True
     evidence = _evidence(ctx.tables)
-    for match in _INCLUDE.finditer(ctx.data):
-        if ctx.literals.covering(match.start()) != "include":
+    for line, match in directive_lines(_INCLUDE, ctx.data):
+        if ctx.literals.covering(line) != "include":
             continue
         header = match.group(1).decode("utf-8", "replace").strip()
         if header in evidence.headers or header.startswith(evidence.folders):
             return True
-    code = _CONDITIONAL.sub(lambda m: b" " * len(m.group()), code)
+    conditionals = directive_lines(_CONDITIONAL, code)
+    code = blank_spans(code, ((line, match.end()) for line, match in conditionals))
     return any(m.group() in evidence.names for m in _WORD.finditer(code))
