@@ -13,16 +13,20 @@ def ruleset_digest(extra_dir: Path | None = None) -> str:
     its entries on it, so an upgrade or an edited table row converts again (the package
     version alone stays the same between commits)."""
     import hashlib
+    import os
+    from importlib.util import find_spec
 
-    import migrator
-    import rules
-    import templates
-
-    digest = hashlib.sha256()
-    folders = [Path(package.__file__).parent for package in (migrator, rules, templates)]
+    # the packages' folders, found without running their __init__ (the re-run path loads no rule)
+    folders = [Path(path) for name in ("migrator", "rules", "templates")
+               for path in find_spec(name).submodule_search_locations]
+    files = []
     for folder in folders + ([extra_dir] if extra_dir is not None else []):
-        for path in sorted(folder.rglob("*")):
-            if path.suffix in (".py", ".tsv", ".toml", ".j2") and path.is_file():
-                digest.update(path.relative_to(folder).as_posix().encode() + b"\0")
-                digest.update(path.read_bytes() + b"\0")
+        for dirpath, dirnames, filenames in os.walk(folder):
+            dirnames[:] = [name for name in dirnames if name != "__pycache__"]
+            files += [(os.path.relpath(os.path.join(dirpath, name), folder.parent), dirpath, name)
+                      for name in filenames if name.endswith((".py", ".tsv", ".toml", ".j2"))]
+    digest = hashlib.sha256()
+    for rel, dirpath, name in sorted(files):
+        with open(os.path.join(dirpath, name), "rb") as handle:
+            digest.update(rel.encode() + b"\0" + handle.read() + b"\0")
     return digest.hexdigest()
