@@ -53,7 +53,7 @@ class Lowering:
     HIP API (rules/api/lowerings.tsv)."""
 
     cuda: str
-    below: Version  # applies when the target is older than this
+    below: Version | None  # applies when the target is older than this (None: every target)
     rule: str  # the rule that applies it (WRP001, LOW001; header rows: HDR001)
     kind: str  # call (the callee is replaced) / name (every use as code) / header (#include)
     replacement: str
@@ -62,7 +62,15 @@ class Lowering:
     note: str
 
     def applies(self, rocm: Version) -> bool:
-        return rocm < self.below
+        return self.below is None or rocm < self.below
+
+    def lacking(self) -> str:
+        """Which releases lack the CUDA name's HIP counterpart, for messages."""
+        from .versions import NEWEST_ROCM, format_version
+
+        if self.below is None:
+            return f"does not exist in HIP up to ROCm {NEWEST_ROCM}"
+        return f"does not exist before ROCm {format_version(self.below)}"
 
 
 LOWERING_KINDS = frozenset({"call", "name", "header"})
@@ -126,7 +134,8 @@ class ApiTables:
                 if row["kind"] not in LOWERING_KINDS or row["exact"] not in LOWERING_EXACT:
                     raise ValueError(f"lowerings.tsv: {row['cuda']}: unknown kind or exact value")
                 self.lowerings[row["cuda"]] = Lowering(
-                    row["cuda"], parse_version(row["below"]), row["rule"], row["kind"],
+                    row["cuda"], None if row["below"] == "-" else parse_version(row["below"]),
+                    row["rule"], row["kind"],
                     row["replacement"], int(drop) if drop else None, row["exact"],
                     row.get("note") or "",
                 )

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import require_path
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 API_DIR = REPO_ROOT / "rules" / "api"
 GENERATOR = REPO_ROOT / "scripts" / "gen_api_tables.py"
@@ -71,9 +73,8 @@ def _names(*files: str) -> dict[str, dict[str, str]]:
 
 # ---- the generated tables cannot drift from their generator ----
 
-@pytest.mark.skipif(not (SOURCE / "hipify-api-tables").is_dir(),
-                    reason="HIPIFY source tables (../shared/data) not available")
 def test_generator_reproduces_committed_tables(tmp_path):
+    require_path(SOURCE / "hipify-api-tables", "HIPIFY's tables (../shared/data)")
     result = subprocess.run(
         [sys.executable, str(GENERATOR), "--source", str(SOURCE), "--out", str(tmp_path), "-q"],
         capture_output=True, text=True, check=False)
@@ -230,43 +231,63 @@ def _hip_tokens(root: Path) -> set[str]:
     return tokens
 
 
-def _installed_hip_version() -> tuple[int, int] | None:
-    version_h = HIP_INCLUDE / "hip_version.h"
-    if not version_h.is_file():
-        return None
-    text = version_h.read_text(encoding="utf-8", errors="replace")
-    major = re.search(r"#define HIP_VERSION_MAJOR (\d+)", text)
-    minor = re.search(r"#define HIP_VERSION_MINOR (\d+)", text)
-    return (int(major.group(1)), int(minor.group(1))) if major and minor else None
+def _hip_version(include: Path) -> tuple[int, int]:
+    """The HIP release (major, minor) whose headers are under ``include``: its
+    ``hip/hip_version.h`` (HIP_VERSION_PATCH is a build number, not the release's third part)."""
+    text = (include / "hip" / "hip_version.h").read_text(encoding="utf-8", errors="replace")
+    parts = [re.search(rf"#define HIP_VERSION_{part} (\d+)", text) for part in ("MAJOR", "MINOR")]
+    assert all(parts), f"{include}: no HIP version"
+    return int(parts[0].group(1)), int(parts[1].group(1))
 
 
-@pytest.mark.skipif(_installed_hip_version() != (5, 2),
-                    reason="needs the HIP 5.2 reference headers in /usr/include/hip")
-def test_manual_rows_against_hip_5_2_headers():
-    tokens = _hip_tokens(HIP_INCLUDE)
+def _release(text: str) -> tuple[int, int]:
+    """A table's version ("6.2.0") as the (major, minor) a header tree is known by."""
+    return _version_tuple(text)[:2]
+
+
+HIP_TREES = {"installed": HIP_INCLUDE.parent, "6.4": SOURCE / "hip-6.4" / "include"}
+
+
+@pytest.fixture(params=sorted(HIP_TREES), scope="module")
+def hip_tree(request) -> tuple[Path, tuple[int, int], set[str]]:
+    """(include folder, HIP version, identifiers declared) of a real HIP header tree: Debian's
+    (hipcc's HIP 5.2 on Debian 12) and HIP 6.4.3 beside the checkout. Required in CI."""
+    include = HIP_TREES[request.param]
+    require_path(include / "hip" / "hip_version.h", f"the {request.param} HIP headers")
+    return include, _hip_version(include), _hip_tokens(include / "hip")
+
+
+def test_manual_rows_against_real_hip_headers(hip_tree):
+    """A hand-written row's HIP name is declared exactly from the release it says it was added
+    in (and until the one it says it was removed in)."""
+    include, version, tokens = hip_tree
     for row in _table(API_DIR / "manual.tsv")[1]:
         if not row["hip"] or not row["hip_added"]:
             continue
-        declared = row["hip"] in tokens
-        if _version_tuple(row["hip_added"]) <= (5, 2, 3):
-            assert declared, f"{row['cuda']}: {row['hip']} not declared in HIP 5.2"
-        else:
-            assert not declared, f"{row['cuda']}: {row['hip']} is in HIP 5.2 already"
+        exists = _release(row["hip_added"]) <= version and not (
+            row["hip_removed"] and _release(row["hip_removed"]) <= version)
+        assert (row["hip"] in tokens) == exists, (
+            f"{row['cuda']}: {row['hip']} (added {row['hip_added']}) "
+            f"{'missing from' if exists else 'already in'} HIP {version}")
 
 
-@pytest.mark.skipif(_installed_hip_version() != (5, 2),
-                    reason="needs the HIP 5.2 reference headers in /usr/include/hip")
-def test_verified_header_paths_exist():
+def test_verified_header_paths_exist(hip_tree):
+    include, version, _ = hip_tree
     for row in _table(API_DIR / "headers.tsv")[1]:
         hip = row["hip_header"]
         if hip in ("", "-") or "verified in" not in row["note"]:
             continue
-        assert (Path("/usr/include") / hip).is_file(), f"{row['cuda_header']}: <{hip}> missing"
+        if row["hip_added"] and _release(row["hip_added"]) > version:
+            continue
+        if not (include / hip).parent.is_dir() and include != HIP_TREES["installed"]:
+            continue  # the 6.4 tree holds HIP's own headers, not hipRAND's or hipBLAS's
+        assert (include / hip).is_file(), f"{row['cuda_header']}: <{hip}> missing in {version}"
 
 
 def test_lowerings_end_where_hip_has_the_cuda_api():
     """Each lowering applies exactly below the ROCm release whose HIP has the CUDA name (or
-    header), so that API001 / HDR001 take over from there, and names a rule that exists."""
+    header), so that API001 / HDR001 take over from there, or at every target where no release
+    has it ("-"), and names a rule that exists."""
     from migrator import registry
     from migrator.apitables import LOWERING_EXACT, LOWERING_KINDS, load
     from migrator.versions import parse_version
@@ -278,22 +299,25 @@ def test_lowerings_end_where_hip_has_the_cuda_api():
         assert row["kind"] in LOWERING_KINDS and row["exact"] in LOWERING_EXACT, row["cuda"]
         assert row["rule"] in codes, row["cuda"]
         entry = (tables.headers if row["kind"] == "header" else tables.names)[row["cuda"]]
+        if row["below"] == "-":  # lowered at every target: no release the tables know has it
+            assert entry.hip_added is None and not entry.hip, row["cuda"]
+            continue
         assert entry.hip_added == parse_version(row["below"]), row["cuda"]
 
 
-@pytest.mark.skipif(_installed_hip_version() != (5, 2),
-                    reason="needs the HIP 5.2 reference headers in /usr/include/hip")
-def test_lowerings_target_what_hip_5_2_has():
-    tokens = _hip_tokens(HIP_INCLUDE)
+def test_lowerings_target_what_hip_has(hip_tree):
+    """What a lowering writes exists in real HIP headers: in the releases below the one where
+    the CUDA name takes over (HIP 5.2), and still in later ones (6.4)."""
+    include, _, tokens = hip_tree
     for row in _table(API_DIR / "lowerings.tsv")[1]:
         replacement = row["replacement"]
         if row["kind"] == "header":
-            assert (Path("/usr/include") / replacement).is_file(), replacement
+            assert (include / replacement).is_file(), replacement
             continue
         for name in re.findall(r"[A-Za-z_]\w*", replacement):
             if name in ("static_cast", "float") or name.startswith("__builtin_"):
                 continue  # the language and the compiler's builtins
-            assert name in tokens, f"{row['cuda']}: {name} not declared in HIP 5.2"
+            assert name in tokens, f"{row['cuda']}: {name} not declared in {include}"
 
 
 # ---- the generator on a small synthetic source (runs without ../shared) ----

@@ -225,8 +225,9 @@ class OldRocmLowering(Rule):
     def _why(ctx: RuleContext, low: Lowering) -> str:
         entry = ctx.tables.names.get(low.cuda)
         hip = entry.hip if entry is not None and entry.hip else low.cuda
-        return (f"ROCm {format_version(ctx.settings.rocm)} lacks {hip}, which comes with ROCm "
-                f"{format_version(low.below)}")
+        comes = (f"which comes with ROCm {format_version(low.below)}" if low.below else
+                 "which no release up to it has")
+        return f"ROCm {format_version(ctx.settings.rocm)} lacks {hip}, {comes}"
 
     def _unsafe(self, ctx, low, start, end, text, rewrite) -> Diagnostic:
         unsafe = Fix(rewrite.title, rewrite.edits, Applicability.UNSAFE)
@@ -235,8 +236,7 @@ class OldRocmLowering(Rule):
                           library="device", symbol=low.cuda, severity="warning")
 
     def _report(self, ctx, low, start, end, advice: str) -> Diagnostic:
-        text = (f"{low.cuda} does not exist before ROCm {format_version(low.below)} (target "
-                f"{format_version(ctx.settings.rocm)}): "
+        text = (f"{low.cuda} {low.lacking()} (target {format_version(ctx.settings.rocm)}): "
                 + advice.format(replacement=low.replacement) + f" ({low.note})")
         return Diagnostic("LOW002", text, start, end,
                           marker_fix(ctx, start, Marker("LOW002", text)), library="device",

@@ -62,8 +62,8 @@ class WarpSyncLowering(Rule):
             if call is None:
                 continue
             if call == "macro":
-                text = (f"{cuda} does not exist before ROCm {format_version(low.below)} "
-                        f"(target {target}): use {low.replacement} in this macro by hand")
+                text = (f"{cuda} {low.lacking()} (target {target}): use {low.replacement} in "
+                        "this macro by hand")
                 yield Diagnostic("WRP002", text, start, end,
                                  marker_fix(ctx, start, Marker("WRP002", text)), symbol=cuda,
                                  library="device")
