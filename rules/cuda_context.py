@@ -25,7 +25,7 @@ from migrator.apitables import ApiEntry, ApiTables
 from migrator.parsing.tokens import blank_spans
 from migrator.rule import RuleContext
 
-from .directives import directive_lines
+from migrator.semantic.directives import directive_lines
 
 CUDA_SOURCE_SUFFIXES = (".cu", ".cuh")
 GPU_SOURCE_SUFFIXES = CUDA_SOURCE_SUFFIXES + (".hip",)

@@ -12,8 +12,8 @@ from migrator.settings import Settings
 from migrator.source import Source
 from rules.api import headers
 from rules.atomics import half_precision, operands
-from rules.calls import find_name
-from rules.scopes import blocks
+from migrator.semantic.calls import find_name
+from migrator.semantic.scopes import blocks
 from rules.wavefront import lane_math
 
 

@@ -578,7 +578,7 @@ def test_float_operand_precheck_never_rules_out_a_proven_float():
     """ATM003 skips the parse for atomicAdd operands that may_point_to rules out: that must
     never drop an operand the tree proves float/double, and must rule out the integer ones."""
     from migrator.rule import RuleContext
-    from rules.calls import find_name, lexical_call
+    from migrator.semantic.calls import find_name, lexical_call
 
     floating = frozenset({"float", "double"})
     ctx = RuleContext(Source("t.cu", _FLOAT_OPERANDS), Settings(), apitables.load())
@@ -677,7 +677,7 @@ def test_lexical_declarations_are_the_trees(name: str, data: bytes):
     """Where the lexical reader answers, it answers what operands._scope reads from the tree:
     the innermost function around every occurrence of every name in a function it reads, its
     name, and the name's declarations there."""
-    from rules import scopes
+    from migrator.semantic import scopes
     from rules.atomics import declarations
 
     ctx = _context(name, data)

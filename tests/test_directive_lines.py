@@ -7,7 +7,7 @@ import random
 import re
 
 from rules import cuda_context
-from rules.directives import directive_lines
+from migrator.semantic.directives import directive_lines
 
 _PIECES = [b"#", b" ", b"\t", b"\n", b"include", b"if", b"ifdef", b"undef", b"elif", b"x", b"<",
            b">", b'"', b"cuda.h", b"/*", b"*/", b"\\\n", b"# include <a>", b"#if X\n", b"\r\n"]

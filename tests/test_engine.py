@@ -293,7 +293,7 @@ def test_find_name_finds_whole_words_only():
     import re
 
     from migrator.rule import RuleContext
-    from rules.calls import find_name
+    from migrator.semantic.calls import find_name
 
     rng = random.Random(4)
     pieces = [b"__shfl", b"__shfl_down", b"_sync", b"a", b"x", b"1", b" ", b".", b"->", b"(", b"\n",

@@ -17,7 +17,7 @@ from migrator.parsing.tokens import LiteralSpans, _TOKEN, tokenize
 from migrator.rule import RuleContext
 from migrator.settings import Settings
 from migrator.source import Source
-from rules import calls, scopes
+from migrator.semantic import calls, scopes
 
 # The literal pattern as it was, one regex doing the whole match: the definition the scanner
 # must keep (it rescanned to the end of the file for every unterminated raw string).

@@ -10,7 +10,7 @@ from migrator import apitables
 from migrator.rule import RuleContext
 from migrator.settings import Settings
 from migrator.source import Source
-from rules import scopes
+from migrator.semantic import scopes
 from rules.streams import null_stream
 
 _PIECES = [b"s", b"f", b"for", b"if", b"sizeof", b"cudaMemcpy", b"hipStreamSynchronize",
@@ -154,7 +154,7 @@ def test_split_cuts_at_commas_outside_brackets():
 def test_arguments_kept_per_line_text_agree_with_a_scan_of_each_list():
     # one line text in many files: before it (a directive, open brackets), after it (the rest
     # of a list that does not close on the line), and lines longer than the kept window
-    from rules import calls
+    from migrator.semantic import calls
 
     pieces = [b"a", b"s", b" ", b"\t", b",", b"(", b")", b"[", b"]", b"{", b"}", b'"', b"'",
               b"\\", b"\r", b"/*", b"*/", b"//", b"0", b"x" * 120]

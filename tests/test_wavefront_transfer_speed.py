@@ -9,7 +9,7 @@ from migrator import apitables
 from migrator.rule import RuleContext
 from migrator.settings import Settings
 from migrator.source import Source
-from rules.calls import _PLAIN_LIST, _scanned_arguments, arguments, find_name
+from migrator.semantic.calls import _PLAIN_LIST, _scanned_arguments, arguments, find_name
 from rules.transfers.common import copies, loop_copies
 from rules.wavefront import lane_math
 from rules.wavefront.common import (SHUFFLE_WIDTH, SYNC_MASK_BUILTINS, builtin_names,

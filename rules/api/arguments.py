@@ -8,7 +8,7 @@ import re
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Marker, Rule, RuleContext
 
-from ..calls import find_name, lexical_call
+from migrator.semantic.calls import find_name, lexical_call
 from ..markers import marker_fix
 from .rename import renamable
 

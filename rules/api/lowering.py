@@ -11,8 +11,8 @@ from migrator.rule import Marker, Rule, RuleContext
 from migrator.versions import format_version
 
 from ..atomics.operands import SIXTEEN_BIT, strip_parens, value_declaration
-from ..calls import _close_of as close_of
-from ..calls import arguments, find_name, lexical_call
+from migrator.semantic.calls import _close_of as close_of
+from migrator.semantic.calls import arguments, find_name, lexical_call
 from ..markers import as_converted, marker_fix, unproven_fix
 from .rename import names_code
 

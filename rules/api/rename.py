@@ -13,7 +13,7 @@ from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix, RenameRec
 from migrator.rule import Marker, Rule, RuleContext
 from migrator.versions import format_version
 
-from ..calls import BLANK_OR_MEMBER_END, LexicalCall, is_member, lexical_call
+from migrator.semantic.calls import BLANK_OR_MEMBER_END, LexicalCall, is_member, lexical_call
 from ..cuda_context import in_cuda_context, needs_cuda_context
 from ..markers import marker_fix
 
@@ -88,29 +88,6 @@ def _index(tables: ApiTables, rocm: tuple[int, int, int]) -> _Index:
     alternation = b"|".join(re.escape(first) + b"(?:" + b"|".join(map(re.escape, sorted(second)))
                             + b")" for first, second in sorted(seconds.items()))
     return _Index(re.compile(rb"\b(?:" + alternation + rb")\w*"), names)
-
-
-def hip_name(tables: ApiTables, name: str) -> str:
-    """The HIP name the tables give the API ``name`` (``name`` itself when it has none, or is
-    already HIP's): rules that look for an API match on this, so that they judge a CUDA file
-    and its converted output alike, whether or not the target renames it."""
-    entry = tables.names.get(name)
-    return entry.hip if entry is not None and entry.hip else name
-
-
-@functools.lru_cache(maxsize=8)
-def _spellings(tables: ApiTables) -> dict[str, frozenset[str]]:
-    by_hip: dict[str, set[str]] = {}
-    for entry in tables.names.values():
-        if entry.hip:
-            by_hip.setdefault(entry.hip, {entry.hip}).add(entry.cuda)
-    return {hip: frozenset(names) for hip, names in by_hip.items()}
-
-
-def spellings(tables: ApiTables, hip: str) -> frozenset[str]:
-    """Every name that ``hip_name`` reads as ``hip``: the HIP name and the CUDA names the tables
-    convert to it (``hipStream_t``: ``cudaStream_t``, ``CUstream``, ``hipStream_t``)."""
-    return _spellings(tables).get(hip, frozenset({hip}))
 
 
 class ApiRename(Rule):

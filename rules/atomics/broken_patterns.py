@@ -7,7 +7,7 @@ import re
 from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix
 from migrator.rule import Marker, Rule, RuleContext
 
-from ..calls import find_name, lexical_call
+from migrator.semantic.calls import find_name, lexical_call
 from ..markers import marker_fix
 from .operands import (PAIRS, SUPPORT_HEADER, converted_type, function_name, helper_available,
                        leading_cast, may_involve_sixteen_bit, operand_of, pointer_operand,

@@ -20,7 +20,7 @@ import re
 
 from migrator.rule import RuleContext
 
-from ..scopes import Block, blocks, function_at
+from migrator.semantic.scopes import Block, blocks, function_at
 from .operands import Declaration, _normal, leading_cast, strip_parens
 
 _TOKEN = re.compile(rb"[A-Za-z_]\w*|\.?\d(?:[eEpP][+-]|[\w.])*|->\*?|::|\+\+|--|&&|\|\||<<=?|>>=?"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from migrator.diagnostics import Diagnostic
 from migrator.rule import Rule, RuleContext
 
-from ..calls import find_name, lexical_call
+from migrator.semantic.calls import find_name, lexical_call
 from .operands import function_key, may_point_to, pointer_operand
 
 _FLOATING = frozenset({"float", "double"})

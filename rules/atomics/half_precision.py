@@ -8,7 +8,7 @@ from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix
 from migrator.rule import Marker, Rule, RuleContext
 from migrator.versions import format_version
 
-from ..calls import arguments, find_name, lexical_call
+from migrator.semantic.calls import arguments, find_name, lexical_call
 from ..markers import marker_fix
 from .operands import (SUPPORT_HEADER, converted_type, excluded_by_size_check, helper_available,
                        may_involve_sixteen_bit, mentions_sixteen_bit, native_in, pointer_operand,

@@ -8,9 +8,9 @@ import re
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
 
-from ..constants import constant_value
+from migrator.semantic.constants import constant_value
 from ..markers import unproven_fix
-from ..scopes import code_matches, function_at, word_offsets
+from migrator.semantic.scopes import code_matches, function_at, word_offsets
 from .common import type_bytes
 
 LDS_BANKS = 32

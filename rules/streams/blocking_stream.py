@@ -10,10 +10,10 @@ from migrator.apitables import ApiTables
 from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
 
-from ..api.rename import hip_name, spellings
-from ..calls import find_name, lexical_call
+from migrator.semantic.spellings import hip_name, spellings
+from migrator.semantic.calls import find_name, lexical_call
 from ..markers import unproven_fix
-from ..scopes import IDENTIFIER, Block, declares, enclosing_call, function_at, word_offsets
+from migrator.semantic.scopes import IDENTIFIER, Block, declares, enclosing_call, function_at, word_offsets
 from .null_stream import null_stream_uses, stream_apis
 
 

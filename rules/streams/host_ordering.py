@@ -5,9 +5,9 @@ from __future__ import annotations
 from migrator.diagnostics import Diagnostic
 from migrator.rule import Rule, RuleContext
 
-from ..calls import arguments
+from migrator.semantic.calls import arguments
 from ..markers import unproven_fix
-from ..scopes import function_at
+from migrator.semantic.scopes import function_at
 from .null_stream import api_calls, is_null_stream, launches
 
 # HIP names; api_calls finds their CUDA spellings too

@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from migrator.apitables import ApiTables
 from migrator.rule import RuleContext
 
-from ..api.rename import hip_name
-from ..calls import WORD_BYTES, argument_text
-from ..scopes import Block, code_matches
+from migrator.semantic.spellings import hip_name
+from migrator.semantic.calls import WORD_BYTES, argument_text
+from migrator.semantic.scopes import Block, code_matches
 
-# Calls are recognised by the HIP name the API tables give them (api.rename.hip_name), so that a
-# CUDA file and its converted output are judged alike: CUDA runtime and driver spellings
+# Calls are recognised by the HIP name the API tables give them (semantic.spellings.hip_name),
+# so that a CUDA file and its converted output are judged alike: CUDA runtime and driver spellings
 # (cudaMemcpy, cuMemcpyHtoD, cuStreamSynchronize) and HIP's are the same call here.
 # sync copies/sets always go to the null stream
 _SYNC_CALL = re.compile(

@@ -8,7 +8,7 @@ from migrator.diagnostics import Diagnostic
 from migrator.rule import Rule, RuleContext
 
 from ..markers import unproven_fix
-from ..scopes import loops
+from migrator.semantic.scopes import loops
 from .null_stream import is_null_stream, launches
 
 _LOOP_VARIABLE = re.compile(r"^\s*(?:[\w:]+\s+)*(?P<var>[A-Za-z_]\w*)\s*=")

@@ -7,8 +7,8 @@ import re
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
 
-from ..scopes import code_text, statement_end, statement_start
-from ..constants import constant_value
+from migrator.semantic.scopes import code_text, statement_end, statement_start
+from migrator.semantic.constants import constant_value
 from ..markers import unproven_fix
 from .common import Copy, loop_copies
 

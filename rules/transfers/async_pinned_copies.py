@@ -7,8 +7,8 @@ import re
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
 
-from ..dialect import api_name, is_hip
-from ..scopes import code_text, statement_end, statement_start
+from migrator.semantic.spellings import api_name, is_hip
+from migrator.semantic.scopes import code_text, statement_end, statement_start
 from .common import Copy, base_identifier, loop_copies
 
 _PINNED = ("cudaMallocHost", "hipHostMalloc", "cudaHostAlloc", "hipHostAlloc", "hipExtHostAlloc",

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 from migrator.rule import RuleContext
 
-from ..calls import WORD_BYTES, find_name, lexical_call
-from ..scopes import Block, function_at, loop_around, Loop, loops
+from migrator.semantic.calls import WORD_BYTES, find_name, lexical_call
+from migrator.semantic.scopes import Block, function_at, loop_around, Loop, loops
 
 COPY_NAMES = {b"cudaMemcpy", b"cudaMemcpyAsync", b"hipMemcpy", b"hipMemcpyAsync"}
 _COPY_NAME = re.compile(rb"(?:cuda|hip)Memcpy(?:Async)?(?![A-Za-z0-9_])")  # the byte before: tested

@@ -7,8 +7,8 @@ import re
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
 
-from ..dialect import api_name, is_hip
-from ..scopes import code_matches
+from migrator.semantic.spellings import api_name, is_hip
+from migrator.semantic.scopes import code_matches
 from .common import Copy, base_identifier, copies
 
 _SET_DEVICE = re.compile(rb"\b(?:cuda|hip)SetDevice\s*\(\s*([A-Za-z_]\w*|\d+)\s*\)")

@@ -7,10 +7,10 @@ import re
 from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
 
-from ..dialect import api_call, api_name, is_hip
+from migrator.semantic.spellings import api_call, api_name, is_hip
 from ..markers import unproven_fix
-from ..calls import arguments
-from ..scopes import (Block, block_opened_at, enclosing_call, statement_end, statement_start,
+from migrator.semantic.calls import arguments
+from migrator.semantic.scopes import (Block, block_opened_at, enclosing_call, statement_end, statement_start,
                       word_matches, word_offsets)
 from .common import Copy, base_identifier, loop_copies
 

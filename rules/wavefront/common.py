@@ -3,12 +3,11 @@ integer literal values."""
 
 from __future__ import annotations
 
-import functools
 import re
 
 from migrator.rule import RuleContext
 
-from ..calls import BLANK_OR_MEMBER_END, WORD_BYTES, arguments, is_member
+from migrator.semantic.calls import BLANK_OR_MEMBER_END, WORD_BYTES, arguments, is_member
 
 # builtin -> index of its mask argument (the *_sync family takes the mask first)
 SYNC_MASK_BUILTINS = {
@@ -62,41 +61,6 @@ def call_arguments(ctx: RuleContext, name_end: int) -> list[tuple[int, int]] | N
     return spans
 
 
-_INTEGER = re.compile(r"^(0[xX][0-9a-fA-F']+|0[bB][01']+|0[0-7']*|[1-9][0-9']*)([uUlL]*)$")
-
-
-@functools.lru_cache(maxsize=4096)  # a file writes the same few masks and widths many times
-def integer_literal(text: str) -> tuple[int, int] | None:
-    """(value, bits of its type) of a C integer literal, ``~0u``-style complements and ``-1``
-    included; None for anything else. Types follow C: no suffix fits int/unsigned (32 bits) when
-    the value does, ``ll``/``ull`` are 64 bits."""
-    text = text.strip()
-    while text.startswith("(") and text.endswith(")"):
-        text = text[1:-1].strip()
-    complement = text.startswith("~")
-    negative = text.startswith("-")
-    if complement or negative:
-        text = text[1:].strip()
-    match = _INTEGER.match(text)
-    if not match:
-        return None
-    digits, suffix = match.group(1).replace("'", ""), match.group(2).lower()
-    if digits.lower().startswith("0x"):
-        value = int(digits, 16)
-    elif digits.lower().startswith("0b"):
-        value = int(digits[2:], 2)
-    elif digits.startswith("0") and len(digits) > 1:
-        value = int(digits, 8)
-    else:
-        value = int(digits)
-    bits = 64 if "ll" in suffix or value > 0xFFFFFFFF else 32
-    if complement:
-        value = ~value & ((1 << bits) - 1)
-    if negative:
-        if value != 1:
-            return None
-        value, bits = (1 << 64) - 1, 64  # -1 converts to all ones in the 64-bit mask type
-    return value, bits
 
 
 def all_ones(lanes: int) -> str:

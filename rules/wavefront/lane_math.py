@@ -8,9 +8,9 @@ import re
 from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
 
-from ..calls import WORD_BYTES
-from ..scopes import blocks
-from .common import integer_literal
+from migrator.semantic.calls import WORD_BYTES
+from migrator.semantic.constants import integer_literal
+from migrator.semantic.scopes import blocks
 
 # only the literals that can mean a warp: % / 32|64, & 31|63, >> 5|6 (cheap to scan for)
 OPERATORS = (b"%", b"/", b"&", b">>")

@@ -7,7 +7,9 @@ import re
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
 
-from .common import SYNC_MASK_BUILTINS, all_ones, builtin_names, call_arguments, integer_literal
+from migrator.semantic.constants import integer_literal
+
+from .common import SYNC_MASK_BUILTINS, all_ones, builtin_names, call_arguments
 
 _NAMES = frozenset(name.encode() for name in SYNC_MASK_BUILTINS)
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")

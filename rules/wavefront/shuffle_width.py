@@ -5,7 +5,9 @@ from __future__ import annotations
 from migrator.diagnostics import Diagnostic
 from migrator.rule import Rule, RuleContext
 
-from .common import SHUFFLE_WIDTH, builtin_names, call_arguments, integer_literal
+from migrator.semantic.constants import integer_literal
+
+from .common import SHUFFLE_WIDTH, builtin_names, call_arguments
 
 _NAMES = frozenset(name.encode() for name in SHUFFLE_WIDTH)
 

@@ -6,7 +6,7 @@ from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Marker, Rule, RuleContext
 from migrator.versions import format_version
 
-from ..calls import find_name, lexical_call
+from migrator.semantic.calls import find_name, lexical_call
 from ..markers import marker_fix
 
 

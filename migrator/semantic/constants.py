@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 import ast
+import functools
 import operator
 import re
 
-from migrator.rule import RuleContext
+from ..rule import RuleContext
 
-from .wavefront.common import integer_literal
 
 _DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+([^\n\\]+?)[ \t]*(?://[^\n]*)?$",
                      re.MULTILINE)
@@ -66,3 +66,40 @@ def _evaluate(ctx: RuleContext, node, depth: int) -> int | None:
             return None
         return _OPERATORS[type(node.op)](left, right)
     return None
+
+
+_INTEGER = re.compile(r"^(0[xX][0-9a-fA-F']+|0[bB][01']+|0[0-7']*|[1-9][0-9']*)([uUlL]*)$")
+
+
+@functools.lru_cache(maxsize=4096)  # a file writes the same few masks and widths many times
+def integer_literal(text: str) -> tuple[int, int] | None:
+    """(value, bits of its type) of a C integer literal, ``~0u``-style complements and ``-1``
+    included; None for anything else. Types follow C: no suffix fits int/unsigned (32 bits) when
+    the value does, ``ll``/``ull`` are 64 bits."""
+    text = text.strip()
+    while text.startswith("(") and text.endswith(")"):
+        text = text[1:-1].strip()
+    complement = text.startswith("~")
+    negative = text.startswith("-")
+    if complement or negative:
+        text = text[1:].strip()
+    match = _INTEGER.match(text)
+    if not match:
+        return None
+    digits, suffix = match.group(1).replace("'", ""), match.group(2).lower()
+    if digits.lower().startswith("0x"):
+        value = int(digits, 16)
+    elif digits.lower().startswith("0b"):
+        value = int(digits[2:], 2)
+    elif digits.startswith("0") and len(digits) > 1:
+        value = int(digits, 8)
+    else:
+        value = int(digits)
+    bits = 64 if "ll" in suffix or value > 0xFFFFFFFF else 32
+    if complement:
+        value = ~value & ((1 << bits) - 1)
+    if negative:
+        if value != 1:
+            return None
+        value, bits = (1 << 64) - 1, 64  # -1 converts to all ones in the 64-bit mask type
+    return value, bits

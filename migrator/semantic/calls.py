@@ -6,8 +6,8 @@ import bisect
 import re
 from dataclasses import dataclass
 
-from migrator.parsing.tokens import in_directive
-from migrator.rule import RuleContext
+from ..parsing.tokens import in_directive
+from ..rule import RuleContext
 
 
 # the bytes before a name that may make it a member (``x.name``, ``p -> name``): when the byte

@@ -9,7 +9,7 @@ import operator
 import re
 from dataclasses import dataclass
 
-from migrator.rule import RuleContext
+from ..rule import RuleContext
 
 from .calls import WORD_BYTES
 from .calls import _close_of as close_of
