@@ -45,6 +45,9 @@ class Fix:
     # to a parenthesised list, an attribute added to a declaration): the engine then needs no
     # parse to guard the output, as for identifier renames. tests/test_engine.py checks it.
     keeps_syntax: bool = False
+    # the edits only write a marker comment for a person (``// rocmigrate CODE: ...``): the
+    # finding is reported as needing attention, whatever its rule does otherwise
+    marker: bool = False
     # where the edits begin and end (-1 for an include request alone, which the engine takes
     # first): set once when made, since the engine orders every fix by them in every round
     start: int = field(init=False, repr=False, compare=False)
@@ -52,7 +55,8 @@ class Fix:
 
     def __init__(self, title: str, edits: tuple[Edit, ...],
                  applicability: Applicability = Applicability.SAFE, includes: tuple[str, ...] = (),
-                 keeps_syntax: bool = False, _set=object.__setattr__) -> None:
+                 keeps_syntax: bool = False, marker: bool = False,
+                 _set=object.__setattr__) -> None:
         if len(edits) == 1:
             start, end = edits[0].start, edits[0].end
         elif edits:
@@ -64,6 +68,7 @@ class Fix:
         _set(self, "applicability", applicability)
         _set(self, "includes", includes)
         _set(self, "keeps_syntax", keeps_syntax)
+        _set(self, "marker", marker)
         _set(self, "start", start)
         _set(self, "end", end)
 
@@ -113,7 +118,9 @@ class Finding:
     fixed: bool
     fix_title: str = ""  # empty when the finding has no fix
     fix_applicability: str = ""  # safe / unsafe
-    optimization: bool = False  # from an AMD optimisation rule (left out by --no-optimize)
+    # where the summary lists it (Rule.kind_of): conversion (a reference ported), optimization
+    # (an AMD rewrite), attention (a person must act: a name HIP lacks, a marker), check
+    kind: str = "check"
 
     def as_dict(self) -> dict:
         return {

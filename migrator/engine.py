@@ -332,8 +332,9 @@ def _touching(renames: Renames, diagnostics: list[Diagnostic]) -> set[int]:
 
 
 def _findings(path: str, source: Source, diagnostics: list[Diagnostic], fixed: list[bool],
-              optimizing: set[str]) -> list[Finding]:
-    """The findings reporting ``diagnostics``, placed in ``source``."""
+              kinds: dict[str, str]) -> list[Finding]:
+    """The findings reporting ``diagnostics``, placed in ``source``; ``kinds``: where the
+    summary lists each code's findings (a marker's: attention)."""
     positions = source.positions([diag.start for diag in diagnostics])
     findings = []
     append = findings.append
@@ -343,18 +344,19 @@ def _findings(path: str, source: Source, diagnostics: list[Diagnostic], fixed: l
         # the applicability's _value_: its .value is a property, slow for every finding
         append(Finding(path, line, column, code, diag.message, diag.severity, diag.library,
                        diag.symbol, fixed_it, fix.title if fix else "",
-                       fix.applicability._value_ if fix else "", code in optimizing))
+                       fix.applicability._value_ if fix else "",
+                       "attention" if fix is not None and fix.marker else kinds[code]))
     return findings
 
 
 def _rename_findings(path: str, source: Source, renames: Renames, fixed: bool,
-                     optimizing: set[str]) -> list[Finding]:
+                     kinds: dict[str, str]) -> list[Finding]:
     """The findings reporting ``renames``, placed in ``source``, as _findings makes them."""
     code = renames.code
-    optimization = code in optimizing
+    kind = kinds[code]
     safe = Applicability.SAFE._value_
     return [Finding(path, line, column, code, message, "info", library, symbol, fixed, title,
-                    safe, optimization)
+                    safe, kind)
             for (line, column), (message, title, _, library, symbol)
             in zip(source.positions(renames.starts), renames.records)]
 
@@ -398,7 +400,7 @@ def fix_source(
     current = source
     applied_rules: set[str] = set()
     guard = _ParseGuard()
-    optimizing = {code for rule in rules if rule.optimization for code in rule.codes()}
+    kinds = {code: rule.kind_of(code) for rule in rules for code in rule.codes()}
     chaining = {code for rule in rules if rule.chains for code in rule.codes()}
     for round_index in range(MAX_ROUNDS):
         ctx = RuleContext(current, settings, tables, tree)
@@ -457,10 +459,10 @@ def fix_source(
                     keep.append(True)
             reporting, block = _kept(diagnostics, keep, block)
             reporting_fixed = list(compress(fixed_flags, keep))
-        found = _findings(source.path, current, reporting, reporting_fixed, optimizing)
+        found = _findings(source.path, current, reporting, reporting_fixed, kinds)
         if renames:
             found = _with_rename_findings(found, reporting, block, _rename_findings(
-                source.path, current, renames, apply_fixes, optimizing), renames.starts)
+                source.path, current, renames, apply_fixes, kinds), renames.starts)
         findings += found
         if not (chosen or apply_fixes and renames):
             return EngineResult(current.data, findings, round_index)

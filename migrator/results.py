@@ -118,11 +118,8 @@ def finding_records(findings) -> list[dict]:
                  symbol, fixed) in finding_rows(findings, _RECORD_FIELDS)]
 
 
-UNSUPPORTED_CODES = ("API002", "API003", "API004", "HDR002", "ARG002", "WRP002", "LOW002")
-CONVERSION_CODES = ("API001", "ARG001", "HDR001", "HDR003", "WRP001", "LOW001", "LCH001",
-                    "ATM001")
 # the fields that decide where a finding counts in the summary: files repeat a few combinations
-_KIND_FIELDS = ("code", "fixed", "fix_title", "optimization", "severity", "library")
+_KIND_FIELDS = ("code", "fixed", "fix_title", "kind", "severity", "library")
 _LOCATED_FIELDS = ("symbol", "message", "path", "line", "column")  # and those of its entry
 
 
@@ -150,14 +147,13 @@ def file_summary(findings) -> tuple[Counter, dict, dict]:
     by_library: Counter = Counter()
     located: dict[tuple, bool] = {}  # combination -> optimisation (True) or attention (False)
     for key, count in Counter(kinds).items():
-        code, fixed, title, optimization, severity, library = key
-        code, title = text(code), text(title)
-        marked = title.startswith("mark ")
-        if code in CONVERSION_CODES and fixed and not marked:
+        code, fixed, title, kind, severity, library = key
+        kind = text(kind)  # Rule.kind_of: the rules say where their findings belong
+        if kind == "conversion" and fixed:
             by_library[text(library) or "other"] += count
-        elif optimization and fixed and not marked:
+        elif kind == "optimization" and fixed:
             located[key] = True
-        elif code in UNSUPPORTED_CODES or text(severity) != "info" or marked or optimization:
+        elif kind in ("attention", "optimization") or text(severity) != "info":
             located[key] = False
     unsupported: dict[str, dict] = {}
     optimized: dict[str, dict] = {}

@@ -88,6 +88,12 @@ class Rule:
     # True for the AMD optimisation rules (streams, transfers, shared memory, atomics...):
     # ``convert --no-optimize`` leaves them out and gives a pure port.
     optimization: ClassVar[bool] = False
+    # "conversion" for the rules whose fixes are the port itself (renames, includes, lowerings):
+    # the summary counts their fixed findings per library; "check" for the rest.
+    category: ClassVar[str] = "check"
+    # the codes among codes() that report what a person must port (HIP lacks it): always listed
+    # under "needs attention"
+    attention_codes: ClassVar[tuple[str, ...]] = ()
 
     def check(self, ctx: RuleContext) -> Iterable[Diagnostic]:  # pragma: no cover - interface
         raise NotImplementedError
@@ -100,6 +106,14 @@ class Rule:
     @classmethod
     def codes(cls) -> tuple[str, ...]:
         return (cls.code, *cls.extra_codes)
+
+    @classmethod
+    def kind_of(cls, code: str) -> str:
+        """Where the summary lists a finding of ``code`` that is not a marker (a marker always
+        needs attention): conversion, optimization, attention or check."""
+        if code in cls.attention_codes:
+            return "attention"
+        return "optimization" if cls.optimization else cls.category
 
     @classmethod
     def documentation(cls) -> str:
@@ -118,6 +132,10 @@ class Rule:
             problems.append(f"{cls.__name__}: name {cls.name!r} is not kebab-case")
         if cls.fix not in ("always", "sometimes", "never"):
             problems.append(f"{cls.__name__}: fix must be always/sometimes/never")
+        if cls.category not in ("conversion", "check"):
+            problems.append(f"{cls.__name__}: category must be conversion/check")
+        if not set(cls.attention_codes) <= set(cls.codes()):
+            problems.append(f"{cls.__name__}: attention_codes must be among its codes")
         doc = cls.documentation()
         for section in DOC_SECTIONS:
             if f"## {section}" not in doc:

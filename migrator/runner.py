@@ -30,7 +30,7 @@ from .workspace.discovery import OUTPUT_MARK, inside, walk
 
 CACHE_DIR = ".rocmigrate"
 CACHE_FILE = OUTPUT_MARK  # the cache marks an output tree
-CACHE_FORMAT = 3  # 2: entries keep their file's findings; 3: as JSON text, and the run's summary
+CACHE_FORMAT = 4  # 2: entries keep their file's findings; 3: as JSON text, and the run's summary; 4: findings carry their kind
 POOL_THRESHOLD = 8  # below this many files, a process pool costs more than it saves
 
 

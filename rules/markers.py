@@ -64,12 +64,12 @@ def marker_fix(ctx: RuleContext, offset: int, marker: Marker) -> Fix | None:
     previous_line_end = line_start - 1
     continued = previous_line_end > 0 and continued_line(data, previous_line_end)
     if continued or _inside_literal(ctx, line_start):
-        return Fix(f"mark {marker.code}", (Edit(offset, offset, inline),))
+        return Fix(f"mark {marker.code}", (Edit(offset, offset, inline),), marker=True)
     indent_end = line_start
     while indent_end < len(data) and data[indent_end : indent_end + 1] in (b" ", b"\t"):
         indent_end += 1
     line = data[line_start:indent_end] + text + source.newline
-    return Fix(f"mark {marker.code}", (Edit(at, at, line),))
+    return Fix(f"mark {marker.code}", (Edit(at, at, line),), marker=True)
 
 
 def _inline_markers_before(ctx: RuleContext, offset: int):

@@ -368,3 +368,53 @@ def test_bulk_renames_fix_and_report_as_one_by_one():
         apply_fixes = rng.random() < 0.8
         assert (_outcome(data, rules, settings, apply_fixes)
                 == _outcome(data, replaced, settings, apply_fixes)), data
+
+
+class _Porting(_Rename):
+    """Test rule.
+
+    ## What it does
+    x
+    ## Why is this bad on AMD
+    x
+    ## Example
+    x
+    ## Use instead
+    x
+    ## Fix safety
+    x
+    """
+
+    code = "TST002"
+    extra_codes = ("TST003",)
+    name = "test-porting"
+    category = "conversion"
+    attention_codes = ("TST003",)
+
+    def check(self, ctx):
+        for diagnostic in super().check(ctx):
+            yield Diagnostic("TST002", "ported", diagnostic.start, diagnostic.end,
+                             diagnostic.fix, library="team")
+        at = ctx.data.find(b"gone")
+        if at >= 0:
+            yield Diagnostic("TST003", "gone", at, at + 4, Fix("mark", (Edit(at, at, b"/* x */"),),
+                                                              marker=True))
+
+
+def test_where_findings_are_listed_comes_from_the_rules():
+    """The summary places findings by what their rule declares (a conversion, an attention
+    code, an optimisation) and by markers: no rule code is known to the engine or the summary."""
+    from migrator.results import summarize_findings
+
+    assert not _Porting.validate()
+    result = run(b"int foo; int gone;\n", _Porting())
+    assert [(f.code, f.kind) for f in result.findings] == [("TST002", "conversion"),
+                                                          ("TST003", "attention")]
+    summary = summarize_findings([result.findings])
+    assert summary["converted_references"] == {"team": 1}
+    assert [entry["code"] for entry in summary["attention"]] == ["TST003"]
+    optimizing = type("_Optimizing", (_Rename,), {"optimization": True, "__doc__": _Rename.__doc__})
+    assert [f.kind for f in run(b"int foo;\n", optimizing()).findings] == ["optimization"]
+    wrong = type("_Wrong", (_Rename,), {"category": "port", "attention_codes": ("XYZ001",),
+                                        "__doc__": _Rename.__doc__})
+    assert len(wrong.validate()) == 2

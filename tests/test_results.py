@@ -46,7 +46,7 @@ def test_rows_read_alike_from_objects_and_columns():
     findings = [_finding(line, "API001", line % 2 == 0) for line in range(5)]
     table = StringTable()
     packed = packed_findings(encode_findings(findings, table), table.texts)
-    names = ("path", "line", "fixed", "fix_title", "optimization")
+    names = ("path", "line", "fixed", "fix_title", "kind")
     assert list(finding_rows(findings, names)) == list(finding_rows(packed, names))
     assert list(finding_rows(findings, ("code",))) == [("API001",)] * 5
 
@@ -79,16 +79,18 @@ def test_a_cache_entry_holds_its_findings_as_the_json_text_of_their_columns():
 
 
 def test_the_summary_merged_from_each_file_share_is_the_summary_of_all():
-    def finding(path, line, code, fixed, title="", optimization=False, severity="info"):
+    def finding(path, line, code, fixed, title="", kind="conversion", severity="info"):
         return Finding(path, line, 1, code, f"message {code}", severity, "runtime",
-                       f"symbol{line % 2}", fixed, title, "safe" if title else "", optimization)
+                       f"symbol{line % 2}", fixed, title, "safe" if title else "", kind)
 
-    files = [[finding("a.cu", 1, "API001", True, "rename"), finding("a.cu", 2, "API002", False),
-              finding("a.cu", 3, "STM001", True, "make non-blocking", True)],
+    files = [[finding("a.cu", 1, "API001", True, "rename"),
+              finding("a.cu", 2, "API002", False, kind="attention"),
+              finding("a.cu", 3, "STM001", True, "make non-blocking", "optimization")],
              [],
-             [finding("b.cu", 4, "API002", False), finding("b.cu", 5, "STM001", True, "other", True),
-              finding("b.cu", 6, "ATM003", False, severity="info", optimization=True),
-              finding("b.cu", 7, "API001", True, "mark for review")]]
+             [finding("b.cu", 4, "API002", False, kind="attention"),
+              finding("b.cu", 5, "STM001", True, "other", "optimization"),
+              finding("b.cu", 6, "ATM003", False, severity="info", kind="optimization"),
+              finding("b.cu", 7, "API001", True, "mark API001", "attention")]]  # a marker
     shares = [file_summary(findings) for findings in files]
     table = StringTable()  # by columns, one table for all files, as the cache keeps them
     assert [file_summary(packed_findings(encode_findings(findings, table), table.texts))
@@ -119,7 +121,8 @@ def test_findings_json_is_the_compact_json_of_their_columns():
     for count in (0, 1, 40):  # new text numbers as the table grows, and none
         findings = [Finding(f"f{line % 3}.cu", line * 97, line % 7, f"API00{line % 4}",
                             f"message {line}", "info", "", f"s{line}", line % 2 == 0,
-                            "" if line % 5 else "rename", "", line % 3 == 0)
+                            "" if line % 5 else "rename", "",
+                            "conversion" if line % 3 == 0 else "check")
                     for line in range(count)]
         columns = encode_findings(findings, table)
         assert findings_json(packed_findings(columns, table.texts)) == \

@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 from conftest import ROOT, git, require, require_path
 
 from migrator import fsutil
+from migrator.results import text_columns
 from migrator.cli import _register, app
 
 _register()
@@ -631,9 +632,7 @@ def test_the_cache_keeps_only_the_texts_its_entries_use(tmp_path: Path):
         assert code == 0 and edited["summary"]["files"]["converted"] == 1
         stored = json.loads((out / ".rocmigrate" / "cache.json").read_bytes())
         used = {number for entry in stored["files"].values()
-                for column in (json.loads(entry["findings"])[index]
-                               for index in (0, 3, 4, 5, 6, 7, 9, 10))
-                for number in column}
+                for column in text_columns(json.loads(entry["findings"])) for number in column}
         assert used == set(range(len(stored["strings"]))), "texts no entry uses are dropped"
         assert any(name in text for text in stored["strings"])
         assert not any(before in text for text in stored["strings"])

@@ -55,6 +55,8 @@ class ArgumentRewrite(Rule):
 
     code = "ARG001"
     extra_codes = ("ARG002",)
+    category = "conversion"
+    attention_codes = ("ARG002",)
     name = "cuda-call-arguments"
     summary = "CUDA call needs its arguments changed for HIP"
     family = "api"

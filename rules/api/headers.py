@@ -122,6 +122,8 @@ class IncludeRewrite(Rule):
 
     code = "HDR001"
     extra_codes = ("HDR002", "HDR003")
+    category = "conversion"
+    attention_codes = ("HDR002",)
     name = "cuda-include-rewrite"
     summary = "CUDA header has a HIP counterpart"
     family = "api"

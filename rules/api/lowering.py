@@ -157,6 +157,8 @@ class OldRocmLowering(Rule):
 
     code = "LOW001"
     extra_codes = ("LOW002",)
+    category = "conversion"
+    attention_codes = ("LOW002",)
     name = "old-rocm-lowering"
     summary = "CUDA API newer than the target ROCm, with an exact older HIP counterpart"
     family = "api"

@@ -132,6 +132,8 @@ class ApiRename(Rule):
 
     code = "API001"
     extra_codes = ("API002", "API003", "API004")
+    category = "conversion"
+    attention_codes = ("API002", "API003", "API004")
     name = "cuda-api-rename"
     summary = "CUDA API name has a HIP equivalent"
     family = "api"

@@ -84,6 +84,7 @@ class HalfPrecisionAtomic(Rule):
     """
 
     code = "ATM001"
+    category = "conversion"
     name = "half-precision-atomic"
     summary = "atomic on __half/__half2/bf16 that HIP lacks"
     family = "atomics"

@@ -38,6 +38,7 @@ class LaunchKernelGGL(Rule):
     """
 
     code = "LCH001"
+    category = "conversion"
     name = "launch-kernel-ggl"
     summary = "kernel launch written with <<<…>>>"
     family = "launch"

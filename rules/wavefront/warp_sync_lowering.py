@@ -45,6 +45,8 @@ class WarpSyncLowering(Rule):
 
     code = "WRP001"
     extra_codes = ("WRP002",)
+    category = "conversion"
+    attention_codes = ("WRP002",)
     name = "warp-sync-lowering"
     summary = "warp-sync builtin missing in the target ROCm"
     family = "wavefront"
