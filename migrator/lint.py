@@ -6,13 +6,14 @@ reports (every finding, with its fix availability) and in writing fixes back in 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from . import support
 from .fsutil import atomic_write
-from .pool import map_in_workers
 from .results import CONVERTIBLE_SUFFIXES, FileResult
+from .runner import process_all, unified_diff
 from .settings import Settings
 from .workspace.discovery import walk
 
@@ -82,16 +83,11 @@ def _display(path: Path, root: Path) -> str:
         return path.as_posix()
 
 
-def lint_bytes(rel: str, data: bytes, settings: Settings, fix: bool) -> FileResult:
-    """Check (and with ``fix``, fix) one file's bytes; never raises."""
+def lint_bytes(rel: str, data: bytes, settings: Settings, fix: bool = False) -> FileResult:
+    """Check (and with ``fix``, fix) one file's bytes; never raises: lint's per-file processor."""
     from .convert import process_bytes
 
     return process_bytes(rel, data, settings, apply_fixes=fix, reject_non_code=False)
-
-
-def _job(job):
-    rel, data, settings, fix = job
-    return lint_bytes(rel, data, settings, fix)
 
 
 def lint(paths: list[Path], settings: Settings, root: Path, fix: bool = False,
@@ -108,19 +104,13 @@ def lint(paths: list[Path], settings: Settings, root: Path, fix: bool = False,
         except OSError as err:
             result.results.append(FileResult(display, "failed", f"cannot read: {err.strerror}"))
     settings = replace(settings, report_unused_suppressions=True, write_markers=False)
-    payload = [(display, data, settings, fix or diff) for display, _, data in work]
-    outcomes = []
-    for (_, data, _, _), outcome in zip(payload, map_in_workers(_job, payload, jobs,
-                                                                POOL_THRESHOLD)):
-        outcomes.append(outcome)
-        if report is not None:
-            report(len(payload), data.count(b"\n"))
+    processor = functools.partial(lint_bytes, fix=fix or diff)
+    outcomes = list(process_all([(display, data) for display, _, data in work], processor,
+                                settings, jobs, report, POOL_THRESHOLD))
     for (display, path, data), outcome in zip(work, outcomes):
         output, outcome.output = outcome.output, None
         if outcome.status != "failed" and output is not None and output != data:
             if diff:
-                from .runner import unified_diff
-
                 result.diffs.append(unified_diff(display, display, data, output))
                 for finding in outcome.findings:
                     finding.fixed = False  # shown, not applied

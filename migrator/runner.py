@@ -16,11 +16,13 @@ import os
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable, Iterator
 
 from . import __version__, support
 from .diagnostics import Finding
 from .fsutil import (atomic_write, content_hash, read_inside, remove_inside, symlink_inside,
                      write_inside)
+from .pool import map_in_workers
 from .results import (CONVERTIBLE_SUFFIXES, FileResult, PackedFindings, StringTable,
                       encode_findings, findings_json, file_summary, merge_file_summaries,
                       packed_findings_of, text_columns, valid_finding_summary)
@@ -138,11 +140,48 @@ def _fail_clashing_outputs(items: list[_Item]) -> None:
                          "nothing written for either: rename one of them")
 
 
-def _convert_job(job: tuple[str, bytes, Settings]) -> FileResult:
+# A per-file processor: one file's bytes (and its path, for messages) -> its result; never
+# raises. ``convert_file`` is the conversion; lint passes its own; build, report and harness
+# steps can pass theirs.
+Processor = Callable[[str, bytes, Settings], FileResult]
+
+
+def convert_file(rel: str, data: bytes, settings: Settings) -> FileResult:
+    """The conversion of one file (the runner's default processor)."""
     from .convert import convert_bytes  # the engine loads only when a file needs converting
 
-    rel, data, settings = job
     return convert_bytes(rel, data, settings)
+
+
+def _processor_name(processor: Processor) -> str:
+    """A name of ``processor`` that is the same in every run (a partial: its function and
+    arguments)."""
+    function = getattr(processor, "func", processor)
+    name = f"{function.__module__}.{function.__qualname__}"
+    if function is not processor:
+        name += repr((processor.args, sorted(processor.keywords.items())))
+    return name
+
+
+def _job(job: tuple[Processor, str, bytes, Settings]) -> FileResult:
+    processor, rel, data, settings = job
+    return processor(rel, data, settings)
+
+
+def process_all(work: list[tuple[str, bytes]], processor: Processor, settings: Settings,
+                jobs: int, report=None, threshold: int = POOL_THRESHOLD) -> Iterator[FileResult]:
+    """``processor`` over each (path, bytes) of ``work``, results in order: in worker processes
+    when there are at least ``threshold`` files (run once here first, on an empty file, so that
+    the forked workers start with the engine, tables and rules loaded); ``report(total, lines)``
+    after each file."""
+    if not work:
+        return
+    processor("warm-up.cu", b"", settings)
+    jobs_of = [(processor, rel, data, settings) for rel, data in work]
+    for (_, _, data, _), result in zip(jobs_of, map_in_workers(_job, jobs_of, jobs, threshold)):
+        if report is not None:
+            report(len(work), data.count(b"\n"))  # files processed in this run, this one's lines
+        yield result
 
 
 def _entry_json(entry: dict) -> str:
@@ -194,10 +233,12 @@ class _Cache:
     conversion. The file is untrusted input: it is read without following symlinks and checked
     in one pass; anything unexpected (bad JSON, wrong types, paths leaving OUT) means no cache."""
 
-    def __init__(self, out_root: Path | None, settings: Settings) -> None:
+    def __init__(self, out_root: Path | None, settings: Settings,
+                 processor: Processor = convert_file) -> None:
         self.root = out_root
+        made_by = _processor_name(processor)  # another step's outputs: another key
         self.key = (f"{__version__}|{CACHE_FORMAT}|{ruleset_digest(settings.rules_dir)}"
-                    f"|{settings.fingerprint()}")
+                    f"|{made_by}|{settings.fingerprint()}")
         # in memory, an entry's "findings" are PackedFindings numbered in ``table``
         self.entries: dict[str, dict] = {}
         self.previous: dict[str, dict] = {}
@@ -380,8 +421,10 @@ def _cannot_tell(source: Path, why: str) -> None:
                        f"({why}); pass --force to convert in place anyway")
 
 
-def run(options: RunOptions, settings: Settings, report=None) -> RunResult:
-    """Convert ``options.source`` (a file or a tree) into the output or in place."""
+def run(options: RunOptions, settings: Settings, report=None,
+        processor: Processor = convert_file) -> RunResult:
+    """Convert ``options.source`` (a file or a tree) into the output or in place: each source
+    file through ``processor``, the rest copied, with the cache and the output's safety rules."""
     source = options.source
     try:
         if not source.exists():
@@ -397,7 +440,7 @@ def run(options: RunOptions, settings: Settings, report=None) -> RunResult:
     elif options.output is None:
         raise ConvertError("give an output with -o/--output, or --in-place")
     if is_file:
-        return _run_single(options, settings)
+        return _run_single(options, settings, processor)
     if not is_dir:
         raise ConvertError(f"{source} is neither a regular file nor a folder")
     out_root = source if options.in_place else options.output
@@ -413,7 +456,7 @@ def run(options: RunOptions, settings: Settings, report=None) -> RunResult:
     exclude = out_root.resolve() if not options.in_place and inside(out_root.resolve(),
                                                                      source.resolve()) else None
     items = discover(source, exclude, settings)
-    cache = _Cache(None if options.in_place or options.dry_run else out_root, settings)
+    cache = _Cache(None if options.in_place or options.dry_run else out_root, settings, processor)
     result = RunResult()
     pending: list[tuple[_Item, bytes, str]] = []
     outcomes: dict[str, FileResult] = {}
@@ -465,8 +508,9 @@ def run(options: RunOptions, settings: Settings, report=None) -> RunResult:
             if outcome.status == "cached":
                 outcome.findings = cache.entries[rel]["findings"]
     taken = {item.out_rel for item in items if not _generated_support(item)}
-    for (item, data, digest), converted in zip(pending, _convert_all(pending, settings, options,
-                                                                     report)):
+    converted_all = process_all([(item.rel, data) for item, data, _ in pending], processor,
+                                settings, options.jobs, report)
+    for (item, data, digest), converted in zip(pending, converted_all):
         converted.input_hash = digest
         outcomes[item.rel] = _store(item, data, converted, out_root, cache, options, result,
                                     settings, taken)
@@ -501,19 +545,6 @@ def _cached(item: _Item, cache: _Cache, out_root: Path, settings: Settings,
     if item.kind != "convert":
         return FileResult(item.rel, "copied", input_hash=entry["input"])
     return FileResult(item.rel, "cached", input_hash=entry["input"])  # findings: see run
-
-
-def _convert_all(pending, settings: Settings, options: RunOptions, report):
-    from .pool import map_in_workers
-
-    work = [(item.rel, data, settings) for item, data, _ in pending]
-    if work:  # load the engine, tables and rules once here: forked workers start with them
-        _convert_job(("warm-up.cu", b"", settings))
-    for (_, data, _), converted in zip(work, map_in_workers(_convert_job, work, options.jobs,
-                                                            POOL_THRESHOLD)):
-        if report is not None:
-            report(len(work), data.count(b"\n"))  # files converted in this run, this one's lines
-        yield converted
 
 
 def _generated_support(item: _Item) -> bool:
@@ -625,7 +656,7 @@ def _same_file(first: Path, second: Path) -> bool:
         return False
 
 
-def _run_single(options: RunOptions, settings: Settings) -> RunResult:
+def _run_single(options: RunOptions, settings: Settings, processor: Processor) -> RunResult:
     path = options.source
     rel = path.name
     result = RunResult()
@@ -649,7 +680,7 @@ def _run_single(options: RunOptions, settings: Settings) -> RunResult:
     except OSError as err:
         result.results = [FileResult(rel, "failed", f"cannot read: {err.strerror}")]
         return result
-    converted = _convert_job((rel, data, settings))
+    converted = processor(rel, data, settings)
     if converted.status != "failed":
         output = converted.output
         converted.output = None

@@ -308,3 +308,35 @@ def test_an_edited_table_row_converts_again(tmp_path: Path):
     manual.write_text(manual.read_text() + row)
     assert convert()["main.cu"] == "converted"
     assert b"hipFreeRenamed(d)" in (tmp_path / "out" / "main.cu").read_bytes()
+
+
+def _shout(rel: str, data: bytes, settings) -> "FileResult":
+    """A processor of the runner's kind: any per-file step (here: upper-case the text)."""
+    from migrator.results import FileResult
+
+    output = data.upper()
+    return FileResult(rel, "converted" if output != data else "unchanged", output=output)
+
+
+def test_the_runner_takes_a_per_file_processor(tmp_path: Path):
+    """The runner is not tied to the conversion: discovery, the pool, atomic writes, the cache
+    and copies serve any per-file processor (build, report and harness steps)."""
+    from migrator.runner import RunOptions, process_all, run
+    from migrator.settings import Settings
+
+    src = tmp_path / "src"
+    (src / "sub").mkdir(parents=True)
+    for index in range(12):  # enough files for the process pool
+        (src / "sub" / f"k{index}.cu").write_bytes(b"kernel %d\n" % index)
+    (src / "notes.txt").write_bytes(b"not code\n")
+    seen = []
+    result = run(RunOptions(src, tmp_path / "out", jobs=2), Settings(), processor=_shout,
+                 report=lambda total, lines: seen.append((total, lines)))
+    assert {r.rel: r.status for r in result.results}["sub/k3.cu"] == "converted"
+    assert (tmp_path / "out" / "sub" / "k3.cu").read_bytes() == b"KERNEL 3\n"
+    assert (tmp_path / "out" / "notes.txt").read_bytes() == b"not code\n"  # copied
+    assert seen == [(12, 1)] * 12
+    again = run(RunOptions(src, tmp_path / "out"), Settings())  # the conversion: not cached
+    assert {r.rel: r.status for r in again.results}["sub/k3.cu"] == "unchanged"
+    assert (tmp_path / "out" / "sub" / "k3.cu").read_bytes() == b"kernel 3\n"
+    assert [r.output for r in process_all([("a.cu", b"x")], _shout, Settings(), 1)] == [b"X"]
