@@ -1,4 +1,5 @@
-"""Shared test helpers: repo paths and the real compilers (required in CI, optional elsewhere)."""
+"""Shared test helpers: repo paths, the real compilers (required in CI, optional elsewhere) and
+the context a rule reads a file through."""
 
 from __future__ import annotations
 
@@ -65,6 +66,17 @@ def updating_fixtures() -> bool:
     if IN_CI:
         pytest.fail("UPDATE_FIXTURES=1 rewrites the expected outputs: not allowed in CI")
     return True
+
+
+def rule_context(data: bytes, name: str = "x.cu", settings=None):
+    """The RuleContext a rule reads ``data`` through, as the file ``name`` with ``settings``
+    (default ones) and the API tables."""
+    from migrator import apitables
+    from migrator.rule import RuleContext
+    from migrator.settings import Settings
+    from migrator.source import Source
+
+    return RuleContext(Source(name, data), settings or Settings(), apitables.load())
 
 
 def git(cwd: Path, *args: str, check: bool = False) -> subprocess.CompletedProcess:

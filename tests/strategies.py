@@ -6,10 +6,14 @@ includes of CUDA and HIP headers from the header table, kernel qualifiers and la
 literals, preprocessor lines, punctuation, small statements the optimisation rules look for, lines
 of the rule fixtures and kernels/, and rocmigrate's own marker and suppression comments. It need
 not be valid C++: the converter must behave on anything a person may feed it.
+
+Beside them, seeded random texts of a few pieces (random_texts, random_ranges): the inputs of
+the tests that check a short cut against the scan it replaces, the same texts on every run.
 """
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 from hypothesis import strategies as st
@@ -129,3 +133,33 @@ def cuda_text(draw, max_tokens: int = 60) -> str:
 def file_names() -> st.SearchStrategy[str]:
     """The name the text is converted under (the suffix changes what some rules do)."""
     return st.sampled_from(["soup.cu", "soup.cuh", "soup.h", "soup.cpp", "soup.c", "soup.hip"])
+
+
+# calls (API, library, launch) in statements: their brackets, names enclosing_call leaves out,
+# what ends a statement or a block, and literals and comments that hide them
+STATEMENT_PIECES = [b"s", b"f", b"for", b"if", b"sizeof", b"cudaMemcpy", b"hipStreamSynchronize",
+                    b"cublasSgemm", b"cudaMemsetAsync", b"hipLaunchKernelGGL",
+                    b"cudaDeviceSynchronize", b"cudaMalloc", b" ", b"\t", b"\n", b",", b";", b"(",
+                    b")", b"[", b"]", b"{", b"}", b"<<<", b">>>", b"<", b">", b"/*", b"*/", b"//",
+                    b'"', b"0", b"x::y", b"9"]
+
+
+def random_texts(pieces: list[bytes], seed: int, count: int, length: int = 40):
+    """``count`` texts of up to ``length`` pieces drawn from ``pieces`` (seeded: a failing
+    text comes back on the next run)."""
+    rng = random.Random(seed)
+    for _ in range(count):
+        yield _joined(rng, pieces, length)
+
+
+def random_ranges(pieces: list[bytes], seed: int, count: int, length: int = 40):
+    """(text, start, end): texts as random_texts draws them, each with a random range in it."""
+    rng = random.Random(seed)
+    for _ in range(count):
+        data = _joined(rng, pieces, length)
+        start = rng.randint(0, len(data))
+        yield data, start, rng.randint(start, len(data))
+
+
+def _joined(rng: random.Random, pieces: list[bytes], length: int) -> bytes:
+    return b"".join(rng.choice(pieces) for _ in range(rng.randint(0, length)))

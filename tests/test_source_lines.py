@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import operator
-import random
 from itertools import accumulate, count
 
 from migrator.source import Source
+from strategies import random_texts
 
 
 def _starts_split_at_newlines(data: bytes) -> list[int]:
@@ -16,10 +16,9 @@ def _starts_split_at_newlines(data: bytes) -> list[int]:
 
 
 def test_line_starts_agree_with_splitting_at_newlines():
-    rng = random.Random(13)
     pieces = [b"a", b"\n", b"\r", b"\r\n", b"\n\r", b"\x0b", b"\x0c", b"\x1c", b"\x85", b" ",
               "é".encode(), b"\xff"]
     texts = [b"", b"\n", b"\r", b"a", b"a\n", b"a\r", b"a\nb", b"\r\n\r\n"]
-    texts += [b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 16))) for _ in range(3000)]
+    texts += random_texts(pieces, seed=13, count=3000, length=16)
     for data in texts:
         assert Source("x.cu", data).line_starts == _starts_split_at_newlines(data), data

@@ -1,0 +1,110 @@
+"""The per-file indexes and short cuts of the stream rules answer as the scans of a range they
+replace (random texts of the pieces these scans care about)."""
+
+from __future__ import annotations
+
+import random
+import re
+
+from conftest import rule_context
+from migrator import apitables
+from migrator.semantic import scopes
+from rules.streams import null_stream
+from strategies import STATEMENT_PIECES, random_ranges, random_texts
+
+
+def test_launches_and_calls_agree_with_scans_of_the_range():
+    watched = null_stream.stream_apis(apitables.load()).watched
+    # calls the stream rules read (from one scan of the file for all of them), and others
+    read_names = frozenset({"hipMemcpy", "hipStreamSynchronize", "hipMemsetAsync",
+                            "hipDeviceSynchronize"})
+    other_names = frozenset({"hipMalloc", "hipMemcpy"})
+    for data, start, end in random_ranges(STATEMENT_PIECES, seed=7, count=3000):
+        for extra in (b"", b"<<<<"):  # runs of '<' take the scan of the range
+            text = data + extra
+            ctx = rule_context(text)
+            scanned = [(m.start(), text.find(b">>>", m.end(), end))
+                       for m in scopes.code_matches(ctx, re.compile(rb"<<<"), start, end)]
+            expected = [(at, close) for at, close in scanned if close != -1]
+            found = [(launch.start, launch.close) for launch in null_stream.launches(ctx, start, end)]
+            assert found == expected, (text, start, end)
+        ctx = rule_context(data)
+        calls = list(scopes.code_matches(ctx, null_stream._CALL, start, end))
+        for names in (read_names, other_names):
+            expected = [(m.span(), m.group(1)) for m in calls
+                        if null_stream.hip_name(ctx.tables, m.group(1).decode()) in names]
+            found = [(m.span(), m.group(1))
+                     for m, _ in null_stream.api_calls(ctx, start, end, names)]
+            assert found == expected, (data, start, end, names)
+        acted_on = [m.span() for m in calls if null_stream._acts_on(m.group(1), watched)]
+        index = null_stream._calls_where(ctx, "acted_on",
+                                         lambda callee: null_stream._acts_on(callee, watched))
+        assert [m.span() for m in null_stream._within(index, start, end)] == acted_on
+        # the calls of given names alone (tries of their first bytes) where no set_stream is
+        if b"set_stream" not in data:
+            read = null_stream.stream_apis(ctx.tables).read
+            index = null_stream._calls_of(ctx, "read", read)
+            assert [m.span() for m in null_stream._within(index, start, end)] == acted_on
+
+
+def _split_byte_by_byte(config: bytes) -> list[str]:
+    parts, depth, current = [], 0, bytearray()
+    for byte in config:
+        char = bytes([byte])
+        if char in b"([{":
+            depth += 1
+        elif char in b")]}":
+            depth -= 1
+        if char == b"," and depth == 0:
+            parts.append(current.decode("utf-8", "replace").strip())
+            current = bytearray()
+            continue
+        current += char
+    parts.append(current.decode("utf-8", "replace").strip())
+    return parts
+
+
+def test_split_cuts_at_commas_outside_brackets():
+    assert null_stream._split(b"dim3(a, b), 256 , 0,s[i,j]") == ["dim3(a, b)", "256", "0", "s[i,j]"]
+    assert null_stream._split(b") , x") == [") , x"]  # below depth 0 no comma splits
+    rng = random.Random(9)
+    for _ in range(1000):
+        config = bytes(rng.choice(b"a ,()[]{}\xc3") for _ in range(rng.randint(0, 30)))
+        assert null_stream._split(config) == _split_byte_by_byte(config), config
+
+
+def test_blocking_stream_marker_says_the_message_without_its_line_numbers(monkeypatch):
+    # STM001 writes its marker's text itself: it must be what unproven_fix makes of the message
+    from rules import markers
+    from rules.streams import blocking_stream
+
+    given = []
+
+    def checked(ctx, offset, code, message, rewrite=None, without_lines=None):
+        given.append(without_lines)
+        if without_lines is not None:
+            assert without_lines == markers._LINE_NUMBER.sub("", message), message
+        return markers.unproven_fix(ctx, offset, code, message, rewrite, without_lines)
+
+    monkeypatch.setattr(blocking_stream, "unproven_fix", checked)
+    data = (b"void g(cudaStream_t);\n"
+            b"void f(float* d, float* h, int n) {\n  cudaStream_t s, pipeline;\n"
+            b"  cudaStreamCreate(&s);\n  cudaStreamCreate(&pipeline);\n  k<<<1, 1>>>(d);\n"
+            b"  cudaMemcpy(d, h, n, cudaMemcpyHostToDevice);\n  cudaMemcpyAsync(d, h, n,\n"
+            b"      cudaMemcpyHostToDevice);\n  cublasSgemm(handle, n);\n  g(s);\n  g(pipeline);\n"
+            b"  cudaEventRecord(e);\n}\nvoid e2() { cudaStream_t* p; cudaStreamCreate(p); }\n")
+    found = list(blocking_stream.BlockingStream().check(rule_context(data)))
+    assert len(found) == 3 and given[0] is not None and given[1] is None, given
+
+
+def test_calls_found_in_the_blanked_code_are_the_calls_in_code_of_the_file():
+    # every kind of literal before a name or between it and its '(' (_scan_calls reads ctx.code)
+    pieces = [b"cudaMemcpy", b"hipMemcpy", b"(", b")", b" ", b"\n", b'"', b"'", b"/*", b"*/",
+              b"//", b"a", b'R"x(', b')x"', b"#include <a>", b'#include "b"', b"u8", b"L",
+              b"\\\n", b"'a'"]
+    names = frozenset({b"cudaMemcpy", b"hipMemcpy"})
+    for data in random_texts(pieces, seed=19, count=5000, length=25):
+        ctx = rule_context(data)
+        expected = [m.span() for m in null_stream._CALL.finditer(data)
+                    if m.group(1) in names and ctx.in_code(m.start())]
+        assert [m.span() for m in null_stream._scan_calls(ctx, names)] == expected, data

@@ -1,0 +1,21 @@
+"""The per-file indexes of the transfer rules answer as the scans they replace (random texts
+of the pieces those scans care about)."""
+
+from __future__ import annotations
+
+from conftest import rule_context
+from rules.transfers.common import copies, loop_copies
+from strategies import random_texts
+
+_COPY_PIECES = [b"for (int i = 0; i < n; ++i) ", b"for (;;) {", b"while (x) ", b"{", b"}", b";",
+                b"cudaMemcpy", b"hipMemcpyAsync(d, h, 4, k, s);", b"cudaMemcpyToSymbol",
+                b"(d, h, 4, k)", b"cudaMemcpy(d, h, 4, k);", b"x", b" ", b"\n", b"//",
+                b"\n#define M ", b"void f() ", b"a.", b"do "]
+
+
+def test_loop_copies_are_the_copies_in_loops():
+    for data in random_texts(_COPY_PIECES, seed=11, count=3000):
+        wanted = [(copy.start, copy.loop) for copy in copies(rule_context(data))
+                  if copy.loop is not None]
+        found = [(copy.start, copy.loop) for copy in loop_copies(rule_context(data))]
+        assert found == wanted, data
