@@ -7,12 +7,13 @@ import re
 from migrator.apitables import HeaderEntry
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Marker, Rule, RuleContext
+from migrator.semantic.directives import directive_lines
 from migrator.versions import format_version
 
 from ..cuda_context import CUDA_SOURCE_SUFFIXES
 from ..markers import marker_fix
 
-# directives from their '#': _directive_lines keeps those with only blanks before on their line
+# directives from their '#': directive_lines keeps those with only blanks before on their line
 _INCLUDE = re.compile(rb'#[ \t]*include[ \t]*([<"])([^>"\n]*)[>"][^\n]*(?:\n|\Z)')
 _HAS_INCLUDE = re.compile(rb'\b__has_include(?:_next)?\s*\(\s*([<"])([^>"\n]*)[>"]\s*\)')
 _CONDITIONAL = re.compile(rb"#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b")
@@ -33,23 +34,12 @@ def lookup_header(headers: dict[str, HeaderEntry], name: str) -> HeaderEntry | N
     return best
 
 
-def _directive_lines(pattern: re.Pattern, data: bytes):
-    """(line start, match) for each match of ``pattern`` (a directive from its ``#``) with only
-    blanks before it on its line: the matches of ``^[ \\t]*`` + ``pattern`` (multiline),
-    found by a search that jumps from ``#`` to ``#`` instead of trying every byte. A match
-    rejected here ends on its line (or just after its newline), so it hides no line start."""
-    for match in pattern.finditer(data):
-        line = data.rfind(b"\n", 0, match.start()) + 1
-        if not data[line : match.start()].strip(b" \t"):
-            yield line, match
-
-
 def _includes(ctx: RuleContext) -> list[tuple[int, re.Match]]:
-    """The file's ``#include`` lines (see _directive_lines), read once for check and
+    """The file's ``#include`` lines (see directive_lines), read once for check and
     _has_runtime."""
     found = ctx.cache.get("hdr_includes")
     if found is None:
-        found = ctx.cache["hdr_includes"] = list(_directive_lines(_INCLUDE, ctx.data))
+        found = ctx.cache["hdr_includes"] = list(directive_lines(_INCLUDE, ctx.data))
     return found
 
 
@@ -59,7 +49,7 @@ def _blocks(ctx: RuleContext) -> list[tuple[int, int]]:
     marks = [(0, 0)]
     stack = [0]
     next_id = 1
-    for start, match in _directive_lines(_CONDITIONAL, ctx.data):
+    for start, match in directive_lines(_CONDITIONAL, ctx.data):
         if ctx.literals.covering(start) is not None:
             continue
         directive = match.group(1)
