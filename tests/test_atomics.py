@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import declaration_forms
 from conftest import hipcc_compile, nvcc_compile, require_tool
 from migrator import apitables, registry, runner, support
 from migrator.cli import _register, app
@@ -23,6 +24,7 @@ from migrator.source import Source
 from migrator.versions import DEFAULT_ROCM, parse_version
 from rules.atomics import operands
 from rules.atomics.half_precision import OPERATIONS
+from rules.cuda_types import SIXTEEN_BIT
 
 _register()
 HEADER = "rocmigrate_atomics.h"
@@ -504,7 +506,7 @@ def test_native_function_is_kept_where_the_table_says_the_target_has_it(monkeypa
 def test_native_table_rows_name_the_rules_operations_and_types():
     table = operands.native_atomics()
     assert {operation for operation, _ in table} == set(OPERATIONS)
-    assert {type_name for _, type_name in table} == set(operands.SIXTEEN_BIT.values())
+    assert {type_name for _, type_name in table} == set(SIXTEEN_BIT.values())
     for (operation, type_name), added in table.items():
         assert added is None or added >= (5, 3, 0), (operation, type_name)  # HIP 5.2.3 has none
 
@@ -547,60 +549,10 @@ __global__ void shadowed(__half* q) {
     assert b"{ float* q = p; atomicAdd(q, 1.0f); }" in result.output
 
 
-# Every way the tree-based proof can find a float/double pointer, and some it must not.
-_FLOAT_OPERANDS = b"""typedef float real;
-using wide = double;
-typedef real realer;
-float file_level[8];
-__global__ void k(const float* __restrict__ in, float* out, unsigned int* counts, real* r,
-                  double d_values[], int n) {
-  float a = {1.0f}, *b = out;
-  float grid[2][2] = {{1.0f, 2.0f}, {3.0f, 4.0f}}, *c = out;
-  float /* ; */ *commented = out;
-  auto cast_auto = reinterpret_cast<double*>(counts);
-  realer* via_alias = r;
-  wide* w = nullptr;
-  float local[4];
-  __shared__ float tile[64];
-  atomicAdd(out, 1.0f); atomicAdd(&out[n], 1.0f); atomicAdd(out + n, 1.0f);
-  atomicAdd(b, 1.0f); atomicAdd(c, 1.0f); atomicAdd(commented, 1.0f);
-  atomicAdd(cast_auto, 1.0); atomicAdd(via_alias, 1.0f); atomicAdd(w, 1.0);
-  atomicAdd(&a, 1.0f); atomicAdd(&local[1], 1.0f); atomicAdd(&tile[0], 1.0f);
-  atomicAdd(r, 1.0f); atomicAdd(d_values + 1, 1.0); atomicAdd(&file_level[n], 1.0f);
-  atomicAdd((float*)counts, 1.0f); atomicAdd(((double*)counts), 1.0);
-  atomicAdd(counts, 1u); atomicAdd((unsigned int*)out, 1u); atomicAdd(&n, 1);
-}
-__global__ void histogram(unsigned int* hist, const int* bins) { atomicAdd(&hist[bins[0]], 1u); }
-"""
-
-
-def test_float_operand_precheck_never_rules_out_a_proven_float():
-    """ATM003 skips the parse for atomicAdd operands that may_point_to rules out: that must
-    never drop an operand the tree proves float/double, and must rule out the integer ones."""
-    from migrator.rule import RuleContext
-    from migrator.semantic.calls import find_name, lexical_call
-
-    floating = frozenset({"float", "double"})
-    ctx = RuleContext(Source("t.cu", _FLOAT_OPERANDS), Settings(), apitables.load())
-    verdicts = []
-    for _, start, end in find_name(ctx, {b"atomicAdd"}):
-        span = lexical_call(ctx, start, end).arguments[0]
-        operand = operands.pointer_operand(ctx, *span)
-        proven = operand.kind == "known" and operand.type in floating
-        possible = operands.may_point_to(ctx, *span, floating)
-        assert possible or not proven, _FLOAT_OPERANDS[span[0]:span[1]]
-        verdicts.append((_FLOAT_OPERANDS[span[0]:span[1]].decode(), proven, possible))
-    assert sum(proven for _, proven, _ in verdicts) == 17
-    # counts and n stay possible (a double cast of counts, and `double d_values[], int n`, are
-    # written before them with no ';' between): the check may keep what it cannot rule out
-    assert [text for text, _, possible in verdicts if not possible] == [
-        "(unsigned int*)out", "&hist[bins[0]]"]
-
-
 def test_sixteen_bit_hints_cover_every_evidence_spelling():
     """may_involve_sixteen_bit settles most files with substring hints before its regex: every
     spelling the regex finds holds a hint."""
-    spellings = list(operands.SIXTEEN_BIT) + [
+    spellings = list(SIXTEEN_BIT) + [
         "__float2half", "__float2half_rn", "__double2half", "__float2bfloat16_rn",
         "__double2bfloat16", "__floats2half2_rn", "__float22half2_rn", "__floats2bfloat162_rn",
         "__float22bfloat162_rn", "__hadd", "__hsub2", "__hmul", "__hfma2"]
@@ -609,60 +561,7 @@ def test_sixteen_bit_hints_cover_every_evidence_spelling():
         assert any(hint.decode() in spelling for hint in operands._EVIDENCE_HINTS) \
             or operands._EVIDENCE_OPERATION_HINT.search(spelling.encode()), spelling
     alternatives = operands._EVIDENCE.pattern.count("|") + 1
-    assert alternatives == 12 + len(operands.SIXTEEN_BIT), "a new spelling needs a hint and a line here"
-
-
-# Forms the lexical declaration reader (rules/atomics/declarations.py) must read as the tree
-# does, or leave to the tree: not all of it is valid C++, all of it is what the parser meets.
-_DECLARATION_FORMS = b"""typedef float real;
-#define ADD(p, v) atomicAdd(p, v)
-#define LOOP(i, n) for (int i = 0; i < (n); ++i)
-__global__ void k(float* out, const float* __restrict__ in, int n) {
-  __shared__ float tile[32][33];
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  float v = in[i];
-  if (threadIdx.x % 32 == 0) atomicAdd(&out[blockIdx.x], v);
-  out[i] = v + tile[threadIdx.x][threadIdx.y];
-}
-__device__ void shadow(float* p, double* q, real* r, long* l2 = nullptr, int m = 3) {
-  { double* p = q; atomicAdd(p, 1.0); }
-  auto c = (double*)r; auto plain = r; auto& ref = p;
-  a * star; b & amp; x * first, second;
-  T (*call); float (paren); float (*fp)(int arg);
-  float a0 = 1, *a1, a2 = f(x, y), &a3 = a0;
-  if (float* z = p) atomicAdd(z, 1.0f);
-  for (float* e : list) atomicAdd(e, 1.0f);
-  for (int j = 0, *jp = &j; j < m; ++j) g(m * j, &l2[j]);
-  switch (m) { case 1: float* cased = nullptr; }
-  auto lambda = [&](float* lp, int) { return lp; };
-  std::map<int, float*> pairs; std::vector<std::array<float, 4>> rows;
-  static_cast<float*>(r)[0] = 1; ADD(p, 1.0f);
-  void local(float* proto);
-  decltype(r) typed = r; g(a * p, b);
-  try { } catch (std::exception& ex) { }
-}
-template <typename T> __global__ void generic(T* out, T v) { atomicAdd(out, v); }
-__global__ void looped(float* r, int m) { LOOP(s, m) { atomicAdd(&r[s], 1.0f); } }
-std::string &Options::get(const std::string &key) { return table[key]; }
-"""
-# the parser reads these files' functions otherwise than their braces say
-_MACRO_LINES = b"""#define ALIGN(t, b) struct Align_##t { t v; } __attribute__((aligned(b)));
-ALIGN(float4, 16)
-ALIGN(double2, 16)
-__global__ void k(float* out) { atomicAdd(out, 1.0f); }
-"""
-_KNR = b"""int knr(a) int a; { return a; }
-__global__ void k(float* out) { atomicAdd(out, 1.0f); }
-"""
-
-
-def _atomics_sources() -> list[tuple[str, bytes]]:
-    root = Path(__file__).resolve().parent.parent
-    files = sorted((root / "fixtures" / "rules").glob("ATM00*/*.cu")) + sorted(
-        p for p in (root / "kernels").iterdir() if p.suffix in (".cu", ".h"))
-    return [(p.name, p.read_bytes()) for p in files] + [
-        ("forms.cu", _DECLARATION_FORMS), ("macro_lines.cu", _MACRO_LINES), ("knr.cu", _KNR)]
+    assert alternatives == 12 + len(SIXTEEN_BIT), "a new spelling needs a hint and a line here"
 
 
 def _context(name: str, data: bytes, settings: Settings | None = None):
@@ -671,42 +570,12 @@ def _context(name: str, data: bytes, settings: Settings | None = None):
     return RuleContext(Source(name, data), settings or Settings(), apitables.load())
 
 
-@pytest.mark.parametrize("name,data", _atomics_sources(), ids=lambda value: value
-                         if isinstance(value, str) else "")
-def test_lexical_declarations_are_the_trees(name: str, data: bytes):
-    """Where the lexical reader answers, it answers what operands._scope reads from the tree:
-    the innermost function around every occurrence of every name in a function it reads, its
-    name, and the name's declarations there."""
-    from migrator.semantic import scopes
-    from rules.atomics import declarations
-
-    ctx = _context(name, data)
-    scopes.function_at(ctx, 0)
-    for body in ctx.cache["scopes.functions"]:
-        function = declarations.function_around(ctx, body.open + 1)
-        if function is None:
-            continue
-        words = {}
-        for index, text in enumerate(function.texts[function.parameters + 1 :],
-                                     function.parameters + 1):
-            if re.fullmatch(rb"[A-Za-z_]\w*", text):
-                words.setdefault(text.decode(), []).append(function.offset(index))
-        for word, offsets in words.items():
-            found = declarations.declarations(ctx, function, word)
-            for offset in offsets:
-                tree = operands.enclosing_function(ctx, offset)
-                assert (tree.child_by_field_name("body").start_byte,
-                        operands.function_name(ctx, tree)) == (body.open, function.name)
-                if found is not None:
-                    assert found == operands._scope(ctx, offset).names.get(word, set()), word
-
-
-@pytest.mark.parametrize("name,data", _atomics_sources(), ids=lambda value: value
+@pytest.mark.parametrize("name,data", declaration_forms.sources(), ids=lambda value: value
                          if isinstance(value, str) else "")
 def test_atomics_findings_do_not_depend_on_the_lexical_reader(name: str, data: bytes,
                                                               monkeypatch):
     """ATM001-ATM003 find the same with the lexical reader as with the tree alone."""
-    from rules.atomics import declarations
+    from migrator.semantic import lookup
     from rules.atomics.broken_patterns import BrokenHalfAtomic
     from rules.atomics.float_tradeoff import FloatAtomicTradeoff
     from rules.atomics.half_precision import HalfPrecisionAtomic
@@ -720,60 +589,20 @@ def test_atomics_findings_do_not_depend_on_the_lexical_reader(name: str, data: b
         return results
 
     lexical = findings()
-    monkeypatch.setattr(declarations, "function_around", lambda ctx, at: None)
+    monkeypatch.setattr(lookup, "function_around", lambda ctx, at: None)
     assert lexical == findings()
 
 
-def test_lexical_reader_settles_the_common_kernel_and_defers_the_rest():
-    """A kernel's pointer parameter is proven without a parse; forms the reader does not know,
-    and files the parser reads otherwise than their braces, go to the tree."""
-    from rules.atomics import declarations
+def test_operands_of_a_template_and_of_a_kernel_without_a_parse():
+    """A template parameter's pointer is a template operand; ATM003 proves a kernel's pointer
+    parameter from the function's tokens, without a parse."""
     from rules.atomics.float_tradeoff import FloatAtomicTradeoff
 
-    ctx = _context("forms.cu", _DECLARATION_FORMS)
-    at = _DECLARATION_FORMS.index(b"atomicAdd(&out")
-    kernel = declarations.function_around(ctx, at)
-    assert kernel.name == "k"
-    assert declarations.declarations(ctx, kernel, "out") == {operands.Declaration("float", 1)}
-    assert declarations.declarations(ctx, kernel, "tile") == {
-        operands.Declaration("float", 2, shared=True)}
-    shadow = declarations.function_around(ctx, _DECLARATION_FORMS.index(b"{ double* p"))
-    assert shadow.name == "shadow"
-    read = {word: declarations.declarations(ctx, shadow, word) for word in (
-        "p", "c", "plain", "star", "amp", "first", "second", "call", "paren", "a1", "a3", "z",
-        "e", "jp", "cased", "lp", "pairs", "rows", "typed", "ex", "l2", "m")}
-    assert read["p"] == {operands.Declaration("float", 1), operands.Declaration("double", 1)}
-    assert read["c"] == {operands.Declaration("double", 1)}
-    assert read["plain"] == set()  # auto without a cast: the tree reads no type
-    assert read["star"] == {operands.Declaration("a", 1)}  # 'a * star;' declares, as the tree
-    assert read["amp"] == {operands.Declaration("b", 0)}
-    assert read["call"] == set()  # 'T (*call);' is a call for the tree
-    assert read["a1"] == {operands.Declaration("float", 1)}
-    assert read["a3"] == {operands.Declaration("float", 0)}
-    assert read["z"] == {operands.Declaration("float", 1)}
-    assert read["e"] == set()  # a range-for's variable: no declaration in the tree
-    assert read["jp"] == {operands.Declaration("int", 1)}
-    assert read["lp"] == {operands.Declaration("float", 1)}
-    assert read["l2"] == {operands.Declaration("long", 1)}
-    assert read["m"] == {operands.Declaration("int", 0)}
-    assert read["ex"] == {operands.Declaration("std::exception", 0)}
-    for unknown in ("second", "paren", "cased", "pairs", "rows", "typed"):
-        assert read[unknown] is None, unknown
-    # a loop macro followed by a block, a reference-returning head, K&R, macro lines
-    assert declarations.function_around(ctx, _DECLARATION_FORMS.index(b"atomicAdd(&r[s]")) \
-        is None
-    assert declarations.function_around(ctx, _DECLARATION_FORMS.index(b"table[key]")) is None
-    for name, data in (("macro_lines.cu", _MACRO_LINES), ("knr.cu", _KNR)):
-        other = _context(name, data)
-        assert declarations.function_around(other, data.index(b"atomicAdd")) is None, name
-    # the template parameter is the tree's to report
-    at = _DECLARATION_FORMS.index(b"atomicAdd(out, v)")
-    assert declarations.declarations(ctx, declarations.function_around(ctx, at), "out") == {
-        operands.Declaration("T", 1)}
-    span = (at + len(b"atomicAdd("), at + len(b"atomicAdd(out"))
-    assert operands.pointer_operand(ctx, *span) == operands.Operand("template", "T")
-
-    kernel_only = _DECLARATION_FORMS[: _DECLARATION_FORMS.index(b"__device__ void shadow")]
+    forms = declaration_forms.DECLARATION_FORMS
+    at = forms.index(b"atomicAdd(out, v)") + len(b"atomicAdd(")
+    ctx = _context("forms.cu", forms)
+    assert operands.pointer_operand(ctx, at, at + 3) == operands.Operand("template", "T")
+    kernel_only = forms[: forms.index(b"__device__ void shadow")]
     ctx = _context("kernel.cu", kernel_only)
     assert [finding.code for finding in FloatAtomicTradeoff().check(ctx)] == ["ATM003"]
     assert ctx.parsed_tree is None

@@ -10,9 +10,11 @@ from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix
 from migrator.rule import Marker, Rule, RuleContext
 from migrator.versions import format_version
 
-from ..atomics.operands import SIXTEEN_BIT, strip_parens, value_declaration
 from migrator.semantic.calls import _close_of as close_of
 from migrator.semantic.calls import arguments, find_name, lexical_call
+from migrator.semantic.lookup import value_declaration
+from migrator.semantic.types import strip_parens
+from ..cuda_types import SIXTEEN_BIT
 from ..markers import as_converted, marker_fix, unproven_fix
 from .rename import names_code
 

@@ -8,11 +8,11 @@ from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix
 from migrator.rule import Marker, Rule, RuleContext
 
 from migrator.semantic.calls import find_name, lexical_call
+from migrator.semantic.lookup import function_name
+from migrator.semantic.types import leading_cast, strip_parens
 from ..markers import marker_fix
-from .operands import (PAIRS, SUPPORT_HEADER, converted_type, function_name, helper_available,
-                       leading_cast, may_involve_sixteen_bit, operand_of, pointer_operand,
-                       sixteen_bit_evidence,
-                       strip_parens)
+from .operands import (PAIRS, SUPPORT_HEADER, converted_type, helper_available,
+                       may_involve_sixteen_bit, operand_of, pointer_operand, sixteen_bit_evidence)
 
 # __hadd(*p, v) and friends -> the helper doing the same atomically
 _HALF_ARITHMETIC = {"__hadd": "add", "__hadd2": "add", "__hsub": "sub", "__hsub2": "sub"}

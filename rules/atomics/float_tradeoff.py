@@ -6,7 +6,8 @@ from migrator.diagnostics import Diagnostic
 from migrator.rule import Rule, RuleContext
 
 from migrator.semantic.calls import find_name, lexical_call
-from .operands import function_key, may_point_to, pointer_operand
+from migrator.semantic.lookup import function_key, may_point_to
+from .operands import pointer_operand
 
 _FLOATING = frozenset({"float", "double"})
 

@@ -9,10 +9,10 @@ from migrator.rule import Marker, Rule, RuleContext
 from migrator.versions import format_version
 
 from migrator.semantic.calls import arguments, find_name, lexical_call
+from migrator.semantic.lookup import excluded_by_size_check
 from ..markers import marker_fix
-from .operands import (SUPPORT_HEADER, converted_type, excluded_by_size_check, helper_available,
-                       may_involve_sixteen_bit, mentions_sixteen_bit, native_in, pointer_operand,
-                       sixteen_bit_evidence)
+from .operands import (SUPPORT_HEADER, converted_type, helper_available, may_involve_sixteen_bit,
+                       mentions_sixteen_bit, native_in, pointer_operand, sixteen_bit_evidence)
 
 OPERATIONS = {"atomicAdd": "add", "atomicSub": "sub", "atomicMax": "max", "atomicMin": "min",
               "atomicExch": "exch", "atomicCAS": "cas"}
@@ -145,7 +145,8 @@ class HalfPrecisionAtomic(Rule):
         """A report (no fix) for a call whose pointer type is not proven but may be 16-bit."""
         helper = f"rocmigrate_atomic_{OPERATIONS[function]}"
         if operand.kind == "template":
-            if not mentions_sixteen_bit(ctx) or excluded_by_size_check(ctx, start, operand.type):
+            if not mentions_sixteen_bit(ctx) or excluded_by_size_check(
+                    ctx, start, operand.type, size=2):  # bytes of a 16-bit T
                 return None
             return self._report(ctx, start, end, function, (
                 f"{function} on {operand.type}* in template code: where {operand.type} is __half, "

@@ -1,12 +1,13 @@
-"""The declarations of one name in one function, read without the tree, for operands.py.
+"""The declarations of one name in one function, read from the function's tokens, without the
+tree.
 
-operands._scope reads from the tree every parameter and local declaration in the innermost
-function definition around an atomic; parsing a file costs far more than the rules that ask.
-This reader gives the same answer from the function's tokens, but only where it is sure the tree
-reads the same: every occurrence of the name in the function must be a declaration whose form
-it knows (specifiers, one type, ``*``/``&``/cv, the name, array bounds) or a place where no
-declarator can stand (after ``.``, before ``[i] =``, in a call's arguments...). Anything else
-makes it answer None, and the caller asks the tree: a form it does not know, a head other than
+``lookup`` reads from the tree every parameter and local declaration in the innermost function
+definition around an offset; parsing a file costs far more than the rules that ask. This reader
+gives the same answer from the function's tokens, but only where it is sure the tree reads the
+same: every occurrence of the name in the function must be a declaration whose form it knows
+(specifiers, one type, ``*``/``&``/cv, the name, array bounds) or a place where no declarator
+can stand (after ``.``, before ``[i] =``, in a call's arguments...). Anything else makes it
+answer None, and the caller asks the tree: a form it does not know, a head other than
 ``specifiers type [*] name(...) {``, a local class, a lambda with template parameters, a
 conditional directive in the function, and what makes the parser read functions elsewhere than
 the braces are (unpaired braces in the file, a macro invoked among declarations with no ``;``
@@ -20,8 +21,8 @@ import re
 
 from migrator.rule import RuleContext
 
-from migrator.semantic.scopes import Block, blocks, function_at
-from .operands import Declaration, _normal, leading_cast, strip_parens
+from .scopes import Block, blocks, function_at
+from .types import Declaration, leading_cast, normal_type, strip_parens
 
 _TOKEN = re.compile(rb"[A-Za-z_]\w*|\.?\d(?:[eEpP][+-]|[\w.])*|->\*?|::|\+\+|--|&&|\|\||<<=?|>>=?"
                     rb"|[-+*/%&|^!=<>]=|\.\.\.|\.\*|\S")
@@ -111,7 +112,7 @@ def function_around(ctx: RuleContext, at: int) -> Function | None:
     body = function_at(ctx, at)
     if body is None or not _plain_file(ctx):
         return None
-    functions = ctx.cache.setdefault("atm_lexical_functions", {})
+    functions = ctx.cache.setdefault("declarations.functions", {})
     if body.open not in functions:
         functions[body.open] = _function(ctx, body)
     return functions[body.open]
@@ -119,9 +120,9 @@ def function_around(ctx: RuleContext, at: int) -> Function | None:
 
 def declarations(ctx: RuleContext, function: Function, name: str) -> set[Declaration] | None:
     """Every declaration of ``name`` in ``function`` (parameters, locals, lambda parameters),
-    as operands._scope reads them from the tree, or None where an occurrence of the name is not
+    as ``lookup`` reads them from the tree, or None where an occurrence of the name is not
     understood."""
-    cache = ctx.cache.setdefault("atm_lexical_declarations", {})
+    cache = ctx.cache.setdefault("declarations.by_name", {})
     key = (function.body.open, name)
     if key not in cache:
         cache[key] = _declarations(ctx, function, name.encode())
@@ -133,7 +134,7 @@ def _plain_file(ctx: RuleContext) -> bool:
     unpaired (``#if`` branches that each open a block), nor where a macro is invoked outside
     functions with no ``;`` after it (``ALIGN(T, 16)`` lines): the parser then reads the code
     after it as one broken declaration, functions included."""
-    found = ctx.cache.get("atm_plain")
+    found = ctx.cache.get("declarations.plain")
     if found is None:
         code = ctx.code
         directives = ctx.directives
@@ -142,7 +143,7 @@ def _plain_file(ctx: RuleContext) -> bool:
             opening -= code.count(b"{", start, end + 1)
             closing -= code.count(b"}", start, end + 1)
         found = opening == closing == len(blocks(ctx)) and not _macro_statement(ctx)
-        ctx.cache["atm_plain"] = found
+        ctx.cache["declarations.plain"] = found
     return found
 
 
@@ -722,7 +723,7 @@ def _declarator(ctx, function: Function, start: int, index: int,
     type_text = data[function.offset(type_start) : function.end(type_end - 1)]
     shared = b"__shared__" in data[function.offset(start) : function.offset(type_start)]
     if type_text != b"auto":
-        return Declaration(_normal(type_text.decode("utf-8", "replace")), pointers, shared)
+        return Declaration(normal_type(type_text.decode("utf-8", "replace")), pointers, shared)
     if texts[after] != b"=":
         return None
     value = _value(function, after + 1)
