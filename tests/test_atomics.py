@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 import declaration_forms
-from conftest import hipcc_compile, nvcc_compile, require_tool
+from conftest import hipcc_compile, nvcc_compile, require_tool, rule_context
 from migrator import apitables, registry, runner, support
 from migrator.cli import _register, app
 from migrator.convert import convert_bytes
@@ -564,12 +564,6 @@ def test_sixteen_bit_hints_cover_every_evidence_spelling():
     assert alternatives == 12 + len(SIXTEEN_BIT), "a new spelling needs a hint and a line here"
 
 
-def _context(name: str, data: bytes, settings: Settings | None = None):
-    from migrator.rule import RuleContext
-
-    return RuleContext(Source(name, data), settings or Settings(), apitables.load())
-
-
 @pytest.mark.parametrize("name,data", declaration_forms.sources(), ids=lambda value: value
                          if isinstance(value, str) else "")
 def test_atomics_findings_do_not_depend_on_the_lexical_reader(name: str, data: bytes,
@@ -583,7 +577,7 @@ def test_atomics_findings_do_not_depend_on_the_lexical_reader(name: str, data: b
     def findings():
         results = []
         for rocm in TARGETS:
-            ctx = _context(name, data, _settings(rocm))
+            ctx = rule_context(data, name, _settings(rocm))
             for rule in (HalfPrecisionAtomic(), BrokenHalfAtomic(), FloatAtomicTradeoff()):
                 results += [repr(finding) for finding in rule.check(ctx)]
         return results
@@ -600,9 +594,9 @@ def test_operands_of_a_template_and_of_a_kernel_without_a_parse():
 
     forms = declaration_forms.DECLARATION_FORMS
     at = forms.index(b"atomicAdd(out, v)") + len(b"atomicAdd(")
-    ctx = _context("forms.cu", forms)
+    ctx = rule_context(forms, "forms.cu")
     assert operands.pointer_operand(ctx, at, at + 3) == operands.Operand("template", "T")
     kernel_only = forms[: forms.index(b"__device__ void shadow")]
-    ctx = _context("kernel.cu", kernel_only)
+    ctx = rule_context(kernel_only, "kernel.cu")
     assert [finding.code for finding in FloatAtomicTradeoff().check(ctx)] == ["ATM003"]
     assert ctx.parsed_tree is None

@@ -8,19 +8,12 @@ import re
 
 import pytest
 
+from conftest import rule_context
 from declaration_forms import DECLARATION_FORMS, KNR, MACRO_LINES, sources
-from migrator import apitables
-from migrator.rule import RuleContext
 from migrator.semantic import declarations, lookup, scopes
 from migrator.semantic.calls import find_name, lexical_call
 from migrator.semantic.types import (Cast, Declaration, PointerText, is_fundamental, leading_cast,
                                      normal_type, pointer_text, strip_parens)
-from migrator.settings import Settings
-from migrator.source import Source
-
-
-def _context(name: str, data: bytes) -> RuleContext:
-    return RuleContext(Source(name, data), Settings(), apitables.load())
 
 
 def test_type_text():
@@ -71,7 +64,7 @@ def test_may_point_to_never_rules_out_a_proven_pointee():
     """may_point_to lets a rule skip the parse for operands it rules out: that must never drop
     an operand the tree proves a float/double pointer, and must rule out the integer ones."""
     floating = frozenset({"float", "double"})
-    ctx = _context("t.cu", _FLOAT_OPERANDS)
+    ctx = rule_context(_FLOAT_OPERANDS, "t.cu")
     verdicts = []
     for _, start, end in find_name(ctx, {b"atomicAdd"}):
         begin, finish = lexical_call(ctx, start, end).arguments[0]
@@ -97,7 +90,7 @@ def test_lexical_declarations_are_the_trees(name: str, data: bytes):
     """Where the lexical reader answers, it answers what lookup reads from the tree: the
     innermost function around every occurrence of every name in a function it reads, its name,
     and the name's declarations there."""
-    ctx = _context(name, data)
+    ctx = rule_context(data, name)
     scopes.function_at(ctx, 0)
     for body in ctx.cache["scopes.functions"]:
         function = declarations.function_around(ctx, body.open + 1)
@@ -121,7 +114,7 @@ def test_lexical_declarations_are_the_trees(name: str, data: bytes):
 def test_lexical_reader_settles_the_common_kernel_and_defers_the_rest():
     """A kernel's pointer parameter is proven without a parse; forms the reader does not know,
     and files the parser reads otherwise than their braces, go to the tree."""
-    ctx = _context("forms.cu", DECLARATION_FORMS)
+    ctx = rule_context(DECLARATION_FORMS, "forms.cu")
     at = DECLARATION_FORMS.index(b"atomicAdd(&out")
     kernel = declarations.function_around(ctx, at)
     assert kernel.name == "k"
@@ -155,7 +148,7 @@ def test_lexical_reader_settles_the_common_kernel_and_defers_the_rest():
         is None
     assert declarations.function_around(ctx, DECLARATION_FORMS.index(b"table[key]")) is None
     for name, data in (("macro_lines.cu", MACRO_LINES), ("knr.cu", KNR)):
-        other = _context(name, data)
+        other = rule_context(data, name)
         assert declarations.function_around(other, data.index(b"atomicAdd")) is None, name
     # the template parameter is the tree's to report
     at = DECLARATION_FORMS.index(b"atomicAdd(out, v)")
@@ -164,7 +157,7 @@ def test_lexical_reader_settles_the_common_kernel_and_defers_the_rest():
     assert lookup.pointee(ctx, "out", at) == lookup.Pointee("T", template=True)
 
     kernel_only = DECLARATION_FORMS[: DECLARATION_FORMS.index(b"__device__ void shadow")]
-    ctx = _context("kernel.cu", kernel_only)
+    ctx = rule_context(kernel_only, "kernel.cu")
     at = kernel_only.index(b"atomicAdd(&out")
     assert lookup.pointee(ctx, "&out[blockIdx.x]", at) == lookup.Pointee("float")
     assert lookup.function_key(ctx, at) == (kernel_only.index(b"{"), "k")
@@ -177,7 +170,7 @@ def test_size_check_excludes_its_branch():
   if constexpr (sizeof(T) != 2) { c(p); }
 }
 """
-    ctx = _context("t.cu", data)
+    ctx = rule_context(data, "t.cu")
     excluded = {call: lookup.excluded_by_size_check(ctx, data.index(call), "T", 4)
                 for call in (b"a(p)", b"b(p)", b"c(p)")}
     assert excluded == {b"a(p)": False, b"b(p)": True, b"c(p)": False}
