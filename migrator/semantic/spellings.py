@@ -6,6 +6,8 @@
 from __future__ import annotations
 
 import functools
+import re
+from collections.abc import Iterable
 
 from ..apitables import ApiTables
 from ..rule import RuleContext
@@ -55,3 +57,19 @@ def spellings(tables: ApiTables, hip: str) -> frozenset[str]:
     """Every name that ``hip_name`` reads as ``hip``: the HIP name and the CUDA names the tables
     convert to it (``hipStream_t``: ``cudaStream_t``, ``CUstream``, ``hipStream_t``)."""
     return _spellings(tables).get(hip, frozenset({hip}))
+
+
+def cuda_and_hip(tables: ApiTables, *cuda: str) -> frozenset[str]:
+    """Each CUDA name in ``cuda`` and the HIP name the tables give it (``hip_name``): the two
+    spellings of the calls a rule names, as a CUDA file and its converted output write them.
+    Narrower than ``spellings``, which also reads the other CUDA names of that HIP name (driver
+    API ``cu*`` calls, deprecated aliases such as ``cudaThreadSynchronize``)."""
+    return frozenset(name for each in cuda for name in (each, hip_name(tables, each)))
+
+
+def alternation(names: Iterable[str]) -> bytes:
+    """``names`` as a regex group ``(?:a|b)`` of literal bytes, the longest first (so a name
+    that starts another, ``hipMemcpy`` of ``hipMemcpyAsync``, is tried after it), then in
+    alphabetical order: the same names make the same regex."""
+    ordered = sorted(set(names), key=lambda name: (-len(name), name))
+    return b"(?:" + b"|".join(re.escape(name.encode()) for name in ordered) + b")"

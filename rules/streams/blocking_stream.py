@@ -10,7 +10,7 @@ from migrator.apitables import ApiTables
 from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
 
-from migrator.semantic.spellings import hip_name, spellings
+from migrator.semantic.spellings import api_name, hip_name, is_hip, spellings
 from migrator.semantic.calls import find_name, lexical_call
 from ..markers import unproven_fix
 from migrator.semantic.scopes import IDENTIFIER, Block, declares, enclosing_call, function_at, word_offsets
@@ -76,9 +76,9 @@ class BlockingStream(Rule):
             if call is None:
                 continue
             api = name.decode()
-            hip = api.startswith("hip")
-            flags_call = ("hip" if hip else "cuda") + "StreamCreateWithFlags"
-            flag = ("hip" if hip else "cuda") + "StreamNonBlocking"
+            hip = is_hip(api)
+            flags_call = api_name(ctx, "cudaStreamCreateWithFlags", hip)
+            flag = api_name(ctx, "cudaStreamNonBlocking", hip)
             if call == "macro" or len(call.arguments) != 1:
                 message = (f"{api} makes a blocking stream: it synchronises with the null stream "
                            f"({flags_call}(&s, {flag}) where nothing relies on that)")

@@ -9,6 +9,7 @@ from migrator.rule import Rule, RuleContext
 
 from migrator.semantic.scopes import code_text, statement_end, statement_start
 from migrator.semantic.constants import constant_value
+from migrator.semantic.spellings import hip_name
 from ..markers import unproven_fix
 from .common import Copy, loop_copies
 
@@ -80,7 +81,7 @@ class AdjacentCopies(Rule):
                            "took 7.8 ms one by one, 0.08 ms as one copy)")
                 yield Diagnostic("XFR002", message, copy.start, copy.end,
                                  unproven_fix(ctx, copy.start, "XFR002", message),
-                                 library="runtime", symbol=_symbol(copy))
+                                 library="runtime", symbol=_symbol(ctx, copy))
 
 
 def _merge(ctx: RuleContext, copy: Copy) -> Diagnostic | None:
@@ -125,7 +126,7 @@ def _merge(ctx: RuleContext, copy: Copy) -> Diagnostic | None:
     return Diagnostic("XFR002", f"the loop at line {line} copies adjacent regions one "
                       f"{copy.name.decode()} at a time: one copy of all of them avoids the "
                       "per-copy cost (H200: 4096 x 1 KiB 7.8 ms one by one, 0.08 ms as one copy)",
-                      copy.start, copy.end, fix, library="runtime", symbol=_symbol(copy))
+                      copy.start, copy.end, fix, library="runtime", symbol=_symbol(ctx, copy))
 
 
 def _mentions(text: str, var: str) -> bool:
@@ -171,6 +172,6 @@ def _declared(ctx: RuleContext, copy: Copy, base: str, element: str) -> bool:
     return re.search(pattern, text) is not None
 
 
-def _symbol(copy: Copy) -> str:
-    """The copy API without its cuda/hip prefix: one finding keeps one name across the rename."""
-    return copy.name.decode().removeprefix("cuda").removeprefix("hip")
+def _symbol(ctx: RuleContext, copy: Copy) -> str:
+    """The copy API's HIP name without its prefix: one finding keeps one name across the rename."""
+    return hip_name(ctx.tables, copy.name.decode()).removeprefix("hip")

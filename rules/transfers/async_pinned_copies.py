@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import functools
 import re
+from dataclasses import dataclass
 
+from migrator.apitables import ApiTables
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
 
-from migrator.semantic.spellings import api_name, is_hip
+from migrator.semantic.spellings import alternation, api_name, cuda_and_hip, is_hip
 from migrator.semantic.scopes import code_text, statement_end, statement_start
 from .common import Copy, base_identifier, loop_copies
 
-_PINNED = ("cudaMallocHost", "hipHostMalloc", "cudaHostAlloc", "hipHostAlloc", "hipExtHostAlloc",
-           "hipMallocHost")
-_SYNC_COPY = {b"cudaMemcpy", b"hipMemcpy"}
+_PINNED = ("cudaMallocHost", "cudaHostAlloc")  # and their HIP names
+_HIP_PINNED = ("hipExtHostAlloc", "hipMallocHost")  # HIP's own pinned allocators
 
 
 class AsyncPinnedCopies(Rule):
@@ -80,7 +82,8 @@ class AsyncPinnedCopies(Rule):
 def _rewrite(ctx: RuleContext, group: list[Copy]) -> Diagnostic | None:
     data = ctx.data
     loop, body = group[0].loop, group[0].body
-    if any(copy.name not in _SYNC_COPY or len(copy.arguments) != 4 for copy in group):
+    calls = _calls(ctx.tables)
+    if any(copy.name not in calls.sync_copy or len(copy.arguments) != 4 for copy in group):
         return None
     names = set()
     for copy in group:
@@ -106,8 +109,7 @@ def _rewrite(ctx: RuleContext, group: list[Copy]) -> Diagnostic | None:
     hip = is_hip(group[0].name)
     stream_sync = api_name(ctx, "cudaStreamSynchronize", hip) + "(0)"
     after = data[loop.end : loop.end + 200]
-    if re.match(rb"\s*(?:\w+\s*\()?\s*(?:cuda|hip)(?:StreamSynchronize\s*\(\s*0\s*\)|"
-                rb"DeviceSynchronize\s*\(\s*\))", after):
+    if calls.waited.match(after):
         return None  # already waited for
     edits = []
     for copy in group:
@@ -129,10 +131,27 @@ def _rewrite(ctx: RuleContext, group: list[Copy]) -> Diagnostic | None:
                       library="runtime", symbol="Memcpy")
 
 
-# a pinned allocation of ``&name``: the name is the whole word after the ``&``
-_PINNED_ALLOCATION = re.compile(
-    rb"\b(?:" + "|".join(_PINNED).encode() + rb")\s*\(\s*(?:\(\s*void\s*\*\*\s*\)"
-    rb"\s*|reinterpret_cast\s*<\s*void\s*\*\*\s*>\s*\(\s*)?&\s*([A-Za-z0-9_]+)")
+@dataclass(frozen=True)
+class _Calls:
+    """The calls this rule reads, in both spellings (from the tables)."""
+
+    sync_copy: frozenset[bytes]  # cudaMemcpy
+    waited: re.Pattern  # a wait for the null stream or the device, at the start of a text
+    pinned_allocation: re.Pattern  # of ``&name``: the name is the whole word after the ``&``
+
+
+@functools.lru_cache(maxsize=8)
+def _calls(tables: ApiTables) -> _Calls:
+    return _Calls(
+        sync_copy=frozenset(name.encode() for name in cuda_and_hip(tables, "cudaMemcpy")),
+        waited=re.compile(
+            rb"\s*(?:\w+\s*\()?\s*(?:" + alternation(cuda_and_hip(tables, "cudaStreamSynchronize"))
+            + rb"\s*\(\s*0\s*\)|" + alternation(cuda_and_hip(tables, "cudaDeviceSynchronize"))
+            + rb"\s*\(\s*\))"),
+        pinned_allocation=re.compile(
+            rb"\b" + alternation(cuda_and_hip(tables, *_PINNED) | set(_HIP_PINNED))
+            + rb"\s*\(\s*(?:\(\s*void\s*\*\*\s*\)"
+            rb"\s*|reinterpret_cast\s*<\s*void\s*\*\*\s*>\s*\(\s*)?&\s*([A-Za-z0-9_]+)"))
 
 
 def _pinned_here(ctx: RuleContext, body, name: str) -> bool:
@@ -141,7 +160,7 @@ def _pinned_here(ctx: RuleContext, body, name: str) -> bool:
     by_name = ctx.cache.get("XFR003.pinned")
     if by_name is None:
         by_name = ctx.cache["XFR003.pinned"] = {}
-        for match in _PINNED_ALLOCATION.finditer(ctx.data):
+        for match in _calls(ctx.tables).pinned_allocation.finditer(ctx.data):
             by_name.setdefault(match.group(1), []).append((match.start(), match.end()))
     return any(body.open <= start and end <= body.close and ctx.in_code(start)
                for start, end in by_name.get(name.encode(), ()))

@@ -3,17 +3,26 @@ argument."""
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
+from migrator.apitables import ApiTables
 from migrator.rule import RuleContext
 
 from migrator.semantic.calls import WORD_BYTES, find_name, lexical_call
 from migrator.semantic.scopes import Block, function_at, loop_around, Loop, loops
-
-COPY_NAMES = {b"cudaMemcpy", b"cudaMemcpyAsync", b"hipMemcpy", b"hipMemcpyAsync"}
-_COPY_NAME = re.compile(rb"(?:cuda|hip)Memcpy(?:Async)?(?![A-Za-z0-9_])")  # the byte before: tested
+from migrator.semantic.spellings import alternation, cuda_and_hip
 BASE = re.compile(rb"^\s*(?:\(\s*[\w\s:*]+\*\s*\)\s*)?&?\s*([A-Za-z_][A-Za-z0-9_]*)")
+
+
+@functools.lru_cache(maxsize=8)
+def _copy_names(tables: ApiTables) -> tuple[frozenset[bytes], re.Pattern]:
+    """The copies' names (cudaMemcpy, cudaMemcpyAsync and their HIP names), as bytes and as a
+    regex that finds them where no word byte follows (the byte before is the caller's to test)."""
+    names = cuda_and_hip(tables, "cudaMemcpy", "cudaMemcpyAsync")
+    return (frozenset(name.encode() for name in names),
+            re.compile(alternation(names) + rb"(?![A-Za-z0-9_])"))
 
 
 @dataclass
@@ -50,7 +59,7 @@ def copies(ctx: RuleContext) -> list[Copy]:
     if found is not None:
         return found
     found = []
-    names = {n for n in COPY_NAMES if n in ctx.data}
+    names = {n for n in _copy_names(ctx.tables)[0] if n in ctx.data}
     for name, start, end in find_name(ctx, names):
         call = lexical_call(ctx, start, end)
         if call is None or call == "macro":
@@ -74,13 +83,14 @@ def loop_copies(ctx: RuleContext) -> list[Copy]:
 
 
 def _copy_name_in_loop(ctx: RuleContext) -> bool:
-    """Does a loop body hold one of COPY_NAMES as a whole word (code or not)? Each byte is
+    """Does a loop body hold a copy's name as a whole word (code or not)? Each byte is
     searched once however deep the loops nest (they come in order of their starts)."""
     data = ctx.data
+    copy_name = _copy_names(ctx.tables)[1]
     searched = 0  # bodies are searched up to here
     for loop in loops(ctx):
         start, end = max(loop.body[0], searched), loop.body[1]
-        for match in _COPY_NAME.finditer(data, start, end):
+        for match in copy_name.finditer(data, start, end):
             if data[match.start() - 1] not in WORD_BYTES:
                 return True
         searched = max(searched, end)

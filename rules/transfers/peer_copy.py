@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
+from migrator.apitables import ApiTables
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
 
-from migrator.semantic.spellings import api_name, is_hip
+from migrator.semantic.spellings import alternation, api_name, cuda_and_hip, is_hip
 from migrator.semantic.scopes import code_matches
 from .common import Copy, base_identifier, copies
-
-_SET_DEVICE = re.compile(rb"\b(?:cuda|hip)SetDevice\s*\(\s*([A-Za-z_]\w*|\d+)\s*\)")
 
 
 class PeerCopy(Rule):
@@ -79,12 +79,13 @@ def _device_of(ctx: RuleContext, copy: Copy, name: str) -> str | None:
     """The device ``name`` was allocated on: the hipSetDevice argument before its hipMalloc, if
     that argument still holds at the copy."""
     body = copy.body
-    allocation = re.compile(rb"\b(?:cuda|hip)Malloc\s*\(\s*(?:\(\s*void\s*\*\*\s*\)\s*|reinterpret_cast"
+    set_device, malloc = _device_calls(ctx.tables)
+    allocation = re.compile(rb"\b" + malloc + rb"\s*\(\s*(?:\(\s*void\s*\*\*\s*\)\s*|reinterpret_cast"
                             rb"\s*<\s*void\s*\*\*\s*>\s*\(\s*)?&\s*" + re.escape(name.encode()) + rb"\b")
     found = [m for m in code_matches(ctx, allocation, body.open, copy.start)]
     if len(found) != 1:
         return None
-    settings = [m for m in code_matches(ctx, _SET_DEVICE, body.open, found[0].start())]
+    settings = [m for m in code_matches(ctx, set_device, body.open, found[0].start())]
     if not settings:
         return None
     device = settings[-1].group(1).decode()
@@ -93,6 +94,15 @@ def _device_of(ctx: RuleContext, copy: Copy, name: str) -> str | None:
         if any(code_matches(ctx, assigned, found[0].end(), copy.start)):
             return None
     return device
+
+
+@functools.lru_cache(maxsize=8)
+def _device_calls(tables: ApiTables) -> tuple[re.Pattern, bytes]:
+    """A regex of ``cudaSetDevice(device)`` in either spelling (the device: group 1), and the
+    spellings of ``cudaMalloc`` as a regex group."""
+    set_device = re.compile(rb"\b" + alternation(cuda_and_hip(tables, "cudaSetDevice"))
+                            + rb"\s*\(\s*([A-Za-z_]\w*|\d+)\s*\)")
+    return set_device, alternation(cuda_and_hip(tables, "cudaMalloc"))
 
 
 def _rewrite(ctx: RuleContext, copy: Copy, devices: list[str]) -> Diagnostic:

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
+from migrator.apitables import ApiTables
 from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
 
-from migrator.semantic.spellings import api_call, api_name, is_hip
+from migrator.semantic.spellings import alternation, api_call, api_name, cuda_and_hip, is_hip
 from ..markers import unproven_fix
-from migrator.semantic.calls import arguments
+from migrator.semantic.calls import arguments, is_member
 from migrator.semantic.scopes import (Block, block_opened_at, enclosing_call, statement_end, statement_start,
                       word_matches, word_offsets)
 from .common import Copy, base_identifier, loop_copies
@@ -18,7 +20,6 @@ from .common import Copy, base_identifier, loop_copies
 _HARMLESS_CALLEES = {b"memcpy", b"memset", b"memcmp", b"memmove", b"printf", b"fprintf",
                      b"fwrite", b"fread", b"std::fill", b"std::copy", b"std::memcpy",
                      b"std::memset", b"std::fill_n", b"std::copy_n", b"std::equal", b"sizeof"}
-_FREES = re.compile(rb"\b(?:free|realloc|delete|cudaFreeHost|hipHostFree|hipFreeHost)\b")
 
 
 class PinnedHostBuffer(Rule):
@@ -184,7 +185,7 @@ def _escapes(ctx: RuleContext, body: Block, name: str, allocation: int,
         line, _ = ctx.source.position(at)
         before = data[max(body.head, at - 64) : at].rstrip()
         after = data[at + len(name) : at + len(name) + 16].lstrip()
-        if before.endswith((b".", b"->")):
+        if is_member(ctx, at):
             continue  # a member of something else
         callee = enclosing_call(ctx, at, body.head)
         if callee is not None:
@@ -220,4 +221,13 @@ def _frees_nothing(ctx: RuleContext, function: bytes) -> bool:
     if definition is None:
         return False
     block = block_opened_at(ctx, definition.end() - 1)
-    return block is not None and not _FREES.search(ctx.data, block.open, block.close)
+    return block is not None and not _frees_pattern(ctx.tables).search(ctx.data, block.open,
+                                                                      block.close)
+
+
+@functools.lru_cache(maxsize=8)
+def _frees_pattern(tables: ApiTables) -> re.Pattern:
+    """A call that frees or reallocates: C's and C++'s, and cudaFreeHost in either spelling
+    (with HIP's deprecated hipFreeHost)."""
+    frees = cuda_and_hip(tables, "cudaFreeHost") | {"free", "realloc", "delete", "hipFreeHost"}
+    return re.compile(rb"\b" + alternation(frees) + rb"\b")
