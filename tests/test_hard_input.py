@@ -160,10 +160,10 @@ def test_unclosed_bracket_memory_keeps_answers():
         fresh = {}
         for at in opens:
             copy = bytes(bytearray(data))  # another object: nothing remembered for it
-            fresh[at] = (calls._close_of(copy, at), calls.macro_arguments(copy, at, bool(at % 2)))
+            fresh[at] = (calls.close_of(copy, at), calls.macro_arguments(copy, at, bool(at % 2)))
         rng.shuffle(opens)
         for at in opens:
-            found = (calls._close_of(data, at), calls.macro_arguments(data, at, bool(at % 2)))
+            found = (calls.close_of(data, at), calls.macro_arguments(data, at, bool(at % 2)))
             assert found == fresh[at], (data, at)
 
 

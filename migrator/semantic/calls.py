@@ -6,7 +6,7 @@ import bisect
 import re
 from dataclasses import dataclass
 
-from ..parsing.tokens import in_directive
+from ..parsing.tokens import LiteralSpans, blank_literals, continued_line, in_directive
 from ..rule import RuleContext
 
 
@@ -59,9 +59,14 @@ def code_end_before(ctx: RuleContext, start: int) -> int:
 
 def is_member(ctx: RuleContext, start: int) -> bool:
     """Is the name at ``start`` a member: ``obj.name`` or ``ptr->name``, with blanks, line breaks
-    or comments between (a comment or a directive ending in '.' does not count)?"""
+    or comments between? Read in the code view, so a comment, literal or directive ending in
+    '.' does not count. Every rule asks this question here (hot loops may first test the byte
+    before the name against ``BLANK_OR_MEMBER_END``, as this does)."""
+    code = ctx.code
+    if not start or code[start - 1] not in BLANK_OR_MEMBER_END:
+        return False  # `(name`, `*name`: no member
     end = code_end_before(ctx, start)
-    return ctx.code[end - 1 : end] == b"." or ctx.code[max(0, end - 2) : end] == b"->"
+    return code[end - 1 : end] == b"." or code[max(0, end - 2) : end] == b"->"
 
 
 _PATTERNS: dict[tuple, tuple[re.Pattern, bool]] = {}
@@ -99,10 +104,9 @@ def lexical_call(ctx: RuleContext, start: int, end: int) -> LexicalCall | str | 
     """The call whose callee is the name at [start, end), found without the tree: ``"macro"``
     inside a ``#define`` body, None when the name is not called here (no argument list, or a
     declaration such as ``cudaError_t cudaMalloc(void**, size_t);``)."""
-    data = ctx.data
     if ctx.in_directive(start):
         return "macro"
-    spans = arguments(data, end)
+    spans = arguments(ctx, end)
     if spans is None:
         return None
     before = _code_before(ctx, start)
@@ -110,8 +114,7 @@ def lexical_call(ctx: RuleContext, start: int, end: int) -> LexicalCall | str | 
         word = re.search(rb"[A-Za-z_][A-Za-z0-9_]*$", before)
         if word is None or word.group() not in _KEYWORDS_BEFORE_CALLS:
             return None  # a type before the name: a declaration, not a call
-    open_paren = data.index(b"(", end)
-    close = _close_of(data, open_paren)
+    close = close_of(ctx, ctx.data.index(b"(", end))
     if close is None:
         return None
     return LexicalCall(spans, close)
@@ -124,167 +127,180 @@ def _code_before(ctx: RuleContext, start: int) -> bytes:
     return ctx.data[max(0, end - 64) : end]
 
 
-_CLOSE_SCAN = re.compile(rb"[()\[\]{}\"'/]")
+class _Views:
+    """The code view of one text (its comments and literals blanked, as ``RuleContext.code``:
+    every literal the token view knows, raw strings included, holds no bracket or comma of the
+    code) and the brackets of that view known to stay open to its end.
+
+    A scan from a bracket that reaches the end of the code view has seen every bracket it
+    passed as a scan from that bracket would see them; the ones still open at the end cannot
+    close either. Remembering them turns thousands of unclosed calls (``f(f(f(...``) from one
+    scan each to the end into one scan."""
+
+    __slots__ = ("text", "code", "unclosed")
+
+    def __init__(self, text: bytes, code: bytes) -> None:
+        self.text = text
+        self.code = code
+        self.unclosed: set[int] = set()
 
 
-class _Unclosed:
-    """Brackets of one file known to stay open to its end, shared by the bracket scans below.
-
-    A scan from a bracket that reaches the end of the file has seen every bracket it passed
-    as the same token a scan from that bracket would see (both skip the same literals from
-    there on); the ones still open at the end cannot close either. Remembering them turns
-    thousands of unclosed calls (``f(f(f(...``) from one scan each to the end into one scan.
-    Kept for the last few byte strings scanned (found by identity: the file's bytes, and
-    the short texts some rules scan in between)."""
-
-    recent: dict[int, tuple[bytes, set[int]]] = {}
-
-    @classmethod
-    def of(cls, data: bytes) -> set[int]:
-        entry = cls.recent.get(id(data))
-        if entry is None or entry[0] is not data:
-            if len(cls.recent) >= 4:
-                del cls.recent[next(iter(cls.recent))]
-            entry = cls.recent[id(data)] = (data, set())
-        return entry[1]
+_RECENT_VIEWS: dict[int, _Views] = {}  # by identity: the files' bytes and the short texts
+_LAST_VIEWS = [_Views(b"", b"")]  # some rules scan in between
 
 
-def _close_of(data: bytes, open_paren: int) -> int | None:
-    """The bracket closing the one at ``open_paren`` (comments and literals skipped), or None.
-    Jumps from one bracket, quote or slash to the next instead of reading every byte."""
-    if data[open_paren : open_paren + 1] not in (b"(", b"[", b"{"):
+def _views(source) -> _Views:
+    """The views of ``source``: a rule context (its ``data`` and ``code``) or bytes (their code
+    view made here, or a context's already known for the same bytes), kept for the last few
+    texts."""
+    text = source if type(source) is bytes else source.data
+    views = _LAST_VIEWS[0]
+    if views.text is not text:
+        views = _RECENT_VIEWS.get(id(text))
+        if views is None or views.text is not text:
+            if len(_RECENT_VIEWS) >= 8:
+                del _RECENT_VIEWS[next(iter(_RECENT_VIEWS))]
+            code = (blank_literals(text, LiteralSpans(text)) if type(source) is bytes
+                    else source.code)
+            views = _RECENT_VIEWS[id(text)] = _Views(text, code)
+        _LAST_VIEWS[0] = views
+    return views
+
+
+_BRACKETS = re.compile(rb"[()\[\]{}]")
+
+
+def close_of(source, open_paren: int) -> int | None:
+    """The bracket closing the one at ``open_paren``, or None: brackets read in the code view of
+    ``source`` (a rule context, or bytes), so none inside a comment or literal counts."""
+    views = _views(source)
+    code = views.code
+    if code[open_paren : open_paren + 1] not in (b"(", b"[", b"{"):
         return None  # no bracket there: nothing closes it
-    unclosed = _Unclosed.of(data)
+    unclosed = views.unclosed
     if open_paren in unclosed:
         return None
     opened: list[int] = []
-    index = open_paren
-    search = _CLOSE_SCAN.search
-    while True:
-        match = search(data, index)
-        if match is None:
-            unclosed.update(opened)
-            return None
+    for match in _BRACKETS.finditer(code, open_paren):
         index = match.start()
-        byte = data[index]
-        if byte == 47:  # '/': a comment, or division
-            if data[index + 1 : index + 2] in (b"/", b"*"):
-                index = _skip_literal(data, index)
-            else:
-                index += 1
-            continue
-        if byte in b"\"'":
-            index = _skip_literal(data, index)
-            continue
-        if byte in b"([{":
+        if code[index] in b"([{":
             opened.append(index)
         else:
             opened.pop()
             if not opened:
                 return index
-        index += 1
+    unclosed.update(opened)
+    return None
 
 
-def arguments(data: bytes, name_end: int) -> list[tuple[int, int]] | None:
+_close_of = close_of  # the name rules/api/lowering.py still imports
+
+
+def arguments(source, name_end: int) -> list[tuple[int, int]] | None:
     """Argument spans of the call whose name ends at ``name_end``, found lexically (code or
     macro body alike): the parenthesised list, split at top-level commas, spans trimmed.
-    Comments and literals inside arguments are skipped as units. None when no complete list
-    follows."""
-    return macro_arguments(data, name_end, within_directive=None)
+    ``source``: the rule context, or bytes (read through their own code view). Comments and
+    literals inside arguments are skipped as units. None when no complete list follows."""
+    return macro_arguments(source, name_end, within_directive=None)
 
 
-_ARGUMENT_SCAN = re.compile(rb"[()\[\]{},\"'/\n]")
+_ARGUMENT_SCAN = re.compile(rb"[()\[\]{},\n]")
 _SPACES = re.compile(rb"[ \t]*")
 _ARGUMENT_BLANKS = re.compile(rb"[ \t\\\r\n]*")
 
 
-def macro_arguments(data: bytes, name_end: int,
+def macro_arguments(source, name_end: int,
                     within_directive: bool | None = True) -> list[tuple[int, int]] | None:
     """Argument spans of a call written inside a ``#define`` body (where the tree cannot see),
     found lexically: the parenthesised list after ``name_end``, split at top-level commas,
     spans trimmed. None when no complete argument list follows. ``within_directive=None``:
     find out whether the call is in a directive only if a line ends inside its list (the
     check walks back over the whole directive: once per call in a long ``#define`` adds up)."""
-    found = _relative_spans(data, name_end, within_directive)
+    found = _relative_spans(source, name_end, within_directive)
     if found is None:
         return None
     base, spans = found
     return [(base + begin, base + end) for begin, end in spans]
 
 
-def argument_text(data: bytes, name_end: int, index: int) -> bytes | None:
+def argument_text(source, name_end: int, index: int) -> bytes | None:
     """The text of argument ``index`` of the call whose name ends at ``name_end`` (as
     ``arguments`` finds them); b"" where the list has no such argument, None where no complete
     list follows. Builds none of the other arguments' spans."""
-    found = _relative_spans(data, name_end, None)
+    found = _relative_spans(source, name_end, None)
     if found is None:
         return None
     base, spans = found
     if len(spans) <= index:
         return b""
     begin, end = spans[index]
+    data = source if type(source) is bytes else source.data
     return data[base + begin : base + end]
 
 
-def _relative_spans(data: bytes, name_end: int, within_directive: bool | None):
+def _relative_spans(source, name_end: int, within_directive: bool | None):
     """(base, argument spans relative to base) of ``macro_arguments``; None where it finds
     none. Lists found again by their text give the spans kept for it, relative to its start."""
+    views = _views(source)
+    data, code = views.text, views.code
     plain = _PLAIN_LIST.match(data, name_end)
     if plain is not None:  # most lists: no bracket, literal, comment or line end inside
+        if code[plain.start(1) - 1] != 40:  # '(': the list is inside a comment or literal
+            return None
         return plain.start(1), _plain_spans(plain.group(1))
     pos = _SPACES.match(data, name_end).end()
     newline = data.find(b"\n", pos, pos + _WINDOW)
     window = data[pos : newline if newline != -1 else pos + _WINDOW]
-    relative = _WINDOW_SPANS.get(window)
-    if relative is not None:
-        return pos, relative
-    scanned = _scan(data, name_end, pos, within_directive)
+    kept = _WINDOW_SPANS.get(window)
+    if kept is not None and code.startswith(kept[0], pos):
+        return pos, kept[1]
+    scanned = _scan(views, name_end, pos, within_directive)
     if scanned is None:
         return None
     spans, close = scanned
     if close < pos + len(window):  # the scan read the window alone: its text decides
         if len(_WINDOW_SPANS) >= 8192:
             _WINDOW_SPANS.clear()
-        _WINDOW_SPANS[window] = tuple((begin - pos, end - pos) for begin, end in spans)
+        _WINDOW_SPANS[window] = (code[pos : pos + len(window)],
+                                 tuple((begin - pos, end - pos) for begin, end in spans))
     return 0, spans
 
 
 # A list that closes before its line ends and within _WINDOW bytes is split by those bytes
 # alone (no directive or unclosed-bracket question arises): its spans are kept per text of the
 # window (from its "(" to the line's end, at most _WINDOW bytes), relative to its "(", across
-# files. Bounded, so a long line costs no copy of the rest of it per call.
+# files, with the window's code view they were found in. The same text is read with other
+# literals where one of them ends beyond the window (a raw string's closing ")x\"" further on,
+# a string past a window cut short): kept spans are used where the code view is the same.
+# Bounded, so a long line costs no copy of the rest of it per call.
 _WINDOW = 256
-_WINDOW_SPANS: dict[bytes, tuple[tuple[int, int], ...]] = {}
+_WINDOW_SPANS: dict[bytes, tuple[bytes, tuple[tuple[int, int], ...]]] = {}
 
 
-def _scanned_arguments(data: bytes, name_end: int,
+def _scanned_arguments(source, name_end: int,
                        within_directive: bool | None) -> list[tuple[int, int]] | None:
     """``macro_arguments`` found by scanning the list bracket by bracket (any list, no
     shortcut)."""
-    scanned = _scan(data, name_end, _SPACES.match(data, name_end).end(), within_directive)
+    views = _views(source)
+    scanned = _scan(views, name_end, _SPACES.match(views.text, name_end).end(), within_directive)
     return scanned[0] if scanned is not None else None
 
 
-def _scan(data: bytes, name_end: int, pos: int, within_directive: bool | None):
+def _scan(views: _Views, name_end: int, pos: int, within_directive: bool | None):
     """(argument spans, offset of the closing bracket) of the list opening at ``pos``, found
-    bracket by bracket; None when no complete list follows."""
-    if data[pos : pos + 1] != b"(":
+    from bracket to bracket in the code view; None when no complete list follows."""
+    data, code = views.text, views.code
+    if code[pos : pos + 1] != b"(":
         return None
-    unclosed = _Unclosed.of(data)
+    unclosed = views.unclosed
     if pos in unclosed:
         return None
     opened: list[int] = []
     spans = []
     start = pos + 1
-    index = pos
-    search = _ARGUMENT_SCAN.search
-    while True:  # from one bracket, comma, quote, slash or newline to the next
-        match = search(data, index)
-        if match is None:
-            unclosed.update(opened)
-            return None
+    for match in _ARGUMENT_SCAN.finditer(code, pos):  # brackets, commas and line ends
         index = match.start()
-        byte = data[index]
+        byte = code[index]
         if byte in b"([{":
             opened.append(index)
         elif byte in b")]}":
@@ -296,16 +312,14 @@ def _scan(data: bytes, name_end: int, pos: int, within_directive: bool | None):
             if len(opened) == 1:
                 spans.append((start, index))
                 start = index + 1
-        elif byte in b"\"'" or data[index : index + 2] in (b"//", b"/*"):
-            index = _skip_literal(data, index)
-            continue
-        elif (byte == 10 and data[index - 1 : index] != b"\\"
-              and data[index - 2 : index] != b"\\\r"):
+        elif not continued_line(data, index):
             if within_directive is None:
                 within_directive = in_directive(data, name_end)
             if within_directive:
                 return None  # the directive ended before the list closed
-        index += 1
+    else:
+        unclosed.update(opened)
+        return None
     trimmed = []
     blank = _ARGUMENT_BLANKS.match
     for begin, end in spans:
@@ -347,24 +361,3 @@ def _plain_spans(inner: bytes) -> tuple[tuple[int, int], ...]:
             _PLAIN_SPANS.clear()
         relative = _PLAIN_SPANS[inner] = tuple(spans)
     return relative
-
-
-def _skip_literal(data: bytes, index: int) -> int:
-    """Index just past the string, character literal or comment starting at ``index``."""
-    if data.startswith(b"//", index):
-        end = data.find(b"\n", index)
-        return len(data) if end == -1 else end
-    if data.startswith(b"/*", index):
-        end = data.find(b"*/", index + 2)
-        return len(data) if end == -1 else end + 2
-    quote = data[index : index + 1]
-    pos = index + 1
-    while pos < len(data):
-        byte = data[pos : pos + 1]
-        if byte == b"\\":
-            pos += 2
-            continue
-        if byte == quote or byte == b"\n":
-            return pos + 1
-        pos += 1
-    return pos

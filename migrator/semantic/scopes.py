@@ -11,8 +11,7 @@ from dataclasses import dataclass
 
 from ..rule import RuleContext
 
-from .calls import WORD_BYTES
-from .calls import _close_of as close_of
+from .calls import WORD_BYTES, close_of
 
 IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 _CONTROL = {b"if", b"for", b"while", b"switch", b"catch", b"do", b"else", b"return"}
@@ -384,7 +383,7 @@ def loops(ctx: RuleContext) -> list[Loop]:
         if ctx.in_directive(match.start()):
             continue
         open_paren = match.end() - 1
-        close = close_of(data, open_paren)
+        close = close_of(ctx, open_paren)
         if close is None:
             continue
         pos = close + 1
