@@ -35,12 +35,15 @@ class Edit:
 
 @dataclass(frozen=True, slots=True)
 class Fix:
-    """Edits applied all together or not at all, plus the headers they need."""
+    """Edits applied all together or not at all, plus the headers (and macros) they need."""
 
     title: str
     edits: tuple[Edit, ...]
     applicability: Applicability = Applicability.SAFE
     includes: tuple[str, ...] = ()
+    # macros the edits need defined before the file's headers: the engine writes ``#define NAME``
+    # once, before the first #include (a file that defines NAME already gets none)
+    defines: tuple[str, ...] = ()
     # The rule vouches that these edits cannot change how the file parses (an argument appended
     # to a parenthesised list, an attribute added to a declaration): the engine then needs no
     # parse to guard the output, as for identifier renames. tests/test_engine.py checks it.
@@ -56,7 +59,7 @@ class Fix:
     def __init__(self, title: str, edits: tuple[Edit, ...],
                  applicability: Applicability = Applicability.SAFE, includes: tuple[str, ...] = (),
                  keeps_syntax: bool = False, marker: bool = False,
-                 _set=object.__setattr__) -> None:
+                 defines: tuple[str, ...] = (), _set=object.__setattr__) -> None:
         if len(edits) == 1:
             start, end = edits[0].start, edits[0].end
         elif edits:
@@ -67,6 +70,7 @@ class Fix:
         _set(self, "edits", edits)
         _set(self, "applicability", applicability)
         _set(self, "includes", includes)
+        _set(self, "defines", defines)
         _set(self, "keeps_syntax", keeps_syntax)
         _set(self, "marker", marker)
         _set(self, "start", start)

@@ -240,17 +240,31 @@ def _before_attached_lines(data: bytes, at: int) -> int:
     return at
 
 
-def include_edit(data: bytes, headers: list[str], newline: bytes) -> Edit | None:
-    """The insertion that adds the requested headers the file does not include yet. A name in
-    double quotes (``'"rocmigrate_atomics.h"'``, a support header) is included with quotes,
-    others with angle brackets."""
+def has_define(data: bytes, name: str, literals: LiteralSpans | None = None) -> bool:
+    """Does ``data`` define the macro ``name`` in code (``#define NAME`` not in a comment)?"""
+    found = [m.start() for m in re.finditer(rb"^[ \t]*#[ \t]*define[ \t]+" + re.escape(
+        name.encode()) + rb"\b", data, re.MULTILINE)]
+    if not found:
+        return False
+    literals = literals or LiteralSpans(data)
+    return any(literals.covering(start) is None for start in found)
+
+
+def include_edit(data: bytes, headers: list[str], newline: bytes,
+                 defines: list[str] = ()) -> Edit | None:
+    """The insertion that adds the requested headers the file does not include yet, after the
+    requested macros it does not define yet. A name in double quotes
+    (``'"rocmigrate_atomics.h"'``, a support header) is included with quotes, others with
+    angle brackets."""
     literals = LiteralSpans(data)
     missing = [h for h in dict.fromkeys(headers) if not has_include(data, h.strip('"'), literals)]
-    if not missing:
+    undefined = [d for d in dict.fromkeys(defines) if not has_define(data, d, literals)]
+    if not missing and not undefined:
         return None
     at = include_insertion_point(data, literals)
-    block = b"".join(b"#include " + (h.encode() if h.startswith('"') else b"<" + h.encode() + b">")
-                     + newline for h in missing)
+    block = b"".join(b"#define " + name.encode() + newline for name in undefined)
+    block += b"".join(b"#include " + (h.encode() if h.startswith('"') else b"<" + h.encode() + b">")
+                      + newline for h in missing)
     if at > 0 and data[at - 1 : at] != b"\n":
         block = newline + block
     return Edit(at, at, block)
@@ -474,7 +488,9 @@ def fix_source(
         edits = _chosen_edits(chosen)
         new_data = _apply_sorted(current.data, edits, renames)
         includes = [h for fix in chosen_fixes for h in fix.includes]
-        extra = include_edit(new_data, includes, current.newline) if includes else None
+        defines = [d for fix in chosen_fixes for d in fix.defines]
+        extra = (include_edit(new_data, includes, current.newline, defines)
+                 if includes or defines else None)
         previous = current
         if new_data == current.data and extra is None:
             return EngineResult(current.data, findings, round_index)

@@ -22,6 +22,7 @@ class RuleFixture:
     compile: bool
     expectations: list[tuple[int, str]]  # (line, code), sorted
     input_compiles: bool = True
+    hip64: bool = True  # converted at ROCm 6.4 it parses against HIP 6.4 (no: written for HIP 5.x)
     also: tuple[str, ...] = ()  # further rule codes run with the fixture's rule
 
 
@@ -52,4 +53,5 @@ def load_fixture(path: Path) -> RuleFixture:
     return RuleFixture(path, expected, path.parent.name, settings,
                        options.get("compile", "yes") == "yes", sorted(expectations),
                        options.get("input_compiles", "yes") == "yes",
+                       options.get("hip64", "yes") == "yes",
                        tuple(c for c in options.get("also", "").split(",") if c))

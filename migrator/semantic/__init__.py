@@ -7,7 +7,13 @@ CUDA API known by heart (names come from the API tables).
   name in a function;
 - ``constants``: the value of a constant expression, integer literals;
 - ``directives``: preprocessor lines;
-- ``spellings``: an API name in the dialect of the code (CUDA or HIP), from the tables.
+- ``spellings``: an API name in the dialect of the code (CUDA or HIP), from the tables;
+- ``types``: type text (a declaration's type and pointer levels, casts, a pointer expression
+  read lexically);
+- ``declarations``: the declarations of a name in a function, read from its tokens where that
+  is sure to agree with the tree;
+- ``lookup``: what a name or pointer expression is declared as, seen from an offset (tree
+  scopes, aliases, template parameters).
 
 The literal and code views (comments and literals blanked) are the rule context's
 (``RuleContext.literals``, ``.code``); this layer reads through them.

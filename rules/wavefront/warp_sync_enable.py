@@ -1,0 +1,69 @@
+"""WRP003: the warp-sync builtins are declared only on request in the HIP releases that have them."""
+
+from __future__ import annotations
+
+from migrator.diagnostics import Diagnostic, Fix
+from migrator.rule import Rule, RuleContext
+from migrator.semantic.calls import find_name
+from migrator.versions import parse_version
+
+# HIP 6.2 to 6.4 declare __shfl_*_sync, __ballot_sync, __any_sync, __all_sync, __match_*_sync
+# and __activemask only when this macro is defined before hip/hip_runtime.h is included (amd_detail/amd_warp_sync_functions.h of HIP 6.4.3: `#ifdef
+# HIP_ENABLE_WARP_SYNC_BUILTINS`; checked against ../shared/data/hip-6.4). Older releases lack
+# the builtins (WRP001 lowers them); the releases rocmigrate knows stop at 6.4.
+ENABLE = "HIP_ENABLE_WARP_SYNC_BUILTINS"
+FIRST_RELEASE = parse_version("6.2")
+GUARDED = frozenset({b"__shfl_sync", b"__shfl_up_sync", b"__shfl_down_sync", b"__shfl_xor_sync",
+                     b"__ballot_sync", b"__any_sync", b"__all_sync", b"__match_any_sync",
+                     b"__match_all_sync", b"__activemask"})  # what the #ifdef hides in 6.4.3
+
+
+class WarpSyncEnable(Rule):
+    """Define ``HIP_ENABLE_WARP_SYNC_BUILTINS`` in files that call the warp-sync builtins.
+
+    ## What it does
+    For targets from ROCm 6.2, where HIP has ``__shfl_*_sync``, ``__ballot_sync``,
+    ``__any_sync``, ``__all_sync`` and ``__match_*_sync``, a file that calls one of them gets
+    ``#define HIP_ENABLE_WARP_SYNC_BUILTINS`` before its first ``#include`` (once; not where the
+    file defines it already). Older targets get the lowered forms instead (WRP001).
+
+    ## Why is this bad on AMD
+    HIP 6.2 to 6.4 declare these builtins only when that macro is defined before
+    ``hip/hip_runtime.h``: without it a CUDA kernel's ``__shfl_down_sync`` is an undeclared
+    identifier and the port does not build.
+
+    ## Example
+    ```cpp
+    #include <hip/hip_runtime.h>
+    __device__ int sum(int v) { return v + __shfl_down_sync(0xffffffffffffffffull, v, 1); }
+    ```
+
+    ## Use instead
+    ```cpp
+    #define HIP_ENABLE_WARP_SYNC_BUILTINS
+    #include <hip/hip_runtime.h>
+    __device__ int sum(int v) { return v + __shfl_down_sync(0xffffffffffffffffull, v, 1); }
+    ```
+
+    ## Fix safety
+    Safe: the macro only declares the builtins. A header that calls them and is included after
+    ``hip/hip_runtime.h`` needs the macro in the including file too (or as a compile flag,
+    ``-DHIP_ENABLE_WARP_SYNC_BUILTINS``): each converted file that calls them gets it.
+    """
+
+    code = "WRP003"
+    name = "warp-sync-enable"
+    summary = "warp-sync builtins need HIP_ENABLE_WARP_SYNC_BUILTINS"
+    family = "wavefront"
+    fix = "always"
+    category = "conversion"
+
+    def check(self, ctx: RuleContext):
+        if ctx.settings.rocm < FIRST_RELEASE or ENABLE.encode() in ctx.code:
+            return  # lowered by WRP001; or the file defines (or tests) the macro itself
+        for name, start, end in find_name(ctx, {n for n in GUARDED if n in ctx.data}):
+            yield Diagnostic("WRP003", f"{name.decode()} needs {ENABLE} defined before the HIP "
+                             "headers", start, end,
+                             Fix(f"define {ENABLE}", (), defines=(ENABLE,)), library="device",
+                             symbol=name.decode(), severity="info")
+            return  # one define serves the file
