@@ -13,7 +13,8 @@ from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix, RenameRec
 from migrator.rule import Marker, Rule, RuleContext
 from migrator.versions import format_version
 
-from migrator.semantic.calls import BLANK_OR_MEMBER_END, LexicalCall, is_member, lexical_call
+from migrator.semantic.calls import (BLANK_OR_MEMBER_END, LexicalCall, code_end_before, is_member,
+                                    lexical_call)
 from ..cuda_context import in_cuda_context, needs_cuda_context
 from ..markers import marker_fix
 
@@ -232,19 +233,18 @@ def names_code(ctx: RuleContext, start: int, end: int) -> bool:
     return ctx.literals.covering(start) is None and _names_code_outside_literals(ctx, start, end)
 
 
-# bytes right before a name that make it neither a member nor a declared name: `(name`, `!name`
-_PLAIN_BEFORE = frozenset(byte for byte in range(256) if not (
-    bytes([byte]).isspace() or bytes([byte]).isalnum() or byte in b"._*&>"))
+# the bytes that may end the type before a declared name (`int name`, `T* name`, `A<B> name`)
+_TYPE_END = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_*&>")
+# bytes right before a name (in the code view) that make it neither a member (is_member) nor a
+# declared name (_declares_member): `(name`, `!name`, `= name`
+_PLAIN_BEFORE = frozenset(range(256)) - frozenset(BLANK_OR_MEMBER_END) - _TYPE_END
 
 
 def _names_code_outside_literals(ctx: RuleContext, start: int, end: int) -> bool:
     """names_code for a name known to start outside comments and literals."""
-    code = ctx.code  # comments read as blanks: `x. /* c */ name` is a member, `// e.g.` no dot
-    if start > 0 and code[start - 1] in _PLAIN_BEFORE:  # most API names follow a `(`
+    if start > 0 and ctx.code[start - 1] in _PLAIN_BEFORE:  # most API names follow a `(`
         return True
-    if start > 0 and code[start - 1] in BLANK_OR_MEMBER_END and is_member(ctx, start):
-        return False  # (no member without one of those bytes right before: `*name`)
-    return not _declares_member(ctx, start, end)
+    return not (is_member(ctx, start) or _declares_member(ctx, start, end))
 
 
 _DECLARATOR_END = re.compile(rb"[ \t]*[;\[=:,({]")
@@ -258,14 +258,14 @@ def _declares_member(ctx: RuleContext, start: int, end: int) -> bool:
     Only an identifier that follows a type-like token and precedes a declarator end can be one;
     that lexical test is cheap and rarely true, and only then does the tree decide."""
     code = ctx.code
-    last = code[start - 1 : start]
-    if not last or not (last.isspace() or last.isalnum() or last in b"_*&>"):
+    if not start or code[start - 1] in _PLAIN_BEFORE:
         return False  # `(name`, `= name`: no type before it (read without a copy of 64 bytes)
     if not _DECLARATOR_END.match(ctx.data, end):
         return False
-    before = code[max(0, start - 64) : start].rstrip()
-    if not before or not (before[-1:].isalnum() or before[-1:] in b"_*&>"):
+    code_end = code_end_before(ctx, start)  # comments, blanks and directives above skipped
+    if not code_end or code[code_end - 1] not in _TYPE_END:
         return False
+    before = code[max(0, code_end - 64) : code_end]
     word = re.search(rb"[A-Za-z_][A-Za-z0-9_]*$", before)
     if word is not None and word.group() in _NOT_TYPES:
         return False

@@ -8,6 +8,7 @@ import re
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
 
+from migrator.semantic.calls import code_end_before, is_member
 from migrator.semantic.constants import constant_value
 from ..markers import unproven_fix
 from migrator.semantic.scopes import code_matches, function_at, word_offsets
@@ -154,15 +155,16 @@ def _two_subscript_accesses(ctx: RuleContext, start: int, end: int):
 
 def _layout_use(ctx: RuleContext, name: str, start: int, end: int, declaration_end: int) -> str:
     """Why padding would be observable: the first use of ``name`` that is not ``name[i][j]``."""
-    data = ctx.data
+    code = ctx.code  # comments and literals blanked: a comment's '.' or '&' is no operator
     for use in word_offsets(ctx, name.encode(), declaration_end, end):
+        if is_member(ctx, use):
+            continue  # another object's member of that name
         line, _ = ctx.source.position(use)
-        before = data[max(start, use - 16) : use].rstrip()
-        if before.endswith((b".", b"->")):
-            continue
+        code_end = code_end_before(ctx, use)
+        before = code[max(start, code_end - 16) : code_end]
         if re.search(rb"\bsizeof\s*\(?\s*$", before):
             return f"sizeof({name}) at line {line}"
-        if _TWO_SUBSCRIPTS.match(data, use + len(name)) is None:  # read in place, no copy of the tail
+        if _TWO_SUBSCRIPTS.match(code, use + len(name)) is None:  # read in place, no copy of the tail
             return f"'{name}' is used as a pointer at line {line}"
         if before.endswith(b"&"):
             return f"the address of an element is taken at line {line}"

@@ -120,7 +120,7 @@ class LaneMath(Rule):
                 continue
             if match.group(1) == b"/" and data[match.start() + 1 : match.start() + 2] in (b"/", b"*"):
                 continue
-            left_start = _left_operand_start(data, match.start())
+            left_start = _left_operand_start(ctx.code, match.start())
             if not _LANE_OPERAND.search(data[left_start : match.start()].decode("utf-8", "replace")):
                 continue  # the left operand is no thread or lane index: not lane math
             operator = match.group(1).decode()
@@ -157,30 +157,33 @@ def operations(data: bytes) -> list[re.Match]:
     return found
 
 
-def _left_operand_start(data: bytes, operator_start: int) -> int:
+def _left_operand_start(code: bytes, operator_start: int) -> int:
     """Start of the postfix expression left of an operator: names joined by ``.``/``->``/``::``,
-    calls and subscripts, or one parenthesised expression (lexically, backwards)."""
+    calls and subscripts, or one parenthesised expression (lexically, backwards, in the code
+    view ``code``: no bracket or dot of a comment or literal counts). A token walk: it joins
+    only what touches (``threadIdx.x``, ``ns::lane``), where ``calls.is_member`` asks whether a
+    name is a member at all, across blanks and comments."""
     pos = operator_start
-    while pos > 0 and data[pos - 1] in b" \t":
+    while pos > 0 and code[pos - 1] in b" \t":
         pos -= 1
     while pos > 0:
-        byte = data[pos - 1]
+        byte = code[pos - 1]
         if byte in b")]":
             depth = 0
             while pos > 0:
                 pos -= 1
-                if data[pos] in b")]":
+                if code[pos] in b")]":
                     depth += 1
-                elif data[pos] in b"([":
+                elif code[pos] in b"([":
                     depth -= 1
                     if depth == 0:
                         break
             continue
         if byte in WORD_BYTES:
-            while pos > 0 and data[pos - 1] in WORD_BYTES:
+            while pos > 0 and code[pos - 1] in WORD_BYTES:
                 pos -= 1
-            if data[max(0, pos - 1) : pos] == b"." or data[max(0, pos - 2) : pos] in (b"->", b"::"):
-                pos -= 1 if data[pos - 1 : pos] == b"." else 2
+            if code[max(0, pos - 1) : pos] == b"." or code[max(0, pos - 2) : pos] in (b"->", b"::"):
+                pos -= 1 if code[pos - 1 : pos] == b"." else 2
                 continue
             break
         break
