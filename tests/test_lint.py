@@ -48,7 +48,8 @@ def test_exit_codes_and_text_output(tmp_path: Path):
     assert found.exit_code == 1
     lines = [line for line in found.output.splitlines() if line.startswith("bad.hip:")]
     codes = [line.split()[1] for line in lines]
-    assert codes == ["HDR001", "WAV001", "WAV002", "WAV003", "API001"]
+    # WRP003: HIP 6.4 declares __shfl_down_sync only with HIP_ENABLE_WARP_SYNC_BUILTINS
+    assert codes == ["HDR001", "WAV001", "WRP003", "WAV002", "WAV003", "API001"]
     assert "bad.hip:4:14: WAV001 [unsafe] 'threadIdx.x % 32' assumes 32-lane warps" in found.output
     assert "bad.hip:6:25: WAV002 [*]" in found.output
     assert lint("missing.hip", cwd=tmp_path).exit_code == 2
@@ -68,7 +69,8 @@ def test_fix_diff_and_statistics(tmp_path: Path):
     text = bad.read_bytes()
     assert b"__popcll(__ballot" in text and b"hipDeviceSynchronize()" in text
     assert b"#include <cuda_runtime.h>" not in text and b"% 32" in text
-    assert "Found 1 finding remaining, 4 fixed" in fixed.output
+    assert b"#define HIP_ENABLE_WARP_SYNC_BUILTINS\n#include <hip/hip_runtime.h>" in text
+    assert "Found 1 finding remaining, 5 fixed" in fixed.output
     unsafe = lint("bad.hip", "--fix", "--unsafe-fixes", cwd=tmp_path)
     assert unsafe.exit_code == 0 and b"threadIdx.x % warpSize" in bad.read_bytes()
     assert list(tmp_path.glob("*.tmp")) == []
@@ -79,7 +81,8 @@ def test_select_ignore_and_wavefront_setting(tmp_path: Path):
     only = lint("bad.hip", "--select", "WAV", "--output-format", "json", cwd=tmp_path)
     codes = {f["code"] for f in json.loads(only.output)["findings"]}
     assert codes == {"WAV001", "WAV002", "WAV003"}
-    ignored = lint("bad.hip", "--ignore", "WAV,HDR", "--output-format", "json", cwd=tmp_path)
+    ignored = lint("bad.hip", "--ignore", "WAV,HDR,WRP", "--output-format", "json",
+                   cwd=tmp_path)
     assert {f["code"] for f in json.loads(ignored.output)["findings"]} == {"API001"}
     (tmp_path / "pyproject.toml").write_text('[tool.rocmigrate]\nwavefront-size = 32\n')
     rdna = lint("bad.hip", "--select", "WAV001", "--output-format", "json", cwd=tmp_path)
@@ -92,7 +95,7 @@ def test_configuration(tmp_path: Path):
     (tmp_path / "third_party").mkdir()
     (tmp_path / "third_party" / "vendored.cu").write_bytes(BAD)
     (tmp_path / "pyproject.toml").write_text(
-        '[tool.rocmigrate]\nignore = ["HDR"]\nexclude = ["third_party"]\n'
+        '[tool.rocmigrate]\nignore = ["HDR", "WRP"]\nexclude = ["third_party"]\n'
         '[tool.rocmigrate.per-file-ignores]\n"src/*.hip" = ["API001"]\n')
     result = lint(".", "--output-format", "json", cwd=tmp_path)
     findings = json.loads(result.output)["findings"]

@@ -22,6 +22,18 @@ def _options(version: bool = typer.Option(False, "--version", callback=_version,
     """rocmigrate: migrate CUDA projects to HIP for AMD GPUs."""
 
 
+def workspace_of(paths, flags):
+    """The workspace of a command's paths and flags; a bad flag, configuration file or rules
+    directory ends the command with its message (exit 2)."""
+    from ..workspace import WorkspaceError, open_workspace
+
+    try:
+        return open_workspace(list(paths), flags)
+    except WorkspaceError as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(2) from None
+
+
 def _register() -> None:
     from . import convert, lint, nvidia, rule, validate  # noqa: F401  (they register on ``app``)
 

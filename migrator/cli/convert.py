@@ -51,17 +51,14 @@ def convert(
     from ..runner import ConvertError, RunOptions, run
     from ..summary import file_records, summarize
     from ..versions import format_version
-    from ..workspace import Flags, WorkspaceError, open_workspace
+    from ..workspace import Flags
+    from . import workspace_of
     from .progress import reporter_for
 
-    try:
-        settings = open_workspace([src], Flags(
-            rocm=rocm, select=tuple(select or ()), ignore=tuple(ignore or ()),
-            launch_syntax=launch_syntax.value if launch_syntax else None, rename_ext=rename_ext,
-            no_optimize=no_optimize, rules_dir=rules_dir, config=config)).settings
-    except WorkspaceError as err:
-        typer.echo(f"error: {err}", err=True)
-        raise typer.Exit(2) from None
+    settings = workspace_of([src], Flags(
+        rocm=rocm, select=tuple(select or ()), ignore=tuple(ignore or ()),
+        launch_syntax=launch_syntax.value if launch_syntax else None, rename_ext=rename_ext,
+        no_optimize=no_optimize, rules_dir=rules_dir, config=config)).settings
     options = RunOptions(source=src, output=output, in_place=in_place, dry_run=dry_run,
                          diff=diff, jobs=jobs, force=force, findings_wanted=fmt is Format.json)
     progress = reporter_for("converting")

@@ -38,14 +38,15 @@ def lint(
 ) -> None:
     """Check HIP (and CUDA) sources; exit 0 clean or all fixed, 1 findings remain, 2 error."""
     from ..lint import LintError, lint as run_lint
-    from ..workspace import Flags, WorkspaceError, open_workspace
+    from ..workspace import Flags
+    from . import workspace_of
     from .progress import reporter_for
 
     targets = paths or [Path(".")]
+    workspace = workspace_of(targets, Flags(
+        rocm=rocm, select=tuple(select or ()), ignore=tuple(ignore or ()),
+        unsafe_fixes=unsafe_fixes, rules_dir=rules_dir, config=config))
     try:
-        workspace = open_workspace(targets, Flags(
-            rocm=rocm, select=tuple(select or ()), ignore=tuple(ignore or ()),
-            unsafe_fixes=unsafe_fixes, rules_dir=rules_dir, config=config))
         progress = reporter_for("checking")
         try:
             result = run_lint(targets, workspace.settings, workspace.root, fix=fix, diff=diff,
@@ -53,7 +54,7 @@ def lint(
         finally:
             if progress:
                 progress.close()
-    except (WorkspaceError, LintError) as err:
+    except LintError as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(2) from None
     remaining = sorted(result.remaining, key=lambda f: (f.path, f.line, f.column, f.code))

@@ -63,15 +63,12 @@ def validate(
     from ..output.validate_json import render_json
     from ..output.validate_markdown import render_markdown
     from ..output.validate_text import render_summary
-    from ..workspace import Flags, WorkspaceError, open_workspace
+    from ..workspace import Flags
+    from . import workspace_of
 
-    try:
-        settings = open_workspace([src], Flags(
-            rocm=rocm, launch_syntax=launch_syntax.value if launch_syntax else None,
-            rules_dir=rules_dir, config=config)).settings
-    except WorkspaceError as err:
-        typer.echo(f"error: {err}", err=True)
-        raise typer.Exit(2) from None
+    settings = workspace_of([src], Flags(
+        rocm=rocm, launch_syntax=launch_syntax.value if launch_syntax else None,
+        rules_dir=rules_dir, config=config)).settings
     options = ValidateOptions(
         source=src, variants=tuple(v.value for v in variants or list(Variant)),
         programs=tuple(programs or ()), settings=settings,
