@@ -193,7 +193,6 @@ def close_of(source, open_paren: int) -> int | None:
     return None
 
 
-_close_of = close_of  # the name rules/api/lowering.py still imports
 
 
 def arguments(source, name_end: int) -> list[tuple[int, int]] | None:

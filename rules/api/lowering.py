@@ -10,7 +10,7 @@ from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix
 from migrator.rule import Marker, Rule, RuleContext
 from migrator.versions import format_version
 
-from migrator.semantic.calls import _close_of as close_of
+from migrator.semantic.calls import close_of
 from migrator.semantic.calls import arguments, find_name, lexical_call
 from migrator.semantic.lookup import value_declaration
 from migrator.semantic.types import strip_parens
@@ -258,22 +258,23 @@ def _converted(ctx: RuleContext, start: int, end: int) -> list[tuple[int, int]] 
     if re.search(rb"\boperator\s*$", before):
         return None  # a conversion operator's declaration
     if data[after : after + 1] in (b"(", b"{"):
-        return _bracketed(data, after)
+        return _bracketed(ctx, after)
     if _STATIC_CAST_BEFORE.search(before):
         close = _CAST_CLOSE.match(data, end)
-        return _bracketed(data, close.end() - 1) if close else None
+        return _bracketed(ctx, close.end() - 1) if close else None
     if _c_cast(data, start, after):
-        return _cast_operand(data, after + 1)
+        return _cast_operand(ctx, after + 1)
     if _DIRECT_INIT_AFTER.match(data, end):
         return _direct_init(ctx, start, end)
     return None
 
 
-def _bracketed(data: bytes, open_at: int) -> list[tuple[int, int]]:
+def _bracketed(ctx: RuleContext, open_at: int) -> list[tuple[int, int]]:
     """Argument spans of the ``(...)`` or ``{...}`` list at ``open_at`` (``[]`` when empty)."""
+    data = ctx.data
     if data[open_at : open_at + 1] == b"(":
-        return arguments(data, open_at) or []
-    close = close_of(data, open_at)
+        return arguments(ctx, open_at) or []
+    close = close_of(ctx, open_at)
     if close is None:
         return []
     # the braced list, read as a parenthesised one: offsets map one to one
@@ -300,14 +301,15 @@ def _c_cast(data: bytes, start: int, after: int) -> bool:
 _UP_TO_DELIMITER = re.compile(rb"[^;,)}\n]*")
 
 
-def _cast_operand(data: bytes, at: int) -> list[tuple[int, int]]:
+def _cast_operand(ctx: RuleContext, at: int) -> list[tuple[int, int]]:
     """The operand of a C-style cast whose ``)`` ends before ``at``: a literal or a parenthesised
     expression, else the text up to the next delimiter (which proves nothing)."""
+    data = ctx.data
     pos = at
     while data[pos : pos + 1] in (b" ", b"\t"):
         pos += 1
     if data[pos : pos + 1] == b"(":
-        close = close_of(data, pos)
+        close = close_of(ctx, pos)
         return [(pos, close + 1 if close is not None else pos + 1)]
     text = data[pos : pos + 64].decode("utf-8", "replace")
     literal = _LITERAL.match(text)

@@ -103,7 +103,7 @@ class HalfPrecisionAtomic(Rule):
             if call is None:
                 continue
             if call == "macro":
-                evidence = sixteen_bit_evidence(ctx, arguments(ctx.data, end) or [], start)
+                evidence = sixteen_bit_evidence(ctx, arguments(ctx, end) or [], start)
                 if evidence:
                     yield self._report(ctx, start, end, function, (
                         f"{function} inside a macro on a 16-bit float ({evidence}): ROCm {target} "
@@ -186,7 +186,7 @@ def _mixed_rewrite(ctx: RuleContext, start: int, end: int, args) -> Fix | None:
     match = _ROUNDED_FLOAT.match(text)
     if match is None or not text.endswith(")"):
         return None
-    inner = arguments(ctx.data, begin + match.end() - 1)
+    inner = arguments(ctx, begin + match.end() - 1)
     if inner is None or len(inner) != 1 or ctx.data.find(b")", inner[0][1]) != finish - 1:
         return None
     value = ctx.data[inner[0][0] : inner[0][1]]

@@ -65,7 +65,7 @@ class HostOrdering(Rule):
         for sync, name in api_calls(ctx, 0, len(data), _READ):
             if name != _SYNC:
                 continue
-            spans = arguments(data, sync.end() - 1)
+            spans = arguments(ctx, sync.end() - 1)
             body = function_at(ctx, sync.start())
             if not spans or body is None:
                 continue
@@ -95,7 +95,7 @@ def _next_stream_work(ctx: RuleContext, start: int, end: int) -> str | None:
             first = (match.start(), None)
             break
         if name in _STREAM_INDEX:
-            spans = arguments(data, match.end() - 1)
+            spans = arguments(ctx, match.end() - 1)
             index = _STREAM_INDEX[name]
             stream = (data[spans[index][0] : spans[index][1]].decode("utf-8", "replace").strip()
                       if spans and len(spans) > index else "0")

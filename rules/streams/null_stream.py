@@ -319,7 +319,7 @@ def null_stream_uses(ctx: RuleContext, body: Block) -> list[tuple[int, str]]:
             break
         callee = match.group(1)
         if callee == _GGL:
-            stream = argument_text(data, match.end() - 1, 4)
+            stream = argument_text(ctx, match.end() - 1, 4)
             if stream and _names_null_stream(stream, null_texts, tables):
                 uses.append((match.start(), "a kernel launch on the null stream"))
             if callee not in apis.watched:
@@ -331,7 +331,7 @@ def null_stream_uses(ctx: RuleContext, body: Block) -> list[tuple[int, str]]:
         if what == "sync":
             uses.append((match.start(), written))
         elif what == "stream argument":
-            stream = argument_text(data, match.end() - 1, index)
+            stream = argument_text(ctx, match.end() - 1, index)
             if stream is None:
                 continue
             null = null_texts.get(stream) if stream else True

@@ -104,7 +104,7 @@ def _pin(ctx: RuleContext, copy: Copy, name: str) -> Diagnostic | None:
     line, _ = ctx.source.position(copy.start)
     allocation = allocations[0]
     malloc_open = data.index(b"malloc", allocation.start()) + len(b"malloc")
-    size_spans = arguments(data, malloc_open)
+    size_spans = arguments(ctx, malloc_open)
     statement_from = statement_start(ctx, allocation.start(), body.open)
     statement_to = statement_end(ctx, allocation.start(), body.close)
     problems = _escapes(ctx, body, name, allocation.start(), statement_to or allocation.end())

@@ -52,12 +52,12 @@ def builtin_names(ctx: RuleContext, names: frozenset[bytes]) -> list[tuple[bytes
 
 
 def call_arguments(ctx: RuleContext, name_end: int) -> list[tuple[int, int]] | None:
-    """``calls.arguments(ctx.data, name_end)``, kept per file: the mask, width and ballot rules
+    """``calls.arguments(ctx, name_end)``, kept per file: the mask, width and ballot rules
     split the same calls."""
     known = ctx.cache.setdefault("wavefront.arguments", {})
     spans = known.get(name_end, known)
     if spans is known:
-        spans = known[name_end] = arguments(ctx.data, name_end)
+        spans = known[name_end] = arguments(ctx, name_end)
     return spans
 
 
