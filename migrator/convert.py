@@ -53,8 +53,8 @@ def _process(rel: str, data: bytes, settings: Settings, apply_fixes: bool,
     except Exception as err:  # a rule bug must not end the run; report it against the file
         return FileResult(rel, "failed", f"internal error: {type(err).__name__}: {err}")
     status = "converted" if result.output != data else "unchanged"
-    return FileResult(rel, status, findings=result.findings, output=result.output,
-                      support=support.referenced(result.output))
+    return FileResult(rel, status, source.encoding_note(), findings=result.findings,
+                      output=result.output, support=support.referenced(result.output))
 
 
 # A file's conversion makes millions of short-lived objects and few cycles: at the default

@@ -22,7 +22,7 @@ class FileResult:
 
     rel: str
     status: str  # converted / unchanged / copied / cached / skipped / failed
-    message: str = ""
+    message: str = ""  # why it failed or was skipped; a converted file's note (summary "notes")
     findings: list[Finding] = field(default_factory=list)
     output: bytes | None = None
     input_hash: str = ""

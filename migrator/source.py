@@ -11,7 +11,7 @@ _CONTINUATION = re.compile(rb"[\x80-\xbf]")
 
 
 class SourceError(Exception):
-    """A file that cannot be processed (binary, not UTF-8, too large...)."""
+    """A file that cannot be processed (binary, too large...)."""
 
 
 @dataclass
@@ -21,25 +21,46 @@ class Source:
     path: str
     data: bytes
     _line_starts: list[int] | None = field(default=None, repr=False, compare=False)
-    # offsets of UTF-8 continuation bytes (None: not indexed yet; False: not valid UTF-8)
-    _continuations: list[int] | bool | None = field(default=None, repr=False, compare=False)
+    # offsets of UTF-8 continuation bytes (None: not indexed yet; empty when the data is
+    # ASCII or not UTF-8, whose columns count bytes)
+    _continuations: list[int] | None = field(default=None, repr=False, compare=False)
+    # (bytes that are not UTF-8, offset of the first) (None: not counted yet)
+    _not_utf8: tuple[int, int] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def checked(cls, path: str, data: bytes, max_bytes: int) -> "Source":
-        """Build a Source, rejecting input the converter must not touch."""
+        """Build a Source, rejecting input the converter must not touch. Text that is not
+        UTF-8 (Latin-1, cp1252... in comments and literals) is taken: the conversion works on
+        bytes, and identifiers are ASCII."""
         if len(data) > max_bytes:
             raise SourceError(f"file is {len(data)} bytes, over the {max_bytes}-byte limit")
         if b"\x00" in data[:8192]:
             raise SourceError("binary file (contains NUL bytes)")
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError as err:
-            line = data.count(b"\n", 0, err.start) + 1
-            raise SourceError(
-                f"not valid UTF-8 (byte 0x{data[err.start]:02x} at line {line}); "
-                "re-encode the file as UTF-8"
-            ) from None
         return cls(path, data)
+
+    @property
+    def not_utf8(self) -> tuple[int, int]:
+        """How many bytes are not part of valid UTF-8, and the offset of the first (0, -1 for
+        ASCII and UTF-8 data)."""
+        if self._not_utf8 is None:
+            self._not_utf8 = (0, -1)
+            if not self.data.isascii():
+                try:
+                    self.data.decode("utf-8")
+                except UnicodeDecodeError as err:
+                    valid = len(self.data.decode("utf-8", "ignore").encode())
+                    self._not_utf8 = (len(self.data) - valid, err.start)
+        return self._not_utf8
+
+    def encoding_note(self) -> str:
+        """What a file that is not UTF-8 tells its reader ("" for ASCII and UTF-8)."""
+        count, first = self.not_utf8
+        if not count:
+            return ""
+        line, _ = self.position(first)
+        return (f"not UTF-8 (Latin-1/cp1252?): {count} such byte{'s' if count != 1 else ''} kept "
+                f"as {'they are' if count != 1 else 'it is'}, first at line {line}; columns count "
+                "bytes")
 
     @property
     def newline(self) -> bytes:
@@ -62,12 +83,13 @@ class Source:
         return self._line_starts
 
     def position(self, offset: int) -> tuple[int, int]:
-        """1-based (line, column) of a byte offset; the column counts characters."""
+        """1-based (line, column) of a byte offset; the column counts characters in UTF-8
+        data and bytes in data that is not UTF-8 (each a character in Latin-1 or cp1252, the
+        usual other encodings)."""
         return self.positions((offset,))[0]
 
     def positions(self, offsets) -> list[tuple[int, int]]:
         """``position`` of each of ``offsets`` (the engine places every finding of a round)."""
-        data = self.data
         starts = self.line_starts
         line_of = bisect.bisect_right
         before = bisect.bisect_left
@@ -76,28 +98,21 @@ class Source:
         for offset in offsets:
             index = line_of(starts, offset) - 1
             line_start = starts[index]
-            if continuations is False:  # not UTF-8: decode what precedes on the line
-                column = len(data[line_start:offset].decode("utf-8", "replace")) + 1
-            elif continuations:  # a character is its first byte: count those that continue one
+            if continuations:  # a character is its first byte: count those that continue one
                 continued = before(continuations, offset) - before(continuations, line_start)
                 column = offset - line_start - continued + 1
-            else:  # ASCII
+            else:  # ASCII, or not UTF-8
                 column = offset - line_start + 1
             found.append((index + 1, column))
         return found
 
-    def _continuation_offsets(self) -> list[int] | bool:
+    def _continuation_offsets(self) -> list[int]:
         """Where UTF-8 continuation bytes are (indexed once: positions on a long line would
-        otherwise decode the line up to each one); False when the data is not UTF-8."""
-        if self._continuations is None and self.data.isascii():
-            self._continuations = []
+        otherwise decode the line up to each one); none when the data is not UTF-8."""
         if self._continuations is None:
-            try:
-                self.data.decode("utf-8")
-            except UnicodeDecodeError:
-                self._continuations = False
-            else:
-                self._continuations = [m.start() for m in _CONTINUATION.finditer(self.data)]
+            data = self.data
+            self._continuations = ([] if data.isascii() or self.not_utf8[0] else
+                                   [m.start() for m in _CONTINUATION.finditer(data)])
         return self._continuations
 
     def line_start(self, offset: int) -> int:

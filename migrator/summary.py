@@ -28,6 +28,9 @@ def summarize(run: RunResult) -> dict:
         "attention": found["attention"],
         "failures": [{"path": r.rel, "error": r.message} for r in run.results if r.status == "failed"],
         "skipped": [{"path": r.rel, "reason": r.message} for r in run.results if r.status == "skipped"],
+        # what a converted file's reader should know (how a file that is not UTF-8 was read)
+        "notes": [{"path": r.rel, "note": r.message} for r in run.results
+                  if r.status in ("converted", "unchanged") and r.message],
         "removed_stale_outputs": run.removed,
         "support_headers_written": sorted(set(run.support_written)),
     }

@@ -29,6 +29,8 @@ def render_summary(summary: dict, verbose: bool = False) -> str:
         lines.append(f"FAILED {failure['path']}: {failure['error']}")
     for skipped in summary["skipped"]:
         lines.append(f"skipped {skipped['path']}: {skipped['reason']}")
+    for note in summary["notes"]:
+        lines.append(f"note {note['path']}: {note['note']}")
     for header in summary["support_headers_written"]:
         lines.append(f"wrote support header {header}")
     for stale in summary["removed_stale_outputs"]:
