@@ -40,6 +40,18 @@ class HeaderEntry:
 
 
 @dataclass(frozen=True)
+class HeaderGuard:
+    """A macro a CUDA header defines and the one the HIP header it becomes defines
+    (rules/api/header_guards.tsv)."""
+
+    cuda_macro: str
+    cuda_header: str
+    hip_header: str  # what cuda_header becomes: "" = dropped, "-" = no counterpart
+    hip_macro: str  # "-" = none to test
+    note: str
+
+
+@dataclass(frozen=True)
 class ArgumentRewrite:
     cuda: str
     arg: int
@@ -112,7 +124,9 @@ class ApiTables:
         self.headers: dict[str, HeaderEntry] = {}
         self.argument_rewrites: dict[str, list[ArgumentRewrite]] = {}
         self.lowerings: dict[str, Lowering] = {}
-        special = {"headers.tsv", "argument_rewrites.tsv", "lowerings.tsv", "manual.tsv"}
+        self.header_guards: dict[str, list[HeaderGuard]] = {}  # by cuda_macro, one per hip_header
+        special = {"headers.tsv", "header_guards.tsv", "argument_rewrites.tsv", "lowerings.tsv",
+                   "manual.tsv"}
         table_files = sorted(p for p in api_dir.glob("*.tsv") if p.name not in special)
         manual = api_dir / "manual.tsv"
         for path in table_files + ([manual] if manual.exists() else []):
@@ -123,6 +137,11 @@ class ApiTables:
                     row["cuda_header"], row["hip_header"], row["library"],
                     _version(row["hip_added"]), row.get("note") or "",
                 )
+        if (api_dir / "header_guards.tsv").exists():
+            for row in _rows(api_dir / "header_guards.tsv"):
+                self.header_guards.setdefault(row["cuda_macro"], []).append(HeaderGuard(
+                    row["cuda_macro"], row["cuda_header"], row["hip_header"], row["hip_macro"],
+                    row["note"]))
         if (api_dir / "argument_rewrites.tsv").exists():
             for row in _rows(api_dir / "argument_rewrites.tsv"):
                 self.argument_rewrites.setdefault(row["cuda"], []).append(

@@ -31,6 +31,7 @@ KNOWN_HEADERS = {name: API_HEADER for name in GENERATED + ("manual.tsv",)}
 KNOWN_HEADERS["headers.tsv"] = HEADERS_HEADER
 KNOWN_HEADERS["argument_rewrites.tsv"] = REWRITES_HEADER
 KNOWN_HEADERS["lowerings.tsv"] = LOWERINGS_HEADER
+KNOWN_HEADERS["header_guards.tsv"] = "cuda_macro\tcuda_header\thip_header\thip_macro\tnote"
 
 VERSION = re.compile(r"\d+\.\d+(\.\d+)?")
 VERSION_COLUMNS = ("cuda_added", "cuda_deprecated", "cuda_removed", "hip_added",
@@ -393,7 +394,8 @@ def _names_read_by_dict_rows(api_dir: Path) -> dict:
     from migrator.apitables import ApiEntry, _version
 
     names = {}
-    special = {"headers.tsv", "argument_rewrites.tsv", "lowerings.tsv", "manual.tsv"}
+    special = {"headers.tsv", "header_guards.tsv", "argument_rewrites.tsv", "lowerings.tsv",
+               "manual.tsv"}
     paths = sorted(p for p in api_dir.glob("*.tsv") if p.name not in special)
     for path in paths + [api_dir / "manual.tsv"]:
         with path.open(encoding="utf-8", newline="") as handle:

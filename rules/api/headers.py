@@ -1,10 +1,12 @@
-"""HDR001-HDR003: rewrite CUDA #include directives to their HIP headers, once."""
+"""HDR001-HDR004: rewrite CUDA #include directives to their HIP headers, once, and the tests of
+CUDA headers' include guards to the HIP headers' guards."""
 
 from __future__ import annotations
 
+import functools
 import re
 
-from migrator.apitables import HeaderEntry
+from migrator.apitables import ApiTables, HeaderEntry
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Marker, Rule, RuleContext
 from migrator.semantic.directives import directive_lines
@@ -18,6 +20,11 @@ _INCLUDE = re.compile(rb'#[ \t]*include[ \t]*([<"])([^>"\n]*)[>"][^\n]*(?:\n|\Z)
 _HAS_INCLUDE = re.compile(rb'\b__has_include(?:_next)?\s*\(\s*([<"])([^>"\n]*)[>"]\s*\)')
 _CONDITIONAL = re.compile(rb"#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b")
 _DEVICE_CODE = re.compile(rb"__global__|<<<|__device__|__shared__|threadIdx|blockIdx")
+# a conditional directive from its '#' (its first line): where a guard macro is tested
+_GUARD_TEST_LINE = re.compile(rb"#[ \t]*(ifdef|ifndef|if|elif)\b[^\n]*")
+# what comes before a tested macro on its directive line: '#ifdef ' or '... defined(' / 'defined '
+_IFDEF_BEFORE = re.compile(rb"[ \t]*#[ \t]*ifn?def[ \t]+\Z")
+_DEFINED_BEFORE = re.compile(rb"\bdefined[ \t]*(?:\([ \t]*)?\Z")
 RUNTIME_HEADER = "hip/hip_runtime.h"
 
 
@@ -41,6 +48,14 @@ def _includes(ctx: RuleContext) -> list[tuple[int, re.Match]]:
     if found is None:
         found = ctx.cache["hdr_includes"] = list(directive_lines(_INCLUDE, ctx.data))
     return found
+
+
+@functools.lru_cache(maxsize=8)
+def _guard_names(tables: ApiTables) -> re.Pattern | None:
+    """The CUDA guard macros of header_guards.tsv as one word pattern."""
+    names = sorted(tables.header_guards, key=len, reverse=True)
+    return re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in names) + rb")\b") \
+        if names else None
 
 
 def _blocks(ctx: RuleContext) -> list[tuple[int, int]]:
@@ -97,23 +112,27 @@ class IncludeRewrite(Rule):
     #include <cuda.h>
     #include <cuda_runtime.h>
     #include <curand_kernel.h>
+    #ifdef __DRIVER_TYPES_H__
     ```
 
     ## Use instead
     ```cpp
     #include <hip/hip_runtime.h>
     #include <hiprand/hiprand_kernel.h>
+    #ifdef HIP_INCLUDE_HIP_DRIVER_TYPES_H
     ```
 
     ## Fix safety
     Safe: each HIP header declares the HIP names the converted code uses. Duplicates are only
-    removed within one preprocessor branch.
+    removed within one preprocessor branch. A guard test asks for the HIP header the CUDA one
+    becomes at the target (HIP's runtime and driver APIs share one header: ``__cuda_cuda_h__``
+    and ``__CUDA_RUNTIME_H__`` both become ``hip_runtime.h``'s guard).
     """
 
     code = "HDR001"
-    extra_codes = ("HDR002", "HDR003")
+    extra_codes = ("HDR002", "HDR003", "HDR004")
     category = "conversion"
-    attention_codes = ("HDR002",)
+    attention_codes = ("HDR002", "HDR004")
     name = "cuda-include-rewrite"
     summary = "CUDA header has a HIP counterpart"
     family = "api"
@@ -160,6 +179,7 @@ class IncludeRewrite(Rule):
                                  severity="info")
         if b"__has_include" in data:
             yield from _has_include_tests(ctx)
+        yield from _guard_tests(ctx)
         if ctx.path.endswith(CUDA_SOURCE_SUFFIXES) and not _has_runtime(ctx):
             first = _first_device_code(ctx)
             if first is not None:
@@ -217,6 +237,49 @@ def _has_include_tests(ctx: RuleContext):
                          f"{lowered}", start, end,
                          Fix(f"test for <{target}>", (Edit(start, end, target.encode()),)),
                          library=entry.library, symbol=name, severity="info")
+
+
+def _guard_tests(ctx: RuleContext):
+    """HDR001 for a CUDA header's guard macro tested in ``#ifdef``/``#ifndef``/``defined``: the
+    guard of the HIP header the CUDA one becomes (header_guards.tsv); HDR004 where there is
+    none to test."""
+    names = _guard_names(ctx.tables)
+    if names is None:
+        return
+    data = ctx.data
+    for line, directive in directive_lines(_GUARD_TEST_LINE, data):
+        if ctx.literals.covering(line) is not None:
+            continue
+        for found in names.finditer(data, directive.start(), directive.end()):
+            start, end = found.span()
+            before = data[line:start]
+            if not (_DEFINED_BEFORE.search(before) if directive.group(1) in (b"if", b"elif")
+                    else _IFDEF_BEFORE.match(before)) or not ctx.in_code(start):
+                continue
+            macro = found.group().decode()
+            if re.search(rb"#[ \t]*define[ \t]+" + found.group() + rb"\b", data):
+                continue  # the file defines it: a copy of the CUDA header, its own guard
+            yield _guard_test(ctx, macro, start, end)
+
+
+def _guard_test(ctx: RuleContext, macro: str, start: int, end: int) -> Diagnostic:
+    guards = ctx.tables.header_guards[macro]
+    header = guards[0].cuda_header
+    entry = lookup_header(ctx.tables.headers, header)
+    target, _, problem = _hip_header(ctx, header, entry)
+    guard = next((g for g in guards if g.hip_header == target), None)
+    library = entry.library if entry else ""
+    if not problem and guard is not None and guard.hip_macro != "-":
+        shown = f"<{target}>" if target else f"<{RUNTIME_HEADER}> (<{header}> is dropped)"
+        return Diagnostic("HDR001", f"{macro} -> {guard.hip_macro}: the guard of {shown}",
+                          start, end, Fix(f"test {guard.hip_macro}",
+                                          (Edit(start, end, guard.hip_macro.encode()),)),
+                          library=library, symbol=macro, severity="info")
+    why = problem or (guard.note if guard is not None else
+                      f"no HIP macro is known for <{target}>")
+    text = f"{macro} (defined by <{header}>) is not defined after conversion: {why}"
+    return Diagnostic("HDR004", text, start, end, marker_fix(ctx, start, Marker("HDR004", text)),
+                      library=library, symbol=macro)
 
 
 def _has_runtime(ctx: RuleContext) -> bool:
