@@ -123,3 +123,14 @@ class Source:
         start = self.line_start(offset)
         end = self.data.find(b"\n", start)
         return self.data[start : len(self.data) if end == -1 else end].rstrip(b"\r")
+
+
+def raw_text(data: bytes) -> str:
+    """Source bytes as text that a fix writes back: bytes that are not UTF-8 (a Latin-1 comment)
+    become surrogates, which ``raw_bytes`` turns back into the same bytes. Not for messages."""
+    return data.decode("utf-8", "surrogateescape")
+
+
+def raw_bytes(text: str) -> bytes:
+    """``raw_text``'s inverse: the fix's text as the bytes to write."""
+    return text.encode("utf-8", "surrogateescape")

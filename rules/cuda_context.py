@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from migrator.apitables import ApiEntry, ApiTables
 from migrator.parsing.tokens import blank_spans
 from migrator.rule import RuleContext
-
 from migrator.semantic.directives import directive_lines
 
 CUDA_SOURCE_SUFFIXES = (".cu", ".cuh")

@@ -28,7 +28,8 @@ def _definitions(ctx: RuleContext) -> dict[str, str]:
         for pattern in (_CONST, _DEFINE):
             for match in pattern.finditer(ctx.data):
                 if ctx.literals.covering(match.start()) in (None, "include"):
-                    found.setdefault(match.group(1).decode(), match.group(2).decode().strip())
+                    found.setdefault(match.group(1).decode(),
+                                    match.group(2).decode("utf-8", "replace").strip())
         ctx.cache["constants"] = found
     return found
 

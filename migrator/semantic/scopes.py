@@ -10,7 +10,6 @@ import re
 from dataclasses import dataclass
 
 from ..rule import RuleContext
-
 from .calls import WORD_BYTES, close_of
 
 IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")

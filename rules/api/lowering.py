@@ -8,12 +8,12 @@ import struct
 from migrator.apitables import Lowering
 from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix
 from migrator.rule import Marker, Rule, RuleContext
-from migrator.versions import format_version
-
 from migrator.semantic.calls import close_of
 from migrator.semantic.calls import arguments, find_name, lexical_call
 from migrator.semantic.lookup import value_declaration
 from migrator.semantic.types import strip_parens
+from migrator.versions import format_version
+
 from ..cuda_types import SIXTEEN_BIT
 from ..markers import as_converted, marker_fix, unproven_fix
 from .rename import names_code

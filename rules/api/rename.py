@@ -11,10 +11,10 @@ from typing import NamedTuple
 from migrator.apitables import ApiEntry, ApiTables
 from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix, RenameRecord, Renames
 from migrator.rule import Marker, Rule, RuleContext
-from migrator.versions import format_version
-
 from migrator.semantic.calls import (BLANK_OR_MEMBER_END, LexicalCall, code_end_before, is_member,
                                     lexical_call)
+from migrator.versions import format_version
+
 from ..cuda_context import in_cuda_context, needs_cuda_context
 from ..markers import marker_fix
 

@@ -6,10 +6,10 @@ import re
 
 from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix
 from migrator.rule import Marker, Rule, RuleContext
-
 from migrator.semantic.calls import find_name, lexical_call
 from migrator.semantic.lookup import function_name
 from migrator.semantic.types import leading_cast, strip_parens
+
 from ..markers import marker_fix
 from .operands import (PAIRS, SUPPORT_HEADER, converted_type, helper_available,
                        may_involve_sixteen_bit, operand_of, pointer_operand, sixteen_bit_evidence)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from migrator.diagnostics import Diagnostic
 from migrator.rule import Rule, RuleContext
-
 from migrator.semantic.calls import find_name, lexical_call
 from migrator.semantic.lookup import function_key, may_point_to
+
 from .operands import pointer_operand
 
 _FLOATING = frozenset({"float", "double"})

@@ -6,10 +6,10 @@ import re
 
 from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix
 from migrator.rule import Marker, Rule, RuleContext
-from migrator.versions import format_version
-
 from migrator.semantic.calls import arguments, find_name, lexical_call
 from migrator.semantic.lookup import excluded_by_size_check
+from migrator.versions import format_version
+
 from ..markers import marker_fix
 from .operands import (SUPPORT_HEADER, converted_type, helper_available, may_involve_sixteen_bit,
                        mentions_sixteen_bit, native_in, pointer_operand, sixteen_bit_evidence)

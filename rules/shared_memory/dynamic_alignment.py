@@ -6,8 +6,8 @@ import re
 
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
-
 from migrator.semantic.scopes import function_at
+
 from .common import type_bytes
 
 _EXTERN_SHARED = re.compile(

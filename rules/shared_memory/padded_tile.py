@@ -7,11 +7,11 @@ import re
 
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
-
 from migrator.semantic.calls import code_end_before, is_member
 from migrator.semantic.constants import constant_value
-from ..markers import unproven_fix
 from migrator.semantic.scopes import code_matches, function_at, word_offsets
+
+from ..markers import unproven_fix
 from .common import type_bytes
 
 LDS_BANKS = 32

@@ -9,11 +9,12 @@ import re
 from migrator.apitables import ApiTables
 from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
-
-from migrator.semantic.spellings import api_name, hip_name, is_hip, spellings
 from migrator.semantic.calls import find_name, lexical_call
+from migrator.semantic.scopes import (IDENTIFIER, Block, declares, enclosing_call, function_at,
+                                      word_offsets)
+from migrator.semantic.spellings import api_name, hip_name, is_hip, spellings
+
 from ..markers import unproven_fix
-from migrator.semantic.scopes import IDENTIFIER, Block, declares, enclosing_call, function_at, word_offsets
 from .null_stream import null_stream_uses, stream_apis
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from migrator.diagnostics import Diagnostic
 from migrator.rule import Rule, RuleContext
-
 from migrator.semantic.calls import arguments
-from ..markers import unproven_fix
 from migrator.semantic.scopes import function_at
+
+from ..markers import unproven_fix
 from .null_stream import api_calls, is_null_stream, launches
 
 # HIP names; api_calls finds their CUDA spellings too

@@ -11,10 +11,9 @@ from dataclasses import dataclass
 
 from migrator.apitables import ApiTables
 from migrator.rule import RuleContext
-
-from migrator.semantic.spellings import hip_name
 from migrator.semantic.calls import WORD_BYTES, argument_text
 from migrator.semantic.scopes import Block, code_matches
+from migrator.semantic.spellings import hip_name
 
 # Calls are recognised by the HIP name the API tables give them (semantic.spellings.hip_name),
 # so that a CUDA file and its converted output are judged alike: CUDA runtime and driver spellings

@@ -6,9 +6,9 @@ import re
 
 from migrator.diagnostics import Diagnostic
 from migrator.rule import Rule, RuleContext
+from migrator.semantic.scopes import loops
 
 from ..markers import unproven_fix
-from migrator.semantic.scopes import loops
 from .null_stream import is_null_stream, launches
 
 _LOOP_VARIABLE = re.compile(r"^\s*(?:[\w:]+\s+)*(?P<var>[A-Za-z_]\w*)\s*=")

@@ -6,10 +6,11 @@ import re
 
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
-
-from migrator.semantic.scopes import code_text, statement_end, statement_start
 from migrator.semantic.constants import constant_value
+from migrator.semantic.scopes import code_text, statement_end, statement_start
 from migrator.semantic.spellings import hip_name
+from migrator.source import raw_bytes, raw_text
+
 from ..markers import unproven_fix
 from .common import Copy, loop_copies
 
@@ -112,17 +113,17 @@ def _merge(ctx: RuleContext, copy: Copy) -> Diagnostic | None:
             return None
     tail = [copy.text(ctx, i) for i in range(3, len(copy.arguments))]
     call = f"{copy.name.decode()}({bases[0]}, {bases[1]}, (size_t)({count}) * ({size}), {', '.join(tail)})"
-    statement = (data[first : copy.start] + call.encode() + data[copy.close + 1 : last]).decode(
-        "utf-8", "replace")
-    indent = data[ctx.source.line_start(loop.start) : loop.start].decode("utf-8", "replace")
+    statement = raw_text(data[first : copy.start] + raw_bytes(call)
+                          + data[copy.close + 1 : last])
+    indent = raw_text(data[ctx.source.line_start(loop.start) : loop.start])
     newline = ctx.source.newline.decode()
-    comments = data[loop.body[0] : first].decode("utf-8", "replace").strip()  # kept, not lost
+    comments = raw_text(data[loop.body[0] : first]).strip()  # kept, not lost
     if comments:
         statement = comments + newline + indent + "  " + statement
     replacement = f"if (({count}) > 0) {{{newline}{indent}  {statement}{newline}{indent}}}"
     line, _ = ctx.source.position(loop.start)
     fix = Fix("merge the loop's copies into one copy",
-              (Edit(loop.start, loop.end, replacement.encode()),))
+              (Edit(loop.start, loop.end, raw_bytes(replacement)),))
     return Diagnostic("XFR002", f"the loop at line {line} copies adjacent regions one "
                       f"{copy.name.decode()} at a time: one copy of all of them avoids the "
                       "per-copy cost (H200: 4096 x 1 KiB 7.8 ms one by one, 0.08 ms as one copy)",

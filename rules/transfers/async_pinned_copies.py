@@ -9,9 +9,10 @@ from dataclasses import dataclass
 from migrator.apitables import ApiTables
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
-
-from migrator.semantic.spellings import alternation, api_name, cuda_and_hip, is_hip
 from migrator.semantic.scopes import code_text, statement_end, statement_start
+from migrator.semantic.spellings import alternation, api_name, cuda_and_hip, is_hip
+from migrator.source import raw_bytes, raw_text
+
 from .common import Copy, base_identifier, loop_copies
 
 _PINNED = ("cudaMallocHost", "cudaHostAlloc")  # and their HIP names
@@ -117,11 +118,12 @@ def _rewrite(ctx: RuleContext, group: list[Copy]) -> Diagnostic | None:
         edits.append(Edit(copy.close, copy.close, b", 0"))
     first = group[0]
     start, end = spans[0]
-    prefix = data[start : first.start].decode("utf-8", "replace").strip()
-    suffix = data[first.close + 1 : end].decode("utf-8", "replace").strip()
+    prefix = raw_text(data[start : first.start]).strip()
+    suffix = raw_text(data[first.close + 1 : end]).strip()
     wait = f"{prefix}{stream_sync}{suffix}" if prefix else f"(void){stream_sync};"
-    indent = data[ctx.source.line_start(loop.start) : loop.start].decode("utf-8", "replace")
-    edits.append(Edit(loop.end, loop.end, f"{ctx.source.newline.decode()}{indent}{wait}".encode()))
+    indent = raw_text(data[ctx.source.line_start(loop.start) : loop.start])
+    edits.append(Edit(loop.end, loop.end,
+                      raw_bytes(f"{ctx.source.newline.decode()}{indent}{wait}")))
     line, _ = ctx.source.position(loop.start)
     fix = Fix("issue the copies asynchronously and wait once after the loop", tuple(edits))
     return Diagnostic("XFR003", f"the loop at line {line} copies to or from the pinned buffer "

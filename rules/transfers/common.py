@@ -9,10 +9,10 @@ from dataclasses import dataclass
 
 from migrator.apitables import ApiTables
 from migrator.rule import RuleContext
-
 from migrator.semantic.calls import WORD_BYTES, find_name, lexical_call
 from migrator.semantic.scopes import Block, function_at, loop_around, Loop, loops
 from migrator.semantic.spellings import alternation, cuda_and_hip
+from migrator.source import raw_text
 BASE = re.compile(rb"^\s*(?:\(\s*[\w\s:*]+\*\s*\)\s*)?&?\s*([A-Za-z_][A-Za-z0-9_]*)")
 
 
@@ -38,8 +38,9 @@ class Copy:
     loop: Loop | None
 
     def text(self, ctx: RuleContext, index: int) -> str:
+        """Argument ``index`` as written (``raw_text``: it may go back into a fix)."""
         start, end = self.arguments[index]
-        return ctx.data[start:end].decode("utf-8", "replace")
+        return raw_text(ctx.data[start:end])
 
     def host_argument(self, ctx: RuleContext) -> int | None:
         """Index of the host-side pointer argument (from the copy kind), or None."""

@@ -8,9 +8,10 @@ import re
 from migrator.apitables import ApiTables
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
-
-from migrator.semantic.spellings import alternation, api_name, cuda_and_hip, is_hip
 from migrator.semantic.scopes import code_matches
+from migrator.semantic.spellings import alternation, api_name, cuda_and_hip, is_hip
+from migrator.source import raw_bytes
+
 from .common import Copy, base_identifier, copies
 
 
@@ -117,7 +118,7 @@ def _rewrite(ctx: RuleContext, copy: Copy, devices: list[str]) -> Diagnostic:
         call = f"{api_name(ctx, 'cudaMemcpyPeer', hip)}({dst}, {devices[0]}, {src}, {devices[1]}, {size})"
     line, _ = ctx.source.position(copy.start)
     fix = Fix("copy between the devices with the peer API",
-              (Edit(copy.start, copy.close + 1, call.encode()),))
+              (Edit(copy.start, copy.close + 1, raw_bytes(call)),))
     return Diagnostic("XFR004", f"device-to-device copy from device {devices[1]} to device "
                       f"{devices[0]}: name both devices with the peer-copy API", copy.start,
                       copy.end, fix, library="runtime", symbol="MemcpyPeer")

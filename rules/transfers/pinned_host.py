@@ -8,12 +8,13 @@ import re
 from migrator.apitables import ApiTables
 from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
-
-from migrator.semantic.spellings import alternation, api_call, api_name, cuda_and_hip, is_hip
-from ..markers import unproven_fix
 from migrator.semantic.calls import arguments, is_member
-from migrator.semantic.scopes import (Block, block_opened_at, enclosing_call, statement_end, statement_start,
-                      word_matches, word_offsets)
+from migrator.semantic.scopes import (Block, block_opened_at, enclosing_call, statement_end,
+                                      statement_start, word_matches, word_offsets)
+from migrator.semantic.spellings import alternation, api_call, api_name, cuda_and_hip, is_hip
+from migrator.source import raw_bytes, raw_text
+
+from ..markers import unproven_fix
 from .common import Copy, base_identifier, loop_copies
 
 # functions that read or write a buffer but never free or keep it
@@ -117,8 +118,8 @@ def _pin(ctx: RuleContext, copy: Copy, name: str) -> Diagnostic | None:
                "gradients)")
     if size_spans is None or statement_to is None or len(frees) != 1:
         return _unproven(ctx, allocation, subject, problems, name)
-    size = data[size_spans[0][0] : size_spans[0][1]].decode("utf-8", "replace")
-    statement = data[statement_from:statement_to].decode("utf-8", "replace")
+    size = raw_text(data[size_spans[0][0] : size_spans[0][1]])
+    statement = raw_text(data[statement_from:statement_to])
     declaration = re.match(r"(?P<type>[\w:<>\s]+?\*+)\s*" + re.escape(name) + r"\s*=", statement)
     success = api_name(ctx, "cudaSuccess", hip)
     allocate = api_call(ctx, "cudaMallocHost", [f"(void**)&{name}", size], hip)
@@ -127,7 +128,7 @@ def _pin(ctx: RuleContext, copy: Copy, name: str) -> Diagnostic | None:
         if "," in statement[: declaration.end()] or declaration.group("type").strip() in ("", "auto"):
             problems.append("its declaration declares more than one name")
         replacement = f"{declaration.group('type').strip()} {name} = nullptr;\n"
-        indent = data[ctx.source.line_start(statement_from) : statement_from].decode()
+        indent = raw_text(data[ctx.source.line_start(statement_from) : statement_from])
         replacement += indent + pinned
     elif re.fullmatch(re.escape(name) + r"\s*=\s*[^;]*;", statement):
         replacement = pinned
@@ -139,8 +140,8 @@ def _pin(ctx: RuleContext, copy: Copy, name: str) -> Diagnostic | None:
     free_match = frees[0]
     free_text = "(void)" + api_call(ctx, "cudaFreeHost", [name], hip) + ";"
     fix = Fix(f"allocate '{name}' pinned", (
-        Edit(statement_from, statement_to, replacement.encode()),
-        Edit(free_match.start(), free_match.end(), free_text.encode())),
+        Edit(statement_from, statement_to, raw_bytes(replacement)),
+        Edit(free_match.start(), free_match.end(), raw_bytes(free_text))),
         Applicability.UNSAFE if problems else Applicability.SAFE)
     if problems:
         return _unproven(ctx, allocation, subject, problems, name, fix)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 
 from migrator.rule import RuleContext
-
 from migrator.semantic.calls import BLANK_OR_MEMBER_END, WORD_BYTES, arguments, is_member
 
 # builtin -> index of its mask argument (the *_sync family takes the mask first)

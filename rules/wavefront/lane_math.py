@@ -7,7 +7,6 @@ import re
 
 from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
-
 from migrator.semantic.calls import WORD_BYTES
 from migrator.semantic.constants import integer_literal
 from migrator.semantic.scopes import blocks

@@ -6,7 +6,6 @@ import re
 
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
-
 from migrator.semantic.constants import integer_literal
 
 from .common import SYNC_MASK_BUILTINS, all_ones, builtin_names, call_arguments

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from migrator.diagnostics import Diagnostic
 from migrator.rule import Rule, RuleContext
-
 from migrator.semantic.constants import integer_literal
 
 from .common import SHUFFLE_WIDTH, builtin_names, call_arguments

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Marker, Rule, RuleContext
+from migrator.semantic.calls import find_name, lexical_call
 from migrator.versions import format_version
 
-from migrator.semantic.calls import find_name, lexical_call
 from ..markers import marker_fix
 
 
