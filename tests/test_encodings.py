@@ -105,3 +105,24 @@ def test_binary_files_are_still_refused():
     for data in (b"\x7fELF\x02\x01\x01\x00\x00\x00cudaFree", b"// caf\xe9\x00\ncudaFree(0);\n"):
         result = convert_bytes("blob.cu", data, Settings())
         assert result.status == "failed" and "binary" in result.message
+
+
+def test_rewrites_keep_the_bytes_of_the_text_they_move():
+    """XFR001/XFR003 rewrite statements holding Latin-1 comments, and a #define's value holds one:
+    every byte comes back (nothing becomes U+FFFD, no file fails)."""
+    from migrator.convert import convert_bytes
+    from migrator.settings import Settings
+
+    source = (b"#include <cuda_runtime.h>\n#include <stdlib.h>\n"
+              b"void f(float* d) {\n"
+              b"  float* host = (float*)malloc(64 * sizeof(float)); /* caf\xe9 */\n"
+              b"  for (int i = 0; i < 64; ++i) {\n"
+              b"    // copie r\xe9elle\n"
+              b"    cudaMemcpy(d + i, host + i, sizeof(float), cudaMemcpyHostToDevice);\n"
+              b"  }\n  free(host);\n}\n#define K\xe9 1\nconst int width = 4; // \xe9\n")
+    result = convert_bytes("a.cu", source, Settings())
+    assert result.status == "converted", result.message
+    assert b"hipHostMalloc" in result.output and b"hipMemcpyAsync" in result.output
+    for kept in (b"/* caf\xe9 */", b"// copie r\xe9elle", b"#define K\xe9 1", b"// \xe9"):
+        assert kept in result.output
+    assert "\ufffd".encode() not in result.output
