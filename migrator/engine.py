@@ -145,32 +145,21 @@ _BLANKS = re.compile(rb"[ \t\r\n\f\v]*")
 _LINE_REST = re.compile(rb"[ \t]*\r?\n?")
 
 
-def has_include(data: bytes, header: str, literals: LiteralSpans | None = None) -> bool:
-    """Does ``data`` include ``header`` in code (an ``#include`` in a comment does not count)?"""
-    found = [m.start() for m in _INCLUDE_DIRECTIVE.finditer(data) if m.group(2) == header.encode()]
-    if not found:
-        return False
-    literals = literals or LiteralSpans(data)
-    return any(literals.covering(start) == "include" for start in found)
-
-
 def include_insertion_point(data: bytes, literals: LiteralSpans | None = None) -> int:
-    """Where the engine inserts an #include: before the first unconditional #include, else after
-    a header guard / #pragma once, else at the top (after a leading comment block); never
-    between marker or suppression lines and the line they are about, and never where it would
-    be part of a comment, a literal or a continued line (then at the very top)."""
+    """Where the engine inserts an #include: before the first unconditional #include that no
+    code comes before (what the code uses must come first), else after a header guard /
+    #pragma once, else at the top (after a leading comment block); never between marker or
+    suppression lines and the line they are about, and never where it would be part of a
+    comment, a literal or a continued line (then at the very top)."""
     literals = literals or LiteralSpans(data)
-    directives = [(m.start(), m.group(1), m.group(2)) for m in _DIRECTIVE_LINE.finditer(data)
-                  if _at_code_line_start(data, literals, m.start())]
-    baseline = 0
-    guard_end = 0
-    if (len(directives) > 1 and directives[0][1] == b"ifndef" and directives[1][1] == b"define"
-            and _leading_comments(data, literals)[1] == directives[0][0]):
-        baseline = 1
-        guard_end = _directive_end(data, directives[1][0])
+    directives = _directives(data, literals)
+    baseline, guard_end = _header_guard(data, literals, directives)
     depth = 0
     at = None
+    previous = 0
     for start, directive, argument in directives:
+        if depth >= baseline and _code_between(data, literals, previous, start):
+            break
         if directive in (b"if", b"ifdef", b"ifndef"):
             depth += 1
         elif directive == b"endif":
@@ -180,10 +169,44 @@ def include_insertion_point(data: bytes, literals: LiteralSpans | None = None) -
         elif directive == b"include" and depth == baseline:
             at = start
             break
+        previous = _directive_end(data, start)
     if at is None:
         at = guard_end or _after_leading_comments(data, literals)
     at = _before_attached_lines(data, at)
     return at if _at_code_line_start(data, literals, at) else 0
+
+
+def _directives(data: bytes, literals: LiteralSpans) -> list[tuple[int, bytes, bytes]]:
+    """(line start, directive name, first word after it) of each directive line in code."""
+    return [(m.start(), m.group(1), m.group(2)) for m in _DIRECTIVE_LINE.finditer(data)
+            if _at_code_line_start(data, literals, m.start())]
+
+
+def _header_guard(data: bytes, literals: LiteralSpans, directives) -> tuple[int, int]:
+    """(1, offset after its #define) when the file starts with an include guard, else (0, 0):
+    the depth of the file's top level, and where the guard ends."""
+    if (len(directives) > 1 and directives[0][1] == b"ifndef" and directives[1][1] == b"define"
+            and _leading_comments(data, literals)[1] == directives[0][0]):
+        return 1, _directive_end(data, directives[1][0])
+    return 0, 0
+
+
+def _top_level_includes(data: bytes, literals: LiteralSpans) -> set[bytes]:
+    """The paths the file includes unconditionally (inside its include guard, under no #if)."""
+    directives = _directives(data, literals)
+    baseline, _ = _header_guard(data, literals, directives)
+    depth = 0
+    found = set()
+    for start, directive, _ in directives:
+        if directive in (b"if", b"ifdef", b"ifndef"):
+            depth += 1
+        elif directive == b"endif":
+            depth -= 1
+        elif directive == b"include" and depth == baseline:
+            match = _INCLUDE_DIRECTIVE.match(data, start)
+            if match is not None:
+                found.add(match.group(2))
+    return found
 
 
 def _at_code_line_start(data: bytes, literals: LiteralSpans, at: int) -> bool:
@@ -252,12 +275,13 @@ def has_define(data: bytes, name: str, literals: LiteralSpans | None = None) -> 
 
 def include_edit(data: bytes, headers: list[str], newline: bytes,
                  defines: list[str] = ()) -> Edit | None:
-    """The insertion that adds the requested headers the file does not include yet, after the
-    requested macros it does not define yet. A name in double quotes
-    (``'"rocmigrate_atomics.h"'``, a support header) is included with quotes, others with
-    angle brackets."""
+    """The insertion that adds the requested headers the file does not include yet (an include
+    under ``#if`` does not count), after the requested macros it does not define yet. A name in
+    double quotes (``'"rocmigrate_atomics.h"'``, a support header) is included with quotes,
+    others with angle brackets."""
     literals = LiteralSpans(data)
-    missing = [h for h in dict.fromkeys(headers) if not has_include(data, h.strip('"'), literals)]
+    included = _top_level_includes(data, literals) if headers else set()
+    missing = [h for h in dict.fromkeys(headers) if h.strip('"').encode() not in included]
     undefined = [d for d in dict.fromkeys(defines) if not has_define(data, d, literals)]
     if not missing and not undefined:
         return None

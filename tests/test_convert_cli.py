@@ -124,7 +124,8 @@ def test_bad_files_fail_alone(tmp_path: Path):
     assert "macro_soup.cu" not in failures
     out = tmp_path / "out"
     assert b"hipMemcpyToSymbol" in (tmp_path / "out" / "macro_soup.cu").read_bytes()
-    assert (out / "latin1.cu").read_bytes() == b"// caf\xe9\nvoid f() { hipFree(0); }\n"
+    assert (out / "latin1.cu").read_bytes() == (
+        b"// caf\xe9\n#include <hip/hip_runtime.h>\nvoid f() { hipFree(0); }\n")
     for name in ("binary.cu", "huge.cu", "garbage.cu"):
         assert not (out / name).exists()
     assert b"hipMalloc" in (out / "main.cu").read_bytes()  # the good files were converted

@@ -59,6 +59,12 @@ def test_apply_edits_in_one_pass():
     (b"#ifndef G\n#define G\nint x;\n#endif\n", len(b"#ifndef G\n#define G\n")),
     (b"#pragma once\n#ifdef A\n#include <a.h>\n#endif\n", len(b"#pragma once\n")),
     (b"/* c */\n#ifndef G\n#define G\n#include <x.h>\n#endif\n", len(b"/* c */\n#ifndef G\n#define G\n")),
+    # code above the first #include: what it uses must come first
+    (b"// c\n__global__ void k();\n#include <a.h>\n", len(b"// c\n")),
+    (b"#define N 4\nint x[N];\n#include <a.h>\n", 0),
+    (b'extern "C" {\n#include <a.h>\n}\n', 0),
+    (b'#ifdef __cplusplus\nextern "C" {\n#endif\n#include <a.h>\n', 0),
+    (b"#pragma once\n#ifdef A\nint a;\n#endif\n#include <b.h>\n", len(b"#pragma once\n")),
 ])
 def test_include_insertion_point(text, expected):
     assert include_insertion_point(text) == expected
@@ -69,6 +75,17 @@ def test_insert_includes_once():
     assert insert_includes(data, ["hip/hip_runtime.h"], b"\n") == data
     out = insert_includes(b"int x;\r\n", ["a.h", "a.h"], b"\r\n")
     assert out == b"#include <a.h>\r\nint x;\r\n"
+
+
+def test_an_include_under_if_does_not_count():
+    """A requested header the file includes only under #if is added unconditionally; one inside
+    the include guard counts."""
+    data = b"#ifdef A\n#include <hip/hip_runtime.h>\n#endif\n#include <cstdio>\n"
+    assert insert_includes(data, ["hip/hip_runtime.h"], b"\n") == (
+        b"#ifdef A\n#include <hip/hip_runtime.h>\n#endif\n#include <hip/hip_runtime.h>\n"
+        b"#include <cstdio>\n")
+    guarded = b"#ifndef G\n#define G\n#include <hip/hip_runtime.h>\n#endif\n"
+    assert insert_includes(guarded, ["hip/hip_runtime.h"], b"\n") == guarded
 
 
 class _Rename(Rule):

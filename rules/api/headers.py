@@ -9,6 +9,7 @@ import re
 from migrator.apitables import ApiTables, HeaderEntry
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Marker, Rule, RuleContext
+from migrator.semantic.calls import close_of
 from migrator.semantic.directives import directive_lines
 from migrator.versions import format_version
 
@@ -19,13 +20,28 @@ from ..markers import marker_fix
 _INCLUDE = re.compile(rb'#[ \t]*include[ \t]*([<"])([^>"\n]*)[>"][^\n]*(?:\n|\Z)')
 _HAS_INCLUDE = re.compile(rb'\b__has_include(?:_next)?\s*\(\s*([<"])([^>"\n]*)[>"]\s*\)')
 _CONDITIONAL = re.compile(rb"#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b")
-_DEVICE_CODE = re.compile(rb"__global__|<<<|__device__|__shared__|threadIdx|blockIdx")
-# a conditional directive from its '#' (its first line): where a guard macro is tested
-_GUARD_TEST_LINE = re.compile(rb"#[ \t]*(ifdef|ifndef|if|elif)\b[^\n]*")
+# what needs hip/hip_runtime.h: device code, a launch, or a name of the runtime or driver API
+# (those spelled cuda*/cu*/CU*, checked in the tables)
+_RUNTIME_USE = re.compile(rb"__global__|<<<|__device__|__shared__|threadIdx|blockIdx|\bdim3\b|"
+                          rb"\b(?:cuda|cu|CU)[A-Z]\w*")
+_RUNTIME_LIBRARIES = ("runtime", "driver")
+# a headers.tsv note saying a HIP header must come after the runtime header
+_RUNTIME_FIRST = "compiles only after hip/hip_runtime.h"
+# the macros a header tests to keep device code from host compilers
+_COMPILER_MACRO = re.compile(rb"\b(?:__CUDACC__|__CUDA_ARCH__|__NVCC__|__HIPCC__|__HIP__|"
+                             rb"__HIP_DEVICE_COMPILE__)\b")
+# headers that hold device code or API calls as often as .cu files do
+HEADER_SUFFIXES = (".h", ".hpp", ".hh", ".hxx")
+_RUNTIME_SUFFIXES = CUDA_SOURCE_SUFFIXES + HEADER_SUFFIXES
+_EXTERN_C = re.compile(rb'\bextern[ \t]*"C"\s*\{')
+# (possessive: a file that is not guarded fails at once, whatever its leading comments)
+_INCLUDE_GUARD = re.compile(rb"(?:\s++|//[^\n]*+|/\*(?:[^*]|\*(?!/))*+\*/)*+#[ \t]*ifndef[ \t]+(\w+)[^\n]*\n"
+                            rb"[ \t]*#[ \t]*define[ \t]+\1\b")
 # what comes before a tested macro on its directive line: '#ifdef ' or '... defined(' / 'defined '
 _IFDEF_BEFORE = re.compile(rb"[ \t]*#[ \t]*ifn?def[ \t]+\Z")
 _DEFINED_BEFORE = re.compile(rb"\bdefined[ \t]*(?:\([ \t]*)?\Z")
 RUNTIME_HEADER = "hip/hip_runtime.h"
+RUNTIME_API_HEADER = "hip/hip_runtime_api.h"
 
 
 def lookup_header(headers: dict[str, HeaderEntry], name: str) -> HeaderEntry | None:
@@ -43,7 +59,7 @@ def lookup_header(headers: dict[str, HeaderEntry], name: str) -> HeaderEntry | N
 
 def _includes(ctx: RuleContext) -> list[tuple[int, re.Match]]:
     """The file's ``#include`` lines (see directive_lines), read once for check and
-    _has_runtime."""
+    _runtime_include."""
     found = ctx.cache.get("hdr_includes")
     if found is None:
         found = ctx.cache["hdr_includes"] = list(directive_lines(_INCLUDE, ctx.data))
@@ -61,22 +77,47 @@ def _guard_names(tables: ApiTables) -> re.Pattern | None:
 def _blocks(ctx: RuleContext) -> list[tuple[int, int]]:
     """(offset, block id) at each conditional directive: includes in the same block can be
     deduplicated; includes in different #if branches cannot."""
+    return _conditionals(ctx)[0]
+
+
+def _conditionals(ctx: RuleContext) -> tuple[list[tuple[int, int]], frozenset[int],
+                                             list[tuple[int, bytes, int]]]:
+    """_blocks' marks; the ids of the blocks under a test of the compiler (``#ifdef
+    __CUDACC__``...: code a header keeps from host compilers); (line start, directive, line
+    end) of each ``#if``/``#ifdef``/``#ifndef``/``#elif`` (what _guard_tests reads): read once
+    per file."""
+    found = ctx.cache.get("hdr_conditionals")
+    if found is not None:
+        return found
+    data = ctx.data
     marks = [(0, 0)]
     stack = [0]
+    compiler_stack = [False]
+    compiler = set()
+    tests = []
     next_id = 1
-    for start, match in directive_lines(_CONDITIONAL, ctx.data):
+    for start, match in directive_lines(_CONDITIONAL, data):
         if ctx.literals.covering(start) is not None:
             continue
         directive = match.group(1)
+        if directive in (b"if", b"ifdef", b"ifndef", b"elif"):
+            end = data.find(b"\n", start)
+            tests.append((start, directive, len(data) if end < 0 else end))
         if directive in (b"if", b"ifdef", b"ifndef"):
             stack.append(next_id)
+            compiler_stack.append(compiler_stack[-1] or _COMPILER_MACRO.search(
+                data, start, tests[-1][2]) is not None)
         elif directive in (b"elif", b"else"):
             stack[-1] = next_id
         elif len(stack) > 1:
             stack.pop()
+            compiler_stack.pop()
+        if compiler_stack[-1]:
+            compiler.add(stack[-1])
         next_id += 1
         marks.append((start, stack[-1]))
-    return marks
+    found = ctx.cache["hdr_conditionals"] = (marks, frozenset(compiler), tests)
+    return found
 
 
 def _block_at(marks: list[tuple[int, int]], offset: int) -> int:
@@ -100,8 +141,15 @@ class IncludeRewrite(Rule):
     removed. Where the target ROCm is older than the HIP header, a header row of
     ``rules/api/lowerings.tsv`` names the older HIP header whose API LOW001 lowers the names onto
     (``cuda_bf16.h`` -> ``hip/hip_bfloat16.h`` before ROCm 6.0). HDR002 marks headers with no HIP
-    counterpart in the target ROCm. HDR003 adds ``hip/hip_runtime.h`` to CUDA sources that relied
-    on nvcc including the runtime implicitly.
+    counterpart in the target ROCm. HDR003 adds ``hip/hip_runtime.h`` to CUDA sources and headers
+    (``.cu``, ``.cuh``, ``.h``, ``.hpp``) that relied on nvcc including the runtime implicitly:
+    those with device code, or host code calling the runtime or driver API (unless it includes
+    ``cuda_runtime_api.h``), or that include the runtime only under ``#if``; device code a
+    header keeps from host compilers (``#ifdef __CUDACC__``) does not count. The runtime header
+    must come first: an unconditional include of it that comes after code using it, after a
+    HIP header that compiles only after it (``hip/hip_cooperative_groups.h``), or inside
+    ``extern "C" {`` is moved up to where the engine inserts includes (before the first
+    include or code, outside any ``extern "C"`` block).
 
     ## Why is this bad on AMD
     hipcc does not know CUDA headers, and unlike nvcc it does not include the runtime header on
@@ -139,12 +187,15 @@ class IncludeRewrite(Rule):
     fix = "sometimes"
 
     def check(self, ctx: RuleContext):
+        if b"include" in ctx.data or ctx.path.endswith(_RUNTIME_SUFFIXES):
+            yield from self._includes(ctx)
+        yield from _guard_tests(ctx)
+
+    def _includes(self, ctx: RuleContext):
         data = ctx.data
-        if b"include" not in data and not ctx.path.endswith(CUDA_SOURCE_SUFFIXES):
-            return
-        headers = ctx.tables.headers
         marks = None
         seen: set[tuple[int, str]] = set()
+        runtime, moved = _runtime_include(ctx)
         for line, match in _includes(ctx):
             if ctx.literals.covering(line) not in ("include", None):
                 continue
@@ -152,14 +203,23 @@ class IncludeRewrite(Rule):
                 marks = _blocks(ctx)
             block = _block_at(marks, line)
             name = match.group(2).decode("utf-8", "replace").strip()
-            entry = lookup_header(headers, name)
-            target, lowered, problem = _hip_header(ctx, name, entry)
+            entry, target, lowered, problem = _converted(ctx, name)
             if problem:
                 yield self._mark(ctx, match, problem, name, entry)
                 continue
             if entry is None and ctx.settings.rename_ext and match.group(1) == b'"' and name.endswith(".cu"):
                 target = name[:-3] + ".hip"
             key = (block, target)
+            if line == runtime and moved:
+                seen.add(key)  # inserted where the engine puts includes; later ones are duplicates
+                start, end = match.span(2)
+                fix = Fix(f"move #include <{RUNTIME_HEADER}> up", (Edit(line, match.end(), b""),),
+                          includes=(RUNTIME_HEADER,))
+                shown = f"<{name}> -> <{target}>" if target != name else f"<{name}>"
+                yield Diagnostic("HDR001", f"{shown} moved up: {moved}", start, end, fix,
+                                 library=entry.library if entry else "runtime", symbol=name,
+                                 severity="info")
+                continue
             if target == name:
                 seen.add(key)  # not a CUDA header: never touched, but a later duplicate of it is
                 continue
@@ -179,9 +239,8 @@ class IncludeRewrite(Rule):
                                  severity="info")
         if b"__has_include" in data:
             yield from _has_include_tests(ctx)
-        yield from _guard_tests(ctx)
-        if ctx.path.endswith(CUDA_SOURCE_SUFFIXES) and not _has_runtime(ctx):
-            first = _first_device_code(ctx)
+        if runtime is None and ctx.path.endswith(_RUNTIME_SUFFIXES):
+            first = _first_use(ctx, len(data), api=not _includes_runtime_api(ctx))
             if first is not None:
                 fix = Fix(f"include <{RUNTIME_HEADER}>", (), includes=(RUNTIME_HEADER,))
                 yield Diagnostic("HDR003", f"<{RUNTIME_HEADER}> added: nvcc included the CUDA "
@@ -193,6 +252,16 @@ class IncludeRewrite(Rule):
         return Diagnostic("HDR002", text, start, match.end(2),
                           marker_fix(ctx, start, Marker("HDR002", text)),
                           library=entry.library, symbol=name)
+
+
+def _converted(ctx: RuleContext, name: str) -> tuple[HeaderEntry | None, str, str, str]:
+    """(the header table's entry for ``name``, and _hip_header's answer), once per file."""
+    found = ctx.cache.setdefault("hdr_converted", {})
+    answer = found.get(name)
+    if answer is None:
+        entry = lookup_header(ctx.tables.headers, name)
+        answer = found[name] = (entry, *_hip_header(ctx, name, entry))
+    return answer
 
 
 def _hip_header(ctx: RuleContext, name: str, entry) -> tuple[str, str, str]:
@@ -247,13 +316,11 @@ def _guard_tests(ctx: RuleContext):
     if names is None:
         return
     data = ctx.data
-    for line, directive in directive_lines(_GUARD_TEST_LINE, data):
-        if ctx.literals.covering(line) is not None:
-            continue
-        for found in names.finditer(data, directive.start(), directive.end()):
+    for line, directive, line_end in _conditionals(ctx)[2]:
+        for found in names.finditer(data, line, line_end):
             start, end = found.span()
             before = data[line:start]
-            if not (_DEFINED_BEFORE.search(before) if directive.group(1) in (b"if", b"elif")
+            if not (_DEFINED_BEFORE.search(before) if directive in (b"if", b"elif")
                     else _IFDEF_BEFORE.match(before)) or not ctx.in_code(start):
                 continue
             macro = found.group().decode()
@@ -282,21 +349,98 @@ def _guard_test(ctx: RuleContext, macro: str, start: int, end: int) -> Diagnosti
                       library=library, symbol=macro)
 
 
-def _has_runtime(ctx: RuleContext) -> bool:
-    """Will the converted file include ``hip/hip_runtime.h``? Judged by what each include
-    becomes at the target (``cuda.h`` does, ``cuda_runtime_api.h``, which becomes
-    ``hip/hip_runtime_api.h``, does not), so the file and its output get the same answer."""
+def _runtime_include(ctx: RuleContext) -> tuple[int | None, str]:
+    """(line of the first unconditional ``#include`` that is or becomes ``hip/hip_runtime.h``,
+    or None; why it must move up, or ""). Judged by what each include becomes at the target
+    (``cuda.h`` does, ``cuda_runtime_api.h`` does not), so the file and its output get the same
+    answer. An include under ``#if`` does not count: the engine adds one for the file. It must
+    move when it comes after code that uses it (a kernel above it), after a HIP header that
+    compiles only after it (``hip/hip_cooperative_groups.h``: headers.tsv's note says so), or
+    inside ``extern "C" {``."""
+    marks = None
+    hip_before = ""
     for line, match in _includes(ctx):
         if ctx.literals.covering(line) != "include":
             continue
         name = match.group(2).decode("utf-8", "replace").strip()
-        target, _, problem = _hip_header(ctx, name, lookup_header(ctx.tables.headers, name))
-        if not problem and target == RUNTIME_HEADER:
+        entry, target, _, problem = _converted(ctx, name)
+        if problem or target != RUNTIME_HEADER:
+            if not hip_before and entry is not None and _RUNTIME_FIRST in entry.note:
+                hip_before = target
+            continue
+        if marks is None:
+            marks = _blocks(ctx)
+        if _block_at(marks, line) not in (0, _guard_block(ctx)):
+            continue
+        if _first_use(ctx, line) is not None:
+            return line, "code above it uses the runtime"
+        if hip_before:
+            return line, f"<{hip_before}>, included before it, needs it first"
+        if _in_extern_c(ctx, line):
+            return line, 'it declares C++ and must not be inside extern "C"'
+        return line, ""
+    return None, ""
+
+
+def _includes_runtime_api(ctx: RuleContext) -> bool:
+    """Does the file include what becomes ``hip/hip_runtime_api.h`` (``cuda_runtime_api.h``),
+    which declares the host API, unconditionally?"""
+    marks = _blocks(ctx)
+    top = (0, _guard_block(ctx))
+    for line, match in _includes(ctx):
+        if ctx.literals.covering(line) != "include" or _block_at(marks, line) not in top:
+            continue
+        name = match.group(2).decode("utf-8", "replace").strip()
+        _, target, _, problem = _converted(ctx, name)
+        if not problem and target == RUNTIME_API_HEADER:
             return True
     return False
 
 
-def _first_device_code(ctx: RuleContext) -> int | None:
-    """Offset of the first CUDA keyword in code (the site HDR003 is reported at)."""
-    return next((m.start() for m in _DEVICE_CODE.finditer(ctx.data) if ctx.in_code(m.start())),
-                None)
+def _guard_block(ctx: RuleContext) -> int | None:
+    """The block id (see _blocks) of the file's include guard, the first conditional: its body
+    is the file's top level."""
+    return 1 if _INCLUDE_GUARD.match(ctx.data) else None
+
+
+def _in_extern_c(ctx: RuleContext, offset: int) -> bool:
+    data = ctx.data
+    for match in _EXTERN_C.finditer(data, 0, offset):
+        if ctx.in_code(match.start()):
+            close = close_of(ctx, match.end() - 1)
+            if close is None or close > offset:
+                return True
+    return False
+
+
+def _parsed(ctx: RuleContext, offset: int) -> bool:
+    """Is ``offset`` in code the parser read (no syntax error around it)?"""
+    node = ctx.tree.root_node.descendant_for_byte_range(offset, offset + 1)
+    while node is not None:
+        if node.type == "ERROR" or node.is_missing:
+            return False
+        node = node.parent
+    return True
+
+
+def _first_use(ctx: RuleContext, end: int, api: bool = True) -> int | None:
+    """Offset of the first use of the runtime before ``end``: device code, a launch, or (with
+    ``api``) a name of the runtime or driver API (not one a directive tests, nor one in text
+    that does not parse as C++: no program to include anything for). In a header, not
+    what it keeps from host compilers (``#ifdef __CUDACC__``): a host compiler includes it too,
+    and its .cu includers include the runtime for it."""
+    names = ctx.tables.names
+    header = ctx.path.endswith(HEADER_SUFFIXES)
+    for match in _RUNTIME_USE.finditer(ctx.code, 0, end):
+        word = match.group()
+        if word[:2] in (b"cu", b"CU"):
+            entry = names.get(word.decode())
+            if (not api or entry is None or entry.library not in _RUNTIME_LIBRARIES
+                    or ctx.in_directive(match.start()) or not _parsed(ctx, match.start())):
+                continue
+        if header:
+            marks, compiler, _ = _conditionals(ctx)
+            if compiler and _block_at(marks, match.start()) in compiler:
+                continue
+        return match.start()
+    return None
