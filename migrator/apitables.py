@@ -53,10 +53,26 @@ class HeaderGuard:
 
 @dataclass(frozen=True)
 class ArgumentRewrite:
+    """One argument change of rules/api/argument_rewrites.tsv (its header says what each action
+    does with ``arg`` and ``value``)."""
+
     cuda: str
     arg: int
-    action: str  # wrap_symbol / cast / append_argument / remove_argument
+    action: str  # one of REWRITE_ACTIONS
     value: str
+    below: Version | None = None  # applies when the target is older than this (None: every target)
+
+    def applies(self, rocm: Version, arguments: int) -> bool:
+        """Does this change apply to a call with ``arguments`` arguments for the target?"""
+        if self.below is not None and rocm >= self.below:
+            return False
+        return self.action not in ARITY_ACTIONS or arguments == self.arg
+
+
+REWRITE_ACTIONS = frozenset({"wrap_symbol", "cast", "append_argument", "insert_argument",
+                             "remove_argument", "rename", "mark"})
+# actions for the calls with exactly `arg` arguments
+ARITY_ACTIONS = frozenset({"append_argument", "rename", "mark"})
 
 
 @dataclass(frozen=True)
@@ -123,6 +139,7 @@ class ApiTables:
         self.names: dict[str, ApiEntry] = {}
         self.headers: dict[str, HeaderEntry] = {}
         self.argument_rewrites: dict[str, list[ArgumentRewrite]] = {}
+        self.call_renames: dict[str, list[ArgumentRewrite]] = {}
         self.lowerings: dict[str, Lowering] = {}
         self.header_guards: dict[str, list[HeaderGuard]] = {}  # by cuda_macro, one per hip_header
         special = {"headers.tsv", "header_guards.tsv", "argument_rewrites.tsv", "lowerings.tsv",
@@ -143,10 +160,7 @@ class ApiTables:
                     row["cuda_macro"], row["cuda_header"], row["hip_header"], row["hip_macro"],
                     row["note"]))
         if (api_dir / "argument_rewrites.tsv").exists():
-            for row in _rows(api_dir / "argument_rewrites.tsv"):
-                self.argument_rewrites.setdefault(row["cuda"], []).append(
-                    ArgumentRewrite(row["cuda"], int(row["arg"]), row["action"], row["value"])
-                )
+            self._load_argument_rewrites(api_dir / "argument_rewrites.tsv")
         if (api_dir / "lowerings.tsv").exists():
             for row in _rows(api_dir / "lowerings.tsv"):
                 drop = row["drop_argument"].strip()
@@ -158,6 +172,27 @@ class ApiTables:
                     row["replacement"], int(drop) if drop else None, row["exact"],
                     row.get("note") or "",
                 )
+
+    def _load_argument_rewrites(self, path: Path) -> None:
+        """``argument_rewrites``: the names whose every call ARG001 renames (API001 leaves them
+        to it); ``call_renames``: the names whose rows all rename the calls of one arity, keyed
+        by their CUDA and their HIP name (API001 renames each call, ARG001 then renames those
+        few again: their thousands of other calls stay API001's plain renames)."""
+        rewrites: dict[str, list[ArgumentRewrite]] = {}
+        for row in _rows(path):
+            if row["action"] not in REWRITE_ACTIONS:
+                raise ValueError(f"{path.name}: {row['cuda']}: unknown action {row['action']!r}")
+            rewrites.setdefault(row["cuda"], []).append(ArgumentRewrite(
+                row["cuda"], int(row["arg"]), row["action"], row["value"],
+                _version(row["below"])))
+        for cuda, rows in rewrites.items():
+            if all(row.action == "rename" for row in rows):
+                self.call_renames[cuda] = rows
+                entry = self.names.get(cuda)
+                if entry is not None and entry.hip:
+                    self.call_renames.setdefault(entry.hip, rows)
+            else:
+                self.argument_rewrites[cuda] = rows
 
     @functools.cached_property
     def report_only_libraries(self) -> frozenset[str]:

@@ -25,7 +25,7 @@ GENERATED = tuple(f"{lib}.tsv" for lib in LIBRARIES)
 API_HEADER = ("cuda\thip\tkind\tlibrary\tsection\tcuda_added\tcuda_deprecated\tcuda_removed\t"
               "hip_added\thip_deprecated\thip_removed\texperimental\tsignature\tstatus")
 HEADERS_HEADER = "cuda_header\thip_header\tlibrary\thip_added\tnote"
-REWRITES_HEADER = "cuda\targ\taction\tvalue\tnote"
+REWRITES_HEADER = "cuda\targ\taction\tvalue\tbelow\tnote"
 LOWERINGS_HEADER = "cuda\tbelow\trule\tkind\treplacement\tdrop_argument\texact\tnote"
 KNOWN_HEADERS = {name: API_HEADER for name in GENERATED + ("manual.tsv",)}
 KNOWN_HEADERS["headers.tsv"] = HEADERS_HEADER
@@ -36,7 +36,8 @@ KNOWN_HEADERS["header_guards.tsv"] = "cuda_macro\tcuda_header\thip_header\thip_m
 VERSION = re.compile(r"\d+\.\d+(\.\d+)?")
 VERSION_COLUMNS = ("cuda_added", "cuda_deprecated", "cuda_removed", "hip_added",
                    "hip_deprecated", "hip_removed")
-REWRITE_ACTIONS = {"wrap_symbol", "cast", "append_argument", "remove_argument"}
+REWRITE_ACTIONS = {"wrap_symbol", "cast", "append_argument", "insert_argument", "remove_argument",
+                   "rename", "mark"}
 
 
 def _lines(path: Path) -> list[str]:
@@ -165,7 +166,7 @@ def test_headers_table_rows():
 
 def test_argument_rewrites_rows():
     _, rows = _table(API_DIR / "argument_rewrites.tsv")
-    names = _names(*GENERATED)
+    names = _names("manual.tsv", *GENERATED)  # (a manual row overrides the generated one)
     seen: set[tuple[str, str, str]] = set()
     for row in rows:
         key = (row["cuda"], row["arg"], row["action"])
@@ -174,9 +175,13 @@ def test_argument_rewrites_rows():
         assert row["action"] in REWRITE_ACTIONS, row
         assert re.fullmatch(r"\d+", row["arg"]), row
         assert row["action"] == "remove_argument" or row["value"], row
+        assert row["below"] == "" or VERSION.fullmatch(row["below"]), row
         entry = names.get(row["cuda"])
         assert entry is not None and entry["status"] == "supported", row["cuda"]
-        assert entry["signature"] == "differs", row["cuda"]
+        if row["action"] not in ("rename", "mark"):  # (these call another HIP function)
+            assert entry["signature"] == "differs", row["cuda"]
+        if row["action"] == "rename":  # ARG001 looks for these calls by their comma
+            assert int(row["arg"]) >= 2, row
 
 
 # ---- real rows ----

@@ -3,19 +3,36 @@ more than its name (symbol wrapping, pointer casts, added or removed arguments).
 
 from __future__ import annotations
 
+import functools
+import os
 import re
+from itertools import chain
 
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Marker, Rule, RuleContext
-
 from migrator.semantic.calls import find_name, lexical_call
+
 from ..markers import marker_fix
 from .rename import renamable
 
+def _cast_already(text: str, value: str) -> bool:
+    """Is ``text`` already cast to the type ``value`` casts to, in either spelling (spaces
+    aside): ``(const void*)k`` and ``reinterpret_cast<const void *>(k)`` for either value?"""
+    return "".join(text.split()).startswith(_cast_spellings(value))
+
+
+@functools.lru_cache(maxsize=None)
+def _cast_spellings(value: str) -> tuple[str, ...]:
+    cast_type = next(group for group in _CAST_TYPE.fullmatch(value).groups() if group)
+    target = "".join(cast_type.split())
+    return f"({target})", f"reinterpret_cast<{target}>", f"static_cast<{target}>"
+
+
+_CAST_TYPE = re.compile(r"\((.+)\)|(?:static|reinterpret)_cast<(.+)>")
 _ALREADY = {
     # ``&sym`` already is the symbol's address, which HIP's symbol APIs take as they are
     "wrap_symbol": lambda text, value: text.startswith((value + "(", "&")),
-    "cast": lambda text, value: text.startswith(value) or text.startswith("(const void*)"),
+    "cast": _cast_already,
 }
 
 
@@ -26,10 +43,16 @@ class ArgumentRewrite(Rule):
     Applies the argument changes listed in ``rules/api/argument_rewrites.tsv``: wraps the symbol
     argument of the ``*Symbol*`` family in ``HIP_SYMBOL()``
     (``cudaMemcpyToSymbol(c, …)`` -> ``hipMemcpyToSymbol(HIP_SYMBOL(c), …)``), casts kernel
-    pointers to ``const void*`` where HIP's prototype takes one, and adds or removes arguments
-    where the HIP signature has a different arity. The call itself is renamed by API001.
+    pointers to ``const void*`` where HIP's prototype takes one, casts ``&typed_ptr`` to
+    ``void**`` where the target's HIP has no templated overload (``hipHostGetDevicePointer``;
+    ``hipHostAlloc`` and ``hipMallocPitch`` before ROCm 6.4), adds, inserts or removes arguments
+    where the HIP signature has a different arity, and calls another HIP function where CUDA
+    overloads one name on the arity (``cudaEventCreate(&e, flags)`` ->
+    ``hipEventCreateWithFlags``, 3-argument ``cudaGraphInstantiate`` ->
+    ``hipGraphInstantiateWithFlags``). It renames these calls itself, with their arguments.
     Inside a ``#define`` body the call cannot be rewritten safely: ARG002 reports it and marks
-    the site.
+    the site. ARG002 also marks legacy cuBLAS calls (``cublas.h``, no handle: told by their
+    arity), which hipBLAS has no counterpart for: its functions of the same names take a handle.
 
     ## Why is this bad on AMD
     On AMD, HIP's symbol APIs take the symbol's address (``HIP_SYMBOL``), and the function
@@ -50,7 +73,7 @@ class ArgumentRewrite(Rule):
 
     ## Fix safety
     Safe: each rewrite is the documented HIP calling convention for that function. Calls inside
-    macros are reported only.
+    macros, and legacy cuBLAS calls, are reported only.
     """
 
     code = "ARG001"
@@ -63,38 +86,127 @@ class ArgumentRewrite(Rule):
     fix = "sometimes"
 
     def check(self, ctx: RuleContext):
-        rewrites = ctx.tables.argument_rewrites
-        # every name, not only those in the file: the one scan for all costs less than a
-        # substring search per name, and a name the file lacks matches nowhere either way
-        for name, start, end in find_name(ctx, {name.encode() for name in rewrites}):
-            cuda = name.decode()
-            if not renamable(ctx.tables.names.get(cuda), ctx.settings.rocm):
+        tables, rocm = ctx.tables, ctx.settings.rocm
+        claimed, renames = tables.argument_rewrites, tables.call_renames
+        rewritten, renamed = _searched(tables)
+        data = ctx.data
+        searched = [*(names for prefix, names in rewritten if prefix in data),
+                    *(names for end_, names in renamed if _called_longer(ctx, end_))]
+        for name, start, end in chain.from_iterable(find_name(ctx, names) for names in searched):
+            written = name.decode()
+            rewrites = claimed.get(written)
+            if rewrites is None:
+                if not _LONGER_LIST.match(ctx.code, end):
+                    continue  # cudaEventCreate(&e), thousands of them: none of these renames
+                rewrites = renames[written]
+            cuda = rewrites[0].cuda
+            entry = tables.names.get(cuda)
+            if not renamable(entry, rocm):
                 continue
             call = lexical_call(ctx, start, end)
             if call == "macro":
+                # (the calls of one arity ARG001 cannot tell here are API001's renames)
+                shown = [r for r in rewrites if r.action != "mark"
+                         and (r.below is None or rocm < r.below)]
+                if written not in claimed or not shown:
+                    continue
                 text = f"{cuda} inside a macro: change its arguments for HIP by hand (" + \
-                    "; ".join(_describe(r) for r in rewrites[cuda]) + ")"
+                    "; ".join(_describe(r) for r in shown) + ")"
                 yield Diagnostic("ARG002", text, start, end,
                                  marker_fix(ctx, start, Marker("ARG002", text)), symbol=cuda)
                 continue
             if call is None:
                 continue
+            count = len(call.arguments)
+            applying, mark, hip, title = _plan(tables, written, rocm, count)
+            if mark is not None:
+                text = f"{cuda} with {count} arguments: {mark.value}: port it to {entry.hip} by hand"
+                yield Diagnostic("ARG002", text, start, end,
+                                 marker_fix(ctx, start, Marker("ARG002", text)), symbol=cuda)
+                continue
+            if hip is None:
+                continue  # API001's rename is all this call needs
             # The rename travels with the argument edits (API001 leaves these calls alone), so a
             # fix that must wait for a nested one never leaves a renamed call with old arguments.
-            hip = ctx.tables.names[cuda].hip
-            edits = [Edit(start, end, hip.encode())]
+            edits = [Edit(start, end, hip.encode())] if written != hip else []
             keeps_syntax = True
-            for rewrite in rewrites[cuda]:
+            for rewrite in applying:
                 edit = _edit(ctx, call, rewrite)
                 if edit is not None:
                     edits.append(edit)
                     keeps_syntax &= _keeps_syntax(ctx, call, rewrite)
-            title = "; ".join(_describe(r) for r in rewrites[cuda])
-            yield Diagnostic("ARG001", f"{cuda} -> {hip}: {title}", start, end,
-                             Fix(f"rename to {hip}; {title}", tuple(edits),
+            yield Diagnostic("ARG001", f"{written} -> {hip}{title and ': '}{title}", start, end,
+                             Fix(f"rename to {hip}{title and '; '}{title}", tuple(edits),
                                  keeps_syntax=keeps_syntax),
-                             library=ctx.tables.names[cuda].library, symbol=cuda,
-                             severity="info")
+                             library=entry.library, symbol=cuda, severity="info")
+
+
+@functools.lru_cache(maxsize=1024)
+def _plan(tables, written: str, rocm, count: int):
+    """What a call of ``written`` with ``count`` arguments gets for the target: the rows that
+    apply to it, the one that marks it (or None), the HIP name it calls (None: none of these
+    rows applies, API001 renames it) and the changes described."""
+    rewrites = tables.argument_rewrites.get(written) or tables.call_renames[written]
+    applying = [r for r in rewrites if r.applies(rocm, count)
+                and (r.action != "rename" or _exists(tables, r.value, rocm))]
+    mark = next((r for r in applying if r.action == "mark"), None)
+    hip = next((r.value for r in applying if r.action == "rename"),
+               tables.names[rewrites[0].cuda].hip)
+    if written not in tables.argument_rewrites and not applying:
+        hip = None
+    title = "; ".join(_describe(r) for r in applying if r.action != "rename")
+    return tuple(applying), mark, hip, title
+
+
+@functools.lru_cache(maxsize=8)
+def _searched(tables) -> tuple[tuple[tuple[bytes, frozenset[bytes]], ...], ...]:
+    """The names ARG001 looks for: the CUDA names whose calls it rewrites, by their first four
+    bytes (a regex of names with a long common prefix jumps from one occurrence of it to the
+    next; a group whose prefix a file lacks is not searched); and both names of those whose
+    calls of one arity it renames (after API001's rename, in the next round), with the end
+    they share (``EventCreate``): a file that calls none with two arguments or more, as the
+    shared end finds them in one pass, is not searched for them."""
+    rewritten: dict[bytes, set[bytes]] = {}
+    for name in tables.argument_rewrites:
+        rewritten.setdefault(name[:4].encode(), set()).add(name.encode())
+    renamed = []
+    for name, rows in sorted(tables.call_renames.items()):
+        if name == rows[0].cuda:  # (keyed by the HIP name too)
+            names = {name.encode(), tables.names[name].hip.encode()}
+            renamed.append((os.path.commonprefix([n[::-1] for n in names])[::-1], frozenset(names)))
+    return (tuple((prefix, frozenset(names)) for prefix, names in sorted(rewritten.items())),
+            tuple(renamed))
+
+
+# an argument list that may hold two arguments or more: one with a comma or a nested '('
+# (the table's renames by arity are all for two arguments or more)
+_LONGER_LIST = re.compile(rb"\s*\((?![^(),]*\))")
+
+
+def _called_longer(ctx: RuleContext, name: bytes) -> bool:
+    """Is ``name`` (or the end of a name) followed somewhere by an argument list that may hold
+    two arguments or more?
+    (bytes.find goes from one occurrence to the next far faster than a regex search.)"""
+    data, code = ctx.data, ctx.code
+    at = data.find(name)
+    while at >= 0:
+        if _LONGER_LIST.match(code, at + len(name)):
+            return True
+        at = data.find(name, at + len(name))
+    return False
+
+
+def _exists(tables, hip: str, rocm) -> bool:
+    """Does the target have the HIP function ``hip`` (a name some table row renames to)?"""
+    return any(renamable(entry, rocm) for entry in _by_hip(tables).get(hip, ()))
+
+
+@functools.lru_cache(maxsize=8)
+def _by_hip(tables) -> dict:
+    named: dict = {}
+    for entry in tables.names.values():
+        named.setdefault(entry.hip, []).append(entry)
+    return named
 
 
 def _describe(rewrite) -> str:
@@ -104,6 +216,10 @@ def _describe(rewrite) -> str:
         return f"cast argument {rewrite.arg + 1} with {rewrite.value}"
     if rewrite.action == "append_argument":
         return f"pass {rewrite.value} as argument {rewrite.arg + 1}"
+    if rewrite.action == "rename":
+        return f"call {rewrite.value} with {rewrite.arg} arguments"
+    if rewrite.action == "insert_argument":
+        return f"insert {rewrite.value} as argument {rewrite.arg + 1}"
     return f"drop argument {rewrite.arg + 1}"
 
 
@@ -111,19 +227,25 @@ _NAME = re.compile(rb"(?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*")
 
 
 _CAST = re.compile(r"(?:static|reinterpret|const)_cast<[A-Za-z_][\w:]*(?:\s+[A-Za-z_]\w*)*\s*\**\s*>")
+# a C cast to a void pointer type, and the operands it takes with no parentheses: a name or its
+# address (``(void**)&d_ptr``), member accesses included
+_VOID_CAST = re.compile(r"\((?:const\s+)?void\s*(?:\*\s*)+\)")
+_PLAIN_OPERAND = re.compile(rb"&?\s*[A-Za-z_]\w*(?:\s*(?:\.|->)\s*[A-Za-z_]\w*)*")
 
 
 def _keeps_syntax(ctx: RuleContext, call, rewrite) -> bool:
     """Can this rewrite not change how the file parses? A name appended to the call's argument
     list, or a name argument wrapped in a call to a name (``HIP_SYMBOL(sym)``) or in a named
-    cast to a plain type (``reinterpret_cast<const void*>(kernel)``), parse wherever the call
-    did."""
+    cast to a plain type (``reinterpret_cast<const void*>(kernel)``), or a name or its address
+    cast to a void pointer type (``(void**)&d_ptr``), parse wherever the call did."""
     if rewrite.action == "append_argument":
         return rewrite.value.isidentifier()
     if rewrite.action in ("wrap_symbol", "cast"):
+        begin, finish = call.arguments[rewrite.arg]
+        if _VOID_CAST.fullmatch(rewrite.value):
+            return _PLAIN_OPERAND.fullmatch(ctx.data, begin, finish) is not None
         if not (rewrite.value.isidentifier() or _CAST.fullmatch(rewrite.value)):
             return False
-        begin, finish = call.arguments[rewrite.arg]
         return _NAME.fullmatch(ctx.data, begin, finish) is not None
     return False
 
@@ -138,12 +260,20 @@ def _edit(ctx: RuleContext, call, rewrite) -> Edit | None:
         text = ctx.data[begin:finish].decode("utf-8", "replace")
         if _ALREADY[action](text, value):
             return None
+        if value.startswith("(") and _PLAIN_OPERAND.fullmatch(ctx.data, begin, finish):
+            return Edit(begin, finish, f"{value}{text}".encode())  # (void**)&d_ptr
         return Edit(begin, finish, f"{value}({text})".encode())
     if action == "append_argument":
         if len(args) != index:
             return None
         prefix = ", " if args else ""
         return Edit(call.close, call.close, (prefix + value).encode())
+    if action == "insert_argument":
+        if index > len(args):
+            return None
+        if index == len(args):
+            return Edit(call.close, call.close, ((", " if args else "") + value).encode())
+        return Edit(args[index][0], args[index][0], f"{value}, ".encode())
     if action == "remove_argument":
         if index >= len(args) or index == 0:
             return None
