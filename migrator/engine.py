@@ -523,9 +523,13 @@ def fix_source(
         # unless _neutral shows they cannot
         guarded = [e for fix in chosen_fixes if not fix.keeps_syntax for e in fix.edits
                    if not _neutral(e, previous, ctx.literals)]
-        if settled and extra is None and not guarded:
+        if settled and not guarded:
             # every fix applied, none creates work for another rule, and no edit can change
-            # the parse: the output's tree has the input's shape, so no parse is needed
+            # the parse: the output's tree has the input's shape, so no parse is needed. The
+            # engine's own insertion is whole #define / #include lines at the start of a line
+            # of code (include_insertion_point): a preprocessor line there changes no parse.
+            if extra is not None:
+                new_data = new_data[: extra.start] + extra.text + new_data[extra.end :]
             return EngineResult(new_data, findings, round_index + 1)
         if tree is None:  # first round, no rule parsed: the guard needs the input's tree
             tree = treesitter.parse(previous.data)
