@@ -17,20 +17,15 @@ from __future__ import annotations
 
 import argparse
 import filecmp
-import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from corpus_share import check_hipcc, convert  # the same conversion and hipcc check
+
 UNITS = (".cu", ".cpp", ".hip")
-
-
-def convert(checkout: Path, source: Path, output: Path, rocm: str) -> None:
-    subprocess.run([sys.executable, "-m", "migrator", "convert", str(source), "-o", str(output),
-                    "--rocm", rocm], cwd=checkout, capture_output=True, check=False)
 
 
 def differs(left: Path, right: Path) -> bool:
@@ -45,11 +40,7 @@ def differs(left: Path, right: Path) -> bool:
 
 
 def compiles(unit: Path, scratch: Path) -> bool:
-    env = dict(os.environ, HIP_PLATFORM="amd", TMPDIR=str(scratch))
-    proc = subprocess.run(["hipcc", "--offload-arch=gfx90a", "-x", "hip", "-std=c++17",
-                           "-fsyntax-only", "-I", str(unit.parent), str(unit)],
-                          capture_output=True, env=env, timeout=300)
-    return proc.returncode == 0
+    return check_hipcc(unit, ["-I", str(unit.parent)], scratch)[0]
 
 
 def main() -> int:

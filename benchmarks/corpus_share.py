@@ -52,7 +52,8 @@ from pathlib import Path
 UNITS = (".cu", ".cpp", ".hip")
 INCLUDE_DIRS = {"include", "inc", "common", "support", "utils", "src"}
 MODES = {"hipcc52": "5.2", "hip64": "6.4"}
-DEFAULT_HIP_INCLUDE = Path("/work/shared/data/hip-6.4/include")
+# beside the checkout, as CI has it (the HIP 6.4.3 header tree of ../shared/data)
+DEFAULT_HIP_INCLUDE = Path(__file__).resolve().parents[2] / "shared/data/hip-6.4/include"
 _ERROR = re.compile(r"^(.+?):(\d+):(\d+): (?:fatal )?error: (.*)$", re.M)
 
 
