@@ -264,13 +264,10 @@ def _before_attached_lines(data: bytes, at: int) -> int:
 
 
 def has_define(data: bytes, name: str, literals: LiteralSpans | None = None) -> bool:
-    """Does ``data`` define the macro ``name`` in code (``#define NAME`` not in a comment)?"""
-    found = [m.start() for m in re.finditer(rb"^[ \t]*#[ \t]*define[ \t]+" + re.escape(
-        name.encode()) + rb"\b", data, re.MULTILINE)]
-    if not found:
-        return False
-    literals = literals or LiteralSpans(data)
-    return any(literals.covering(start) is None for start in found)
+    """Does ``data`` define the macro ``name`` in code (a ``#define NAME`` directive line)?"""
+    wanted = name.encode()
+    return any(directive == b"define" and argument == wanted for _, directive, argument
+               in _directives(data, literals or LiteralSpans(data)))
 
 
 def include_edit(data: bytes, headers: list[str], newline: bytes,

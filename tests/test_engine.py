@@ -8,7 +8,7 @@ import pytest
 
 from migrator import apitables
 from migrator.diagnostics import Diagnostic, Edit, Fix
-from migrator.engine import (EngineError, apply_edits, choose_fixes, fix_source,
+from migrator.engine import (EngineError, apply_edits, choose_fixes, fix_source, include_edit,
                              include_insertion_point, insert_includes)
 from migrator.rule import Rule
 from migrator.settings import Settings
@@ -68,6 +68,16 @@ def test_apply_edits_in_one_pass():
 ])
 def test_include_insertion_point(text, expected):
     assert include_insertion_point(text) == expected
+
+
+def test_requested_defines_are_written_once_before_the_includes():
+    data = b"// x\n#include <hip/hip_runtime.h>\nint x;\n"
+    edit = include_edit(data, ["a.h"], b"\n", ["ENABLE_IT"])
+    assert edit.text == b"#define ENABLE_IT\n#include <a.h>\n"
+    assert edit.start == data.index(b"#include")
+    assert include_edit(b"#define ENABLE_IT 1\n" + data, [], b"\n", ["ENABLE_IT"]) is None
+    for not_a_definition in (b"// #define ENABLE_IT\n", b"#define X \\\n#define ENABLE_IT\n"):
+        assert include_edit(not_a_definition + data, [], b"\n", ["ENABLE_IT"]) is not None
 
 
 def test_insert_includes_once():
