@@ -15,8 +15,9 @@ class LaunchKernelGGL(Rule):
     ## What it does
     Active only with ``--launch-syntax ggl``; by default launches keep the ``<<<…>>>`` syntax,
     which hipcc compiles. Emits ``hipLaunchKernelGGL(kernel, dim3(grid), dim3(block), shmem,
-    stream, args…)`` with ``0`` for an omitted shared-memory size or stream, and wraps template
-    kernels in ``HIP_KERNEL_NAME(…)`` so their commas survive the macro.
+    stream, args…)`` with ``0`` for an omitted shared-memory size or stream, and wraps a kernel
+    named with template arguments (``k<float, 4>``, ``ns::k<T, N + 1>``) in
+    ``HIP_KERNEL_NAME(…)`` so the commas between them do not split the macro's arguments.
 
     ## Why is this bad on AMD
     Nothing is wrong with ``<<<…>>>`` on AMD; some teams want the macro form to build the same
@@ -63,7 +64,7 @@ class LaunchKernelGGL(Rule):
             shmem = params[2] if len(params) > 2 else "0"
             stream = params[3] if len(params) > 3 else "0"
             name = ctx.text(function)
-            if function.type == "template_function":
+            if _has_template_arguments(function):
                 name = f"HIP_KERNEL_NAME({name})"
             args = [ctx.text(a) for a in arguments.named_children if a.type != "comment"]
             text = ", ".join([name, _dim3(grid), _dim3(block), shmem, stream, *args])
@@ -73,6 +74,23 @@ class LaunchKernelGGL(Rule):
                              Fix("use hipLaunchKernelGGL",
                                  (Edit(call.start_byte, call.end_byte, replacement.encode()),)),
                              library="runtime", symbol="<<<>>>", severity="info")
+
+
+def _has_template_arguments(function) -> bool:
+    """Whether the kernel expression names template arguments outside parentheses.
+
+    ``k<T, 4>`` and ``ns::k<T, 4>`` do: their commas would split the macro's argument.
+    ``(k<T, 4>)`` is already one argument.
+    """
+    if function.type == "parenthesized_expression":
+        return False
+    pending = [function]
+    while pending:
+        node = pending.pop()
+        if node.type == "template_argument_list":
+            return True
+        pending.extend(node.named_children)
+    return False
 
 
 def _dim3(expression: str) -> str:
