@@ -69,8 +69,8 @@ class ArgumentRewrite:
         return self.action not in ARITY_ACTIONS or arguments == self.arg
 
 
-REWRITE_ACTIONS = frozenset({"wrap_symbol", "cast", "append_argument", "insert_argument",
-                             "remove_argument", "rename", "mark"})
+REWRITE_ACTIONS = frozenset({"wrap_symbol", "cast", "disambiguate", "append_argument",
+                             "insert_argument", "remove_argument", "rename", "mark"})
 # actions for the calls with exactly `arg` arguments
 ARITY_ACTIONS = frozenset({"append_argument", "rename", "mark"})
 

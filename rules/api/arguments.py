@@ -11,6 +11,8 @@ from itertools import chain
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Marker, Rule, RuleContext
 from migrator.semantic.calls import find_name, lexical_call
+from migrator.semantic.lookup import value_declaration
+from migrator.semantic.types import normal_type
 
 from ..markers import marker_fix
 from .rename import renamable
@@ -33,7 +35,40 @@ _ALREADY = {
     # ``&sym`` already is the symbol's address, which HIP's symbol APIs take as they are
     "wrap_symbol": lambda text, value: text.startswith((value + "(", "&")),
     "cast": _cast_already,
+    "disambiguate": lambda text, value: _cast_already(text, _disambiguating_cast(value)),
 }
+
+
+def _disambiguating_cast(value: str) -> str:
+    """The C cast of a ``disambiguate`` row: to the first of its types (CUDA's parameter type)."""
+    return f"({value.split('|')[0].strip()})"
+
+
+def _integer_type(type_name: str) -> str:
+    """A fundamental integer type's words in one spelling (``long long int`` and ``signed long
+    long`` are ``long long``); other types as they are."""
+    words = type_name.split()
+    if not words or any(word not in ("signed", "unsigned", "short", "long", "int", "char")
+                        for word in words):
+        return type_name
+    spelled = [word for word in words if word not in ("signed", "int")] or ["int"]
+    if "char" in words and "signed" in words:
+        spelled.insert(0, "signed")  # signed char is a type of its own
+    return " ".join(sorted(spelled, key=("unsigned", "signed", "short", "long", "char", "int").index))
+
+
+def _declared_exactly(ctx: RuleContext, begin: int, finish: int, value: str) -> bool:
+    """Is the argument a plain name declared with one of the ``disambiguate`` row's types (an
+    exact HIP overload: no cast needed)? A type spelled through an alias (``int64_t``, which is
+    ``long`` on Linux and ``long long`` on Windows) is not known exactly: it is cast."""
+    name = ctx.data[begin:finish].strip().decode("ascii", "replace")
+    if not name.isidentifier():
+        return False
+    declaration = value_declaration(ctx, name, begin)
+    if declaration is None or declaration.pointers:
+        return False
+    exact = {_integer_type(normal_type(t)) for t in value.split("|")}
+    return _integer_type(declaration.type) in exact
 
 
 class ArgumentRewrite(Rule):
@@ -135,7 +170,10 @@ class ArgumentRewrite(Rule):
                 if edit is not None:
                     edits.append(edit)
                     keeps_syntax &= _keeps_syntax(ctx, call, rewrite)
-            yield Diagnostic("ARG001", f"{written} -> {hip}{title and ': '}{title}", start, end,
+            if not edits:
+                continue  # every change is there already (a name HIP keeps, its argument cast)
+            change = f"{written} -> {hip}" if written != hip else written
+            yield Diagnostic("ARG001", f"{change}{title and ': '}{title}", start, end,
                              Fix(f"rename to {hip}{title and '; '}{title}", tuple(edits),
                                  keeps_syntax=keeps_syntax),
                              library=entry.library, symbol=cuda, severity="info")
@@ -214,6 +252,8 @@ def _describe(rewrite) -> str:
         return f"wrap argument {rewrite.arg + 1} in {rewrite.value}()"
     if rewrite.action == "cast":
         return f"cast argument {rewrite.arg + 1} with {rewrite.value}"
+    if rewrite.action == "disambiguate":
+        return f"cast argument {rewrite.arg + 1} with {_disambiguating_cast(rewrite.value)}"
     if rewrite.action == "append_argument":
         return f"pass {rewrite.value} as argument {rewrite.arg + 1}"
     if rewrite.action == "rename":
@@ -253,13 +293,17 @@ def _keeps_syntax(ctx: RuleContext, call, rewrite) -> bool:
 def _edit(ctx: RuleContext, call, rewrite) -> Edit | None:
     args = call.arguments
     action, value, index = rewrite.action, rewrite.value, rewrite.arg
-    if action in ("wrap_symbol", "cast"):
+    if action in ("wrap_symbol", "cast", "disambiguate"):
         if index >= len(args):
             return None
         begin, finish = args[index]
         text = ctx.data[begin:finish].decode("utf-8", "replace")
         if _ALREADY[action](text, value):
             return None
+        if action == "disambiguate":
+            if _declared_exactly(ctx, begin, finish, value):
+                return None
+            value = _disambiguating_cast(value)
         if value.startswith("(") and _PLAIN_OPERAND.fullmatch(ctx.data, begin, finish):
             return Edit(begin, finish, f"{value}{text}".encode())  # (void**)&d_ptr
         return Edit(begin, finish, f"{value}({text})".encode())
