@@ -3,11 +3,13 @@ CUDA headers' include guards to the HIP headers' guards."""
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 
 from migrator.apitables import ApiTables, HeaderEntry
 from migrator.diagnostics import Diagnostic, Edit, Fix
+from migrator.engine import include_insertion_point
 from migrator.rule import Marker, Rule, RuleContext
 from migrator.semantic.calls import close_of
 from migrator.semantic.directives import directive_lines
@@ -240,8 +242,26 @@ class IncludeRewrite(Rule):
         if b"__has_include" in data:
             yield from _has_include_tests(ctx)
         if runtime is None and ctx.path.endswith(_RUNTIME_SUFFIXES):
-            first = _first_use(ctx, len(data), api=not _includes_runtime_api(ctx))
-            if first is not None:
+            api = not _includes_runtime_api(ctx)
+            first = _first_use(ctx, len(data), api=api)
+            macro = _shared_condition(ctx, api) if first is not None else None
+            if macro is not None:
+                if _included_under(ctx, macro):
+                    return
+                at = include_insertion_point(data, ctx.literals)
+                newline = ctx.source.newline
+                text = (b"#ifdef " + macro + newline + b"#include <" + RUNTIME_HEADER.encode()
+                        + b">" + newline + b"#endif" + newline)
+                if at > 0 and data[at - 1 : at] != b"\n":
+                    text = newline + text
+                fix = Fix(f"include <{RUNTIME_HEADER}> under #ifdef {macro.decode()}",
+                          (Edit(at, at, text),))
+                yield Diagnostic("HDR003", f"<{RUNTIME_HEADER}> added under #ifdef "
+                                 f"{macro.decode()}, the test around all of the header's device "
+                                 "code: nvcc included the CUDA runtime implicitly, hipcc does not",
+                                 first, first, fix, library="runtime", symbol=RUNTIME_HEADER,
+                                 severity="info")
+            elif first is not None:
                 fix = Fix(f"include <{RUNTIME_HEADER}>", (), includes=(RUNTIME_HEADER,))
                 yield Diagnostic("HDR003", f"<{RUNTIME_HEADER}> added: nvcc included the CUDA "
                                  "runtime implicitly, hipcc does not", first, first, fix,
@@ -439,6 +459,86 @@ def _first_use(ctx: RuleContext, end: int, api: bool = True) -> int | None:
     that does not parse as C++: no program to include anything for). In a header, not
     what it keeps from host compilers (``#ifdef __CUDACC__``): a host compiler includes it too,
     and its .cu includers include the runtime for it."""
+    return next(_uses(ctx, end, api), None)
+
+
+def _shared_condition(ctx: RuleContext, api: bool) -> bytes | None:
+    """In a header, the macro M whose ``#ifdef M`` (or ``#if defined(M)``, or the ``#else`` of
+    ``#ifndef M``) encloses every use of the runtime, when there is one: the project's own "GPU
+    compiler" switch (HeCBench pad's ``_GPU_COMPILER_``, which its .cu files define before
+    including the header). The runtime is then included under that test: a host-only includer
+    gets no HIP header, which could otherwise land after its own macros (pad's host .cpp
+    defines ``T``, which breaks HIP's templates)."""
+    if not ctx.path.endswith(HEADER_SUFFIXES):
+        return None
+    marks = _defined_tests(ctx)
+    shared = None
+    for use in _uses(ctx, len(ctx.data), api):
+        macros = _at_mark(marks, use)
+        shared = macros if shared is None else shared & macros
+        if not shared:
+            return None
+    if not shared:
+        return None
+    macro = min(shared)
+    defined = re.compile(rb"#[ \t]*define[ \t]+" + re.escape(macro) + rb"\b")
+    return None if defined.search(ctx.code) else macro
+
+
+def _included_under(ctx: RuleContext, macro: bytes) -> bool:
+    """Does the header include the runtime (as it is or as it becomes) under ``macro``'s test
+    already (this rule's own fix, on a second pass)?"""
+    marks = _defined_tests(ctx)
+    for line, match in _includes(ctx):
+        if ctx.literals.covering(line) != "include":
+            continue
+        name = match.group(2).decode("utf-8", "replace").strip()
+        if _converted(ctx, name)[1] == RUNTIME_HEADER and macro in _at_mark(marks, line):
+            return True
+    return False
+
+
+_DEFINED_TEST = re.compile(rb"#[ \t]*(?:ifn?def[ \t]+(\w+)|if[ \t]+defined[ \t]*\(?[ \t]*(\w+)"
+                           rb"[ \t]*\)?[ \t]*(?:$|//|/\*))", re.M)
+
+
+def _defined_tests(ctx: RuleContext) -> list[tuple[int, frozenset[bytes]]]:
+    """(offset, macros M) at each conditional directive: from there on the code is compiled
+    only where every M is defined (``#ifdef M``, ``#if defined(M)``, the ``#else`` of
+    ``#ifndef M``; other tests and ``#elif`` add nothing)."""
+    found = ctx.cache.get("hdr_defined_tests")
+    if found is not None:
+        return found
+    data = ctx.data
+    stack: list[tuple[bytes | None, bool]] = []  # (macro, True while the branch needs it)
+    marks = [(0, frozenset())]
+    for start, match in directive_lines(_CONDITIONAL, data):
+        if ctx.literals.covering(start) is not None:
+            continue
+        directive = match.group(1)
+        if directive in (b"if", b"ifdef", b"ifndef"):
+            test = _DEFINED_TEST.match(data, start + len(data[start:match.start()]))
+            macro = (test.group(1) or test.group(2)) if test else None
+            stack.append((macro, directive != b"ifndef"))
+        elif directive == b"else" and stack:
+            macro, needed = stack[-1]
+            stack[-1] = (macro, not needed)
+        elif directive == b"elif" and stack:
+            stack[-1] = (None, False)
+        elif directive == b"endif" and stack:
+            stack.pop()
+        marks.append((start, frozenset(m for m, needed in stack if m is not None and needed)))
+    ctx.cache["hdr_defined_tests"] = marks
+    return marks
+
+
+def _at_mark(marks: list[tuple[int, frozenset[bytes]]], offset: int) -> frozenset[bytes]:
+    index = bisect.bisect_right(marks, offset, key=lambda mark: mark[0]) - 1
+    return marks[index][1]
+
+
+def _uses(ctx: RuleContext, end: int, api: bool):
+    """The offsets _first_use reads, in order."""
     names = ctx.tables.names
     header = ctx.path.endswith(HEADER_SUFFIXES)
     for match in _RUNTIME_USE.finditer(ctx.code, 0, end):
@@ -452,5 +552,4 @@ def _first_use(ctx: RuleContext, end: int, api: bool = True) -> int | None:
             marks, compiler, _ = _conditionals(ctx)
             if compiler and _block_at(marks, match.start()) in compiler:
                 continue
-        return match.start()
-    return None
+        yield match.start()
