@@ -1,0 +1,142 @@
+"""HMT001: a host function calling a math function HIP declares for device code only."""
+
+from __future__ import annotations
+
+import re
+
+from migrator.diagnostics import Diagnostic
+from migrator.rule import Marker, Rule, RuleContext
+from migrator.semantic.scopes import blocks, function_at
+
+from ..markers import marker_fix
+from .builtin_redefinition import compiled_by_hip
+from ._tables import table
+
+# exact host replacements worth suggesting (the rest: compute it with the C library)
+_SUGGESTIONS = {
+    "rsqrtf": "1.0f / sqrtf(x)", "rsqrt": "1.0 / sqrt(x)", "__frsqrt_rn": "1.0f / sqrtf(x)",
+    "__fdividef": "x / y", "fdividef": "x / y", "__fdiv_rn": "x / y",
+    "norm3df": "sqrtf(a*a + b*b + c*c)", "norm3d": "sqrt(a*a + b*b + c*c)",
+    "rnorm3df": "1.0f / sqrtf(a*a + b*b + c*c)", "rhypotf": "1.0f / hypotf(x, y)",
+    "sinpif": "sinf(M_PI * x)", "cospif": "cosf(M_PI * x)", "sincospif": "sincosf(M_PI * x, s, c)",
+    "__int_as_float": "memcpy or std::bit_cast", "__float_as_int": "memcpy or std::bit_cast",
+    "__saturatef": "fminf(fmaxf(x, 0.0f), 1.0f)", "__popc": "__builtin_popcount(x)",
+    "__popcll": "__builtin_popcountll(x)", "__clz": "__builtin_clz(x) (x != 0)",
+    "__brev": "a bit-reversal loop",
+}
+_DEVICE_HEAD = re.compile(rb"\b(?:__device__|__global__)\b")
+
+
+def _alternation(names: list[bytes]) -> bytes:
+    """``names`` as one regex alternation with common prefixes factored out (a trie): Python's
+    engine tries a flat alternation of 150 names at every byte."""
+    if names == [b""]:
+        return b""
+    groups: dict[bytes, list[bytes]] = {}
+    for name in names:
+        groups.setdefault(name[:1], []).append(name[1:])
+    parts = []
+    for first, rests in sorted(groups.items()):
+        optional = b"" in rests
+        inner = _alternation(sorted(r for r in rests if r)) if any(rests) else b""
+        if inner:
+            parts.append(re.escape(first) + b"(?:" + inner + b")" + (b"?" if optional else b""))
+        else:
+            parts.append(re.escape(first))
+    return b"|".join(parts)
+
+
+def _names() -> re.Pattern:
+    names = sorted(row["name"].encode() for row in table("device_only_math.tsv"))
+    return re.compile(rb"(?<![\w.:>])(" + _alternation(names) + rb")\b\s*\(")
+
+
+_CALL = _names()
+
+
+class HostDeviceMath(Rule):
+    """Mark host code calling a math function HIP declares for device code only.
+
+    ## What it does
+    Finds calls of CUDA math functions and intrinsics that HIP declares ``__device__`` only
+    (``rsqrtf``, ``__fdividef``, ``norm3df``, ``sincospif``, ``erfinvf``, ``__float_as_int``...,
+    ``rules/portability/device_only_math.tsv``) in host code: a function without
+    ``__device__``/``__global__`` (or code outside any function), not inside a ``__device__``
+    lambda, not in a file that defines the name itself, and not in a branch hip-clang skips
+    (``#ifdef __CUDA_ARCH__``: it defines no ``__CUDA_ARCH__``). Each gets a marker with a host replacement where one is simple.
+
+    ## Why is this bad on AMD
+    CUDA's math headers declare many of these ``__host__ __device__`` and its host library
+    implements them; HIP declares them for the device only (HIP 5.2.3 and 6.4.3 alike, checked
+    with hipcc and clang: ``reference to __device__ function 'rsqrtf' in __host__ function``),
+    so the port's host code does not compile.
+
+    ## Example
+    ```cpp
+    float scale(float x) { return rsqrtf(x); }  // host function
+    ```
+
+    ## Use instead
+    ```cpp
+    float scale(float x) { return 1.0f / sqrtf(x); }
+    ```
+
+    ## Fix safety
+    No fix, a marker: the replacements are close but not bit-identical (``rsqrtf`` and
+    ``__fdividef`` are approximate on the GPU; ``1.0f / sqrtf(x)`` rounds twice), and a host
+    reference value computed so may no longer match what a test expects.
+    """
+
+    code = "HMT001"
+    name = "host-device-math"
+    summary = "host code calls a math function HIP has for device code only"
+    family = "portability"
+    fix = "never"
+    attention_codes = ("HMT001",)
+
+    def check(self, ctx: RuleContext):
+        code = ctx.code
+        found = None
+        for start in _host_calls(ctx):
+            if found is None:
+                found = blocks(ctx)
+            if _in_device_block(code, found, start) or not compiled_by_hip(ctx, start):
+                continue
+            match = _CALL.match(code, start)
+            name = match.group(1).decode()
+            if re.search(rb"[\w*&>]\s+" + match.group(1) + rb"\s*\([^;{}]*\)\s*(?:const\s*)?\{",
+                         code):
+                continue  # the file defines it (for its host code)
+            hint = _SUGGESTIONS.get(name)
+            text = (f"{name} is a device-only function in HIP: this host code does not compile"
+                    + (f"; on the host use {hint}" if hint else "; compute it on the host with "
+                       "the C library") + " (not bit-identical to the GPU's result)")
+            yield Diagnostic("HMT001", text, start, start + len(name),
+                             marker_fix(ctx, start, Marker("HMT001", text)), library="device",
+                             symbol=name)
+
+
+def _host_calls(ctx: RuleContext):
+    """Offsets of the listed names' calls outside directives and outside the bodies of
+    functions declared __device__ or __global__ (searched only there: most of a CUDA file's
+    calls of them are in device code)."""
+    code = ctx.code
+    at = 0
+    function_at(ctx, 0)  # fills the cache of outermost function bodies
+    for body in ctx.cache["scopes.functions"]:
+        if _DEVICE_HEAD.search(code, body.head, body.open):
+            yield from _calls_in(ctx, at, body.head)
+            at = body.close
+    yield from _calls_in(ctx, at, len(code))
+
+
+def _calls_in(ctx: RuleContext, start: int, end: int):
+    for match in _CALL.finditer(ctx.code, start, end):
+        if not ctx.in_directive(match.start()):
+            yield match.start()
+
+
+def _in_device_block(code: bytes, found, offset: int) -> bool:
+    """Is ``offset`` in a block whose head says __device__ (a device lambda in host code)?"""
+    return any(block.open < offset < block.close and _DEVICE_HEAD.search(code, block.head, block.open)
+               for block in found if block.open < offset)
