@@ -1,0 +1,119 @@
+"""SIM001/SIM002: CUDA's SIMD video intrinsics, which HIP lacks -> rocmigrate_simd.h."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+from migrator import support
+from migrator.diagnostics import Diagnostic, Fix
+from migrator.rule import Marker, Rule, RuleContext
+from migrator.semantic.calls import (WORD_BYTES, arguments, code_end_before, find_name,
+                                    lexical_call)
+
+from ..markers import marker_fix
+
+SUPPORT_HEADER = '"rocmigrate_simd.h"'  # templates/support/rocmigrate_simd.h.j2
+TABLE = "simd.tsv"  # the intrinsics, in the API tables' folder (API001 leaves them alone)
+
+
+@functools.lru_cache(maxsize=4)
+def intrinsics(api_dir: Path) -> frozenset[bytes]:
+    """The names rocmigrate_simd.h defines: the rows of ``simd.tsv`` (none where a rules
+    directory has no such table)."""
+    path = api_dir / TABLE
+    if not path.is_file():
+        return frozenset()
+    lines = [line for line in path.read_text(encoding="utf-8").split("\n")
+             if line.strip() and not line.startswith("#")]
+    return frozenset(line.split("\t", 1)[0].encode() for line in lines[1:])
+
+
+def _declared(ctx: RuleContext, start: int, end: int) -> bool:
+    """Is the name at [start, end) declared here: a name with a parameter list after it and a
+    type before it (``unsigned int __vadd2(unsigned int a, unsigned int b)``; a `*` or `&`
+    before it is an operator, as in ``x & __vadd2(y, z)``: these functions return a value)?"""
+    if arguments(ctx, end) is None or lexical_call(ctx, start, end) is not None:
+        return False
+    before = code_end_before(ctx, start)
+    return before > 0 and ctx.code[before - 1] in WORD_BYTES
+
+
+class SimdIntrinsics(Rule):
+    """Include rocmigrate's definitions of CUDA's SIMD video intrinsics (``__vadd2``,
+    ``__vmaxs4``, ``__vcmpgtu4``, ``__vsads2``...), which HIP lacks.
+
+    ## What it does
+    Finds the 82 SIMD intrinsics of CUDA's Math API (``rules/api/simd.tsv``): per-halfword
+    (``__v<op>2``) and per-byte (``__v<op>4``) addition, subtraction, average, absolute value and
+    difference, minimum, maximum, negation, comparisons and sums of absolute differences, signed,
+    unsigned and saturating. Where a file uses one as code (a call, a macro body, a function
+    pointer), the engine includes ``rocmigrate_simd.h``, which the run writes beside the output:
+    it defines each of them under its CUDA name, in plain C++ from CUDA's documented semantics,
+    so the call is kept as it is. A file that declares one of them itself (CUDA's own headers,
+    or a project's fallback for HIP) gets no include, which would clash with its declaration:
+    the other intrinsics it uses are reported (SIM002), with a marker.
+
+    ## Why is this bad on AMD
+    HIP declares none of these functions (checked in the HIP 5.2.3 and 6.4.3 headers): the port
+    does not compile, and a port by hand has to get each element's signedness, saturation and
+    rounding right (``__vavgs*`` rounds half away from zero, ``__vavgu*`` half up, ``__vhaddu*``
+    down). The definitions are plain C++ on 32-bit integers, without inline assembly, so they
+    build for every AMD target; the compiler chooses the instructions.
+
+    ## Example
+    ```cpp
+    __global__ void relu(const int* in, int* out, int n) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < n) out[i] = __vmaxs4(in[i], 0);
+    }
+    ```
+
+    ## Use instead
+    ```cpp
+    #include "rocmigrate_simd.h"
+    __global__ void relu(const int* in, int* out, int n) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < n) out[i] = __vmaxs4(in[i], 0);
+    }
+    ```
+
+    ## Fix safety
+    Safe: each definition computes what CUDA documents for the intrinsic, element by element
+    (saturation, rounding of the averages, signedness of the comparisons); rocmigrate's tests
+    compare all 82 with a reference on edge and random inputs. On NVIDIA the header defines
+    nothing and CUDA's own intrinsics are used.
+    """
+
+    code = "SIM001"
+    extra_codes = ("SIM002",)
+    category = "conversion"
+    attention_codes = ("SIM002",)
+    name = "simd-intrinsic"
+    summary = "CUDA SIMD video intrinsic HIP lacks"
+    family = "api"
+    fix = "sometimes"
+
+    def check(self, ctx: RuleContext):
+        if b"__v" not in ctx.data or "rocmigrate_simd.h" in support.referenced(ctx.data):
+            return
+        found = list(find_name(ctx, intrinsics(ctx.tables.api_dir)))
+        declared = sorted({name.decode() for name, start, end in found
+                           if _declared(ctx, start, end)})
+        for name, start, end in found:
+            intrinsic = name.decode()
+            if intrinsic in declared:
+                continue
+            if declared:
+                shown = ", ".join(declared[:3]) + (f" and {len(declared) - 3} more"
+                                                   if len(declared) > 3 else "")
+                text = (f"{intrinsic} has no HIP counterpart; rocmigrate_simd.h defines it but is "
+                        f"not included: this file declares {shown} itself")
+                yield Diagnostic("SIM002", text, start, end,
+                                 marker_fix(ctx, start, Marker("SIM002", text)),
+                                 library="device", symbol=intrinsic)
+                continue
+            fix = Fix("include rocmigrate_simd.h", (), includes=(SUPPORT_HEADER,))
+            yield Diagnostic("SIM001", f"{intrinsic}: HIP has no SIMD video intrinsics; "
+                             "rocmigrate_simd.h defines it with CUDA's semantics", start, end,
+                             fix, library="device", symbol=intrinsic, severity="info")
