@@ -26,7 +26,7 @@ class ApiEntry(NamedTuple):
     hip_added: Version | None
     hip_removed: Version | None
     signature: str
-    status: str  # supported / unsupported / report_only
+    status: str  # supported / unsupported / report_only / arguments_differ (marked, not renamed)
     experimental: bool = False
 
 
@@ -132,9 +132,11 @@ def _rows(path: Path) -> list[dict[str, str]]:
 
 
 class ApiTables:
-    """All API data of one rules directory."""
+    """All API data of one rules directory, with the library choices in ``variants`` (its
+    subfolders, such as ``roc``: their name and header rows replace the default ones for the
+    same CUDA names)."""
 
-    def __init__(self, api_dir: Path) -> None:
+    def __init__(self, api_dir: Path, variants: tuple[str, ...] = ()) -> None:
         self.api_dir = api_dir
         self.names: dict[str, ApiEntry] = {}
         self.headers: dict[str, HeaderEntry] = {}
@@ -148,12 +150,20 @@ class ApiTables:
         manual = api_dir / "manual.tsv"
         for path in table_files + ([manual] if manual.exists() else []):
             self._load_names(path, override=path == manual)
-        if (api_dir / "headers.tsv").exists():
-            for row in _rows(api_dir / "headers.tsv"):
-                self.headers[row["cuda_header"]] = HeaderEntry(
-                    row["cuda_header"], row["hip_header"], row["library"],
-                    _version(row["hip_added"]), row.get("note") or "",
-                )
+        for variant in variants:
+            folder = api_dir / variant
+            if not folder.is_dir():
+                raise ValueError(f"no API tables for {variant!r} in {api_dir}")
+            for path in sorted(folder.glob("*.tsv")):
+                if path.name != "headers.tsv":
+                    self._load_names(path, override=True)
+        for folder in (api_dir, *(api_dir / variant for variant in variants)):
+            if (folder / "headers.tsv").exists():
+                for row in _rows(folder / "headers.tsv"):
+                    self.headers[row["cuda_header"]] = HeaderEntry(
+                        row["cuda_header"], row["hip_header"], row["library"],
+                        _version(row["hip_added"]), row.get("note") or "",
+                    )
         if (api_dir / "header_guards.tsv").exists():
             for row in _rows(api_dir / "header_guards.tsv"):
                 self.header_guards.setdefault(row["cuda_macro"], []).append(HeaderGuard(
@@ -225,6 +235,6 @@ def default_rules_dir() -> Path:
     return Path(rules.__file__).resolve().parent
 
 
-@functools.lru_cache(maxsize=4)
-def load(api_dir: Path | None = None) -> ApiTables:
-    return ApiTables(api_dir or default_rules_dir() / "api")
+@functools.lru_cache(maxsize=8)
+def load(api_dir: Path | None = None, variants: tuple[str, ...] = ()) -> ApiTables:
+    return ApiTables(api_dir or default_rules_dir() / "api", variants)

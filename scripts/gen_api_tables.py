@@ -5,12 +5,16 @@ Input (read only here, never at run time):
   SOURCE/hipify-api-tables/*.md        HIPIFY docs/tables (see SOURCE/README.md for the row format)
   SOURCE/hipify-argument-rewrites.tsv  CUDA functions whose HIP call needs argument changes
 
-Output: one TSV per library in OUT (runtime.tsv, driver.tsv, ...), with the columns in HEADER.
-The output is deterministic (rows sorted by CUDA name, '\\n' newlines, UTF-8), so that the
+Output: one TSV per library in OUT (runtime.tsv, driver.tsv, ...), with the columns in HEADER,
+and the library choices users opt into (`--roc`, `--dnn miopen`): OUT/roc/*.tsv (cuBLAS, cuRAND,
+cuSPARSE, cuSOLVER -> rocBLAS, rocRAND, rocSPARSE, rocSOLVER, from HIPIFY's ROC columns) and
+OUT/miopen/cudnn.tsv (cuDNN -> MIOpen, renamed). Their rows override the default tables' rows for
+the same CUDA names when the option is set; calls whose ROC counterpart takes other arguments get
+status `arguments_differ` (marked, not renamed). The output is deterministic (rows sorted by CUDA name, '\\n' newlines, UTF-8), so that the
 committed tables can be checked against a fresh run (tests/test_api_tables.py).
 
-rules/api/manual.tsv, headers.tsv and argument_rewrites.tsv are hand-maintained and are not
-written by this script.
+rules/api/manual.tsv, headers.tsv, argument_rewrites.tsv and the variants' headers.tsv are
+hand-maintained and are not written by this script.
 
 Usage: python3 scripts/gen_api_tables.py [--source DIR] [--out DIR]
 Stdlib only (Python >= 3.10).
@@ -50,6 +54,64 @@ LIBRARIES: dict[str, tuple[str, str]] = {
     # cuDNN is never renamed: we only report what MIOpen has (status report_only).
     "cudnn": ("CUDNN_API_supported_by_MIOPEN.md", "MIOPEN"),
 }
+
+# variant (a folder of OUT) -> library -> (HIPIFY table, target column title, library column).
+# HIPIFY's ROC and MIOPEN version columns are ROCm releases, like its HIP columns (rocBLAS's
+# 64-bit API: 6.2.0; MIOpen's: 2.1.0 up to 6.2.0).
+VARIANTS: dict[str, dict[str, tuple[str, str, str]]] = {
+    "roc": {
+        "cublas": ("CUBLAS_API_supported_by_ROC.md", "ROC", "rocblas"),
+        "curand": ("CURAND_API_supported_by_ROC.md", "ROC", "rocrand"),
+        "cusparse": ("CUSPARSE_API_supported_by_ROC.md", "ROC", "rocsparse"),
+        "cusolver": ("CUSOLVER_API_supported_by_ROC.md", "ROC", "rocsolver"),
+    },
+    "miopen": {
+        "cudnn": ("CUDNN_API_supported_by_MIOPEN.md", "MIOPEN", "miopen"),
+    },
+}
+
+# Calls whose ROC/MIOpen counterpart takes other arguments, beyond the names in
+# hipify-argument-rewrites.tsv (whose cuSPARSE and cuDNN rewrites all target rocSPARSE and
+# MIOpen): a rename alone would not compile or would pass the wrong values, so they are marked.
+ARGUMENTS_DIFFER = frozenset({
+    # parameter counts of rocSPARSE's prototypes differ from hipSPARSE's, which keeps cuSPARSE's
+    # argument lists (Debian's rocSPARSE and hipSPARSE 2.3.2, ROCm 5.2.3; tests check every
+    # function both declare)
+    "cusparseBlockedEllGet", "cusparseCreateBlockedEll",
+    "cusparseSbsrsm2_analysis", "cusparseDbsrsm2_analysis", "cusparseCbsrsm2_analysis",
+    "cusparseZbsrsm2_analysis",
+    "cusparseScsrgemm2_bufferSizeExt", "cusparseDcsrgemm2_bufferSizeExt",
+    "cusparseCcsrgemm2_bufferSizeExt", "cusparseZcsrgemm2_bufferSizeExt",
+    "cusparseXcsrgemm2Nnz", "cusparseXcsrsv2_zeroPivot",
+    # the generic API's data type parameters: --roc renames cudaDataType and CUDA_R_32F & co. to
+    # rocBLAS's rocblas_datatype (HIPIFY's cuBLAS rows) where rocSPARSE takes rocsparse_datatype
+    # (the functions whose hipSPARSE 2.3.2 prototype takes a hipDataType)
+    "cusparseCreateCoo", "cusparseCreateCooAoS", "cusparseCreateCsc", "cusparseCreateCsr",
+    "cusparseCreateDnMat", "cusparseCreateDnVec", "cusparseCreateSpVec",
+    "cusparseCooGet", "cusparseCooAoSGet", "cusparseCsrGet", "cusparseDnMatGet",
+    "cusparseDnVecGet", "cusparseSpVecGet",
+    "cusparseSDDMM", "cusparseSDDMM_bufferSize", "cusparseSDDMM_preprocess",
+    # rocrand_make_state_mtgp32(state, params, n, seed): 4 parameters; cuRAND's and hipRAND's
+    # MakeMTGP32KernelState take 5 (Debian's rocRAND and hipRAND, ROCm 5.2.3)
+    "curandMakeMTGP32KernelState",
+    # rocblas_gemm_ex & co. write a separate matrix D (d, d_type, ldd) and take a solution index
+    # and flags: 24/26/29 parameters against cuBLAS's 19/20/23 (rocBLAS's rocblas.h; rocBLAS is
+    # not in Debian: not compiled here)
+    "cublasGemmEx", "cublasGemmBatchedEx", "cublasGemmStridedBatchedEx",
+    # rocblas_Xtrmm is in place (no C, ldc) before rocBLAS 4.0 (ROCm 6.0); cuBLAS v2's is not
+    "cublasStrmm", "cublasDtrmm", "cublasCtrmm", "cublasZtrmm",
+    "cublasStrmm_v2", "cublasDtrmm_v2", "cublasCtrmm_v2", "cublasZtrmm_v2",
+    # rocsolver_Xpotrf(handle, uplo, n, A, lda, info) takes no workspace nor its size
+    # (rocSOLVER's rocsolver-functions.h; not in Debian)
+    "cusolverDnSpotrf", "cusolverDnDpotrf", "cusolverDnCpotrf", "cusolverDnZpotrf",
+    # MIOpen's dropout descriptor also takes use_mask, state_evo and rng_mode, its dropout calls a
+    # noise shape, its CTC loss descriptor a blank label and a softmax flag, its LRN getter the
+    # mode, and its RNN getter no handle (miopen.h; MIOpen is not in Debian: not compiled here)
+    "cudnnSetDropoutDescriptor", "cudnnRestoreDropoutDescriptor", "cudnnGetDropoutDescriptor",
+    "cudnnDropoutForward", "cudnnDropoutBackward",
+    "cudnnSetCTCLossDescriptor", "cudnnGetCTCLossDescriptor",
+    "cudnnGetLRNDescriptor", "cudnnGetRNNDescriptor",
+})
 
 # HIPIFY's argument rewrites for cuSPARSE (gpsv/gtsv *InterleavedBatch, csrilu02/csric02/bsr*
 # policies, *_bufferSize int*->size_t*, csrgeam2, SpMV/SpMM stages, ...) all target rocSPARSE
@@ -224,6 +286,25 @@ def generate(source: Path, out: Path) -> dict[str, tuple[int, int]]:
         with (out / f"{library}.tsv").open("w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
         stats[library] = (len(rows), sum(1 for r in rows if r["hip"]))
+    marked: set[str] = set()
+    for variant, libraries in VARIANTS.items():
+        (out / variant).mkdir(exist_ok=True)
+        for library, (filename, target_title, label) in libraries.items():
+            rows = dedupe(parse_table(tables / filename, label, target_title), filename)
+            for row in rows:
+                differs = row["cuda"] in rewrites or row["cuda"] in ARGUMENTS_DIFFER
+                row["signature"] = "differs" if differs else "identical"
+                row["status"] = ("unsupported" if not row["hip"] else
+                                 "arguments_differ" if differs else "supported")
+                if row["hip"] and row["cuda"] in ARGUMENTS_DIFFER:
+                    marked.add(row["cuda"])
+            with (out / variant / f"{library}.tsv").open("w", encoding="utf-8",
+                                                         newline="\n") as fh:
+                fh.write(render(rows))
+            stats[f"{variant}/{library}"] = (len(rows), sum(1 for r in rows if r["hip"]))
+    if ARGUMENTS_DIFFER - marked:
+        print("warning: ARGUMENTS_DIFFER names no ROC/MIOpen function: "
+              + ", ".join(sorted(ARGUMENTS_DIFFER - marked)), file=sys.stderr)
     return stats
 
 
@@ -243,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     if not args.quiet:
         for library, (total, with_hip) in stats.items():
-            print(f"{library}.tsv: {total} rows, {with_hip} with a HIP/MIOpen name")
+            print(f"{library}.tsv: {total} rows, {with_hip} with a HIP/ROC/MIOpen name")
     return 0
 
 

@@ -21,6 +21,11 @@ HIP_INCLUDE = Path("/usr/include/hip")
 LIBRARIES = ("runtime", "driver", "device", "complex", "rtc", "cublas", "curand", "cufft",
              "cusparse", "cusolver", "cub", "cudnn")
 GENERATED = tuple(f"{lib}.tsv" for lib in LIBRARIES)
+# the library choices (--roc, --dnn miopen): generated name tables and a hand-written header map
+VARIANTS = {"roc": ("cublas", "curand", "cusparse", "cusolver"), "miopen": ("cudnn",)}
+VARIANT_LIBRARIES = ("rocblas", "rocrand", "rocsparse", "rocsolver", "miopen")
+VARIANT_GENERATED = tuple(f"{variant}/{lib}.tsv" for variant, libs in VARIANTS.items()
+                          for lib in libs)
 
 API_HEADER = ("cuda\thip\tkind\tlibrary\tsection\tcuda_added\tcuda_deprecated\tcuda_removed\t"
               "hip_added\thip_deprecated\thip_removed\texperimental\tsignature\tstatus")
@@ -37,7 +42,7 @@ VERSION = re.compile(r"\d+\.\d+(\.\d+)?")
 VERSION_COLUMNS = ("cuda_added", "cuda_deprecated", "cuda_removed", "hip_added",
                    "hip_deprecated", "hip_removed")
 REWRITE_ACTIONS = {"wrap_symbol", "cast", "append_argument", "insert_argument", "remove_argument",
-                   "rename", "mark"}
+                   "rename", "mark", "disambiguate"}
 
 
 def _lines(path: Path) -> list[str]:
@@ -81,9 +86,10 @@ def test_generator_reproduces_committed_tables(tmp_path):
         [sys.executable, str(GENERATOR), "--source", str(SOURCE), "--out", str(tmp_path), "-q"],
         capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr
-    produced = sorted(p.name for p in tmp_path.iterdir())
-    assert produced == sorted(GENERATED)
-    for name in GENERATED:
+    assert "ARGUMENTS_DIFFER" not in result.stderr  # each hand-marked name is in a ROC table
+    produced = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.tsv"))
+    assert produced == sorted(GENERATED + VARIANT_GENERATED)
+    for name in GENERATED + VARIANT_GENERATED:
         committed = (API_DIR / name).read_bytes()
         fresh = (tmp_path / name).read_bytes()
         assert fresh == committed, f"rules/api/{name} differs from scripts/gen_api_tables.py output"
@@ -121,7 +127,7 @@ def test_tsv_header_and_shape(path):
     _table(path)  # every row has as many cells as the header
 
 
-@pytest.mark.parametrize("name", GENERATED + ("manual.tsv",))
+@pytest.mark.parametrize("name", GENERATED + VARIANT_GENERATED + ("manual.tsv",))
 def test_api_table_rows(name):
     _, rows = _table(API_DIR / name)
     assert rows
@@ -134,22 +140,27 @@ def test_api_table_rows(name):
         for column in VERSION_COLUMNS:
             assert row[column] == "" or VERSION.fullmatch(row[column]), (cuda, column, row[column])
         assert row["kind"] in ("type", "function", "device_function", "namespace"), (cuda, row["kind"])
-        assert row["library"] in LIBRARIES, (cuda, row["library"])
+        assert row["library"] in LIBRARIES + VARIANT_LIBRARIES, (cuda, row["library"])
         assert row["experimental"] in ("", "1"), cuda
         assert row["signature"] in ("identical", "differs"), cuda
         assert row["section"], cuda
         if row["library"] == "cudnn":
             assert row["status"] == "report_only", cuda
+        elif name in VARIANT_GENERATED and row["hip"] and row["signature"] == "differs":
+            assert row["status"] == "arguments_differ", cuda  # marked, not renamed
         else:
             assert row["status"] == ("supported" if row["hip"] else "unsupported"), cuda
         if name in GENERATED:
             assert row["library"] == name[:-4], cuda
-    if name in GENERATED:
+        if name in VARIANT_GENERATED:
+            assert row["library"] in VARIANT_LIBRARIES, cuda
+    if name in GENERATED + VARIANT_GENERATED:
         assert [r["cuda"] for r in rows] == sorted(seen), f"{name} is not sorted by CUDA name"
 
 
-def test_headers_table_rows():
-    _, rows = _table(API_DIR / "headers.tsv")
+@pytest.mark.parametrize("name", ["headers.tsv", *(f"{v}/headers.tsv" for v in VARIANTS)])
+def test_headers_table_rows(name):
+    _, rows = _table(API_DIR / name)
     seen: set[str] = set()
     for row in rows:
         header = row["cuda_header"]
@@ -178,7 +189,9 @@ def test_argument_rewrites_rows():
         assert row["below"] == "" or VERSION.fullmatch(row["below"]), row
         entry = names.get(row["cuda"])
         assert entry is not None and entry["status"] == "supported", row["cuda"]
-        if row["action"] not in ("rename", "mark"):  # (these call another HIP function)
+        # rename and mark call another HIP function or none; disambiguate casts for HIP's extra
+        # overloads of a function whose parameters are CUDA's
+        if row["action"] not in ("rename", "mark", "disambiguate"):
             assert entry["signature"] == "differs", row["cuda"]
         if row["action"] == "rename":  # ARG001 looks for these calls by their comma
             assert int(row["arg"]) >= 2, row
@@ -349,6 +362,15 @@ def _synthetic_source(root: Path) -> Path:
         text += f"|`{library}Alpha`| | | | |`other{library}Alpha`|2.0| | | | |\n"
         text += f"|`{library}Rewritten`| | | | |`hip{library}Rewritten`|2.0| | | | |\n"
         (tables / filename).write_text(text + "\n\\*A - Added\n", encoding="utf-8")
+    for libraries in gen_api_tables.VARIANTS.values():
+        for library, (filename, target, _) in libraries.items():
+            if (tables / filename).exists():
+                continue  # cuDNN's MIOpen table: the default one is renamed with --dnn miopen
+            text = f"# {library}\n\n## **1. Functions**\n\n" + _TABLE_HEAD.format(target=target)
+            text += f"|`{library}Zeta`| | | | | | | | | | |\n"
+            text += f"|`{library}Alpha`| | | | |`roc_{library}_alpha`|3.5.0| | | | |\n"
+            text += f"|`{library}Rewritten`| | | | |`roc_{library}_rewritten`|3.5.0| | | | |\n"
+            (tables / filename).write_text(text + "\n\\*A - Added\n", encoding="utf-8")
     rewrites = "# comment\n" + "".join(f"{lib}Rewritten\targ0:reinterpret_cast\n"
                                        for lib in gen_api_tables.LIBRARIES)
     (root / "hipify-argument-rewrites.tsv").write_text(rewrites, encoding="utf-8")
@@ -379,6 +401,33 @@ def test_generator_on_synthetic_source(tmp_path):
         assert zeta[1] == f"hip{library}Zeta" and zeta[2] == "type" and zeta[4] == "Data types"
         signature = "identical" if library == "cusparse" else "differs"
         assert rewritten[12] == signature
+    # the library choices: the ROC name, or none, or marked where the arguments differ (for
+    # cuSPARSE too: HIPIFY's cuSPARSE rewrites are rocSPARSE's)
+    for variant, libraries in gen_api_tables_variants().items():
+        for library, (_, _, label) in libraries.items():
+            text = (out / variant / f"{library}.tsv").read_text(encoding="utf-8")
+            rows = {line.split("\t")[0]: line.split("\t") for line in text.split("\n")[1:-1]}
+            assert list(rows) == sorted(rows)
+            alpha, zeta = rows[f"{library}Alpha"], rows[f"{library}Zeta"]
+            if library == "cudnn":  # the default table's rows, supported instead of report_only
+                assert alpha[1:4] == ["hipcudnnAlpha", "function", label]
+                assert zeta[1] == "hipcudnnZeta" and zeta[13] == "supported"
+            else:
+                assert alpha[1:4] == [f"roc_{library}_alpha", "function", label]
+                assert alpha[8] == "3.5.0"
+                assert zeta[1] == "" and zeta[13] == "unsupported"
+            assert alpha[12:] == ["identical", "supported"]
+            assert rows[f"{library}Rewritten"][12:] == ["differs", "arguments_differ"]
+    assert "ARGUMENTS_DIFFER names no ROC/MIOpen function" in result.stderr
+
+
+def gen_api_tables_variants() -> dict:
+    sys.path.insert(0, str(GENERATOR.parent))
+    try:
+        import gen_api_tables
+    finally:
+        sys.path.pop(0)
+    return gen_api_tables.VARIANTS
 
 
 def test_generator_rejects_malformed_rows(tmp_path):
@@ -447,3 +496,85 @@ def test_loader_rejects_a_row_of_another_width(tmp_path):
     (tmp_path / "a.tsv").write_text(API_HEADER + "\ncuA\thipA\n")
     with pytest.raises(ValueError, match="a.tsv: row 2 has 2 cells, expected 14"):
         load.__wrapped__(tmp_path)
+
+
+# ---- the library choices (--roc, --dnn miopen) against the real headers ----
+
+_PROTOTYPE = re.compile(r"\b([A-Za-z_]\w*)\s*\(([^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*)\)\s*"
+                        r"(?:;|\{|__attribute__|[A-Z_]+\b)")
+
+
+def _prototypes(folder: Path) -> dict[str, list[str]]:
+    """Function name -> its parameters (as written) for the headers of ``folder``: enough of C to
+    compare a library's prototypes with another's."""
+    found: dict[str, list[str]] = {}
+    for path in sorted(folder.glob("*.h")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        text = re.sub(r"/\*.*?\*/|//[^\n]*", " ", text, flags=re.S)
+        text = re.sub(r"^\s*#[^\n]*", " ", text, flags=re.M)
+        for match in _PROTOTYPE.finditer(text):
+            parameters, depth, current = [], 0, ""
+            for char in match.group(2):
+                depth += char in "(<[" and 1 or -(char in ")>]")
+                if char == "," and depth == 0:
+                    parameters.append(current.strip())
+                    current = ""
+                else:
+                    current += char
+            if current.strip() not in ("", "void"):
+                parameters.append(current.strip())
+            found.setdefault(match.group(1), parameters)
+    return found
+
+
+@pytest.mark.parametrize("library, hip_folder, roc_folder", [
+    ("cusparse", "hipsparse", "rocsparse"), ("curand", "hiprand", "rocrand")])
+def test_roc_renames_only_calls_whose_arguments_match(library, hip_folder, roc_folder):
+    """A --roc rename keeps the call's arguments, so the ROC function must take what the CUDA one
+    does: as many parameters (hipSPARSE and hipRAND keep cuSPARSE's and cuRAND's lists), and no
+    data type (CUDA_R_32F & co. become rocBLAS's rocblas_datatype, not rocsparse_datatype).
+    Every function of the ROC table that both Debian libraries declare is checked; the others
+    are marked (arguments_differ), never renamed."""
+    hip = _prototypes(require_path(Path("/usr/include") / hip_folder, f"Debian's {hip_folder}"))
+    roc = _prototypes(require_path(Path("/usr/include") / roc_folder, f"Debian's {roc_folder}"))
+    hip_names = {row["cuda"]: row["hip"] for row in _table(API_DIR / f"{library}.tsv")[1]}
+    checked = 0
+    for row in _table(API_DIR / "roc" / f"{library}.tsv")[1]:
+        hip_name = hip_names.get(row["cuda"])
+        if row["status"] != "supported" or hip_name not in hip or row["hip"] not in roc:
+            continue
+        checked += 1
+        assert len(roc[row["hip"]]) == len(hip[hip_name]), (
+            f"{row['cuda']}: {row['hip']} takes {len(roc[row['hip']])} parameters, "
+            f"{hip_name} {len(hip[hip_name])}: mark it (ARGUMENTS_DIFFER)")
+        assert not any(re.search(r"\bhipDataType\b", p) for p in hip[hip_name]), row["cuda"]
+    assert checked > (250 if library == "cusparse" else 30)  # the check is not vacuous
+
+
+def test_verified_roc_header_paths_exist():
+    for variant in VARIANTS:
+        for row in _table(API_DIR / variant / "headers.tsv")[1]:
+            if "verified" in row["note"] and "unverified" not in row["note"]:
+                path = Path("/usr/include") / row["hip_header"]
+                assert require_path(path.parent, "a ROC library's headers") and path.is_file(), row
+
+
+def test_the_library_choices_replace_the_default_rows(tmp_path):
+    """rules/api/<variant>/ tables replace the default rows for their CUDA names (names and
+    headers), only when the variant is asked for; an unknown variant is an error."""
+    from migrator.apitables import ApiTables
+
+    default, roc = ApiTables(API_DIR), ApiTables(API_DIR, ("roc",))
+    assert default.names["cublasSgemm_v2"].hip == "hipblasSgemm"
+    assert roc.names["cublasSgemm_v2"][:2] == ("cublasSgemm_v2", "rocblas_sgemm")
+    assert roc.names["cusparseSpMV"].status == "arguments_differ"
+    assert roc.names["cufftPlan1d"] == default.names["cufftPlan1d"]  # no rocFFT table
+    assert roc.names["cudnnCreate"].status == "report_only"
+    assert roc.headers["cublas_v2.h"].hip_header == "rocblas/rocblas.h"
+    assert default.headers["cublas_v2.h"].hip_header == "hipblas/hipblas.h"
+    miopen = ApiTables(API_DIR, ("miopen",))
+    assert miopen.names["cudnnCreate"][1:] == ("miopenCreate", "function", "miopen",
+                                               (2, 1, 0), None, "identical", "supported", False)
+    assert "cudnn" not in miopen.report_only_libraries and "cudnn" in default.report_only_libraries
+    with pytest.raises(ValueError, match="no API tables for 'hipster'"):
+        ApiTables(API_DIR, ("hipster",))

@@ -19,6 +19,10 @@ from ..cuda_context import in_cuda_context, needs_cuda_context
 from ..markers import marker_fix
 
 LIBRARY_LABELS = {"cudnn": "MIOpen"}
+# the libraries --roc and --dnn miopen convert to (their tables' library column), as named in
+# findings; a name of the default tables has a HIP equivalent or none
+TARGET_LABELS = {"rocblas": "rocBLAS", "rocrand": "rocRAND", "rocsparse": "rocSPARSE",
+                 "rocsolver": "rocSOLVER", "miopen": "MIOpen"}
 
 
 class _Name(NamedTuple):
@@ -76,7 +80,9 @@ def _index(tables: ApiTables, rocm: tuple[int, int, int]) -> _Index:
                       keeps_syntax, entry.library, entry.cuda)
         contextual = needs_cuda_context(entry)
         lowers = entry.cuda in lowered
-        rewritten = entry.cuda in tables.argument_rewrites
+        # ARG001 renames the calls of a name it can rename for the target; it leaves the others
+        # (HIP lacks the name there, or --roc marks it) to be reported here
+        rewritten = rename is not None and entry.cuda in tables.argument_rewrites
         plain = None
         if (rename is not None and keeps_syntax and entry.kind != "namespace"
                 and not (contextual or lowers or rewritten)):
@@ -107,7 +113,18 @@ class ApiRename(Rule):
     the output carries a marker comment at the site:
     API002 (the HIP name is newer than the target ROCm, or was removed), API003 (no HIP
     equivalent), API004 (a report-only library such as cuDNN: MIOpen's API differs and needs a
-    person).
+    person; or, with ``--roc`` or ``--dnn miopen``, a call whose counterpart takes other
+    arguments).
+
+    Library calls go to the hip* marshalling libraries (hipBLAS, hipRAND, hipSPARSE,
+    hipSOLVER, hipFFT) by default. ``--roc`` renames cuBLAS, cuRAND, cuSPARSE and cuSOLVER to
+    rocBLAS, rocRAND, rocSPARSE and rocSOLVER instead (``cublasCreate`` ->
+    ``rocblas_create_handle``, ``CUBLAS_OP_N`` -> ``rocblas_operation_none``), from HIPIFY's ROC
+    tables; ``--dnn miopen`` renames cuDNN to MIOpen (``cudnnCreate`` -> ``miopenCreate``),
+    which is otherwise reported. Names those libraries lack are API003, and calls whose
+    counterpart takes other arguments (``cusparseSpMV`` -> ``rocsparse_spmv`` and its stage,
+    ``cublasGemmEx`` -> ``rocblas_gemm_ex`` and its output matrix D) are API004: left as they
+    are, marked.
 
     ## Why is this bad on AMD
     CUDA names do not exist in HIP: the code does not build with hipcc until they are converted.
@@ -203,20 +220,26 @@ class ApiRename(Rule):
                     f"{entry.cuda} is not converted and has no {label} counterpart")
             yield self._marked(ctx, "API004", text, entry, start)
             return
+        target_library = TARGET_LABELS.get(entry.library, "HIP")
+        if entry.status == "arguments_differ" and entry.hip:
+            text = (f"{entry.cuda} is not converted: its {target_library} counterpart "
+                    f"{entry.hip} takes other arguments")
+            yield self._marked(ctx, "API004", text, entry, start)
+            return
         if entry.status != "supported" or not entry.hip:
-            text = f"{entry.cuda} has no HIP equivalent in ROCm {target}"
+            text = f"{entry.cuda} has no {target_library} equivalent in ROCm {target}"
             yield self._marked(ctx, "API003", text, entry, start)
             return
         if entry.hip_added is not None and entry.hip_added > rocm:
             added = format_version(entry.hip_added)
             text = (f"{entry.cuda} does not exist in HIP before ROCm {added} (target {target})"
                     if entry.hip == entry.cuda else
-                    f"{entry.cuda} has no HIP equivalent in ROCm {target} "
+                    f"{entry.cuda} has no {target_library} equivalent in ROCm {target} "
                     f"({entry.hip} exists from ROCm {added})")
             yield self._marked(ctx, "API002", text, entry, start)
             return
         if entry.hip_removed is not None and entry.hip_removed <= rocm:
-            text = (f"{entry.cuda} has no HIP equivalent in ROCm {target} "
+            text = (f"{entry.cuda} has no {target_library} equivalent in ROCm {target} "
                     f"({entry.hip} was removed in ROCm {format_version(entry.hip_removed)})")
             yield self._marked(ctx, "API002", text, entry, start)
 
