@@ -23,29 +23,33 @@ def rules_for(settings: Settings):
     return [cls for cls in chosen if settings.optimize or not cls.optimization]
 
 
-def convert_bytes(rel: str, data: bytes, settings: Settings) -> FileResult:
-    """Convert one file's bytes; every problem becomes a failed result with a clear message."""
-    return process_bytes(rel, data, settings, apply_fixes=True, reject_non_code=True)
+def convert_bytes(rel: str, data: bytes, settings: Settings, included: tuple = ()) -> FileResult:
+    """Convert one file's bytes; every problem becomes a failed result with a clear message.
+    ``included``: the project files it includes (workspace.includes), for rules that look there."""
+    return process_bytes(rel, data, settings, apply_fixes=True, reject_non_code=True,
+                         included=included)
 
 
 def process_bytes(rel: str, data: bytes, settings: Settings, apply_fixes: bool,
-                  reject_non_code: bool) -> FileResult:
+                  reject_non_code: bool, included: tuple = ()) -> FileResult:
     """Run the selected rules over one file's bytes (fixing them with ``apply_fixes``); never
     raises: every problem becomes a failed result with a clear message. ``convert`` and
     ``lint`` both come through here; the configuration's per-file ignores apply here."""
     with _collecting_rarely():
-        return _process(rel, data, settings.for_file(rel), apply_fixes, reject_non_code)
+        return _process(rel, data, settings.for_file(rel), apply_fixes, reject_non_code,
+                        included)
 
 
 def _process(rel: str, data: bytes, settings: Settings, apply_fixes: bool,
-             reject_non_code: bool) -> FileResult:
+             reject_non_code: bool, included: tuple) -> FileResult:
     try:
         source = Source.checked(rel, data, settings.max_file_bytes)
         if reject_non_code:
             _reject_non_code(source)
         tables = apitables.load()  # a team's rules directory adds rules, not API names
         rules = [cls() for cls in rules_for(settings)]
-        result = fix_source(source, rules, settings, tables, apply_fixes=apply_fixes)
+        result = fix_source(source, rules, settings, tables, apply_fixes=apply_fixes,
+                            included=included)
     except (SourceError, EngineError) as err:
         return FileResult(rel, "failed", str(err))
     except RecursionError:

@@ -417,9 +417,10 @@ def _with_rename_findings(findings: list[Finding], diagnostics: list[Diagnostic]
 
 def fix_source(
     source: Source, rules: list[Rule], settings: Settings, tables: ApiTables,
-    apply_fixes: bool = True, tree=None,
+    apply_fixes: bool = True, tree=None, included: tuple = (),
 ) -> EngineResult:
     """Run the rules over one file until nothing changes; returns the output and findings.
+    ``included``: the project files the file includes, as rules see them (RuleContext).
 
     Findings are placed in the input file's coordinates for the first round; fixes made in later
     rounds (rare: a fix that had to wait) are reported at their position in that round's text.
@@ -427,7 +428,7 @@ def fix_source(
     if source.data.startswith(_BOM):
         # the byte-order mark is no text: fix the file as if it were not there, then put it back
         result = fix_source(Source(source.path, source.data[len(_BOM):]), rules, settings,
-                            tables, apply_fixes, None)
+                            tables, apply_fixes, None, included)
         result.output = _BOM + result.output
         return result
     findings: list[Finding] = []
@@ -438,7 +439,7 @@ def fix_source(
     kinds = {code: rule.kind_of(code) for rule in rules for code in rule.codes()}
     chaining = {code for rule in rules if rule.chains for code in rule.codes()}
     for round_index in range(MAX_ROUNDS):
-        ctx = RuleContext(current, settings, tables, tree)
+        ctx = RuleContext(current, settings, tables, tree, included)
         scanned = guard.literals_of(current.data)
         if scanned is not None:
             ctx.literals = scanned  # a cached property: the guard's scan of this text serves

@@ -23,12 +23,17 @@ class RuleContext:
     """One file as rules see it in one round of the fix loop. Built lazily: a rule that needs no
     tree does not pay for one."""
 
-    def __init__(self, source: Source, settings: Settings, tables: ApiTables, tree=None) -> None:
+    def __init__(self, source: Source, settings: Settings, tables: ApiTables, tree=None,
+                 included: tuple = ()) -> None:
         self.source = source
         self.data = source.data
         self.path = source.path
         self.settings = settings
         self.tables = tables
+        # the project files this one includes (workspace.includes.Included: rel, data and the
+        # path of this file's own #include that leads there), when the runner converts a tree;
+        # empty for a single file and for lint
+        self.included = included
         self._tree = tree
         self.cache: dict = {}  # per-file derived data rules may share (e.g. brace blocks)
 

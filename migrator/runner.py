@@ -11,6 +11,7 @@ not exactly what this module writes is ignored as a whole.
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 from collections import defaultdict
@@ -29,10 +30,11 @@ from .results import (CONVERTIBLE_SUFFIXES, FileResult, PackedFindings, StringTa
 from .settings import Settings
 from .workspace.digest import ruleset_digest
 from .workspace.discovery import OUTPUT_MARK, inside, walk
+from .workspace.includes import Included, included_files
 
 CACHE_DIR = ".rocmigrate"
 CACHE_FILE = OUTPUT_MARK  # the cache marks an output tree
-CACHE_FORMAT = 4  # 2: entries keep their file's findings; 3: as JSON text, and the run's summary; 4: findings carry their kind
+CACHE_FORMAT = 5  # 2: entries keep their file's findings; 3: as JSON text, and the run's summary; 4: findings carry their kind; 5: the hashes of the project files a file includes
 POOL_THRESHOLD = 8  # below this many files, a process pool costs more than it saves
 
 
@@ -142,15 +144,24 @@ def _fail_clashing_outputs(items: list[_Item]) -> None:
 
 # A per-file processor: one file's bytes (and its path, for messages) -> its result; never
 # raises. ``convert_file`` is the conversion; lint passes its own; build, report and harness
-# steps can pass theirs.
+# steps can pass theirs. A processor with an ``included`` keyword also gets the project files
+# the file includes (workspace.includes), when there are any.
 Processor = Callable[[str, bytes, Settings], FileResult]
 
 
-def convert_file(rel: str, data: bytes, settings: Settings) -> FileResult:
+def convert_file(rel: str, data: bytes, settings: Settings,
+                 included: tuple[Included, ...] = ()) -> FileResult:
     """The conversion of one file (the runner's default processor)."""
     from .convert import convert_bytes  # the engine loads only when a file needs converting
 
-    return convert_bytes(rel, data, settings)
+    return convert_bytes(rel, data, settings, included)
+
+
+def _takes_included(processor: Processor) -> bool:
+    try:
+        return "included" in inspect.signature(processor).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def _processor_name(processor: Processor) -> str:
@@ -163,22 +174,25 @@ def _processor_name(processor: Processor) -> str:
     return name
 
 
-def _job(job: tuple[Processor, str, bytes, Settings]) -> FileResult:
-    processor, rel, data, settings = job
+def _job(job: tuple[Processor, str, bytes, Settings, tuple[Included, ...]]) -> FileResult:
+    processor, rel, data, settings, included = job
+    if included:
+        return processor(rel, data, settings, included=included)
     return processor(rel, data, settings)
 
 
-def process_all(work: list[tuple[str, bytes]], processor: Processor, settings: Settings,
+def process_all(work: list[tuple], processor: Processor, settings: Settings,
                 jobs: int, report=None, threshold: int = POOL_THRESHOLD) -> Iterator[FileResult]:
-    """``processor`` over each (path, bytes) of ``work``, results in order: in worker processes
-    when there are at least ``threshold`` files (run once here first, on an empty file, so that
-    the forked workers start with the engine, tables and rules loaded); ``report(total, lines)``
-    after each file."""
+    """``processor`` over each (path, bytes) or (path, bytes, included files) of ``work``,
+    results in order: in worker processes when there are at least ``threshold`` files (run once
+    here first, on an empty file, so that the forked workers start with the engine, tables and
+    rules loaded); ``report(total, lines)`` after each file."""
     if not work:
         return
     processor("warm-up.cu", b"", settings)
-    jobs_of = [(processor, rel, data, settings) for rel, data in work]
-    for (_, _, data, _), result in zip(jobs_of, map_in_workers(_job, jobs_of, jobs, threshold)):
+    jobs_of = [(processor, rel, data, settings, included[0] if included else ())
+               for rel, data, *included in work]
+    for (_, _, data, _, _), result in zip(jobs_of, map_in_workers(_job, jobs_of, jobs, threshold)):
         if report is not None:
             report(len(work), data.count(b"\n"))  # files processed in this run, this one's lines
         yield result
@@ -219,9 +233,11 @@ def _valid_outputs(entry) -> bool:
 def _valid_entry(entry) -> bool:
     """Is a cache entry (of this version and settings) what ``_Cache.record`` writes, findings
     aside?"""
+    deps = entry.get("includes", {}) if type(entry) is dict else None
     return (_valid_outputs(entry) and type(entry.get("input")) is str
             and (entry.get("source") is None or _pair_of_ints(entry.get("source")))
-            and _pair_of_ints(entry.get("stat")))
+            and _pair_of_ints(entry.get("stat")) and type(deps) is dict
+            and all(_plain_rel(rel) and type(digest) is str for rel, digest in deps.items()))
 
 
 class _Cache:
@@ -326,9 +342,11 @@ class _Cache:
 
     def record(self, rel: str, input_hash: str, out_rel: str, out_path: Path,
                source_stat: list[int] | None, support: list[str] | None = None,
-               findings: list[Finding] | PackedFindings | str | None = None) -> None:
+               findings: list[Finding] | PackedFindings | str | None = None,
+               deps: dict[str, str] | None = None) -> None:
         """Record a written output; ``findings`` may be an entry's still unparsed text (the
-        entry loaded for ``rel``, whose findings unpack_findings parses for both)."""
+        entry loaded for ``rel``, whose findings unpack_findings parses for both); ``deps``:
+        the hashes of the project files the source includes, which the output depends on."""
         stat = os.lstat(out_path)
         if type(findings) is not str:
             findings = PackedFindings(encode_findings(findings or [], self.table), self.table.texts)
@@ -336,6 +354,8 @@ class _Cache:
                                      "stat": [stat.st_size, stat.st_mtime_ns], "findings": findings}
         if support:
             entry["support"] = support
+        if deps:
+            entry["includes"] = deps  # (a key after "findings": _entry_json)
         # as JSON now, and its share of the summary: while workers convert the next files,
         # this process has time to spare
         self.stored[rel] = _entry_json(entry)
@@ -460,6 +480,7 @@ def run(options: RunOptions, settings: Settings, report=None,
     result = RunResult()
     pending: list[tuple[_Item, bytes, str]] = []
     outcomes: dict[str, FileResult] = {}
+    tree = _TreeFiles(items)
     for item in items:
         if item.kind in ("skip", "fail"):
             outcomes[item.rel] = FileResult(item.rel, "skipped" if item.kind == "skip" else "failed",
@@ -471,6 +492,7 @@ def run(options: RunOptions, settings: Settings, report=None,
         out_path = out_root / item.out_rel
         if cache.hit(item.rel, None, out_path, item.stat):  # unchanged since last run: not read
             cache.entries[item.rel] = cache.previous[item.rel]
+            tree.digests[item.rel] = cache.previous[item.rel]["input"]
             outcomes[item.rel] = _cached(item, cache, out_root, settings, result)
             continue
         try:
@@ -479,16 +501,27 @@ def run(options: RunOptions, settings: Settings, report=None,
             outcomes[item.rel] = FileResult(item.rel, "failed", f"cannot read: {err.strerror}")
             continue
         digest = content_hash(data)
+        tree.known(item.rel, data, digest)
         if item.kind == "copy":
             outcomes[item.rel] = _copy(item, data, digest, out_root, cache, options)
             continue
         if cache.hit(item.rel, digest, out_path):
             previous = cache.previous[item.rel]
             cache.record(item.rel, digest, item.out_rel, out_path, item.stat,
-                         previous.get("support"), previous["findings"])
+                         previous.get("support"), previous["findings"], previous.get("includes"))
             outcomes[item.rel] = _cached(item, cache, out_root, settings, result)
             continue
         pending.append((item, data, digest))
+    for item in items:  # an included project file changed: its includers are converted again
+        deps = cache.entries[item.rel].get("includes") if item.rel in cache.entries else None
+        if deps and outcomes[item.rel].status == "cached" and any(
+                tree.digest(rel) != digest for rel, digest in deps.items()):
+            del outcomes[item.rel], cache.entries[item.rel]
+            data = tree.read(item.rel)
+            if data is None:
+                outcomes[item.rel] = FileResult(item.rel, "failed", "cannot read it")
+                continue
+            pending.append((item, data, content_hash(data)))
     unchanged = not pending and cache.current and cache.entries == cache.previous
     if unchanged and not options.findings_wanted and cache.finding_summary is not None:
         result.finding_summary = cache.finding_summary  # no file's findings are read
@@ -508,12 +541,17 @@ def run(options: RunOptions, settings: Settings, report=None,
             if outcome.status == "cached":
                 outcome.findings = cache.entries[rel]["findings"]
     taken = {item.out_rel for item in items if not _generated_support(item)}
-    converted_all = process_all([(item.rel, data) for item, data, _ in pending], processor,
+    # read before anything is written (--in-place rewrites the tree as results come)
+    included = {item.rel: included_files(item.rel, data, tree.files, tree.read)
+                for item, data, _ in pending} if _takes_included(processor) else {}
+    converted_all = process_all([(item.rel, data, included.get(item.rel, ()))
+                                 for item, data, _ in pending], processor,
                                 settings, options.jobs, report)
     for (item, data, digest), converted in zip(pending, converted_all):
         converted.input_hash = digest
+        deps = {file.rel: tree.digest(file.rel) for file in included.get(item.rel, ())}
         outcomes[item.rel] = _store(item, data, converted, out_root, cache, options, result,
-                                    settings, taken)
+                                    settings, taken, deps)
     if not options.dry_run and not options.in_place:
         outputs = {item.out_rel for item in items}
         for stale in cache.stale_outputs():
@@ -527,6 +565,33 @@ def run(options: RunOptions, settings: Settings, report=None,
         # (made for the cache, or loaded with it) is this run's
         result.finding_summary = cache.finding_summary
     return result
+
+
+class _TreeFiles:
+    """The source tree's files as this run reads them: each read once, hashed once (a file
+    the cache knows unchanged by its stat is not read for its hash)."""
+
+    def __init__(self, items: list[_Item]) -> None:
+        self.files = {item.rel: item for item in items if item.kind in ("convert", "copy")}
+        self.data: dict[str, bytes | None] = {}
+        self.digests: dict[str, str | None] = {}
+
+    def known(self, rel: str, data: bytes, digest: str) -> None:
+        self.data[rel], self.digests[rel] = data, digest
+
+    def read(self, rel: str) -> bytes | None:
+        if rel not in self.data:
+            try:
+                self.data[rel] = self.files[rel].path.read_bytes() if rel in self.files else None
+            except OSError:
+                self.data[rel] = None
+        return self.data[rel]
+
+    def digest(self, rel: str) -> str | None:
+        if rel not in self.digests:
+            data = self.read(rel)
+            self.digests[rel] = content_hash(data) if data is not None else None
+        return self.digests[rel]
 
 
 def _cached(item: _Item, cache: _Cache, out_root: Path, settings: Settings,
@@ -575,7 +640,7 @@ def _write_support(root: Path, folder: str, names: tuple[str, ...], settings: Se
 
 def _store(item: _Item, data: bytes, converted: FileResult, out_root: Path, cache: _Cache,
            options: RunOptions, result: RunResult, settings: Settings,
-           taken: set[str]) -> FileResult:
+           taken: set[str], deps: dict[str, str] | None = None) -> FileResult:
     out_path = out_root / item.out_rel
     blocked = [rel for rel in _support_rels(item.out_rel, converted.support) if rel in taken]
     if blocked and converted.status != "failed":
@@ -604,7 +669,7 @@ def _store(item: _Item, data: bytes, converted: FileResult, out_root: Path, cach
         _write_support(out_root, folder, converted.support, settings, result)
         cache.record(item.rel, converted.input_hash, item.out_rel, out_path, item.stat,
                      _support_rels(item.out_rel, converted.support),
-                     converted.findings)
+                     converted.findings, deps)
     except OSError as err:
         return FileResult(item.rel, "failed", f"cannot write output {item.out_rel}: "
                           f"{err.strerror}")

@@ -19,6 +19,7 @@ from conftest import ROOT, hipcc_compile, nvcc_compile, updating_fixtures
 from migrator.cli import _register, app
 from migrator.runner import output_name
 from migrator.settings import Settings
+from migrator.workspace.includes import included_files
 
 _register()
 CASES = sorted(p for p in (ROOT / "fixtures" / "convert").iterdir() if (p / "case.json").exists())
@@ -80,13 +81,22 @@ def test_idempotent_and_incremental(case, tmp_path):
     _, rerun = _convert(source, out, spec["args"])
     assert rerun["summary"]["files"]["converted"] == 0
     converted = [p for p, s in spec["statuses"].items() if s == "converted"]
-    # editing one source re-converts exactly that file
+    # editing one source re-converts exactly that file and the sources that include it
     edited = source / converted[0]
+    includers = sorted(rel for rel in converted if converted[0] in _includes(source, rel))
     edited.write_bytes(edited.read_bytes() + b"\n// edited\n")
     _, incremental = _convert(source, out, spec["args"])
-    assert [f["path"] for f in incremental["files"] if f["status"] == "converted"] == [converted[0]]
+    assert sorted(f["path"] for f in incremental["files"] if f["status"] == "converted") == \
+        sorted([converted[0], *includers])
     out_name = output_name(converted[0], Settings(rename_ext="--rename-ext" in spec["args"]))
     assert (out / out_name).read_bytes().endswith(b"\n// edited\n")
+
+
+def _includes(root: Path, rel: str) -> set[str]:
+    """The tree files ``rel`` includes (its #include "..." lines, followed)."""
+    files = {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
+    return {inc.rel for inc in included_files(rel, (root / rel).read_bytes(), files,
+                                              lambda r: (root / r).read_bytes())}
 
 
 @pytest.mark.slow

@@ -90,3 +90,21 @@ def test_the_warp_sync_define_is_what_makes_the_builtins_build(hip64: Path):
     fixture = ROOT / "fixtures" / "rules" / "WRP003" / "enable.cu"
     assert _errors(fixture, hip64, "-I", str(fixture.parent))  # the input does not build
     assert _errors(fixture.with_name("enable.fixed.cu"), hip64, "-I", str(fixture.parent)) == []
+
+
+def test_a_file_including_a_warp_sync_header_builds_when_the_tree_is_converted(
+        hip64: Path, tmp_path: Path):
+    """The convert fixture included_headers: main.cu includes the runtime, then reduce.cuh,
+    which calls __shfl_down_sync. Converted as a tree, main.cu defines the macro before its
+    HIP header and parses against HIP 6.4; each file converted on its own (nothing known of
+    what main.cu includes), the header's own define comes too late."""
+    source = ROOT / "fixtures" / "convert" / "included_headers" / "input" / "src"
+    tree = tmp_path / "tree"
+    assert not run(RunOptions(source, tree), Settings()).failed
+    assert _errors(tree / "main.cu", hip64, "-I", str(tree)) == []
+    alone = tmp_path / "alone"
+    for rel in ("main.cu", "reduce.cuh", "util/config.h"):
+        (alone / rel).parent.mkdir(parents=True, exist_ok=True)
+        assert not run(RunOptions(source / rel, alone / rel), Settings()).failed
+    errors = _errors(alone / "main.cu", hip64, "-I", str(alone))
+    assert any("__shfl_down_sync" in error for error in errors)
