@@ -154,9 +154,9 @@ class ApiTables:
             folder = api_dir / variant
             if not folder.is_dir():
                 raise ValueError(f"no API tables for {variant!r} in {api_dir}")
-            for path in sorted(folder.glob("*.tsv")):
-                if path.name != "headers.tsv":
-                    self._load_names(path, override=True)
+            tables = sorted(p for p in folder.glob("*.tsv") if p.name not in special)
+            for path in tables + [p for p in (folder / "manual.tsv",) if p.exists()]:
+                self._load_names(path, override=True)  # (manual.tsv: its corrections, last)
         for folder in (api_dir, *(api_dir / variant for variant in variants)):
             if (folder / "headers.tsv").exists():
                 for row in _rows(folder / "headers.tsv"):

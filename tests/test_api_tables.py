@@ -127,7 +127,7 @@ def test_tsv_header_and_shape(path):
     _table(path)  # every row has as many cells as the header
 
 
-@pytest.mark.parametrize("name", GENERATED + VARIANT_GENERATED + ("manual.tsv",))
+@pytest.mark.parametrize("name", GENERATED + VARIANT_GENERATED + ("manual.tsv", "roc/manual.tsv"))
 def test_api_table_rows(name):
     _, rows = _table(API_DIR / name)
     assert rows
@@ -571,6 +571,9 @@ def test_the_library_choices_replace_the_default_rows(tmp_path):
     assert roc.names["cufftPlan1d"] == default.names["cufftPlan1d"]  # no rocFFT table
     assert roc.names["cudnnCreate"].status == "report_only"
     assert roc.headers["cublas_v2.h"].hip_header == "rocblas/rocblas.h"
+    # roc/manual.tsv corrects HIPIFY's swapped cuSPARSE orders (rocsparse-types.h: row = 0)
+    assert roc.names["CUSPARSE_ORDER_ROW"].hip == "rocsparse_order_row"
+    assert roc.names["CUSPARSE_ORDER_COL"].hip == "rocsparse_order_column"
     assert default.headers["cublas_v2.h"].hip_header == "hipblas/hipblas.h"
     miopen = ApiTables(API_DIR, ("miopen",))
     assert miopen.names["cudnnCreate"][1:] == ("miopenCreate", "function", "miopen",
@@ -578,3 +581,17 @@ def test_the_library_choices_replace_the_default_rows(tmp_path):
     assert "cudnn" not in miopen.report_only_libraries and "cudnn" in default.report_only_libraries
     with pytest.raises(ValueError, match="no API tables for 'hipster'"):
         ApiTables(API_DIR, ("hipster",))
+
+
+def test_no_roc_name_means_the_opposite():
+    """HIPIFY's ROC table swapped cuSPARSE's row and column orders (corrected in roc/manual.tsv):
+    no renamed name says row where CUDA's says column, upper for lower, left for right..."""
+    from migrator.apitables import ApiTables
+
+    opposites = {"ROW": "COL", "COL": "ROW", "UPPER": "LOWER", "LOWER": "UPPER", "LEFT": "RIGHT",
+                 "RIGHT": "LEFT", "HOST": "DEVICE", "DEVICE": "HOST", "ZERO": "ONE", "ONE": "ZERO"}
+    for entry in ApiTables(API_DIR, tuple(VARIANTS)).names.values():
+        cuda = set(entry.cuda.upper().split("_"))
+        target = set(entry.hip.upper().replace("COLUMN", "COL").split("_"))
+        assert not any(opposites.get(word) in target and word not in target for word in cuda), (
+            entry.cuda, entry.hip)
