@@ -9,6 +9,7 @@ from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
 from migrator.semantic.calls import code_end_before, is_member
 from migrator.semantic.constants import constant_value
+from migrator.semantic.lookup import enclosing_function, function_name
 from migrator.semantic.scopes import code_matches, function_at, word_offsets
 
 from ..markers import unproven_fix
@@ -19,6 +20,7 @@ BANK_BYTES = 4
 _TILE = re.compile(
     rb"__shared__\s+(?:volatile\s+)?(?P<type>(?:unsigned\s+|signed\s+)?(?:long\s+long|[A-Za-z_]\w*))"
     rb"\s+(?P<name>[A-Za-z_]\w*)\s*\[(?P<rows>[^\[\]]+)\]\s*\[(?P<cols>[^\[\]]+)\]\s*;")
+_PADDED = re.compile(r"\+\s*1\s*$")  # a row padded by one element, as this rule pads it
 _TWO_SUBSCRIPTS = re.compile(rb"\s*\[[^\[\]]+\]\s*\[[^\[\]]+\]")
 _LANE_ALIAS = re.compile(r"\b(?:const\s+)?(?:int|unsigned|unsigned int|uint32_t|auto|size_t)\s+"
                          r"(\w+)\s*=\s*(?:\(int\)\s*)?threadIdx\.x\s*;")
@@ -35,6 +37,13 @@ class PaddedTile(Rule):
     and reports the bank-conflict degree. Tiles whose layout is used
     elsewhere (``sizeof``, pointer arithmetic, the array or a row passed on as a pointer) are
     left unchanged and reported.
+
+    A row length from a template's parameters (``template <int TILE>`` ... ``tile[TILE][TILE]``)
+    is decided by the instantiations visible in the file: launches and calls (``k<32><<<...>>>``),
+    explicit instantiations (``template void k<16>(...)``), defaults. When every one makes the
+    row a multiple of 128 bytes, the row is padded as a literal one (``[TILE][TILE + 1]``); when
+    none does, nothing is said; when they disagree, when none is visible or an argument is not
+    a constant, the tile is reported with a marker and padded only with ``--unsafe-fixes``.
 
     ## Why is this bad on AMD
     AMD LDS has 32 banks of 4 bytes. When a row is a multiple of 128 bytes, every row starts in
@@ -59,7 +68,9 @@ class PaddedTile(Rule):
     ## Fix safety
     Safe when the tile is only indexed with two subscripts: every element keeps its indices,
     only the unused padding column is added (LDS use grows by one column). Tiles whose size or
-    layout is observed are reported without a fix.
+    layout is observed are reported without a fix. A template's tile whose instantiations do not
+    all have bank-aligned rows gets the same padding as an unsafe fix: it never changes results,
+    but costs LDS where it removes no conflict (or where another file instantiates it).
     """
 
     code = "SHM002"
@@ -76,22 +87,28 @@ class PaddedTile(Rule):
         for match in code_matches(ctx, _TILE, 0, len(data)):
             size = type_bytes(match.group("type").decode())
             cols_text = match.group("cols").decode().strip()
+            if size is None or size < BANK_BYTES:
+                continue
             cols = constant_value(ctx, cols_text)
-            if size is None or size < BANK_BYTES or cols is None:
-                continue
-            row_words = cols * size // BANK_BYTES
-            if row_words % LDS_BANKS:
-                continue
+            if cols is not None:
+                if cols * size // BANK_BYTES % LDS_BANKS:
+                    continue
+                row = f"each row is {cols * size} bytes: {_conflict(cols, size)}"
+                undecided = ""
+            else:  # a row length from the template's parameters: its instantiations decide
+                sizes = _instantiated(ctx, match.start(), cols_text)
+                if sizes is None or _PADDED.search(cols_text):
+                    continue
+                row, undecided = _template_rows(cols_text, sizes, size)
+                if row is None:
+                    continue  # no visible instantiation has a bank-aligned row
             name = match.group("name").decode()
             body = function_at(ctx, match.start())
             start, end = (body.open, body.close) if body else (0, len(data))
             column_line = _column_access(ctx, name, start, end)
             if column_line is None:
                 continue
-            degree = math.gcd(row_words, LDS_BANKS) if size == BANK_BYTES else LDS_BANKS * BANK_BYTES // size
-            message = (f"'{name}' is read along a column (line {column_line}) and each row is "
-                       f"{cols * size} bytes: 32 lanes hit one LDS bank, a {degree}-way bank "
-                       "conflict on AMD (32 banks x 4 bytes)")
+            message = f"'{name}' is read along a column (line {column_line}) and {row}"
             blocker = _layout_use(ctx, name, start, end, match.end())
             if blocker or ctx.in_directive(match.start()):
                 message += f"; left unpadded: {blocker}" if blocker else "; inside a macro"
@@ -109,8 +126,115 @@ class PaddedTile(Rule):
             fix = Fix(f"pad each row of '{name}' by one element",
                       (Edit(match.start("cols"), match.end("cols"), padded.encode()),),
                       keeps_syntax=True)
+            if undecided:
+                message += f"; left unpadded: {undecided}, pad rows to [{padded}] if they matter"
+                yield Diagnostic("SHM002", message, match.start(), match.end(),
+                                 unproven_fix(ctx, match.start(), "SHM002", message, fix),
+                                 library="device", symbol=name)
+                continue
             yield Diagnostic("SHM002", message + f": pad rows to [{padded}]", match.start(),
                              match.end(), fix, library="device", symbol=name)
+
+
+def _conflict(cols: int, size: int) -> str:
+    """What a bank-aligned row of ``cols`` elements of ``size`` bytes costs a column read."""
+    row_words = cols * size // BANK_BYTES
+    degree = math.gcd(row_words, LDS_BANKS) if size == BANK_BYTES else LDS_BANKS * BANK_BYTES // size
+    return (f"32 lanes hit one LDS bank, a {degree}-way bank conflict on AMD (32 banks x 4 "
+            "bytes)")
+
+
+def _template_rows(cols_text: str, sizes: list[tuple[str, int | None]],
+                   size: int) -> tuple[str | None, str]:
+    """For a row length from template parameters, given each visible instantiation's (its
+    arguments, the row's elements or None where not constant): what the message says of the
+    rows, and why the rows are left unpadded where the instantiations do not all decide for
+    padding (empty when they do). (None, "") when every instantiation's row is conflict-free,
+    as a literal row of that length is."""
+    aligned = [(where, cols) for where, cols in sizes
+               if cols is not None and cols * size // BANK_BYTES % LDS_BANKS == 0]
+    if sizes and not aligned and all(cols is not None for _, cols in sizes):
+        return None, ""
+    if not sizes:
+        return (f"its rows are {cols_text} elements",
+                "no instantiation is visible in this file: rows of a multiple of 128 bytes "
+                "make a 32-way LDS bank conflict on AMD (32 banks x 4 bytes)")
+    unknown = [where for where, cols in sizes if cols is None]
+    if unknown:
+        return (f"its rows are {cols_text} elements",
+                f"the row length of {', '.join(unknown)} is not a constant here")
+    row = (f"with {', '.join(where for where, _ in aligned)} each row is "
+           f"{', '.join(str(cols * size) for _, cols in aligned)} bytes: "
+           f"{_conflict(aligned[0][1], size)}")
+    if len(aligned) == len(sizes):
+        return row, ""
+    others = [where for where, cols in sizes if (where, cols) not in aligned]
+    return row, f"the instantiations disagree ({', '.join(others)} has no bank-aligned rows)"
+
+
+def _instantiated(ctx: RuleContext, at: int, cols_text: str) -> list[tuple[str, int | None]] | None:
+    """The row length ``cols_text`` of a tile declared at ``at`` in each instantiation of its
+    function template visible in the file (``k<32><<<...>>>``, ``template void k<16>(...)``),
+    as (the instantiation as written, its value or None); None when the row length does not
+    depend on a non-type template parameter of the function."""
+    function = enclosing_function(ctx, at)
+    template = function.parent if function is not None else None
+    if template is None or template.type != "template_declaration":
+        return None
+    parameters = template.child_by_field_name("parameters")
+    names, defaults = [], []
+    for parameter in parameters.named_children if parameters is not None else ():
+        declarator = parameter.child_by_field_name("declarator")
+        if parameter.type not in ("parameter_declaration", "optional_parameter_declaration"):
+            declarator = None  # a type parameter: counted, never substituted
+        elif declarator is None or declarator.type != "identifier":
+            return None  # a parameter pack or an unnamed one: positions are not known
+        default = parameter.child_by_field_name("default_value")
+        names.append(ctx.text(declarator) if declarator is not None else None)
+        defaults.append(ctx.text(default) if default is not None else None)
+    used = [n for n in names if n and re.search(r"\b" + re.escape(n) + r"\b", cols_text)]
+    if not used:
+        return None
+    found = []
+    for text, arguments in _template_uses(ctx).get(function_name(ctx, function), ()):
+        if len(arguments) > len(names):
+            continue  # another template of that name
+        values = {}
+        for index, name in enumerate(names):
+            argument = arguments[index] if index < len(arguments) else defaults[index]
+            if name in used:
+                values[name] = constant_value(ctx, argument) if argument is not None else None
+        if any(value is None for value in values.values()):
+            found.append((text, None))
+            continue
+        substituted = re.sub(r"\b(" + "|".join(map(re.escape, used)) + r")\b",
+                             lambda m: f"({values[m.group(1)]})", cols_text)
+        found.append((text, constant_value(ctx, substituted)))
+    return found
+
+
+def _template_uses(ctx: RuleContext) -> dict[str, list[tuple[str, list[str]]]]:
+    """Every ``name<arguments>`` of a function template in the file (launches, calls, explicit
+    instantiations, addresses), by name: (the text, its arguments). Read from the tree once per
+    file, only for files with a tile sized by a template."""
+    found = ctx.cache.get("SHM002.template_uses")
+    if found is None:
+        found = ctx.cache["SHM002.template_uses"] = {}
+        stack = [ctx.tree.root_node]
+        while stack:
+            node = stack.pop()
+            if node.type == "template_function":
+                name, arguments = (node.child_by_field_name("name"),
+                                   node.child_by_field_name("arguments"))
+                if name is not None and arguments is not None:
+                    found.setdefault(ctx.text(name), []).append(
+                        (node.start_byte, ctx.text(node),
+                         [ctx.text(a) for a in arguments.named_children]))
+            stack.extend(node.children)
+        for name, uses in found.items():  # in order, each spelling once
+            found[name] = list({text: (text, arguments)
+                                for _, text, arguments in sorted(uses, reverse=True)}.values())[::-1]
+    return found
 
 
 def _column_access(ctx: RuleContext, name: str, start: int, end: int) -> int | None:
