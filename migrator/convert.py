@@ -46,7 +46,8 @@ def _process(rel: str, data: bytes, settings: Settings, apply_fixes: bool,
         source = Source.checked(rel, data, settings.max_file_bytes)
         if reject_non_code:
             _reject_non_code(source)
-        tables = apitables.load()  # a team's rules directory adds rules, not API names
+        # a team's rules directory adds rules, not API names; --roc and --dnn choose libraries
+        tables = apitables.load(variants=settings.table_variants)
         rules = [cls() for cls in rules_for(settings)]
         result = fix_source(source, rules, settings, tables, apply_fixes=apply_fixes,
                             included=included)

@@ -24,13 +24,20 @@ class Settings:
     report_unused_suppressions: bool = False  # lint: RMG001 for suppressions that silence nothing
     write_markers: bool = True  # convert writes "// rocmigrate CODE: ..." markers; lint does not
     optimize: bool = True  # run the AMD optimisation rules (convert --no-optimize: a pure port)
+    roc: bool = False  # cuBLAS/cuRAND/cuSPARSE/cuSOLVER -> the roc* libraries, not the hip* layers
+    dnn: str = "report"  # report (cuDNN is reported) | miopen (renamed to MIOpen)
+
+    @property
+    def table_variants(self) -> tuple[str, ...]:
+        """The API tables' library choices these settings make (rules/api/<variant>/)."""
+        return ("roc",) * self.roc + ("miopen",) * (self.dnn == "miopen")
 
     def fingerprint(self) -> str:
         """The settings that change a file's output or findings: part of the incremental cache
         key (the rules' and tables' own content is the other part: see runner)."""
         return repr((self.rocm, self.launch_syntax, self.rename_ext, self.select, self.ignore,
                      self.unsafe_fixes, self.wavefront_size, str(self.rules_dir),
-                     self.optimize, self.per_file_ignores, self.exclude))
+                     self.optimize, self.per_file_ignores, self.exclude, self.roc, self.dnn))
 
     def for_file(self, rel: str) -> "Settings":
         """These settings with the per-file ignores that match ``rel`` (a posix path)."""

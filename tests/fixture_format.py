@@ -40,6 +40,8 @@ def load_fixture(path: Path) -> RuleFixture:
         rename_ext=options.get("rename_ext") == "yes",
         unsafe_fixes=options.get("unsafe") == "yes",
         wavefront_size=int(options.get("wavefront", "64")),
+        roc=options.get("roc") == "yes",
+        dnn=options.get("dnn", "report"),
     )
     expectations = []
     for number, line in enumerate(data.split(b"\n"), start=1):

@@ -241,3 +241,61 @@ def test_json_reports_parse_back_to_the_document():
         assert json.loads(dumps(document)) == document
 
     check()
+
+
+# --- library choices: --roc and --dnn -------------------------------------------------------
+
+LIBRARY_FILE = b"""#include <cublas_v2.h>
+#include <cudnn.h>
+void gemm(cublasHandle_t h, const float* a, const float* b, float* c, int n) {
+  float one = 1.0f, zero = 0.0f;
+  cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a, n, b, n, &zero, c, n);
+}
+void dnn() { cudnnHandle_t h; cudnnCreate(&h); }
+"""
+
+
+def _converted(tmp_path: Path, *options: str) -> bytes:
+    out = tmp_path / "out"
+    result = invoke("convert", str(tmp_path / "src"), "-o", str(out), *options)
+    assert result.exit_code == 0, result.output
+    return (out / "lib.cu").read_bytes()
+
+
+def test_roc_and_dnn_choose_the_libraries_each_run(tmp_path: Path):
+    """Each choice converts again into one output folder (the cache keys on it): hipBLAS and
+    cuDNN reported by default, rocBLAS with --roc, MIOpen with --dnn miopen, from the flag or
+    the configuration file; --dnn report undoes the file's choice."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "lib.cu").write_bytes(LIBRARY_FILE)
+    default = _converted(tmp_path)
+    assert b"hipblasSgemm(h, HIPBLAS_OP_N" in default and b"#include <hipblas/hipblas.h>" in default
+    assert b"cudnnCreate(&h)" in default and b"API004" in default
+    roc = _converted(tmp_path, "--roc")
+    assert b"rocblas_sgemm(h, rocblas_operation_none" in roc
+    assert b"void gemm(rocblas_handle h" in roc and b"#include <rocblas/rocblas.h>" in roc
+    assert b"cudnnCreate(&h)" in roc
+    miopen = _converted(tmp_path, "--dnn", "miopen")
+    assert b"miopenHandle_t h; miopenCreate(&h);" in miopen and b"<miopen/miopen.h>" in miopen
+    assert b"hipblasSgemm" in miopen
+    (tmp_path / "src" / ".rocmigrate.toml").write_text('roc = true\ndnn = "miopen"\n')
+    both = _converted(tmp_path)
+    assert b"rocblas_sgemm" in both and b"miopenCreate" in both
+    assert b"cudnnCreate" in _converted(tmp_path, "--dnn", "report")
+    refused = invoke("convert", str(tmp_path / "src"), "-o", str(tmp_path / "o"), "--dnn", "x")
+    assert refused.exit_code == 2
+
+
+def test_lint_fix_renames_to_the_chosen_libraries(tmp_path: Path):
+    path = tmp_path / "lib.cu"
+    path.write_bytes(LIBRARY_FILE)
+    result = invoke("lint", str(path), "--roc", "--dnn", "miopen", "--fix", "--select", "API,ARG")
+    assert result.exit_code == 0, result.output
+    fixed = path.read_bytes()
+    assert b"rocblas_sgemm(h, rocblas_operation_none" in fixed and b"miopenCreate(&h)" in fixed
+
+
+def test_the_options_are_in_the_help():
+    for command in ("convert", "lint"):
+        shown = invoke(command, "--help").output
+        assert "--roc" in shown and "--dnn" in shown and "miopen" in shown

@@ -30,8 +30,8 @@ def _run(fixture, data: bytes, apply_fixes: bool = True):
     codes = tuple(code for cls in classes for code in cls.codes())
     settings = dataclasses.replace(fixture.settings, select=codes, report_unused_suppressions=True)
     source = Source(fixture.path.name, data)
-    return fix_source(source, [cls() for cls in classes], settings, apitables.load(),
-                      apply_fixes=apply_fixes)
+    return fix_source(source, [cls() for cls in classes], settings,
+                      apitables.load(variants=settings.table_variants), apply_fixes=apply_fixes)
 
 
 def test_every_rule_has_fixtures():

@@ -66,6 +66,7 @@ def test_defaults_without_a_configuration_file(tmp_path: Path):
     assert workspace.config_path is None
     assert (settings.rocm, settings.launch_syntax, settings.optimize) == ((6, 4, 0), "chevron", True)
     assert (settings.select, settings.ignore, settings.exclude, settings.rules_dir) == ((), (), (), None)
+    assert (settings.roc, settings.dnn, settings.table_variants) == (False, "report", ())
 
 
 def test_the_file_overrides_defaults_and_flags_override_the_file(tmp_path: Path):
@@ -85,6 +86,21 @@ def test_the_file_overrides_defaults_and_flags_override_the_file(tmp_path: Path)
     assert flagged.ignore == ("API002", "WAV004")  # adds to it
 
 
+def test_library_choices_from_the_file_and_the_flags(tmp_path: Path):
+    assert open_workspace([tmp_path], Flags(roc=True)).settings.table_variants == ("roc",)
+    _config(tmp_path, 'roc = true\ndnn = "miopen"\n')
+    settings = open_workspace([tmp_path], Flags()).settings
+    assert (settings.roc, settings.dnn, settings.table_variants) == (True, "miopen",
+                                                                     ("roc", "miopen"))
+    flagged = open_workspace([tmp_path], Flags(dnn="report")).settings
+    assert flagged.dnn == "report" and flagged.table_variants == ("roc",)
+    # the choices are part of the cache key: another library, another output
+    from migrator.settings import Settings
+
+    keys = {s.fingerprint() for s in (Settings(), Settings(roc=True), Settings(dnn="miopen"))}
+    assert len(keys) == 3
+
+
 def test_pyproject_and_an_explicit_config(tmp_path: Path):
     _config(tmp_path, '[tool.rocmigrate]\nrocm = "6.0"\n', "pyproject.toml")
     assert open_workspace([tmp_path], Flags()).settings.rocm == (6, 0, 0)
@@ -98,6 +114,8 @@ def test_pyproject_and_an_explicit_config(tmp_path: Path):
     ('select = ["NOPE"]\n', "select: unknown rule code or prefix 'NOPE'"),
     ('[per-file-ignores]\n"a" = ["XX9"]\n', "per-file-ignores['a']"),
     ('launch-syntax = "triple"\n', "launch-syntax must be one of chevron, ggl"),
+    ('dnn = "cudnn"\n', "dnn must be one of report, miopen"),
+    ('roc = "yes"\n', "roc must be a bool"),
     ('rules-dir = "missing"\n', "rules-dir 'missing' is not a folder"),
     ('colour = "red"\n', "unknown key 'colour'"),
     ("rocm = [\n", "not valid TOML"),

@@ -17,6 +17,11 @@ class LaunchSyntax(str, Enum):
     ggl = "ggl"
 
 
+class Dnn(str, Enum):
+    report = "report"
+    miopen = "miopen"
+
+
 class Format(str, Enum):
     text = "text"
     json = "json"
@@ -32,6 +37,10 @@ def convert(
         None, "--launch-syntax", help="Kernel launches as <<<>>> (chevron, the default) or "
         "hipLaunchKernelGGL (ggl)."),
     rename_ext: bool = typer.Option(False, "--rename-ext", help="Write .cu files as .hip."),
+    roc: bool = typer.Option(False, "--roc", help="cuBLAS, cuRAND, cuSPARSE, cuSOLVER -> rocBLAS, "
+                             "rocRAND, rocSPARSE, rocSOLVER (default: the hip* libraries)."),
+    dnn: Optional[Dnn] = typer.Option(None, "--dnn", help="cuDNN reported, left as it is (report, "
+                                      "the default) or renamed to MIOpen (miopen)."),
     no_optimize: bool = typer.Option(False, "--no-optimize",
                                      help="A pure port: no AMD optimisation rewrites."),
     diff: bool = typer.Option(False, "--diff", help="Print a unified diff of every change."),
@@ -58,7 +67,8 @@ def convert(
     settings = workspace_of([src], Flags(
         rocm=rocm, select=tuple(select or ()), ignore=tuple(ignore or ()),
         launch_syntax=launch_syntax.value if launch_syntax else None, rename_ext=rename_ext,
-        no_optimize=no_optimize, rules_dir=rules_dir, config=config)).settings
+        no_optimize=no_optimize, roc=roc, dnn=dnn.value if dnn else None, rules_dir=rules_dir,
+        config=config)).settings
     options = RunOptions(source=src, output=output, in_place=in_place, dry_run=dry_run,
                          diff=diff, jobs=jobs, force=force, findings_wanted=fmt is Format.json)
     progress = reporter_for("converting")

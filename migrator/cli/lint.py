@@ -10,6 +10,7 @@ from typing import List, Optional
 import typer
 
 from . import app
+from .convert import Dnn
 
 
 class OutputFormat(str, Enum):
@@ -31,6 +32,10 @@ def lint(
     statistics: bool = typer.Option(False, "--statistics", help="Count findings per code."),
     exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even with findings."),
     rocm: Optional[str] = typer.Option(None, "--rocm", help="Target ROCm version X.Y."),
+    roc: bool = typer.Option(False, "--roc", help="--fix renames cuBLAS, cuRAND, cuSPARSE, cuSOLVER "
+                             "to rocBLAS, rocRAND, rocSPARSE, rocSOLVER (default: hip* libraries)."),
+    dnn: Optional[Dnn] = typer.Option(None, "--dnn", help="cuDNN reported (report, the default) "
+                                      "or renamed to MIOpen by --fix (miopen)."),
     config: Optional[Path] = typer.Option(None, "--config", help="Configuration file to use."),
     rules_dir: Optional[Path] = typer.Option(None, "--rules-dir",
                                              help="A folder of your team's own rule modules."),
@@ -45,7 +50,8 @@ def lint(
     targets = paths or [Path(".")]
     workspace = workspace_of(targets, Flags(
         rocm=rocm, select=tuple(select or ()), ignore=tuple(ignore or ()),
-        unsafe_fixes=unsafe_fixes, rules_dir=rules_dir, config=config))
+        unsafe_fixes=unsafe_fixes, roc=roc, dnn=dnn.value if dnn else None, rules_dir=rules_dir,
+        config=config))
     try:
         progress = reporter_for("checking")
         try:

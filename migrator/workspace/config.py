@@ -33,8 +33,12 @@ KEYS = {
     "rename-ext": (bool, "convert writes .cu files as .hip"),
     "optimize": (bool, "convert applies the AMD optimisation rewrites (false: a pure port)"),
     "rules-dir": (str, "a folder of the team's own rule modules, relative to this file"),
+    "roc": (bool, "rename cuBLAS, cuRAND, cuSPARSE and cuSOLVER to rocBLAS, rocRAND, rocSPARSE "
+            "and rocSOLVER instead of hipBLAS, hipRAND, hipSPARSE and hipSOLVER"),
+    "dnn": (str, "cuDNN: report (left unconverted, reported) or miopen (renamed to MIOpen)"),
 }
 LAUNCH_SYNTAXES = ("chevron", "ggl")
+DNN_CHOICES = ("report", "miopen")
 
 
 @dataclass(frozen=True)
@@ -113,6 +117,8 @@ def load_config(path: Path | None) -> Config:
             raise ConfigError(f"{path}: {key} must be a list of strings")
     if table.get("launch-syntax", "chevron") not in LAUNCH_SYNTAXES:
         raise ConfigError(f"{path}: launch-syntax must be one of {', '.join(LAUNCH_SYNTAXES)}")
+    if table.get("dnn", "report") not in DNN_CHOICES:
+        raise ConfigError(f"{path}: dnn must be one of {', '.join(DNN_CHOICES)}")
     if "rules-dir" in table and not (path.parent / table["rules-dir"]).is_dir():
         raise ConfigError(f"{path}: rules-dir {table['rules-dir']!r} is not a folder (relative "
                           f"to {path.parent})")

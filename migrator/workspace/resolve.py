@@ -28,6 +28,8 @@ class Flags:
     launch_syntax: str | None = None
     rename_ext: bool = False
     no_optimize: bool = False
+    roc: bool = False
+    dnn: str | None = None
     rules_dir: Path | None = None
     config: Path | None = None
 
@@ -92,6 +94,8 @@ def _settings(flags: Flags, config: Config) -> Settings:
                                in values.get("per-file-ignores", {}).items()),
         exclude=tuple(values.get("exclude", ())),
         optimize=not flags.no_optimize and values.get("optimize", True),
+        roc=flags.roc or values.get("roc", False),
+        dnn=flags.dnn or values.get("dnn", "report"),
     )
 
 
