@@ -113,6 +113,33 @@ ARGUMENTS_DIFFER = frozenset({
     "cudnnGetLRNDescriptor", "cudnnGetRNNDescriptor",
 })
 
+# rocBLAS's complex and half precision functions take rocblas_float_complex*,
+# rocblas_double_complex* and rocblas_half* (classes of their own), where the converted code
+# passes hipFloatComplex* / hipDoubleComplex* (cuComplex.h's types) and __half*: C++ has no
+# conversion between these pointers. They are the functions named as a real one (rocblas_sgemm,
+# rocblas_isamax) with a complex or half prefix instead of s or d (rocblas_cgemm, rocblas_zdscal,
+# rocblas_scnrm2, rocblas_icamax, rocblas_hgemm, rocblas_hshgemv_batched).
+_TYPED_PREFIXES = ("hsh", "hss", "cs", "zd", "sc", "dz", "ic", "iz", "c", "z", "h")
+
+
+def rocblas_typed_functions(functions: set[str]) -> set[str]:
+    """The rocBLAS functions of ``functions`` that take complex or half precision arrays."""
+    typed = set()
+    for name in functions:
+        rest = name.removeprefix("rocblas_")
+        for prefix in (p for p in _TYPED_PREFIXES if name != rest and rest.startswith(p)):
+            routine, _, tail = rest[len(prefix):].partition("_")
+            # the real routine: dotc/dotu -> dot, gerc/geru -> ger, hemm/hbmv/hpr -> symm/sbmv/spr
+            routines = {routine, routine[:-1] if routine[-1:] in ("c", "u") else routine,
+                        {"he": "sy", "hb": "sb", "hp": "sp"}.get(routine[:2], "") + routine[2:]}
+            twins = {f"rocblas_{real}{r}{suffix}" for r in routines
+                     for real in (("is",) if prefix[0] == "i" else ("s", "d"))
+                     for suffix in {"", f"_{tail}" if tail else ""}}  # (a real _64 may be missing)
+            if twins & functions:
+                typed.add(name)
+    return typed
+
+
 # HIPIFY's argument rewrites for cuSPARSE (gpsv/gtsv *InterleavedBatch, csrilu02/csric02/bsr*
 # policies, *_bufferSize int*->size_t*, csrgeam2, SpMV/SpMM stages, ...) all target rocSPARSE
 # (hipify --roc): hipSPARSE, which this project maps cuSPARSE to, keeps cuSPARSE's argument lists
@@ -291,8 +318,10 @@ def generate(source: Path, out: Path) -> dict[str, tuple[int, int]]:
         (out / variant).mkdir(exist_ok=True)
         for library, (filename, target_title, label) in libraries.items():
             rows = dedupe(parse_table(tables / filename, label, target_title), filename)
+            typed = rocblas_typed_functions({r["hip"] for r in rows if r["kind"] == "function"})
             for row in rows:
-                differs = row["cuda"] in rewrites or row["cuda"] in ARGUMENTS_DIFFER
+                differs = (row["cuda"] in rewrites or row["cuda"] in ARGUMENTS_DIFFER
+                           or row["hip"] in typed)
                 row["signature"] = "differs" if differs else "identical"
                 row["status"] = ("unsupported" if not row["hip"] else
                                  "arguments_differ" if differs else "supported")

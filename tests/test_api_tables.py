@@ -403,7 +403,7 @@ def test_generator_on_synthetic_source(tmp_path):
         assert rewritten[12] == signature
     # the library choices: the ROC name, or none, or marked where the arguments differ (for
     # cuSPARSE too: HIPIFY's cuSPARSE rewrites are rocSPARSE's)
-    for variant, libraries in gen_api_tables_variants().items():
+    for variant, libraries in gen_api_tables_module().VARIANTS.items():
         for library, (_, _, label) in libraries.items():
             text = (out / variant / f"{library}.tsv").read_text(encoding="utf-8")
             rows = {line.split("\t")[0]: line.split("\t") for line in text.split("\n")[1:-1]}
@@ -419,15 +419,6 @@ def test_generator_on_synthetic_source(tmp_path):
             assert alpha[12:] == ["identical", "supported"]
             assert rows[f"{library}Rewritten"][12:] == ["differs", "arguments_differ"]
     assert "ARGUMENTS_DIFFER names no ROC/MIOpen function" in result.stderr
-
-
-def gen_api_tables_variants() -> dict:
-    sys.path.insert(0, str(GENERATOR.parent))
-    try:
-        import gen_api_tables
-    finally:
-        sys.path.pop(0)
-    return gen_api_tables.VARIANTS
 
 
 def test_generator_rejects_malformed_rows(tmp_path):
@@ -595,3 +586,30 @@ def test_no_roc_name_means_the_opposite():
         target = set(entry.hip.upper().replace("COLUMN", "COL").split("_"))
         assert not any(opposites.get(word) in target and word not in target for word in cuda), (
             entry.cuda, entry.hip)
+
+
+def test_rocblas_complex_and_half_functions_are_told_by_their_real_twin():
+    from migrator.apitables import ApiTables
+
+    functions = {"rocblas_sgemm", "rocblas_cgemm", "rocblas_zgemm_64", "rocblas_hgemm",
+                 "rocblas_sdot", "rocblas_cdotc", "rocblas_ssyrk", "rocblas_cherk_64",
+                 "rocblas_isamax", "rocblas_icamax", "rocblas_snrm2", "rocblas_scnrm2",
+                 "rocblas_sscal", "rocblas_csscal", "rocblas_sgemv_batched",
+                 "rocblas_hshgemv_batched", "rocblas_create_handle", "rocblas_scopy",
+                 "rocblas_scal_ex", "rocblas_dgemm"}
+    typed = gen_api_tables_module().rocblas_typed_functions(functions)
+    assert typed == {"rocblas_cgemm", "rocblas_zgemm_64", "rocblas_hgemm", "rocblas_cdotc",
+                     "rocblas_cherk_64", "rocblas_icamax", "rocblas_scnrm2", "rocblas_csscal",
+                     "rocblas_hshgemv_batched"}
+    names = ApiTables(API_DIR, ("roc",)).names
+    assert names["cublasCgemm_v2"].status == names["cublasHgemm"].status == "arguments_differ"
+    assert names["cublasScopy_v2"].status == names["cublasCreate_v2"].status == "supported"
+
+
+def gen_api_tables_module():
+    sys.path.insert(0, str(GENERATOR.parent))
+    try:
+        import gen_api_tables
+    finally:
+        sys.path.pop(0)
+    return gen_api_tables
