@@ -24,7 +24,9 @@ _SUGGESTIONS = {
     "__popcll": "__builtin_popcountll(x)", "__clz": "__builtin_clz(x) (x != 0)",
     "__brev": "a bit-reversal loop",
 }
-_DEVICE_HEAD = re.compile(rb"\b(?:__device__|__global__)\b")
+# a head that says device code, or may through a macro (_CCCL_DEVICE, HOST_DEVICE, CUDA_CALLABLE:
+# an all-caps word): such a function is not judged host-only
+_DEVICE_HEAD = re.compile(rb"\b(?:__device__|__global__|_*[A-Z][A-Z0-9]*_[A-Z0-9_]*|[A-Z]{4,})\b")
 
 
 def _alternation(names: list[bytes]) -> bytes:
@@ -46,6 +48,10 @@ def _alternation(names: list[bytes]) -> bytes:
     return b"|".join(parts)
 
 
+_WORD_BEFORE = re.compile(rb"([A-Za-z_]\w*)\s*\Z")
+_EXPRESSION_KEYWORDS = {b"return", b"else", b"case", b"throw", b"co_return", b"co_yield", b"do"}
+
+
 def _names() -> re.Pattern:
     names = sorted(row["name"].encode() for row in table("device_only_math.tsv"))
     return re.compile(rb"(?<![\w.:>])(" + _alternation(names) + rb")\b\s*\(")
@@ -61,7 +67,8 @@ class HostDeviceMath(Rule):
     Finds calls of CUDA math functions and intrinsics that HIP declares ``__device__`` only
     (``rsqrtf``, ``__fdividef``, ``norm3df``, ``sincospif``, ``erfinvf``, ``__float_as_int``...,
     ``rules/portability/device_only_math.tsv``) in host code: a function without
-    ``__device__``/``__global__`` (or code outside any function), not inside a ``__device__``
+    ``__device__``/``__global__`` nor a macro that may say so (an all-caps word such as
+    ``HOST_DEVICE``), or code outside any function, not inside a ``__device__``
     lambda, not in a file that defines the name itself, and not in a branch hip-clang skips
     (``#ifdef __CUDA_ARCH__``: it defines no ``__CUDA_ARCH__``). Each gets a marker with a host replacement where one is simple.
 
@@ -104,6 +111,9 @@ class HostDeviceMath(Rule):
                 continue
             match = _CALL.match(code, start)
             name = match.group(1).decode()
+            before = _WORD_BEFORE.search(code, max(0, start - 64), start)
+            if before is not None and before.group(1) not in _EXPRESSION_KEYWORDS:
+                continue  # a declaration (unsigned int __funnelshift_l(...) MACRO), not a call
             if re.search(rb"[\w*&>]\s+" + match.group(1) + rb"\s*\([^;{}]*\)\s*(?:const\s*)?\{",
                          code):
                 continue  # the file defines it (for its host code)
