@@ -10,12 +10,14 @@ from migrator.apitables import ApiTables
 from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
 from migrator.semantic.calls import code_end_before, is_member
+from migrator.semantic.constants import constant_value
 from migrator.semantic.lookup import value_declaration
 from migrator.semantic.scopes import Loop, loop_around, word_matches, word_offsets
 from migrator.semantic.spellings import alternation, api_call, api_name, cuda_and_hip, is_hip
 from migrator.source import raw_bytes
 
 from ..markers import unproven_fix
+from .adjacent_copies import SMALL_COPY_BYTES
 from .common import Copy, loop_copies
 from .pinned_host import _ALLOCATION
 
@@ -53,7 +55,8 @@ class PageableCopies(Rule):
     around the outermost loop it can: ``hipHostRegister((void*)v.data(), v.size() *
     sizeof(v[0]), hipHostRegisterDefault)`` before, ``hipHostUnregister`` after (only if the registration
     succeeded). Elsewhere the message says what to do: register the buffer once where it is
-    allocated, or copy through a pinned staging buffer.
+    allocated, or copy through a pinned staging buffer. Loops of copies of a constant size
+    under 4 KiB are left to XFR002 (pack them into one transfer).
 
     ## Why is this bad on AMD
     The HIP programming guide: a copy to or from pageable memory is staged by the runtime
@@ -109,6 +112,9 @@ class PageableCopies(Rule):
             index = copy.host_argument(ctx)
             if index is None:
                 continue
+            size = constant_value(ctx, copy.text(ctx, 2)) if len(copy.arguments) > 2 else None
+            if size is not None and size < SMALL_COPY_BYTES:
+                continue  # XFR002's: pack small copies into one transfer
             text = copy.text(ctx, index)
             written = _VECTOR_STORAGE.fullmatch(text) or _MEMBER.fullmatch(text) or _POINTER.fullmatch(text)
             key = (copy.body.open, written.lastgroup, written.group(written.lastgroup)) if written else None
