@@ -489,6 +489,11 @@ def run(options: RunOptions, settings: Settings, report=None,
         if item.kind == "link":
             outcomes[item.rel] = _link(item, out_root, options)
             continue
+        if _generated_support(item):  # converting an output again: written fresh, not converted
+            outcomes[item.rel] = FileResult(item.rel, "skipped", "a support header rocmigrate "
+                                            "writes: written anew where a converted file "
+                                            "includes it")
+            continue
         out_path = out_root / item.out_rel
         if cache.hit(item.rel, None, out_path, item.stat):  # unchanged since last run: not read
             cache.entries[item.rel] = cache.previous[item.rel]

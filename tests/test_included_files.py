@@ -89,3 +89,22 @@ def test_older_targets_and_single_files_get_no_macro(tmp_path: Path):
     assert b"HIP_ENABLE" not in (tmp_path / "old" / "main.cu").read_bytes()
     run(RunOptions(src / "main.cu", tmp_path / "one.cu"), Settings())
     assert b"HIP_ENABLE" not in (tmp_path / "one.cu").read_bytes()
+
+
+def test_converting_an_output_again_writes_its_support_header_anew(tmp_path: Path):
+    """A support header in the tree (an output converted again) is not converted over the one
+    the runner writes: it is skipped, and the fresh one is written."""
+    from migrator import support
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.cu").write_bytes(b"__global__ void k(unsigned *p) { p[0] = __vadd2(p[0], 1u); }\n")
+    run(RunOptions(src, tmp_path / "once", jobs=1), Settings())
+    header = tmp_path / "once" / "rocmigrate_simd.h"
+    fresh = header.read_bytes()
+    assert fresh == support.render("rocmigrate_simd.h", Settings())
+    header.write_bytes(fresh.replace(b"__NVCC__", b"__CUDACC__"))  # a name rules would rewrite
+    result = run(RunOptions(tmp_path / "once", tmp_path / "twice", jobs=1), Settings())
+    statuses = {r.rel: r.status for r in result.results}
+    assert statuses["rocmigrate_simd.h"] == "skipped"
+    assert (tmp_path / "twice" / "rocmigrate_simd.h").read_bytes() == fresh
