@@ -75,3 +75,20 @@ def test_device_only_names_are_found_as_whole_calls():
         assert found is not None and found.group(1) == name, name
         assert _CALL.search(b"y = " + name + b"_mine(x); y = s." + name + b"(x);") is None, name
         assert _CALL.search(b"y = my" + name + b"(x);") is None, name
+
+
+def test_an_overload_only_hip_6_4_defines_is_marked_only_there():
+    """RDF001 reads the target's column: atomicMax(long long*, long long) is HIP 6.4's, not
+    5.2's (a definition of it is a redefinition at 6.4 only)."""
+    from migrator.apitables import load
+    from migrator.rule import RuleContext
+    from migrator.settings import Settings
+    from migrator.source import Source
+    from rules.portability.builtin_redefinition import BuiltinRedefinition
+
+    text = b"__device__ long long atomicMax(long long* a, long long v) { return v; }\n"
+    found = {}
+    for rocm in ((5, 2, 0), (6, 4, 0)):
+        ctx = RuleContext(Source("shim.cu", text), Settings(rocm=rocm), load())
+        found[rocm] = [d.code for d in BuiltinRedefinition().check(ctx)]
+    assert found == {(5, 2, 0): [], (6, 4, 0): ["RDF001"]}

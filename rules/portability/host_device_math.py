@@ -70,13 +70,17 @@ class HostDeviceMath(Rule):
     ``__device__``/``__global__`` nor a macro that may say so (an all-caps word such as
     ``HOST_DEVICE``), or code outside any function, not inside a ``__device__``
     lambda, not in a file that defines the name itself, and not in a branch hip-clang skips
-    (``#ifdef __CUDA_ARCH__``: it defines no ``__CUDA_ARCH__``). Each gets a marker with a host replacement where one is simple.
+    (``#ifdef __CUDA_ARCH__``: it defines no ``__CUDA_ARCH__``). Each gets a marker with a
+    host replacement where one is simple.
 
     ## Why is this bad on AMD
-    CUDA's math headers declare many of these ``__host__ __device__`` and its host library
-    implements them; HIP declares them for the device only (HIP 5.2.3 and 6.4.3 alike, checked
-    with hipcc and clang: ``reference to __device__ function 'rsqrtf' in __host__ function``),
-    so the port's host code does not compile.
+    CUDA 13 defines 20 of these for the host too (``rsqrtf``, ``rcbrtf``, ``erfinvf``,
+    ``erfcxf``, ``normcdff``, ``sinpif``, ``sincospif``... and their double forms: ``__func__``
+    in ``crt/math_functions.h``), so CUDA host code calls them; HIP declares them for the device
+    only (HIP 5.2.3 and 6.4.3 alike, checked with hipcc and clang: ``reference to __device__
+    function 'rsqrtf' in __host__ function``), so the port's host code does not compile. The
+    others (``norm3df``, ``__fdividef``...) are device-only in CUDA too; a host call of one
+    is reported all the same.
 
     ## Example
     ```cpp
@@ -148,5 +152,6 @@ def _calls_in(ctx: RuleContext, start: int, end: int):
 
 def _in_device_block(code: bytes, found, offset: int) -> bool:
     """Is ``offset`` in a block whose head says __device__ (a device lambda in host code)?"""
-    return any(block.open < offset < block.close and _DEVICE_HEAD.search(code, block.head, block.open)
+    return any(block.open < offset < block.close
+               and _DEVICE_HEAD.search(code, block.head, block.open)
                for block in found if block.open < offset)

@@ -24,9 +24,11 @@ class RegisterKeyword(Rule):
     where it is still valid.
 
     ## Why is this bad on AMD
-    C++17 removed ``register``; hipcc's clang compiles C++17 by default from ROCm 6 (HIP 6.4.3's
-    clang: ``ISO C++17 does not allow 'register' storage class specifier``, an error), while
-    nvcc with an older standard or GCC only warned, so the port fails to build.
+    C++17 removed ``register``: clang rejects it in C++17 (``ISO C++17 does not allow 'register'
+    storage class specifier``), the default standard of ROCm 6's clang (LLVM 16 and later) and
+    what many HIP Makefiles ask for (HeCBench's kmeans-hip builds with ``-std=c++17``: its
+    getopt.cpp fails so); Debian's hipcc 5.2 only warns in its default C++14. nvcc with GCC
+    accepted it, so CUDA code still has it.
 
     ## Example
     ```cpp
@@ -61,7 +63,8 @@ class RegisterKeyword(Rule):
             if end is not None and _ASM_LABEL.search(ctx.code, start, end):
                 continue
             yield Diagnostic("REG001", "'register' removed: C++17 does not allow the storage "
-                             "class (hipcc compiles C++17)", start, start + len(b"register"),
+                             "class (ROCm 6's clang defaults to C++17)", start,
+                             start + len(b"register"),
                              Fix("remove register", (Edit(start, match.end(), b""),)),
                              symbol="register", severity="info")
 
