@@ -64,17 +64,21 @@ def test_device_only_math_is_device_only_for_hipcc(tmp_path: Path):
 
 
 def test_device_only_names_are_found_as_whole_calls():
-    """HMT001's one pattern (prefixes factored out) finds each listed name called, and no name
-    that merely starts or ends like one."""
+    """HMT001's patterns (one per two-byte prefix, prefixes factored out) find each listed
+    name called, and no name that merely starts or ends like one, nor a member."""
+    from migrator.apitables import load
+    from migrator.rule import RuleContext
+    from migrator.settings import Settings
+    from migrator.source import Source
     from rules.portability._tables import table
-    from rules.portability.host_device_math import _CALL
+    from rules.portability.host_device_math import _calls_in
 
-    for row in table("device_only_math.tsv"):
-        name = row["name"].encode()
-        found = _CALL.search(b"y = " + name + b" (x);")
-        assert found is not None and found.group(1) == name, name
-        assert _CALL.search(b"y = " + name + b"_mine(x); y = s." + name + b"(x);") is None, name
-        assert _CALL.search(b"y = my" + name + b"(x);") is None, name
+    names = [row["name"].encode() for row in table("device_only_math.tsv")]
+    text = b"".join(b"y = " + n + b" (x); y = " + n + b"_mine(x); y = s." + n + b"(x); y = my" + n
+                    + b"(x);\n" for n in names)
+    ctx = RuleContext(Source("calls.cpp", text), Settings(), load())
+    found = [text[at : text.index(b" (", at)] for at in _calls_in(ctx, 0, len(text))]
+    assert found == names
 
 
 def test_an_overload_only_hip_6_4_defines_is_marked_only_there():

@@ -79,6 +79,9 @@ class CooperativeGroupsMembers(Rule):
         if b"cooperative_groups" not in ctx.data:
             return
         members, free = _missing(ctx.settings.rocm)
+        data = ctx.data
+        if not any(name.encode() in data for name in members | free):
+            return  # (each finding is one of these names: substring tests are quick)
         namespaces = [b"cooperative_groups", *(m.group(1) for m in _ALIAS.finditer(code))]
         qualifier = rb"(?:" + b"|".join(namespaces) + rb")\s*::\s*"
         groups = {m.group(1) for m in re.finditer(

@@ -23,6 +23,10 @@ def _missing(rocm: tuple[int, int, int]) -> frozenset[str]:
     return frozenset(row["field"] for row in table("device_prop_fields.tsv") if not has(row, rocm))
 
 
+def _word_byte(code: bytes, at: int) -> bool:
+    return at >= 0 and (code[at : at + 1].isalnum() or code[at : at + 1] == b"_")
+
+
 def _type_at(code: bytes, match: re.Match) -> bool:
     """Is the matched ``DeviceProp`` the end of the word cudaDeviceProp or hipDeviceProp_t?"""
     prefix = _PREFIX[match.group(1)]
@@ -73,21 +77,23 @@ class DevicePropFields(Rule):
     attention_codes = ("DPF001",)
 
     def check(self, ctx: RuleContext):
-        code = ctx.code
-        if b"DeviceProp" not in ctx.data:
+        if _DECLARED.search(ctx.data) is None:  # (not cudaGetDeviceProperties: no blanking needed)
             return
+        code = ctx.code
         names = {m.group(2) for m in _DECLARED.finditer(code)
                  if _type_at(code, m) and not ctx.in_directive(m.start())}
         names.discard(b"const")
         if not names:
             return
         missing = _missing(ctx.settings.rocm)
-        access = re.compile(rb"\b(?:" + b"|".join(sorted(names)) +
-                            rb")\b(?:\s*\[[^\]\n]*\])?\s*(?:\.|->)\s*([A-Za-z_]\w*)")
-        for match in access.finditer(code):
+        found = []
+        for name in sorted(names):  # (a pattern that starts with a literal is searched quickly)
+            access = re.compile(re.escape(name) + rb"\b(?:\s*\[[^\]\n]*\])?\s*(?:\.|->)\s*"
+                                rb"([A-Za-z_]\w*)")
+            found += [m for m in access.finditer(code)
+                      if m.group(1).decode() in missing and not _word_byte(code, m.start() - 1)]
+        for match in sorted(found, key=lambda m: m.start(1)):
             field = match.group(1).decode()
-            if field not in missing:
-                continue
             start = match.start(1)
             text = (f"hipDeviceProp_t has no field {field} in ROCm "
                     f"{format_version(ctx.settings.rocm)}: use hipDeviceGetAttribute where HIP "

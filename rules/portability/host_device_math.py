@@ -52,12 +52,20 @@ _WORD_BEFORE = re.compile(rb"([A-Za-z_]\w*)\s*\Z")
 _EXPRESSION_KEYWORDS = {b"return", b"else", b"case", b"throw", b"co_return", b"co_yield", b"do"}
 
 
-def _names() -> re.Pattern:
+def _patterns() -> list[re.Pattern]:
+    """One pattern per two-byte prefix of the names, each starting with that literal (Python's
+    engine searches for a literal prefix quickly, and tries a pattern that starts otherwise at
+    every byte)."""
     names = sorted(row["name"].encode() for row in table("device_only_math.tsv"))
-    return re.compile(rb"(?<![\w.:>])(" + _alternation(names) + rb")\b\s*\(")
+    prefixes = sorted({name[:2] for name in names})
+    return [re.compile(re.escape(prefix) + b"(?:" + _alternation(
+        [n[2:] for n in names if n[:2] == prefix]) + rb")\b\s*\(") for prefix in prefixes]
 
 
-_CALL = _names()
+_PATTERNS = _patterns()
+_NAME = re.compile(rb"[A-Za-z_]\w*")
+# bytes before a name that make it part of a longer name, a member or a qualified name
+_NOT_BEFORE = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:>")
 
 
 class HostDeviceMath(Rule):
@@ -113,12 +121,12 @@ class HostDeviceMath(Rule):
                 found = blocks(ctx)
             if _in_device_block(code, found, start) or not compiled_by_hip(ctx, start):
                 continue
-            match = _CALL.match(code, start)
-            name = match.group(1).decode()
+            match = _NAME.match(code, start)
+            name = match.group().decode()
             before = _WORD_BEFORE.search(code, max(0, start - 64), start)
             if before is not None and before.group(1) not in _EXPRESSION_KEYWORDS:
                 continue  # a declaration (unsigned int __funnelshift_l(...) MACRO), not a call
-            if re.search(rb"[\w*&>]\s+" + match.group(1) + rb"\s*\([^;{}]*\)\s*(?:const\s*)?\{",
+            if re.search(rb"[\w*&>]\s+" + match.group() + rb"\s*\([^;{}]*\)\s*(?:const\s*)?\{",
                          code):
                 continue  # the file defines it (for its host code)
             hint = _SUGGESTIONS.get(name)
@@ -145,9 +153,12 @@ def _host_calls(ctx: RuleContext):
 
 
 def _calls_in(ctx: RuleContext, start: int, end: int):
-    for match in _CALL.finditer(ctx.code, start, end):
-        if not ctx.in_directive(match.start()):
-            yield match.start()
+    code = ctx.code
+    found = [match.start() for pattern in _PATTERNS for match in pattern.finditer(code, start, end)
+             if match.start() == 0 or code[match.start() - 1] not in _NOT_BEFORE]
+    for at in sorted(found):
+        if not ctx.in_directive(at):
+            yield at
 
 
 def _in_device_block(code: bytes, found, offset: int) -> bool:
