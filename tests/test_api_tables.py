@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import require_path
+from conftest import require, require_path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 API_DIR = REPO_ROOT / "rules" / "api"
@@ -238,9 +238,9 @@ def test_spot_checks():
 
 # ---- hand-written rows against the real HIP headers (where installed) ----
 
-def _hip_tokens(root: Path) -> set[str]:
+def _hip_tokens(root: Path, pattern: str = "*.h") -> set[str]:
     tokens: set[str] = set()
-    for path in root.rglob("*.h"):
+    for path in root.rglob(pattern):
         if "nvidia_detail" in path.parts or "nvcc_detail" in path.parts:
             continue
         text = path.read_text(encoding="utf-8", errors="replace")
@@ -271,9 +271,16 @@ HIP_TREES = {"installed": HIP_INCLUDE.parent, "6.4": SOURCE / "hip-6.4" / "inclu
 def hip_tree(request) -> tuple[Path, tuple[int, int], set[str]]:
     """(include folder, HIP version, identifiers declared) of a real HIP header tree: Debian's
     (hipcc's HIP 5.2 on Debian 12) and HIP 6.4.3 beside the checkout. Required in CI."""
+    from migrator.clang import find_resource_dir
+
     include = HIP_TREES[request.param]
     require_path(include / "hip" / "hip_version.h", f"the {request.param} HIP headers")
-    return include, _hip_version(include), _hip_tokens(include / "hip")
+    # hip_runtime.h also declares what clang's own HIP headers do (__clang_hip_math.h: __isnanf
+    # & co.): those of the clang that compiles against the tree (hipcc's; libclang's for 6.4)
+    resource = find_resource_dir()
+    require(resource is not None, "clang's builtin HIP headers (see migrator/clang)")
+    return include, _hip_version(include), _hip_tokens(include / "hip") | _hip_tokens(
+        resource / "include", "__clang_hip_*.h")
 
 
 def test_manual_rows_against_real_hip_headers(hip_tree):
