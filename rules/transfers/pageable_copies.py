@@ -11,7 +11,7 @@ from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
 from migrator.semantic.calls import code_end_before, is_member
 from migrator.semantic.constants import constant_value
-from migrator.semantic.lookup import value_declaration
+from migrator.semantic.lookup import pointee, value_declaration
 from migrator.semantic.scopes import Loop, loop_around, word_matches, word_offsets
 from migrator.semantic.spellings import alternation, api_call, api_name, cuda_and_hip, is_hip
 from migrator.source import raw_bytes
@@ -172,9 +172,8 @@ def _pageable(ctx: RuleContext, copy: Copy, text: str) -> _Host | None:
         target = alias.group("target").decode()
         if not _claimed(ctx, target) and _allocated(ctx, alias.group("target")):
             return _Host(name, f"an alias of '{target}', malloc'd or new'd in this file")
-    declaration = value_declaration(ctx, name, copy.start)
-    if (declaration is not None and declaration.where is None and declaration.pointers == 1
-            and _is_parameter(ctx, name, copy) and not _pins_anything(ctx)):
+    if (not _pins_anything(ctx) and _is_parameter(ctx, name, copy)
+            and pointee(ctx, name, copy.start) is not None):  # a pointer to values
         return _Host(name, "a parameter, in a file that pins no memory", parameter=True)
     return None
 
