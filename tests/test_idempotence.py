@@ -208,10 +208,10 @@ def test_shortened_quote_is_taken_from_the_converted_code():
     ended elsewhere once ``__bfloat162float`` had become ``static_cast<float>``, and the second
     pass wrote a second marker (cuda/std/__cmath/lerp.h in CUDA 13's headers)."""
     text = ("#include <cuda_bf16.h>\n__device__ __nv_bfloat16 mix(__nv_bfloat16 a, __nv_bfloat16 b,"
-            " __nv_bfloat16 t) {\n  return __float2bfloat16(blend_values(__bfloat162float(a), "
+            " __nv_bfloat16 t) {\n  return __nv_bfloat16(blend_values(__bfloat162float(a), "
             "__bfloat162float(b), __bfloat162float(t)));\n}\n")
     once = assert_idempotent(text, settings=Settings(rocm=ROCM_52)).decode()
-    assert "// rocmigrate LOW001: __float2bfloat16(blend_values(static_cast<float>(a)" in once
+    assert "the conversion of blend_values(static_cast<float>(a), s... to it" in once
 
 
 def test_include_is_not_inserted_between_a_marker_and_its_line():

@@ -42,20 +42,51 @@ def test_conversions_to_the_type_are_fixed_only_where_exact(value: str, exact: b
     assert (b"hip_bfloat16(" in result.output) == exact
 
 
-@pytest.mark.parametrize("argument, exact", [
-    ("v", True), ("*p", True), ("p[i]", True), ("(p[i + 1])", True), ("raw[i]", True),
-    ("__float2bfloat16(x)", True), ("static_cast<__nv_bfloat16>(x)", True),
-    ("x", False), ("s.v", False), ("p", False), ("__float2bfloat16(x) + v", False),
-    ("__float22bfloat162_rn(x)", False),
+@pytest.mark.parametrize("argument, lowered", [
+    # proven bf16: HIP's own conversion operator, exact
+    ("v", "static_cast<float>"), ("*p", "static_cast<float>"), ("p[i]", "static_cast<float>"),
+    ("(p[i + 1])", "static_cast<float>"), ("raw[i]", "static_cast<float>"),
+    ("__float2bfloat16(x)", "static_cast<float>"),
+    ("static_cast<__nv_bfloat16>(x)", "static_cast<float>"),
+    ("(__nv_bfloat16)x", "static_cast<float>"),
+    # unproven: rocmigrate_bf16.h's function, which takes a bf16 only (exact where it builds)
+    ("s.v", "rocmigrate_bfloat162float"), ("__float2bfloat16(x) + v", "rocmigrate_bfloat162float"),
+    ("__float22bfloat162_rn(x)", "rocmigrate_bfloat162float"),
+    # declared with another type, which CUDA rounds to bf16 first: marked (unsafe fix)
+    ("x", None), ("p", None),
 ])
-def test_bfloat162float_is_fixed_only_for_a_proven_bf16(argument: str, exact: bool):
+def test_bfloat162float_is_lowered_exactly_or_marked(argument: str, lowered: str | None):
     text = (b"#include <vector>\nstruct S { float v; };\n"
             b"float f(const __nv_bfloat16* p, __nv_bfloat16 v, float x, S s, int i) {\n"
             b"  std::vector<__nv_bfloat16> raw(i);\n"
             b"  return __bfloat162float(" + argument.encode() + b");\n}\n")
     result = _lower(text, write_markers=False)
     found = [f for f in result.findings if f.symbol == "__bfloat162float"]
-    assert [f.fix_applicability for f in found] == ["safe" if exact else "unsafe"]
+    assert [f.fix_applicability for f in found] == ["safe" if lowered else "unsafe"]
+    if lowered:
+        assert f"return {lowered}(".encode() in result.output
+        if lowered.startswith("rocmigrate_"):
+            assert b'#include "rocmigrate_bf16.h"' in result.output
+
+
+@pytest.mark.parametrize("declaration, lowered, marked", [
+    ("__nv_bfloat16 v = 0.5f;", "hip_bfloat16 v = hip_bfloat16(0.5f);", False),
+    ("__nv_bfloat16 v = 0.1;", "hip_bfloat16 v = 0.1;", True),  # a double float does not hold
+    ("__nv_bfloat16 v = f;", "hip_bfloat16 v = rocmigrate_float2bfloat16(f);", False),
+    ("__nv_bfloat16 v = b * -b;", "hip_bfloat16 v = b * -b;", False),  # bf16 arithmetic
+    ("__nv_bfloat16 v[2] = {0, f};",
+     "hip_bfloat16 v[2] = {hip_bfloat16(0), rocmigrate_float2bfloat16(f)};", False),
+    ("__nv_bfloat16 v = d;", "hip_bfloat16 v = d;", True),
+    ("__nv_bfloat16* v = nullptr;", "hip_bfloat16* v = nullptr;", False),
+    ("std::vector<__nv_bfloat16> v = raw;", "std::vector<hip_bfloat16> v = raw;", False),
+])
+def test_copy_initialisations_get_their_conversion_written(declaration: str, lowered: str,
+                                                           marked: bool):
+    text = (b"#include <vector>\n__device__ void f(float f, double d, __nv_bfloat16 b, "
+            b"std::vector<__nv_bfloat16> raw) {\n  " + declaration.encode() + b"\n}\n")
+    result = _lower(text)
+    assert lowered.encode() in result.output
+    assert (b"// rocmigrate LOW001: " in result.output) == marked
 
 
 def test_nothing_is_lowered_from_rocm_6():
@@ -67,16 +98,19 @@ def test_nothing_is_lowered_from_rocm_6():
 def test_the_summary_lists_marked_lowerings_and_counts_the_applied(tmp_path: Path):
     source = tmp_path / "bf.cu"
     source.write_bytes(b"#include <cuda_bf16.h>\n"
-                       b"__global__ void k(__nv_bfloat16* p, const float* x) {\n"
+                       b"__global__ void k(__nv_bfloat16* p, const float* x, double d) {\n"
                        b"  p[0] = __float2bfloat16(1.0f);\n"
-                       b"  p[1] = __float2bfloat16(x[1]);\n}\n")
+                       b"  p[1] = __float2bfloat16(x[1]);\n"
+                       b"  p[2] = __nv_bfloat16(d);\n}\n")
     settings = Settings(rocm=parse_version("5.2"))
-    summary = summarize(runner.run(runner.RunOptions(source, tmp_path / "out" / "bf.cu"),
-                                   settings))
+    out = tmp_path / "out"
+    summary = summarize(runner.run(runner.RunOptions(source, out / "bf.cu"), settings))
     attention = {(e["code"], e["symbol"]) for e in summary["attention"]}
-    assert attention == {("LOW001", "__float2bfloat16")}
-    # the header, the type and the literal's conversion (not the marked one)
-    assert summary["converted_references"]["device"] == 3
+    assert attention == {("LOW001", "__nv_bfloat16")}
+    # the header, the parameter's type and both conversions to bf16 (not the marked one)
+    assert summary["converted_references"]["device"] == 4
+    assert b"p[1] = rocmigrate_float2bfloat16(x[1]);" in (out / "bf.cu").read_bytes()
+    assert (out / "rocmigrate_bf16.h").is_file()  # written beside the output that includes it
 
 
 def test_nvidia_headers_map_the_lowered_names_back():
@@ -113,3 +147,187 @@ def test_lowered_code_builds_for_amd_and_through_the_nvidia_headers(tmp_path: Pa
     write_nvidia_headers(apitables.load(), tmp_path / "nvh")
     compiled = nvcc_compile(source, tmp_path, ("-I", str(tmp_path / "nvh")))
     assert compiled.returncode == 0, compiled.stderr[-3000:]
+
+
+# ---- rocmigrate_bf16.h: what the lowering calls, and CUDA's rounding ----
+
+def _support_header(rocm: str) -> str:
+    from migrator import support
+
+    return support.render("rocmigrate_bf16.h", Settings(rocm=parse_version(rocm))).decode()
+
+
+def test_every_support_lowering_names_what_the_header_declares():
+    """Each row lowered onto rocmigrate_bf16.h (empty replacement), each bf16 overload and each
+    exact fallback names a function or type the header, as rendered for the targets the row
+    applies to, declares (HIP 5.2 below 6.0; HIP 6.4 too for rows of every target)."""
+    import re
+
+    from rules.api.lowering import EXACT_FOR_ALL, PAIR_ARITHMETIC, SCALAR_ARITHMETIC, _replacement
+
+    declared = {rocm: set(re.findall(r"\b(rocmigrate_\w+)\s*[({]", _support_header(rocm)))
+                for rocm in ("5.2", "6.4")}
+    rows = [low for low in apitables.load().lowerings.values()
+            if low.rule == "LOW001" and not low.replacement]
+    assert {low.cuda for low in rows if low.below is None} == {
+        "__float2bfloat162_rn", "__floats2bfloat162_rn", "__ushort_as_bfloat16",
+        "__bfloat16_as_ushort"}
+    for low in rows:
+        for rocm in ("5.2", "6.4"):
+            if low.applies(parse_version(rocm)):
+                assert _replacement(low) in declared[rocm], (low.cuda, rocm)
+    for name in [*SCALAR_ARITHMETIC.values(), *PAIR_ARITHMETIC.values(), *EXACT_FOR_ALL.values()]:
+        assert name in declared["5.2"], name
+
+
+def _value(bits: int) -> float:
+    import struct
+
+    return struct.unpack("<f", struct.pack("<I", bits << 16))[0]
+
+
+def _bits(value: float) -> int:
+    import struct
+
+    return struct.unpack("<I", struct.pack("<f", value))[0] >> 16
+
+
+def _nearest_bf16(exact) -> int:
+    """The bits of the bf16 nearest the nonzero rational ``exact``, ties to even (subnormals
+    and overflow to infinity as IEEE has them): the reference, independent of any float
+    hardware."""
+    from fractions import Fraction
+
+    magnitude = abs(exact)
+    exponent = magnitude.numerator.bit_length() - magnitude.denominator.bit_length()
+    if Fraction(2) ** exponent > magnitude:
+        exponent -= 1
+    quantum = Fraction(2) ** (max(exponent, -126) - 7)
+    steps, rest = divmod(magnitude / quantum, 1)
+    if rest > Fraction(1, 2) or (rest == Fraction(1, 2) and steps % 2 == 1):
+        steps += 1
+    rounded = float(steps * quantum) if steps * quantum < 2 ** 128 else float("inf")
+    return _bits(-rounded if exact < 0 else rounded)
+
+
+def _cuda_result(op: str, a: int, b: int, c: int) -> int:
+    """CUDA's result of a bf16 operation: rounded once to nearest even, any NaN 0x7fff."""
+    import math
+    import struct
+    from fractions import Fraction
+
+    if op == "convert":  # a float's bits, upper and lower halves
+        value = struct.unpack("<f", struct.pack("<I", (a << 16) | b))[0]
+        if math.isnan(value):
+            return 0x7FFF
+        return _nearest_bf16(Fraction(value)) if value and math.isfinite(value) else _bits(value)
+    x, y, z = _value(a), _value(b), _value(c) if op == "fma" else 0.0
+    if any(math.isnan(v) for v in (x, y, z)):
+        return 0x7FFF
+    if op == "div" and y == 0:
+        result = math.nan if x == 0 else math.copysign(math.inf, x) * math.copysign(1, y)
+    else:  # exact in double (sum or product of bf16 values), or infinite: IEEE's signs
+        result = {"add": lambda: x + y, "sub": lambda: x - y, "mul": lambda: x * y,
+                  "div": lambda: x / y, "fma": lambda: x * y + z}[op]()
+    if math.isnan(result):
+        return 0x7FFF
+    if math.isinf(result) or any(math.isinf(v) for v in (x, y, z)) or result == 0:
+        return _bits(result)
+    X, Y, Z = Fraction(x), Fraction(y), Fraction(z)
+    exact = {"add": lambda: X + Y, "sub": lambda: X - Y, "mul": lambda: X * Y,
+             "div": lambda: X / Y, "fma": lambda: X * Y + Z}[op]()
+    return _nearest_bf16(exact) if exact else _bits(result)
+
+
+def _cases(count: int) -> list[tuple[str, int, int, int]]:
+    """Random operands (any bits, near 1, subnormal, special), and fma cases whose product lies
+    exactly halfway between two bf16 values with a tiny addend: where rounding the sum to float
+    first, then to bf16, goes wrong."""
+    import random
+    from fractions import Fraction
+
+    rng = random.Random(12)
+    special = (0, 0x8000, 0x7F80, 0xFF80, 0x7FC0, 0xFFC1, 0x7F81, 0x7F7F, 0xFF7F, 1, 0x8001)
+
+    def operand() -> int:
+        kind = rng.random()
+        sign = rng.getrandbits(1) << 15
+        if kind < 0.5:
+            return rng.getrandbits(16)
+        if kind < 0.75:
+            return sign | (rng.randint(124, 130) << 7) | rng.getrandbits(7)
+        if kind < 0.9:
+            return sign | (rng.randint(0, 2) << 7) | rng.getrandbits(7)
+        return rng.choice(special)
+
+    cases = [(rng.choice(("add", "sub", "mul", "div", "fma")), operand(), operand(), operand())
+             for _ in range(count)]
+    cases += [("convert", rng.getrandbits(16), rng.choice((0, 0x8000, rng.getrandbits(16))), 0)
+              for _ in range(count // 5)]
+    ties = 0
+    while ties < count // 10:
+        a, b = ((rng.randint(125, 129) << 7) | rng.getrandbits(7) for _ in range(2))
+        product = Fraction(_value(a)) * Fraction(_value(b))
+        exponent = product.numerator.bit_length() - product.denominator.bit_length()
+        scaled = product / Fraction(2) ** (exponent - 8)
+        if scaled.denominator == 1 and scaled.numerator % 2 == 1:  # halfway
+            tiny = (rng.getrandbits(1) << 15) | (rng.randint(10, 100) << 7) | rng.getrandbits(7)
+            cases.append(("fma", a, b, tiny))
+            ties += 1
+    return cases
+
+
+SUPPORT_PROBE = r"""
+#include "rocmigrate_bf16.h"
+#include <cstdio>
+#include <cstring>
+int main() {
+  char op[8];
+  unsigned a, b, c;
+  while (std::scanf("%7s %x %x %x", op, &a, &b, &c) == 4) {
+    hip_bfloat16 x = rocmigrate_ushort_as_bfloat16(a), y = rocmigrate_ushort_as_bfloat16(b);
+    hip_bfloat16 z = rocmigrate_ushort_as_bfloat16(c), r;
+    if (!std::strcmp(op, "add")) r = rocmigrate_hadd(x, y);
+    else if (!std::strcmp(op, "sub")) r = rocmigrate_hsub(x, y);
+    else if (!std::strcmp(op, "mul")) r = rocmigrate_hmul(x, y);
+    else if (!std::strcmp(op, "div")) r = rocmigrate_hdiv(x, y);
+    else if (!std::strcmp(op, "fma")) r = rocmigrate_hfma(x, y, z);
+    else {
+      unsigned bits = (a << 16) | b;
+      float f;
+      std::memcpy(&f, &bits, sizeof f);
+      r = rocmigrate_float2bfloat16(f);
+    }
+    std::printf("%04x\n", rocmigrate_bfloat16_as_ushort(r));
+  }
+}
+"""
+
+
+@pytest.mark.slow
+def test_the_support_header_rounds_as_cuda(tmp_path: Path):
+    """rocmigrate_bf16.h's arithmetic and conversion, built by hipcc (HIP 5.2, host side: the
+    same code as the device's), against an exact rational reference on random operands and on
+    the fma cases that rounding through float gets wrong: every result bit for bit. (Against
+    CUDA 13's own intrinsics on an H200 they agree on all 2^32 operand pairs of add, sub, mul,
+    div and fma, and on every float converted.)"""
+    import os
+    import subprocess
+
+    from conftest import require_tool
+
+    (tmp_path / "rocmigrate_bf16.h").write_text(_support_header("5.2"))
+    probe = tmp_path / "probe.cpp"
+    probe.write_text(SUPPORT_PROBE)
+    env = dict(os.environ, HIP_PLATFORM="amd", TMPDIR=str(tmp_path))
+    built = subprocess.run([require_tool("hipcc"), "--offload-arch=gfx90a", "-std=c++17", "-O1",
+                            str(probe), "-o", str(tmp_path / "probe")],
+                           capture_output=True, text=True, env=env, timeout=300)
+    assert built.returncode == 0, built.stderr[-3000:]
+    cases = _cases(6000)
+    ran = subprocess.run([str(tmp_path / "probe")], capture_output=True, text=True, check=True,
+                         input="".join(f"{op} {a:x} {b:x} {c:x}\n" for op, a, b, c in cases))
+    results = [int(word, 16) for word in ran.stdout.split()]
+    assert len(results) == len(cases)
+    wrong = [(case, hex(got)) for case, got in zip(cases, results) if got != _cuda_result(*case)]
+    assert wrong == []

@@ -18,13 +18,41 @@ from ..cuda_types import SIXTEEN_BIT
 from ..markers import as_converted, marker_fix, unproven_fix
 from .rename import names_code
 
+SUPPORT_HEADER = '"rocmigrate_bf16.h"'  # templates/support/rocmigrate_bf16.h.j2
 # every spelling of a bf16 scalar, CUDA's and HIP's
 BF16_TYPES = frozenset(t for t, c in SIXTEEN_BIT.items() if c in ("__hip_bfloat16", "hip_bfloat16"))
+# and of a pair of them, rocmigrate_bf16.h's too
+BF162_TYPES = frozenset(t for t, c in SIXTEEN_BIT.items() if c == "__hip_bfloat162") | {
+    "rocmigrate_bfloat162"}
 _BF16 = "|".join(sorted(BF16_TYPES, key=len, reverse=True))
 # calls and conversions whose value is a bf16 scalar
-_PRODUCER = re.compile(r"(?:__float2bfloat16(?:_r[nzdu])?|__double2bfloat16|" + _BF16 + r")\s*[({]"
+_PRODUCER = re.compile(r"(?:__float2bfloat16(?:_r[nzdu])?|__double2bfloat16|" + _BF16 +
+                       r"|rocmigrate_(?:float2bfloat16|h(?:add|sub|mul|div|neg|fma)"
+                       r"|ushort_as_bfloat16|low2bfloat16|high2bfloat16))\s*[({]"
                        r"|static_cast\s*<\s*(?:const\s+)?(?:" + _BF16 + r")\s*>\s*\(")
+# calls whose value is a pair of bf16
+_PAIR_PRODUCER = re.compile(r"(?:__float22bfloat162_rn|__floats?2bfloat162_rn|__halves2bfloat162"
+                            r"|__bfloat162bfloat162|rocmigrate_(?:float22bfloat162_rn"
+                            r"|floats?2bfloat162_rn|halves2bfloat162|bfloat162bfloat162"
+                            r"|h(?:add|sub|mul|neg|fma)2|h2div))\s*\(")
+_C_CAST = re.compile(r"\(\s*(?:const\s+)?(?:" + _BF16 + r")\s*\)\s*")
 _CONTAINER = re.compile(r"(?:std::)?(?:vector|array|valarray)<(" + _BF16 + r")\s*[,>].*")
+# Before ROCm 6.0, CUDA's bf16 intrinsics whose names HIP has for __half only: a call with an
+# argument proven bf16 (a pair for the pair functions) calls rocmigrate_bf16.h's function.
+SCALAR_ARITHMETIC = {name: "rocmigrate_" + name[2:] for name in (
+    "__hadd", "__hsub", "__hmul", "__hdiv", "__hneg", "__hfma")}
+PAIR_ARITHMETIC = {name: "rocmigrate_" + name[2:] for name in (
+    "__hadd2", "__hsub2", "__hmul2", "__h2div", "__hneg2", "__hfma2", "__low2float",
+    "__high2float")}
+_ARITHMETIC_CALL = re.compile(
+    "(" + "|".join(sorted(SCALAR_ARITHMETIC.keys() | PAIR_ARITHMETIC.keys(), key=len,
+                          reverse=True)) + r")\s*\(")
+_PAIR_RESULTS = frozenset(PAIR_ARITHMETIC) - {"__low2float", "__high2float"}
+# lowerings exact for some arguments only, and rocmigrate_bf16.h's function, exact for all
+EXACT_FOR_ALL = {"__float2bfloat16": "rocmigrate_float2bfloat16",
+                 "__float2bfloat16_rn": "rocmigrate_float2bfloat16",
+                 "__bfloat162float": "rocmigrate_bfloat162float"}
+_FLOAT = frozenset({"float"})
 _ELEMENT = re.compile(r"([A-Za-z_]\w*)\s*((?:\[[^\[\]]*\]\s*)*)")
 _LITERAL = re.compile(
     r"[-+]?\s*(?:0[xX](?P<hex>[0-9a-fA-F']*\.?[0-9a-fA-F']*(?:[pP][-+]?\d+)?)"
@@ -65,30 +93,58 @@ def _float_exact(match: re.Match) -> bool:
         return False
 
 
-def bf16_value(ctx: RuleContext, text: str, at: int) -> bool:
-    """Is the expression ``text`` (written at ``at``) proven to be a bf16 scalar: a conversion to
-    one, or a name declared with a bf16 type (``x``, ``*p``, ``p[i]``, ``v[i]`` of a
-    ``std::vector`` of bf16)?"""
+def bf16_value(ctx: RuleContext, text: str, at: int, pair: bool = False) -> bool:
+    """Is the expression ``text`` (written at ``at``) proven to be a bf16 scalar (or, with
+    ``pair``, a pair of them): a conversion to one, or a name declared with a bf16 type (``x``,
+    ``*p``, ``p[i]``, ``v[i]`` of a ``std::vector`` of bf16)?"""
     text = strip_parens(text)
-    producer = _PRODUCER.match(text)
+    producer = (_PAIR_PRODUCER if pair else _PRODUCER).match(text)
     if producer is not None:  # the whole text is one conversion
         raw = text.encode()
         return close_of(raw, len(text[: producer.end() - 1].encode())) == len(raw) - 1
+    arithmetic = _ARITHMETIC_CALL.match(text)
+    if arithmetic is not None and (arithmetic.group(1) in _PAIR_RESULTS) == pair:
+        # __hadd(x, y) and the like: bf16 (a pair) where an argument is, as CUDA's overloads
+        raw = text.encode()
+        spans = arguments(raw, arithmetic.end(1))
+        return (spans is not None and close_of(raw, arithmetic.end() - 1) == len(raw) - 1
+                and any(bf16_value(ctx, raw[b:e].decode("utf-8", "replace"), at, pair)
+                        for b, e in spans))
+    cast = None if pair else _C_CAST.match(text)
+    if cast is not None:  # (T)x, (T)(...)
+        operand = text[cast.end():].encode()
+        return (re.fullmatch(rb"[\w.]+", operand) is not None
+                or operand[:1] == b"(" and close_of(operand, 0) == len(operand) - 1)
+    return _declared(ctx, text, at, BF162_TYPES if pair else BF16_TYPES, containers=not pair)
+
+
+def _declared(ctx: RuleContext, text: str, at: int, types: frozenset[str],
+              containers: bool = False) -> bool:
+    """Is ``text`` a name declared with one of ``types`` (``x``, ``*p``, ``p[i]``; with
+    ``containers``, ``v[i]`` of a ``std::vector`` of bf16 too)?"""
+    found = _declared_type(ctx, text, at)
+    if found is None:
+        return False
+    type_name, levels = found
+    container = _CONTAINER.fullmatch(type_name.replace(" ", "")) if containers else None
+    return (type_name in types and levels == 0) or (container is not None and levels == -1)
+
+
+def _declared_type(ctx: RuleContext, text: str, at: int) -> tuple[str, int] | None:
+    """(declared type, pointer levels left) of ``text`` where it is a name (``x``, ``*p``,
+    ``p[i]``) whose declaration is found, else None."""
     derefs = 0
+    text = strip_parens(text)
     while text.startswith("*"):
         derefs += 1
         text = strip_parens(text[1:])
     element = _ELEMENT.fullmatch(text)
     if element is None:
-        return False
+        return None
     declaration = value_declaration(ctx, element.group(1), at)
     if declaration is None:
-        return False
-    levels = derefs + element.group(2).count("[")
-    if declaration.type in BF16_TYPES:
-        return declaration.pointers == levels
-    container = _CONTAINER.fullmatch(declaration.type.replace(" ", ""))
-    return container is not None and declaration.pointers + 1 == levels
+        return None
+    return declaration.type, declaration.pointers - derefs - element.group(2).count("[")
 
 
 def _shown(ctx: RuleContext, spans: list[tuple[int, int]]) -> str:
@@ -109,11 +165,23 @@ class OldRocmLowering(Rule):
     ``hip_bfloat16`` wherever it is code (declarations, template arguments, casts, ``sizeof``),
     ``__float2bfloat16(x)`` and ``__float2bfloat16_rn(x)`` become ``hip_bfloat16(x)``, and
     ``__bfloat162float(x)`` becomes ``static_cast<float>(x)``; HDR001 rewrites
-    ``<cuda_bf16.h>`` to ``<hip/hip_bfloat16.h>``. Only what has an exact counterpart is
-    lowered: ``__nv_bfloat162`` and the other bf16 intrinsics stay reported by API001 (API002,
-    API003). From ROCm 6.0 nothing is lowered: API001 renames the CUDA names to HIP's
-    (``__hip_bfloat16``). Names inside ``#define`` bodies, and functions that are not called,
-    are reported (LOW002), not rewritten. WRP001 applies the table's warp-sync rows.
+    ``<cuda_bf16.h>`` to ``<hip/hip_bfloat16.h>``. What ``hip_bfloat16`` lacks is lowered onto
+    the support header ``rocmigrate_bf16.h``, written beside the output on ``hip_bfloat16``:
+    ``__nv_bfloat162`` becomes ``rocmigrate_bfloat162``, the pair conversions and bit casts
+    (``__float2bfloat162_rn``, ``__float22bfloat162_rn``, ``__bfloat1622float2``,
+    ``__halves2bfloat162``, ``__ushort_as_bfloat16``...) their ``rocmigrate_`` functions, and
+    ``__hadd``, ``__hsub``, ``__hmul``, ``__hdiv``, ``__hneg``, ``__hfma``, their pair forms,
+    ``__low2float`` and ``__high2float`` (HIP 5.x has them for ``__half`` only) become
+    ``rocmigrate_hadd``... where an argument is proven bf16 (a pair). A copy-initialisation
+    (``__nv_bfloat16 x = 0.f;``, ``T a[] = {x, y}``), implicit in CUDA, does not build against
+    ``hip_bfloat16``'s explicit float constructor: each value gets its conversion written
+    (``hip_bfloat16(0.f)`` for a literal float holds exactly, ``rocmigrate_float2bfloat16(f)``
+    for a float), a bf16 value is left, and a value of unproven type is marked. From ROCm 6.0
+    API001 renames the CUDA names to HIP's (``__hip_bfloat16``); only ``__float2bfloat162_rn``
+    and ``__floats2bfloat162_rn`` (missing from HIP 6.4.3) and the bit casts (which HIPIFY's
+    tables do not know) are lowered there, onto the header written for that target. Names
+    inside ``#define`` bodies, and functions that are not called, are reported (LOW002), not
+    rewritten. WRP001 applies the table's warp-sync rows.
 
     ## Why is this bad on AMD
     The CUDA-style bf16 API does not exist before ROCm 6.0: a port that keeps it does not build,
@@ -131,13 +199,15 @@ class OldRocmLowering(Rule):
 
     ## Use instead
     ```cpp
+    #include "rocmigrate_bf16.h"
     #include <hip/hip_bfloat16.h>
     __global__ void twice(hip_bfloat16* v) {
-      v[threadIdx.x] = hip_bfloat16(static_cast<float>(v[threadIdx.x]) * 2.0f);
+      v[threadIdx.x] = rocmigrate_float2bfloat16(static_cast<float>(v[threadIdx.x]) * 2.0f);
     }
     ```
-    That is ``lint --fix --unsafe-fixes --rocm 5.2``; without unsafe fixes
-    ``__float2bfloat16(...)`` is marked, since its argument may be NaN.
+    That is ``convert --rocm 5.2``: ``hip_bfloat16(x)`` would keep a NaN's payload where CUDA
+    returns ``0x7fff``, so a value's conversion goes through ``rocmigrate_bf16.h``; a
+    literal's is ``hip_bfloat16(1.0f)``.
 
     ## Fix safety
     Safe where the lowering is exact, else unsafe (``convert`` marks the site, ``lint --fix
@@ -153,8 +223,21 @@ class OldRocmLowering(Rule):
     argument to bf16: safe where the argument is proven bf16 (a name declared with a bf16 type,
     ``*p``, ``p[i]``, an element of a ``std::vector`` of bf16, a conversion to bf16).
     ``hip_bfloat16``'s float constructor is explicit: an implicit conversion CUDA accepts
-    (``__nv_bfloat16 v = f;``) fails to build rather than change meaning. Not seen: conversions
-    written through a typedef of the type, and default member initialisers.
+    fails to build rather than change meaning; LOW001 writes those of copy-initialisations it
+    can prove exact. Safe, for every argument they take: ``rocmigrate_bf16.h``'s functions,
+    which round as CUDA does (to nearest even once, any NaN result ``0x7fff``; an fma rounds to
+    odd in float first). Compared with CUDA 13's intrinsics on an H200 (the header built
+    through rocmigrate's NVIDIA headers), ``__hadd``, ``__hsub``, ``__hmul``, ``__hdiv`` and
+    ``__hfma`` agree on all 2^32 operand pairs, ``__float2bfloat16`` on all 2^32 floats, the
+    pair forms on 2^28 random inputs; HIP 5.2's build agrees with an exact rational reference
+    (tests). ``rocmigrate_float2bfloat16(x)`` is exact for every float (CUDA's function takes
+    a float too); ``rocmigrate_bfloat162float(x)`` takes a bf16 only, so that an argument of
+    another type, which CUDA rounds to bf16 first, fails to build: where the argument is
+    declared with another type the site is marked instead. The bf16 overloads are lowered only
+    where an argument is proven bf16: CUDA then calls the bf16 overload or rejects the call.
+    Not seen: conversions written through a typedef of the type, default member initialisers,
+    assignments and returns of a float to bf16, and implicit conversions in templates
+    instantiated with bf16 (``T v = 0.f`` with ``T`` bf16): they fail to build.
     """
 
     code = "LOW001"
@@ -171,28 +254,98 @@ class OldRocmLowering(Rule):
         rows = {name.encode(): low for name, low in ctx.tables.lowerings.items()
                 if low.rule == self.code and low.kind != "header" and low.applies(rocm)
                 and name.encode() in ctx.data}
-        for name, start, end in find_name(ctx, rows):
+        overloads = {}
+        bf16 = ctx.tables.lowerings.get("__nv_bfloat16")
+        if bf16 is not None and bf16.applies(rocm):  # HIP has CUDA's bf16 API from then on
+            overloads = {name.encode(): (name, pair) for table, pair in (
+                (SCALAR_ARITHMETIC, False), (PAIR_ARITHMETIC, True)) for name in table
+                if name.encode() in ctx.data}
+        for name, start, end in find_name(ctx, rows.keys() | overloads.keys()):
             if not names_code(ctx, start, end):
+                continue
+            if name in overloads:
+                found = self._overload(ctx, *overloads[name], start, end)
+                if found is not None:
+                    yield found
                 continue
             low = rows[name]
             if low.kind == "name":
-                yield self._name(ctx, low, start, end)
+                yield from self._name(ctx, low, start, end)
             else:
                 yield self._call(ctx, low, start, end)
 
-    def _name(self, ctx: RuleContext, low: Lowering, start: int, end: int) -> Diagnostic:
+    def _overload(self, ctx: RuleContext, name: str, pair: bool, start: int,
+                  end: int) -> Diagnostic | None:
+        """``__hadd(a, b)`` and the like on bf16: rocmigrate_bf16.h's function where an argument
+        is proven bf16 (CUDA picks the bf16 overload then, or rejects the call); else left,
+        being HIP's __half function or unproven."""
+        call = lexical_call(ctx, start, end)
+        if call is None or call == "macro" or not any(
+                bf16_value(ctx, ctx.data[b:e].decode("utf-8", "replace"), start, pair)
+                for b, e in call.arguments):
+            return None
+        replacement = (PAIR_ARITHMETIC if pair else SCALAR_ARITHMETIC)[name]
+        kind = "a bf16 pair" if pair else "bf16"
+        return Diagnostic(
+            "LOW001", f"{name} on {kind} -> {replacement} (rocmigrate_bf16.h): ROCm "
+            f"{format_version(ctx.settings.rocm)} has {name} for __half only", start, end,
+            _lowering(replacement, start, end), library="device", symbol=name, severity="info")
+
+    def _name(self, ctx: RuleContext, low: Lowering, start: int, end: int):
         if ctx.in_directive(start):
-            return self._report(ctx, low, start, end, "write {replacement} in this macro by hand")
-        rewrite = Fix(f"lower to {low.replacement}", (Edit(start, end, low.replacement.encode()),))
+            yield self._report(ctx, low, start, end, "write {replacement} in this macro by hand")
+            return
+        replacement = _replacement(low)
+        rewrite = _lowering(replacement, start, end)
         spans = _converted(ctx, start, end)
+        if low.exact == "literal":  # explicit float constructor: copy-initialisations convert
+            edits, unproven = self._implicit_conversions(ctx, replacement, start, end)
+            if edits:
+                support = any(edit.text.startswith(b"rocmigrate_") for edit in edits)
+                rewrite = Fix(rewrite.title, rewrite.edits + tuple(edits),
+                              includes=(SUPPORT_HEADER,) if support else ())
+            for begin, finish in unproven:
+                shown = _shown(ctx, [(begin, finish)])
+                text = (f"{shown}: if it is not a bf16, its implicit conversion to {replacement} "
+                        f"does not build ({replacement}'s float constructor is explicit) and "
+                        "rocmigrate cannot prove its type here: write "
+                        f"rocmigrate_float2bfloat16({shown}) for a float, as CUDA converts it")
+                yield self._report_as(ctx, low, "LOW001", begin, finish, text)
         if spans is None or all(self._exact_conversion(ctx, low, span) for span in spans):
-            return Diagnostic("LOW001", f"{low.cuda} -> {low.replacement} ({self._why(ctx, low)})",
-                              start, end, rewrite, library="device", symbol=low.cuda,
-                              severity="info")
-        text = (f"{low.cuda} -> {low.replacement}: the conversion of {_shown(ctx, spans)} to it "
+            yield Diagnostic("LOW001", f"{low.cuda} -> {replacement} ({self._why(ctx, low)})",
+                             start, end, rewrite, library="device", symbol=low.cuda,
+                             severity="info")
+            return
+        text = (f"{low.cuda} -> {replacement}: the conversion of {_shown(ctx, spans)} to it "
                 "is exact only for a literal that float holds exactly or a value of the type "
                 f"itself, which rocmigrate cannot prove here: {low.note}")
-        return self._unsafe(ctx, low, start, end, text, rewrite)
+        yield self._unsafe(ctx, low, start, end, text, rewrite)
+
+    @staticmethod
+    def _implicit_conversions(ctx: RuleContext, replacement: str, start: int,
+                              end: int) -> tuple[list[Edit], list[tuple[int, int]]]:
+        """The values copy-initialised to the type named at [start, end) (``T v = x;``,
+        ``T a[] = {x, y};``), which CUDA converts implicitly and ``replacement`` (whose float
+        constructor is explicit) does not: the edits that write the conversions that need it
+        (a literal float holds exactly -> ``T(x)``, a float -> ``rocmigrate_float2bfloat16(x)``,
+        both exact), and the values whose type rocmigrate cannot prove."""
+        edits: list[Edit] = []
+        unproven: list[tuple[int, int]] = []
+        for value in _copy_initialised(ctx, start, end):
+            begin, finish = value.start_byte, value.end_byte
+            text = ctx.data[begin:finish].decode("utf-8", "replace")
+            literal = _literal(text)
+            if literal is not None and _float_exact(literal):
+                function = replacement
+            elif _declared(ctx, text, begin, _FLOAT):
+                function = EXACT_FOR_ALL["__float2bfloat16"]
+            elif _bf16_expression(ctx, value):
+                continue
+            else:
+                unproven.append((begin, finish))
+                continue
+            edits += [Edit(begin, begin, function.encode() + b"("), Edit(finish, finish, b")")]
+        return edits, unproven
 
     def _call(self, ctx: RuleContext, low: Lowering, start: int, end: int) -> Diagnostic:
         call = lexical_call(ctx, start, end)
@@ -202,18 +355,25 @@ class OldRocmLowering(Rule):
         if call is None:
             return self._report(ctx, low, start, end,
                                 "it is not called here: use {replacement}(...) by hand")
-        rewrite = Fix(f"lower to {low.replacement}", (Edit(start, end, low.replacement.encode()),))
+        rewrite = _lowering(_replacement(low), start, end)
         args = call.arguments
         if low.exact == "always" or (low.exact == "literal" and args and all(
                 _literal(ctx.data[b:e].decode("utf-8", "replace")) for b, e in args)) or (
                 low.exact == "bf16" and len(args) == 1 and bf16_value(
                     ctx, ctx.data[args[0][0]:args[0][1]].decode("utf-8", "replace"), start)):
-            return Diagnostic("LOW001", f"{low.cuda} -> {low.replacement} ({self._why(ctx, low)})",
-                              start, end, rewrite, library="device", symbol=low.cuda,
+            return Diagnostic("LOW001", f"{low.cuda} -> {_replacement(low)} "
+                              f"({self._why(ctx, low)})", start, end, rewrite, library="device",
+                              symbol=low.cuda, severity="info")
+        exact = EXACT_FOR_ALL.get(low.cuda)
+        if exact is not None and not (low.exact == "bf16" and _other_than_bf16(ctx, args)):
+            # the support header's function is exact for every argument it takes
+            return Diagnostic("LOW001", f"{low.cuda} -> {exact} (rocmigrate_bf16.h; "
+                              f"{self._why(ctx, low)})", start, end,
+                              _lowering(exact, start, end), library="device", symbol=low.cuda,
                               severity="info")
         shown = _shown(ctx, args)
         proven = "a numeric literal" if low.exact == "literal" else "a bf16 value"
-        text = (f"{low.cuda}({shown}) -> {low.replacement}({shown}) is exact only for {proven}, "
+        text = (f"{low.cuda}({shown}) -> {_replacement(low)}({shown}) is exact only for {proven}, "
                 f"which rocmigrate cannot prove here: {low.note}")
         return self._unsafe(ctx, low, start, end, text, rewrite)
 
@@ -241,10 +401,38 @@ class OldRocmLowering(Rule):
 
     def _report(self, ctx, low, start, end, advice: str) -> Diagnostic:
         text = (f"{low.cuda} {low.lacking()} (target {format_version(ctx.settings.rocm)}): "
-                + advice.format(replacement=low.replacement) + f" ({low.note})")
-        return Diagnostic("LOW002", text, start, end,
-                          marker_fix(ctx, start, Marker("LOW002", text)), library="device",
-                          symbol=low.cuda, severity="warning")
+                + advice.format(replacement=_replacement(low)) + f" ({low.note})")
+        return self._report_as(ctx, low, "LOW002", start, end, text)
+
+    @staticmethod
+    def _report_as(ctx, low, code: str, start: int, end: int, text: str) -> Diagnostic:
+        return Diagnostic(code, text, start, end, marker_fix(ctx, start, Marker(code, text)),
+                          library="device", symbol=low.cuda, severity="warning")
+
+
+def _other_than_bf16(ctx: RuleContext, args: list[tuple[int, int]]) -> bool:
+    """Is the one argument a name declared with another type than bf16 (which CUDA's
+    __bfloat162float converts to bf16 first, and rocmigrate_bfloat162float does not take)?"""
+    if len(args) != 1:
+        return False
+    (begin, finish), = args
+    text = ctx.data[begin:finish].decode("utf-8", "replace")
+    return _declared_type(ctx, text, begin) is not None and not bf16_value(ctx, text, begin)
+
+
+def _replacement(low: Lowering) -> str:
+    """What replaces the row's CUDA name: its ``replacement``, or where that is empty the
+    function or type of rocmigrate_bf16.h that stands for it (``__nv_bfloat162`` ->
+    ``rocmigrate_bfloat162``)."""
+    return low.replacement or "rocmigrate_" + low.cuda.lstrip("_").removeprefix("nv_")
+
+
+def _lowering(replacement: str, start: int, end: int) -> Fix:
+    """The fix that writes ``replacement`` over [start, end), with the support header where it
+    names one of its functions or types."""
+    support = (SUPPORT_HEADER,) if replacement.startswith("rocmigrate_") else ()
+    return Fix(f"lower to {replacement}", (Edit(start, end, replacement.encode()),),
+               includes=support)
 
 
 def _converted(ctx: RuleContext, start: int, end: int) -> list[tuple[int, int]] | None:
@@ -319,9 +507,8 @@ def _cast_operand(ctx: RuleContext, at: int) -> list[tuple[int, int]]:
     return [(pos, max(pos + 1, rest.end()))]
 
 
-def _direct_init(ctx: RuleContext, start: int, end: int) -> list[tuple[int, int]] | None:
-    """Initialisers of ``T v(x);`` / ``T v{x};`` declarations whose type is named at
-    [start, end) (the parser may read ``T v(x)`` as a function declaration)."""
+def _declaration(ctx: RuleContext, start: int, end: int):
+    """The declaration (a tree node) whose type is named at [start, end), or None."""
     node = ctx.tree.root_node.descendant_for_byte_range(start, end)
     while node is not None and node.type not in ("declaration", "field_declaration",
                                                  "function_definition", "compound_statement"):
@@ -331,11 +518,67 @@ def _direct_init(ctx: RuleContext, start: int, end: int) -> list[tuple[int, int]
     type_node = node.child_by_field_name("type")
     if type_node is None or not (type_node.start_byte <= start and end <= type_node.end_byte):
         return None
+    return node
+
+
+def _bf16_expression(ctx: RuleContext, node) -> bool:
+    """Is the expression ``node`` proven a bf16 scalar: ``bf16_value``, or the sum, difference,
+    product, quotient or negation of such (bf16 arithmetic, CUDA's and hip_bfloat16's)?"""
+    while node.type == "parenthesized_expression" and node.named_child_count == 1:
+        node = node.named_children[0]
+    if node.type == "binary_expression":
+        operator = node.child_by_field_name("operator")
+        return (operator is not None and operator.type in ("+", "-", "*", "/")
+                and all(_bf16_expression(ctx, node.child_by_field_name(side))
+                        for side in ("left", "right")))
+    if node.type == "unary_expression":
+        operator = node.child_by_field_name("operator")
+        return (operator is not None and operator.type in ("-", "+")
+                and _bf16_expression(ctx, node.child_by_field_name("argument")))
+    return bf16_value(ctx, ctx.text(node), node.start_byte)
+
+
+def _copy_initialised(ctx: RuleContext, start: int, end: int) -> list:
+    """The values (tree nodes) a declaration whose type is named at [start, end) copy-initialises
+    its variables with: ``x`` of ``T v = x``, each element of ``T a[] = {x, y}`` (a nested list
+    whole). Only where the type is the whole declared type (not ``T*``, ``T&``)."""
+    if b"=" not in ctx.code[end : ctx.code.find(b";", end)]:
+        return []  # most declarations: nothing to parse for
+    node = _declaration(ctx, start, end)
+    type_node = node.child_by_field_name("type") if node is not None else None
+    if type_node is None or (type_node.start_byte, type_node.end_byte) != (start, end):
+        return []  # not a declaration of the type itself (std::vector<T> v = ...)
+    values = []
+    for declarator in node.children_by_field_name("declarator"):
+        if declarator.type != "init_declarator" or not _copy_init(declarator):
+            continue
+        target = declarator.child_by_field_name("declarator")
+        value = declarator.child_by_field_name("value")
+        if target is None or value is None or target.type not in ("identifier",
+                                                                  "array_declarator"):
+            continue
+        if target.type == "identifier" and value.type != "initializer_list":
+            values.append(value)
+        elif value.type == "initializer_list":
+            values += [c for c in value.named_children if c.type != "comment"]
+    return values
+
+
+def _copy_init(declarator) -> bool:
+    return any(child.type == "=" for child in declarator.children)
+
+
+def _direct_init(ctx: RuleContext, start: int, end: int) -> list[tuple[int, int]] | None:
+    """Initialisers of ``T v(x);`` / ``T v{x};`` declarations whose type is named at
+    [start, end) (the parser may read ``T v(x)`` as a function declaration)."""
+    node = _declaration(ctx, start, end)
+    if node is None:
+        return None
     spans: list[tuple[int, int]] = []
     in_block = node.parent is not None and node.parent.type == "compound_statement"
     for declarator in node.children_by_field_name("declarator"):
         value = None
-        if declarator.type == "init_declarator":
+        if declarator.type == "init_declarator" and not _copy_init(declarator):
             value = declarator.child_by_field_name("value")
             if value is not None and value.type not in ("argument_list", "initializer_list"):
                 value = None

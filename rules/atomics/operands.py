@@ -85,7 +85,8 @@ def converted_type(ctx: RuleContext, operand: Operand) -> str | None:
         return None
     low = ctx.tables.lowerings.get(operand.type)
     if low is not None and low.kind == "name" and low.applies(ctx.settings.rocm):
-        return SIXTEEN_BIT.get(low.replacement)
+        # a type lowered onto rocmigrate_bf16.h (empty replacement) keeps its HIP name here
+        return SIXTEEN_BIT.get(low.replacement or operand.type)
     return SIXTEEN_BIT.get(operand.type)
 
 
