@@ -241,12 +241,13 @@ def _report(ctx: RuleContext, copy: Copy, index: int, host: _Host) -> Diagnostic
                f"({host.origin}): AMD stages such copies through pinned buffers"
                + ("; an asynchronous copy of pageable memory is synchronous, so streams do not "
                   "overlap it" if asynchronous else "")
-               + "; into pinned memory 391 gradient copies ran 3.6-4.6x faster (H200, CUDA 13)")
+               + "; such copies ran 3.6-4.6x faster into pinned memory (391 gradient tensors, "
+                 "NVIDIA H200, CUDA 13)")
     advice = ("register it where it is allocated (hipHostRegister; hipHostUnregister before it "
               "is freed) or copy through a pinned staging buffer")
     rewrite, why_not = None, ""
     if not host.vector:
-        why_not = "only a std::vector's range is known here"
+        why_not = "no rewrite offered: rocmigrate registers only a std::vector, whose size it knows"
     elif asynchronous:
         why_not = "registered, asynchronous copies stop waiting: synchronise before the host reads it"
     else:
