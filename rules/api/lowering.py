@@ -251,12 +251,15 @@ class OldRocmLowering(Rule):
 
     def check(self, ctx: RuleContext):
         rocm = ctx.settings.rocm
+        # one scan for the bf16 names (most of the rows) instead of one for each: a bf16 name,
+        # and a bf16 argument's proof (a type, a conversion), says bfloat16
+        says_bf16 = b"bfloat16" in ctx.data
         rows = {name.encode(): low for name, low in ctx.tables.lowerings.items()
                 if low.rule == self.code and low.kind != "header" and low.applies(rocm)
-                and name.encode() in ctx.data}
+                and (says_bf16 or "bfloat16" not in name) and name.encode() in ctx.data}
         overloads = {}
         bf16 = ctx.tables.lowerings.get("__nv_bfloat16")
-        if bf16 is not None and bf16.applies(rocm):  # HIP has CUDA's bf16 API from then on
+        if says_bf16 and bf16 is not None and bf16.applies(rocm):  # CUDA's API from ROCm 6.0
             overloads = {name.encode(): (name, pair) for table, pair in (
                 (SCALAR_ARITHMETIC, False), (PAIR_ARITHMETIC, True)) for name in table
                 if name.encode() in ctx.data}
