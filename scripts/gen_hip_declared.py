@@ -22,7 +22,12 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from rules.portability.builtin_redefinition import parameter_type  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 _COMMENTS = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
@@ -50,25 +55,8 @@ def _text(path: Path) -> str:
 
 
 def _type_of(parameter: str) -> str:
-    """A parameter's type as the tables and RDF001 write it: the name dropped, top-level const
-    dropped, '*' attached, one blank between words."""
-    text = re.sub(r"\s*\*\s*", "* ", parameter.strip())
-    words = text.split()
-    if len(words) > 1 and re.fullmatch(r"[A-Za-z_]\w*", words[-1]) and words[-1] not in (
-            "int", "long", "float", "double", "short", "char", "unsigned", "signed"):
-        words = words[:-1]
-    text = " ".join(words).replace("* ", "*").replace(" *", "*")
-    if "*" not in text:
-        text = re.sub(r"^const\s+|\s+const$", "", text)
-    return normalize_type(text)
-
-
-def normalize_type(text: str) -> str:
-    """One spelling per C++ type (``unsigned long long int`` -> ``unsigned long long``)."""
-    text = re.sub(r"\s+", " ", text.strip())
-    text = re.sub(r"\b(unsigned|signed|long|short) int\b", r"\1", text)
-    text = re.sub(r"^unsigned(?=\*|$)", "unsigned int", text)
-    return text.replace(" *", "*")
+    """A parameter's type as the tables and RDF001 write it (HIP's headers spell no aliases)."""
+    return parameter_type(parameter, {})
 
 
 def atomic_overloads(hip_dir: Path) -> set[tuple[str, str]]:

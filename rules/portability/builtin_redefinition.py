@@ -33,9 +33,11 @@ _FIXED_WIDTH = {"int32_t": "int", "uint32_t": "unsigned int", "int64_t": "long",
                 "uint64_t": "unsigned long", "size_t": "unsigned long"}
 
 
-def _parameter_type(parameter: str) -> str:
+def parameter_type(parameter: str, aliases: dict[str, str] = _FIXED_WIDTH) -> str:
+    """A parameter's type as the table writes it: the name dropped, top-level const dropped,
+    '*' attached, one blank between words; ``aliases`` (<cstdint>'s on Linux) spelled out."""
     text = re.sub(r"\s*\*\s*", "* ", parameter.strip())
-    words = [_FIXED_WIDTH.get(w, w) for w in text.split()]
+    words = [aliases.get(w, w) for w in text.split()]
     if len(words) > 1 and re.fullmatch(r"[A-Za-z_]\w*", words[-1]) and words[-1] not in (
             "int", "long", "float", "double", "short", "char", "unsigned", "signed"):
         words = words[:-1]
@@ -104,7 +106,7 @@ class BuiltinRedefinition(Rule):
             if close < match.end() or head[match.end() : close].count(b"(") or name not in defined:
                 continue
             parameters = head[match.end() : close].decode("utf-8", "replace")
-            types = ", ".join(_parameter_type(p) for p in parameters.split(",") if p.strip())
+            types = ", ".join(parameter_type(p) for p in parameters.split(",") if p.strip())
             if types not in defined[name] or _nested(ctx, found, index):
                 continue
             start = block.head + match.start()
