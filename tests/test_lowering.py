@@ -120,32 +120,38 @@ def test_nvidia_headers_map_the_lowered_names_back():
 
 
 LOWERED = b"""#include <hip/hip_runtime.h>
+#include "rocmigrate_bf16.h"
 #include <hip/hip_bfloat16.h>
 #include <cstdio>
 
-__global__ void k(hip_bfloat16* out, float* back) {
+__global__ void k(hip_bfloat16* out, float* back, rocmigrate_bfloat162* pairs) {
   out[0] = hip_bfloat16(1.0f) + hip_bfloat16(0.5f);
-  back[0] = static_cast<float>(out[0]);
+  out[1] = rocmigrate_hfma(out[0], rocmigrate_float2bfloat16(back[1]), out[0]);
+  pairs[0] = rocmigrate_hadd2(pairs[0], rocmigrate_float2bfloat162_rn(back[2]));
+  back[0] = static_cast<float>(out[0]) + rocmigrate_low2float(pairs[0]);
 }
 
 int main() {
   hip_bfloat16 host = hip_bfloat16(3.0f);
   std::printf("%g\\n", static_cast<float>(host));
-  return sizeof(hip_bfloat16) == 2 ? 0 : 1;
+  return sizeof(hip_bfloat16) == 2 && sizeof(rocmigrate_bfloat162) == 4 ? 0 : 1;
 }
 """
 
 
 @pytest.mark.slow
 def test_lowered_code_builds_for_amd_and_through_the_nvidia_headers(tmp_path: Path):
+    """hip_bfloat16 and rocmigrate_bf16.h (rendered for ROCm 5.2): hipcc 5.2 builds them, and
+    nvcc through rocmigrate's NVIDIA headers, where hip_bfloat16 is CUDA's __nv_bfloat16."""
     from migrator.nvidia import write_nvidia_headers
 
     source = tmp_path / "lowered.cu"
     source.write_bytes(LOWERED)
-    compiled = hipcc_compile(source, tmp_path)
+    (tmp_path / "rocmigrate_bf16.h").write_text(_support_header("5.2"))
+    compiled = hipcc_compile(source, tmp_path, ("-I", str(tmp_path)))
     assert compiled.returncode == 0, compiled.stderr[-3000:]
     write_nvidia_headers(apitables.load(), tmp_path / "nvh")
-    compiled = nvcc_compile(source, tmp_path, ("-I", str(tmp_path / "nvh")))
+    compiled = nvcc_compile(source, tmp_path, ("-I", str(tmp_path / "nvh"), "-I", str(tmp_path)))
     assert compiled.returncode == 0, compiled.stderr[-3000:]
 
 
