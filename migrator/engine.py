@@ -85,11 +85,29 @@ def _choose(with_fix: list[Diagnostic]) -> list[Diagnostic]:
             if any(a.end > b.start or (a.end == b.start and a.start == a.end == b.start)
                    for a, b in zip(edits, edits[1:])):
                 continue  # a malformed fix (its own edits overlap) is never applied
-        if fix.start <= last_end:
+        if fix.start <= last_end and not _marker_beside(fix, chosen, last_end):
             continue
         chosen.append(diag)
         last_end = fix.end
     return chosen
+
+
+def _marker_beside(fix: Fix, chosen: list[Diagnostic], last_end: int) -> bool:
+    """Is ``fix`` a marker inserted where the last chosen fixes, markers too, inserted theirs,
+    and unlike each of them? They all apply, in order: markers of two findings on one line
+    would otherwise wait a round each, and be reported at the lines of a later round's text.
+    A marker the same as one of them waits (the next round finds it written)."""
+    if not fix.marker or fix.start != fix.end or fix.start != last_end:
+        return False
+    beside = False
+    for diag in reversed(chosen):
+        last = diag.fix
+        if not (last.marker and last.start == last.end == last_end):
+            break
+        if last.edits[0].text == fix.edits[0].text:
+            return False
+        beside = True
+    return beside
 
 
 def _chosen_edits(chosen: list[Diagnostic]) -> list[Edit]:

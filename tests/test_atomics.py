@@ -406,10 +406,14 @@ def test_no_optimize_still_rewrites_half_atomics_and_drops_the_float_report(tmp_
     optimized = runner.run(runner.RunOptions(source, tmp_path / "o" / "a.cu"), _settings("5.2"))
     pure = runner.run(runner.RunOptions(source, tmp_path / "p" / "a.cu"),
                       _settings("5.2", optimize=False))
-    assert _findings(optimized) == [("ATM001", True), ("ATM001", True), ("ATM003", False)]
-    # ATM001 is needed for the port to build: kept; ATM003 (an AMD tuning hint) is left out
+    assert _findings(optimized) == [("ATM001", True), ("ATM001", True), ("ATM003", True)]
+    # ATM001 is needed for the port to build: kept; ATM003 (an AMD tuning hint) is left out,
+    # and with it its marker (ATM003 rewrites nothing else)
     assert _findings(pure) == [("ATM001", True), ("ATM001", True)]
-    assert (tmp_path / "p" / "a.cu").read_bytes() == (tmp_path / "o" / "a.cu").read_bytes()
+    marked = (tmp_path / "o" / "a.cu").read_bytes().splitlines(keepends=True)
+    assert [line for line in marked if b"// rocmigrate ATM003: " not in line] != marked
+    assert (tmp_path / "p" / "a.cu").read_bytes() == b"".join(
+        line for line in marked if b"// rocmigrate ATM003: " not in line)
     assert (tmp_path / "p" / HEADER).is_file()
 
 

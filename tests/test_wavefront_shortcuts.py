@@ -8,6 +8,7 @@ import re
 from conftest import rule_context
 from migrator.semantic.calls import find_name
 from migrator.semantic.scopes import blocks
+from migrator.settings import Settings
 from rules.wavefront import lane_math
 from rules.wavefront.common import SHUFFLE_WIDTH, SYNC_MASK_BUILTINS, builtin_names
 from strategies import random_texts
@@ -63,8 +64,10 @@ def test_device_code_is_any_device_block_around():
 
 
 def _reduction_fixes(source: bytes) -> list[bool]:
-    ctx = rule_context(source)
-    return [finding.fix is not None for finding in lane_math.LaneMath().check(ctx)]
+    """Whether each finding offers the rewrite (with --unsafe-fixes; a marker is no rewrite)."""
+    ctx = rule_context(source, settings=Settings(unsafe_fixes=True))
+    return [finding.fix is not None and not finding.fix.marker
+            for finding in lane_math.LaneMath().check(ctx)]
 
 
 def test_device_code_is_read_from_the_blocks_of_code_not_of_macro_bodies():

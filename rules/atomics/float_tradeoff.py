@@ -7,6 +7,7 @@ from migrator.rule import Rule, RuleContext
 from migrator.semantic.calls import find_name, lexical_call
 from migrator.semantic.lookup import function_key, may_point_to
 
+from ..markers import unproven_fix
 from .operands import pointer_operand
 
 _FLOATING = frozenset({"float", "double"})
@@ -19,7 +20,8 @@ class FloatAtomicTradeoff(Rule):
     Counts the ``atomicAdd`` calls on a proven ``float*`` or ``double*`` (declared in the
     function or the file, or cast) in each function, and reports them once per function, at the
     first call: one finding per kernel instead of one per call. Atomics on ``__shared__`` arrays
-    (LDS) are not counted: they use the hardware atomics either way. Nothing is rewritten.
+    (LDS) are not counted: they use the hardware atomics either way. Nothing is rewritten; a
+    ``// rocmigrate ATM003:`` marker above the first call says the choice.
 
     ## Why is this bad on AMD
     HIP's ``atomicAdd(float*)`` and ``atomicAdd(double*)`` are the safe form by default. On MI200
@@ -82,10 +84,17 @@ class FloatAtomicTradeoff(Rule):
             entry[3].add(operand.type)
         for start, end, count, types, name in functions.values():
             calls = "1 atomicAdd" if count == 1 else f"{count} atomicAdd calls"
+            floating = "/".join(sorted(types))
+            # the marker, at the first call, says the choice without the count (which a
+            # person's own unsafeAtomicAdd elsewhere in the function would change)
+            marker = (f"atomicAdd on {floating} in global memory: AMD's default is a safe "
+                      "compare-and-swap loop; unsafeAtomicAdd (or -munsafe-fp-atomics) is the "
+                      "faster hardware atomic, undefined on fine-grained memory: choose per call")
             yield Diagnostic(
-                "ATM003", f"{name}: {calls} on {'/'.join(sorted(types))} in global memory. On AMD "
+                "ATM003", f"{name}: {calls} on {floating} in global memory. On AMD "
                 "the default is the safe form (a compare-and-swap loop on MI200); "
                 "-munsafe-fp-atomics or unsafeAtomicAdd use the faster hardware atomics, which are "
                 "undefined on fine-grained (host-coherent or peer) memory; safeAtomicAdd keeps the "
                 "safe form under that flag. Unchanged: choose per call",
-                start, end, library="device", symbol="atomicAdd", severity="info")
+                start, end, unproven_fix(ctx, start, "ATM003", marker),
+                library="device", symbol="atomicAdd", severity="info")

@@ -4,12 +4,23 @@ from __future__ import annotations
 
 import re
 
-from migrator.diagnostics import Diagnostic, Edit, Fix
+from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
+from migrator.semantic.scopes import blocks, word_offsets
 
-from .common import MASK_RESULTS, builtin_names, call_arguments
+from ..markers import unproven_fix
+from .common import MASK_RESULTS, builtin_names, call_arguments, marker_site, stable_symbol
 
 _COUNTERS = {"__popc": "__popcll", "__ffs": "__ffsll", "__clz": "__clzll"}
+# 32-bit bit builtins on a variable holding a narrowed mask: the 64-bit form once it is widened
+# (None: the 64-bit result means something else, __clzll counts from bit 63: a person rewrites)
+_VARIABLE_COUNTERS = {"__popc": "__popcll", "__ffs": "__ffsll", "__clz": None, "__brev": None}
+_COUNTER_CALL = re.compile(rb"\b(__popc|__ffs|__clz|__brev)\s*\(\s*$")
+_CALL_CLOSE = re.compile(rb"\s*\)")
+# `mask & (1 << lane)` / `(1u << lane) & mask`: a lane tested with a 32-bit shift
+_BIT_TEST_AFTER = re.compile(rb"\s*&\s*\(\s*1[uU]?\s*<<\s*[^()]*\)")
+_BIT_TEST_BEFORE = re.compile(rb"\(\s*1[uU]?\s*<<\s*[^()]*\)\s*&\s*$")
+_WIDE_TYPE = {b"uint32_t": b"uint64_t", b"int32_t": b"uint64_t"}
 _NAMES = frozenset(name.encode() for name in MASK_RESULTS)
 # "unsigned x = " / "const unsigned int x = " right before the call: a 32-bit variable
 _NARROW_DECLARATION = re.compile(
@@ -24,8 +35,10 @@ class BallotWidth(Rule):
     ``__ballot``, ``__ballot_sync``, ``__activemask`` and ``__match_*_sync`` return a 64-bit
     lane mask in HIP. When such a result is passed straight to ``__popc``, ``__ffs`` or
     ``__clz``, the call is replaced by ``__popcll`` / ``__ffsll`` / ``__clzll``. When it
-    initialises or is assigned to a 32-bit variable (``unsigned``, ``int``, ``uint32_t``), the
-    narrowing is reported.
+    initialises a 32-bit variable (``unsigned``, ``int``, ``uint32_t``), the narrowing is
+    reported, and so is each 32-bit bit operation on that variable later in its block:
+    ``__popc(mask)``, ``__ffs(mask)``, ``__clz(mask)``, ``__brev(mask)`` and lane tests
+    ``mask & (1 << lane)``. Reported sites get a ``// rocmigrate WAV003:`` marker.
 
     ## Why is this bad on AMD
     On a 64-lane wavefront the upper 32 bits carry lanes 32-63: a 32-bit count or variable drops
@@ -44,9 +57,12 @@ class BallotWidth(Rule):
     ```
 
     ## Fix safety
-    The counter rewrite is safe: the 64-bit builtin gives the same result for lanes 0-31 and
-    counts the others too. Narrowed variables are reported only: widening a variable changes the
-    type of every later use.
+    The counter rewrite of a ballot passed straight to it is safe: the 64-bit builtin gives the
+    same result for lanes 0-31 and counts the others too. A narrowed variable is widened only
+    with ``--unsafe-fixes`` (widening changes the type of every later use), together with its
+    ``__popc``/``__ffs`` (to ``__popcll``/``__ffsll``) in the same fix; where the variable also
+    meets ``__clz``, ``__brev`` or a 32-bit lane test, whose 64-bit forms mean something else,
+    it is never rewritten.
     """
 
     code = "WAV003"
@@ -59,6 +75,7 @@ class BallotWidth(Rule):
         data = ctx.data
         for name, start, end in builtin_names(ctx, _NAMES):
             builtin = name.decode()
+            symbol = stable_symbol(ctx, builtin)
             spans = call_arguments(ctx, end)
             if spans is None:
                 continue
@@ -68,24 +85,26 @@ class BallotWidth(Rule):
                 wide = _COUNTERS[counter]
                 at = data.rindex(counter.encode(), max(0, start - 32), start)
                 if ctx.in_directive(start):
-                    yield Diagnostic(
-                        "WAV003", f"{counter} of a {builtin} result inside a macro counts lanes "
-                        f"0-31 only; use {wide} (not fixed inside macros)",
-                        start, end, library="device", symbol=builtin)
+                    message = (f"{counter} of a {builtin} result inside a macro counts lanes "
+                               f"0-31 only; use {wide} (not fixed inside macros)")
+                    yield Diagnostic("WAV003", message, start, end,
+                                     unproven_fix(ctx, marker_site(ctx, start), "WAV003", message),
+                                     library="device", symbol=symbol)
                     continue
+                # the edit runs up to the ballot: a fix of the argument (ARG001 casts what
+                # __ffs takes to int) touches it and waits for the next round, where it sees
+                # __ffsll, instead of narrowing the mask in this one
+                opening = data[at + len(counter) : start]
                 yield Diagnostic(
                     "WAV003", f"{counter} of a {builtin} result counts lanes 0-31 only; use {wide}",
                     at, at + len(counter),
-                    Fix(f"use {wide}", (Edit(at, at + len(counter), wide.encode()),)),
-                    library="device", symbol=builtin)
+                    Fix(f"use {wide}", (Edit(at, start, wide.encode() + opening),)),
+                    library="device", symbol=symbol)
                 continue
             declared = _NARROW_DECLARATION.search(data[max(0, start - 120) : start])
             if declared:
-                variable = f"'{declared.group(1).decode()} {declared.group(2).decode()}'"
-                yield Diagnostic(
-                    "WAV003", f"{builtin} returns a 64-bit lane mask; {variable} keeps lanes 0-31 "
-                    "only (use unsigned long long / uint64_t)", start, end,
-                    library="device", symbol=builtin)
+                yield from _narrowed(ctx, builtin, symbol, declared, max(0, start - 120),
+                                     (start, end), end if close is None else close + 1)
 
 
 def _counter_before(data: bytes, start: int) -> str:
@@ -100,3 +119,85 @@ def _closing_paren(data: bytes, name_end: int, spans: list[tuple[int, int]]) -> 
     pos = spans[-1][1] if spans else data.index(b"(", name_end) + 1
     close = data.find(b")", pos)
     return None if close == -1 else close
+
+
+def _narrowed(ctx: RuleContext, builtin: str, symbol: str, declared: re.Match, base: int,
+              name: tuple[int, int], call_end: int):
+    """The finding of a ``builtin`` result (its name at ``name``) held in the 32-bit variable
+    that ``declared`` (searched from ``base``) declares, and one for each 32-bit bit operation
+    on that variable later in its block. Widening the variable and its ``__popc``/``__ffs``
+    together is the unsafe rewrite; a use with no 64-bit twin of the same meaning (``__clz``,
+    ``__brev``, a lane tested with ``1 << lane``) leaves the whole of it to a person."""
+    data = ctx.data
+    start, name_end = name
+    written = declared.group(1).decode()
+    variable = declared.group(2)
+    message = (f"{builtin} returns a 64-bit lane mask; '{written} {variable.decode()}' keeps "
+               "lanes 0-31 only (use unsigned long long / uint64_t)")
+    if ctx.in_directive(start):
+        yield Diagnostic("WAV003", message, start, name_end,
+                         unproven_fix(ctx, marker_site(ctx, start), "WAV003", message),
+                         library="device", symbol=symbol)
+        return
+    uses = list(_bit_operations(ctx, variable, call_end))
+    rewrite = None
+    if all(wide is not None for _, _, _, wide in uses):
+        type_start = base + declared.start(1)
+        type_text = declared.group(1)
+        if type_text.startswith(b"const"):
+            type_start += len(type_text) - len(type_text[5:].lstrip())
+            type_text = type_text[5:].lstrip()
+        edits = [Edit(type_start, type_start + len(type_text),
+                      _WIDE_TYPE.get(type_text, b"unsigned long long"))]
+        edits += [Edit(at, at + len(counter), wide.encode()) for at, _, counter, wide in uses]
+        rewrite = Fix(f"widen '{variable.decode()}' to 64 bits", tuple(edits),
+                      Applicability.UNSAFE)
+    fix = unproven_fix(ctx, marker_site(ctx, start), "WAV003", message, rewrite)
+    yield Diagnostic("WAV003", message, start, name_end, fix,
+                     library="device", symbol=symbol)
+    for at, end, counter, wide in uses:
+        text = data[at:end].decode("utf-8", "replace")
+        if wide is not None:
+            use = (f"{counter}({variable.decode()}) sees lanes 0-31 only: "
+                   f"'{variable.decode()}' holds a {builtin} result narrowed to 32 bits "
+                   f"(widen it and use {wide})")
+        elif counter.startswith("__"):
+            use = (f"{counter}({variable.decode()}) works on 32 bits: '{variable.decode()}' "
+                   f"holds a {builtin} result narrowed to 32 bits (widen it; the 64-bit "
+                   f"{counter}ll counts from bit 63: review what the result means)")
+        else:
+            use = (f"'{text}' tests a lane of '{variable.decode()}', a {builtin} result "
+                   "narrowed to 32 bits: lanes 32-63 are lost (widen it and shift 1ull)")
+        # with the rewrite applied (--unsafe-fixes), the widened declaration settles this use
+        widened = rewrite is not None and fix is rewrite
+        marker = None if widened else unproven_fix(ctx, marker_site(ctx, at), "WAV003", use)
+        yield Diagnostic("WAV003", use, at, end, marker, library="device", symbol=symbol)
+
+
+def _bit_operations(ctx: RuleContext, variable: bytes, after: int):
+    """(start, end, operation, 64-bit form or None) of each 32-bit bit operation on
+    ``variable`` from ``after`` to the end of the innermost block holding ``after``: a
+    ``__popc``/``__ffs``/``__clz``/``__brev`` call on it alone (at the builtin's name), or a
+    lane test ``variable & (1 << lane)`` (operation '&')."""
+    scope_end = len(ctx.data)
+    for block in blocks(ctx):
+        if block.open >= after:
+            break
+        if block.contains(after):
+            scope_end = block.close
+    data = ctx.data
+    for at in word_offsets(ctx, variable, after, scope_end):
+        end = at + len(variable)
+        call = _COUNTER_CALL.search(data, max(0, at - 32), at)
+        closing = _CALL_CLOSE.match(data, end)
+        if call is not None and closing is not None:
+            counter = call.group(1).decode()
+            yield call.start(1), closing.end(), counter, _VARIABLE_COUNTERS[counter]
+            continue
+        test = _BIT_TEST_AFTER.match(data, end)
+        if test is not None:
+            yield at, test.end(), "&", None
+            continue
+        test = _BIT_TEST_BEFORE.search(data, max(0, at - 64), at)
+        if test is not None:
+            yield test.start(), end, "&", None

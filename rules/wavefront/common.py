@@ -3,10 +3,13 @@ integer literal values."""
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from migrator.rule import RuleContext
 from migrator.semantic.calls import BLANK_OR_MEMBER_END, WORD_BYTES, arguments, is_member
+
+from ..markers import as_converted
 
 # builtin -> index of its mask argument (the *_sync family takes the mask first)
 SYNC_MASK_BUILTINS = {
@@ -60,8 +63,32 @@ def call_arguments(ctx: RuleContext, name_end: int) -> list[tuple[int, int]] | N
     return spans
 
 
-
-
 def all_ones(lanes: int) -> str:
     """The all-lanes mask literal for a wavefront of ``lanes`` (always a 64-bit type)."""
     return "0xffffffffffffffffull" if lanes == 64 else "0xffffffffull"
+
+
+def stable_symbol(ctx: RuleContext, builtin: str) -> str:
+    """``builtin`` as the conversion writes it for the target (``__ballot_sync`` is
+    ``__ballot`` where WRP001 lowers it): a finding's symbol is then the same on every engine
+    round, which reports a finding it has seen (by code and symbol) once."""
+    return as_converted(ctx, builtin)
+
+
+def marker_site(ctx: RuleContext, offset: int) -> int:
+    """Where a marker for a finding at ``offset`` goes: the line's first code, past blanks and
+    block comments (inline markers written there before). A line marker goes above the line
+    anyway; an inline one (in a continued ``#define``) then precedes the line's code instead
+    of following a ``(``, where tree-sitter's macro grammar cannot take a comment."""
+    data = ctx.data
+    literals = ctx.literals
+    at = ctx.source.line_start(offset)
+    while at < offset:
+        if data[at : at + 1] in (b" ", b"\t"):
+            at += 1
+        elif data[at : at + 2] == b"/*" and literals.covering(at) == "comment":
+            index = bisect.bisect_right(literals.starts, at) - 1
+            at = literals.ends[index]
+        else:
+            break
+    return min(at, offset)

@@ -11,6 +11,10 @@ from migrator.semantic.calls import WORD_BYTES
 from migrator.semantic.constants import integer_literal
 from migrator.semantic.scopes import blocks
 
+from ..markers import unproven_fix
+from . import per_warp_shared
+from .common import marker_site
+
 # only the literals that can mean a warp: % / 32|64, & 31|63, >> 5|6 (cheap to scan for)
 OPERATORS = (b"%", b"/", b"&", b">>")
 OPERAND = rb"\s*(32|64|31|63|0[xX][13][fF]|[56])[uU]?\b"
@@ -19,6 +23,9 @@ OPERAND = rb"\s*(32|64|31|63|0[xX][13][fF]|[56])[uU]?\b"
 _OPERATIONS = tuple(re.compile(b"(" + re.escape(written) + b")" + OPERAND)
                     for written in OPERATORS)
 _LANE_OPERAND = re.compile(r"threadIdx|lane|tid\b|tid_|thread_?id|\btid", re.IGNORECASE)
+# a count of threads in a block (``blockDim.x``, ``nthreads``, ``BLOCK_SIZE``): divided by 32
+# (or shifted by 5) it counts warps
+_BLOCK_COUNT = re.compile(rb"(?i:blockDim|threads|block_?size)")
 _CONSTANT = re.compile(
     rb"(?:#[ \t]*define[ \t]+(\w*(?i:warp)\w*)[ \t]+\(?(\d+)\)?[ \t]*(?:$|//|/\*)"
     rb"|\b(\w*(?i:warp)\w*)\s*=\s*(\d+)\s*[;,}])", re.MULTILINE)
@@ -26,6 +33,7 @@ _REDUCTION = re.compile(
     rb"for\s*\(\s*(?:(?:unsigned|int|auto|uint32_t|const)\s+)*(\w+)\s*=\s*(\d+)\s*;\s*\1\s*(?:>|>=|!=)"
     rb"\s*0\s*;[^)]*\)")
 _DEVICE_QUALIFIER = re.compile(rb"__global__|__device__")
+_COMMENT = re.compile(rb"/\*[\s\S]*?\*/|//[^\n]*")
 
 
 def _assumed_lanes(operator: bytes, value: int) -> int | None:
@@ -40,16 +48,20 @@ class LaneMath(Rule):
     ## What it does
     Finds code that hard-codes the lane count of a warp where it differs from the configured
     wavefront size (64 by default, 32 for RDNA): lane arithmetic on thread indices
-    (``threadIdx.x % 32``, ``tid & 31``, ``lane / 32``, ``tid >> 5``), constants such as
-    ``#define WARP_SIZE 32``, and shuffle reductions whose loop starts at offset 16
-    (``for (int offset = 16; offset > 0; offset /= 2)``). Each is reported; an unsafe fix
-    rewrites the literal in terms of ``warpSize`` inside ``__device__``/``__global__`` code.
+    (``threadIdx.x % 32``, ``tid & 31``, ``lane / 32``, ``tid >> 5``), counts of warps in a
+    block (``blockDim.x / 32``, ``(blockDim.x + 31) / 32``, ``nthreads >> 5``: a count of
+    threads divided by 32), constants such as ``#define WARP_SIZE 32``, and shuffle reductions
+    whose loop starts at offset 16 (``for (int offset = 16; offset > 0; offset /= 2)``). Each
+    is reported with a ``// rocmigrate WAV001:`` marker in the converted code; an unsafe fix
+    rewrites lane arithmetic and reductions in terms of ``warpSize`` inside
+    ``__device__``/``__global__`` code.
 
     ## Why is this bad on AMD
     AMD Instinct (CDNA) GPUs run 64-lane wavefronts. ``threadIdx.x % 32`` is no longer the lane,
-    ``/ 32`` no longer the warp index, and a reduction that starts at offset 16 combines lanes
-    within halves of the wavefront only: lanes 32-63 never reach lane 0. The code runs and gives
-    wrong answers.
+    ``/ 32`` no longer the warp index, ``blockDim.x / 32`` counts twice the wavefronts a block
+    has (per-wavefront partial results left unwritten, loops over them reading garbage), and a
+    reduction that starts at offset 16 combines lanes within halves of the wavefront only:
+    lanes 32-63 never reach lane 0. The code runs and gives wrong answers.
 
     ## Example
     ```cpp
@@ -66,7 +78,8 @@ class LaneMath(Rule):
     ## Fix safety
     Unsafe: the rest of the kernel (shared arrays sized per warp, block sizes, host code) may
     rely on the same 32, and ``warpSize`` is not a compile-time constant on HIP. Review each
-    site; constants and code inside macros are reported only.
+    site; constants, counts of warps in a block (the 31 of a rounding up and what the count
+    sizes must change with the 32) and code inside macros are reported only.
     """
 
     code = "WAV001"
@@ -86,9 +99,11 @@ class LaneMath(Rule):
             value = int(match.group(2) or match.group(4))
             if value in (32, 64) and value != lanes:
                 at = match.start(2) if match.group(2) else match.start(4)
-                yield Diagnostic("WAV001", f"{name} = {value} hard-codes the warp size; the "
-                                 f"wavefront has {lanes} lanes (use warpSize in device code, "
-                                 "or a constant per target)", at, at + len(str(value)),
+                message = (f"{name} = {value} hard-codes the warp size; the wavefront has "
+                           f"{lanes} lanes (use warpSize in device code, or a constant per "
+                           "target)")
+                yield Diagnostic("WAV001", message, at, at + len(str(value)),
+                                 unproven_fix(ctx, marker_site(ctx, at), "WAV001", message),
                                  library="device", symbol=name)
         for match in _REDUCTION.finditer(data):
             start_value = int(match.group(2))
@@ -101,14 +116,17 @@ class LaneMath(Rule):
             if _in_device_code(ctx, at):
                 fix = Fix("start at warpSize / 2", (Edit(at, end, b"warpSize / 2"),),
                           Applicability.UNSAFE)
-            yield Diagnostic("WAV001", f"shuffle reduction starts at offset {start_value}: it "
-                             f"assumes {start_value * 2} lanes and never combines lanes "
-                             f"{start_value * 2}-{lanes - 1} of a {lanes}-lane wavefront",
-                             at, end, fix, library="device", symbol="reduction")
+            message = (f"shuffle reduction starts at offset {start_value}: it assumes "
+                       f"{start_value * 2} lanes and never combines lanes "
+                       f"{start_value * 2}-{lanes - 1} of a {lanes}-lane wavefront")
+            yield Diagnostic("WAV001", message, at, end,
+                             unproven_fix(ctx, marker_site(ctx, at), "WAV001", message, fix),
+                             library="device", symbol="reduction")
 
     def _lane_operations(self, ctx: RuleContext, lanes: int):
         data = ctx.data
-        if b"threadIdx" not in data and b"lane" not in data and b"tid" not in data:
+        if b"threadIdx" not in data and b"lane" not in data and b"tid" not in data \
+                and _BLOCK_COUNT.search(data) is None:
             return
         for match in operations(data):
             literal = integer_literal(match.group(2).decode())
@@ -120,26 +138,68 @@ class LaneMath(Rule):
             if match.group(1) == b"/" and data[match.start() + 1 : match.start() + 2] in (b"/", b"*"):
                 continue
             left_start = _left_operand_start(ctx.code, match.start())
-            if not _LANE_OPERAND.search(data[left_start : match.start()].decode("utf-8", "replace")):
-                continue  # the left operand is no thread or lane index: not lane math
+            left = data[left_start : match.start()].decode("utf-8", "replace")
             operator = match.group(1).decode()
-            expression = data[left_start : match.end()].decode("utf-8", "replace")
+            if not _LANE_OPERAND.search(left):
+                counts_threads = _BLOCK_COUNT.search(data, left_start, match.start())
+                if operator in ("/", ">>") and counts_threads \
+                        and not _sizes_per_warp_array(ctx, match.start()):
+                    yield self._warps_per_block(ctx, left_start, match.end(), assumed, lanes)
+                continue  # the left operand is no thread or lane index: not lane math
+            expression = _quoted(data[left_start : match.end()])
             if ctx.in_directive(match.start()):
-                yield Diagnostic("WAV001", f"lane arithmetic '{expression}' inside a macro "
-                                 f"assumes {assumed}-lane warps (not fixed inside macros)",
-                                 left_start, match.end(), library="device", symbol=operator)
+                message = (f"lane arithmetic '{expression}' inside a macro assumes "
+                           f"{assumed}-lane warps (not fixed inside macros)")
+                yield Diagnostic("WAV001", message, left_start, match.end(),
+                                 unproven_fix(ctx, marker_site(ctx, left_start), "WAV001", message),
+                                 library="device", symbol=operator)
                 continue
             at, end = match.span(2)
             if data[end : end + 1] in (b"u", b"U"):
                 end += 1
             replacement = _WARPSIZE_FORMS[operator]
-            fix = None
+            rewrite = None
             if _in_device_code(ctx, match.start()):
-                fix = Fix(f"use {replacement}", (Edit(at, end, replacement.encode()),),
-                          Applicability.UNSAFE)
-            yield Diagnostic("WAV001", f"'{expression}' assumes {assumed}-lane warps; AMD "
-                             f"wavefronts have {lanes} lanes", left_start, match.end(), fix,
+                rewrite = Fix(f"use {replacement}", (Edit(at, end, replacement.encode()),),
+                              Applicability.UNSAFE)
+            message = (f"'{expression}' assumes {assumed}-lane warps; AMD wavefronts have "
+                       f"{lanes} lanes")
+            yield Diagnostic("WAV001", message, left_start, match.end(),
+                             unproven_fix(ctx, marker_site(ctx, left_start), "WAV001", message,
+                                          rewrite),
                              library="device", symbol=operator)
+
+    @staticmethod
+    def _warps_per_block(ctx: RuleContext, start: int, end: int, assumed: int,
+                         lanes: int) -> Diagnostic:
+        """A count of threads divided into warps of ``assumed`` lanes: reported with a marker
+        only. Its 32 (and the 31 of a rounding up) cannot become warpSize alone: the arrays
+        sized by the count and the loops over it must agree."""
+        expression = _quoted(ctx.data[start:end])
+        ratio = "half" if lanes > assumed else "twice"
+        message = (f"'{expression}' counts {assumed}-lane warps in a block; AMD wavefronts have "
+                   f"{lanes} lanes, so a block holds {ratio} as many (review what this count "
+                   "sizes and bounds)")
+        return Diagnostic("WAV001", message, start, end,
+                          unproven_fix(ctx, marker_site(ctx, start), "WAV001", message),
+                          library="device", symbol="warps per block")
+
+
+def _sizes_per_warp_array(ctx: RuleContext, offset: int) -> bool:
+    """Is ``offset`` in the size of a ``__shared__`` array sized per warp, which WAV006
+    reports?"""
+    sizes = ctx.cache.get("WAV001.per_warp_sizes")
+    if sizes is None:
+        sizes = ctx.cache["WAV001.per_warp_sizes"] = [
+            match.span(2) for match in per_warp_shared.SHARED.finditer(ctx.data)
+        ] if b"__shared__" in ctx.data else []
+    return any(start <= offset < end for start, end in sizes)
+
+
+def _quoted(expression: bytes) -> str:
+    """``expression`` as a message quotes it: its comments left out (a marker written as a
+    block comment, inside a macro, must hold no ``*/``) and its blanks squeezed."""
+    return b" ".join(_COMMENT.sub(b" ", expression).split()).decode("utf-8", "replace")
 
 
 # what the literal becomes with --unsafe-fixes (the operator and its precedence stay)

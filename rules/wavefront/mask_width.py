@@ -8,7 +8,9 @@ from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
 from migrator.semantic.constants import integer_literal
 
-from .common import SYNC_MASK_BUILTINS, all_ones, builtin_names, call_arguments
+from ..markers import unproven_fix
+from .common import (SYNC_MASK_BUILTINS, all_ones, builtin_names, call_arguments, marker_site,
+                     stable_symbol)
 
 _NAMES = frozenset(name.encode() for name in SYNC_MASK_BUILTINS)
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
@@ -24,7 +26,8 @@ class MaskWidth(Rule):
     all-ones literal (``0xffffffff``, ``~0u``) meant "every lane of the warp": it is replaced by
     the all-lanes mask of the configured wavefront in HIP's 64-bit mask type
     (``0xffffffffffffffffull`` for 64 lanes). Other literals that leave lanes out of a 64-lane
-    wavefront, and masks held in 32-bit variables, are reported.
+    wavefront, and masks held in 32-bit variables, are reported with a
+    ``// rocmigrate WAV002:`` marker.
 
     ## Why is this bad on AMD
     HIP's sync builtins take a 64-bit mask: AMD Instinct wavefronts have 64 lanes. A 32-bit mask
@@ -57,6 +60,7 @@ class MaskWidth(Rule):
         data = ctx.data
         for name, start, end in builtin_names(ctx, _NAMES):
             builtin = name.decode()
+            symbol = stable_symbol(ctx, builtin)
             spans = call_arguments(ctx, end)
             index = SYNC_MASK_BUILTINS[builtin]
             if not spans or index >= len(spans):
@@ -71,27 +75,30 @@ class MaskWidth(Rule):
                 if value == 0xFFFFFFFF and bits == 32:
                     fixed = all_ones(lanes)
                     if in_macro:
-                        yield Diagnostic(
-                            "WAV002", f"{builtin}: 32-bit mask {text} inside a macro; HIP masks "
-                            "are 64-bit (not fixed inside macros: change the macro by hand)",
-                            begin, finish, library="device", symbol=builtin)
+                        message = (f"{builtin}: 32-bit mask {text} inside a macro; HIP masks "
+                                   "are 64-bit (not fixed inside macros: change the macro by hand)")
+                        marker = unproven_fix(ctx, marker_site(ctx, start), "WAV002", message)
+                        yield Diagnostic("WAV002", message, begin, finish, marker,
+                                         library="device", symbol=symbol)
                         continue
                     yield Diagnostic(
                         "WAV002", f"{builtin}: 32-bit mask {text} names lanes 0-31 only; HIP masks "
                         f"are 64-bit ({fixed} names all {lanes} lanes)", begin, finish,
                         Fix(f"use {fixed}", (Edit(begin, finish, fixed.encode()),)),
-                        library="device", symbol=builtin)
+                        library="device", symbol=symbol)
                 elif value & full != full and bits == 32 and lanes == 64:
-                    yield Diagnostic(
-                        "WAV002", f"{builtin}: mask {text} is 32-bit and leaves lanes 32-63 of a "
-                        "64-lane wavefront out; write the 64-bit mask this code needs",
-                        begin, finish, library="device", symbol=builtin)
+                    message = (f"{builtin}: mask {text} is 32-bit and leaves lanes 32-63 of a "
+                               "64-lane wavefront out; write the 64-bit mask this code needs")
+                    yield Diagnostic("WAV002", message, begin, finish,
+                                     unproven_fix(ctx, marker_site(ctx, start), "WAV002", message),
+                                     library="device", symbol=symbol)
                 continue
             if _IDENTIFIER.fullmatch(text) and _declared_narrow(ctx, text, begin):
-                yield Diagnostic(
-                    "WAV002", f"{builtin}: mask '{text}' is a 32-bit variable; HIP masks are 64-bit "
-                    "(declare it unsigned long long / uint64_t)", begin, finish,
-                    library="device", symbol=builtin)
+                message = (f"{builtin}: mask '{text}' is a 32-bit variable; HIP masks are 64-bit "
+                           "(declare it unsigned long long / uint64_t)")
+                yield Diagnostic("WAV002", message, begin, finish,
+                                 unproven_fix(ctx, marker_site(ctx, start), "WAV002", message),
+                                 library="device", symbol=symbol)
 
 
 def _declared_narrow(ctx: RuleContext, name: str, before: int) -> bool:

@@ -7,7 +7,10 @@ import re
 from migrator.diagnostics import Diagnostic
 from migrator.rule import Rule, RuleContext
 
-_SHARED = re.compile(rb"__shared__[^;{}]*?\[([^\]\n]*?)(/\s*32|>>\s*5)\s*\]")
+from ..markers import unproven_fix
+from .common import marker_site
+
+SHARED = re.compile(rb"__shared__[^;{}]*?\[([^\]\n]*?)(/\s*32|>>\s*5)\s*\]")
 
 
 class PerWarpSharedArray(Rule):
@@ -15,7 +18,8 @@ class PerWarpSharedArray(Rule):
 
     ## What it does
     Finds shared-memory arrays whose size divides by 32 (or shifts by 5):
-    ``__shared__ float partial[BLOCK / 32]``, ``[blockDim.x >> 5]``.
+    ``__shared__ float partial[BLOCK / 32]``, ``[blockDim.x >> 5]``; each gets a
+    ``// rocmigrate WAV006:`` marker.
 
     ## Why is this bad on AMD
     These arrays hold one value per warp, indexed by ``threadIdx.x / 32``. With 64-lane
@@ -48,11 +52,13 @@ class PerWarpSharedArray(Rule):
     def check(self, ctx: RuleContext):
         if ctx.settings.wavefront_size == 32 or b"__shared__" not in ctx.data:
             return
-        for match in _SHARED.finditer(ctx.data):
+        for match in SHARED.finditer(ctx.data):
             if not ctx.in_code(match.start()):
                 continue
             start, end = match.span(1)[0], match.end(2)
             size = ctx.data[start:end].decode("utf-8", "replace").strip()
-            yield Diagnostic("WAV006", f"shared array sized [{size}]: one slot per 32-lane warp; "
-                             "64-lane wavefronts fill half of it (review its size and indexing "
-                             "together)", start, end, library="device", symbol="__shared__")
+            message = (f"shared array sized [{size}]: one slot per 32-lane warp; 64-lane "
+                       "wavefronts fill half of it (review its size and indexing together)")
+            yield Diagnostic("WAV006", message, start, end,
+                             unproven_fix(ctx, marker_site(ctx, match.start()), "WAV006", message),
+                             library="device", symbol="__shared__")

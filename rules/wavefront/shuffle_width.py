@@ -6,7 +6,8 @@ from migrator.diagnostics import Diagnostic
 from migrator.rule import Rule, RuleContext
 from migrator.semantic.constants import integer_literal
 
-from .common import SHUFFLE_WIDTH, builtin_names, call_arguments
+from ..markers import unproven_fix
+from .common import SHUFFLE_WIDTH, builtin_names, call_arguments, marker_site, stable_symbol
 
 _NAMES = frozenset(name.encode() for name in SHUFFLE_WIDTH)
 
@@ -17,7 +18,8 @@ class ShuffleWidth(Rule):
     ## What it does
     Checks the optional ``width`` argument of ``__shfl``, ``__shfl_up``, ``__shfl_down``,
     ``__shfl_xor`` and their ``_sync`` forms. A literal 32 (with 64-lane wavefronts; 64 with
-    32-lane ones) is reported: the shuffle then works on sub-groups of the wavefront.
+    32-lane ones) is reported with a ``// rocmigrate WAV004:`` marker: the shuffle then works
+    on sub-groups of the wavefront.
 
     ## Why is this bad on AMD
     ``__shfl_down(v, 1, 32)`` on a 64-lane wavefront exchanges values within two independent
@@ -55,6 +57,8 @@ class ShuffleWidth(Rule):
             for begin, finish, text in width:
                 literal = integer_literal(text)
                 if literal is not None and literal[0] in (32, 64) and literal[0] != lanes:
-                    yield Diagnostic("WAV004", f"{shuffle} with width {text}: on a {lanes}-lane "
-                                     f"wavefront it shuffles within groups of {literal[0]} lanes",
-                                     begin, finish, library="device", symbol=shuffle)
+                    message = (f"{shuffle} with width {text}: on a {lanes}-lane wavefront it "
+                               f"shuffles within groups of {literal[0]} lanes")
+                    yield Diagnostic("WAV004", message, begin, finish,
+                                     unproven_fix(ctx, marker_site(ctx, start), "WAV004", message),
+                                     library="device", symbol=stable_symbol(ctx, shuffle))

@@ -7,6 +7,9 @@ import re
 from migrator.diagnostics import Diagnostic
 from migrator.rule import Rule, RuleContext
 
+from ..markers import unproven_fix
+from .common import marker_site
+
 _WARPSIZE = re.compile(rb"\bwarpSize\b")
 _CONSTANT_CONTEXTS = {
     "array_declarator": "an array bound",
@@ -24,7 +27,7 @@ class WarpSizeConstexpr(Rule):
     ## What it does
     Finds ``warpSize`` in array bounds (``__shared__ float buf[warpSize]``), template arguments,
     ``static_assert``, ``case`` labels, enumerators, bit-field widths and ``constexpr``
-    initialisers.
+    initialisers, each with a ``// rocmigrate WAV005:`` marker.
 
     ## Why is this bad on AMD
     ``warpSize`` is a run-time value in CUDA, and in HIP from ROCm 7.0 on (one binary may run on
@@ -66,9 +69,10 @@ class WarpSizeConstexpr(Rule):
             if where:
                 when = ("in the target ROCm" if ctx.settings.rocm >= (7, 0, 0) else
                         "from ROCm 7.0 on (and in CUDA)")
-                yield Diagnostic("WAV005", f"warpSize in {where}: it is not a compile-time "
-                                 f"constant {when}", start, end, library="device",
-                                 symbol="warpSize")
+                message = f"warpSize in {where}: it is not a compile-time constant {when}"
+                yield Diagnostic("WAV005", message, start, end,
+                                 unproven_fix(ctx, marker_site(ctx, start), "WAV005", message),
+                                 library="device", symbol="warpSize")
 
 
 _MACRO_CONSTANT = re.compile(rb"\[\s*warpSize\s*\]|<\s*warpSize\s*>|static_assert\s*\([^;]*warpSize")
