@@ -125,14 +125,16 @@ _LOCATED_FIELDS = ("symbol", "message", "path", "line", "column")  # and those o
 
 def summarize_findings(findings_of_files) -> dict:
     """The part of a run's summary that comes from its findings (each file's, in order):
-    references converted per library, optimisations applied, and what needs attention, each
-    with its locations."""
+    references converted per library, optimisations applied, other fixes applied, and what
+    needs attention (``marked`` where this run wrote a marker in the output), each with its
+    locations. An entry groups the findings of one code with the same text (a fix's title, an
+    attention finding's message)."""
     return merge_file_summaries(map(file_summary, findings_of_files))
 
 
-def file_summary(findings) -> tuple[Counter, dict, dict]:
+def file_summary(findings) -> tuple[Counter, dict, dict, dict]:
     """One file's share of ``summarize_findings``: references converted per library, and the
-    optimisations and the attention entries it adds (by code, and by code and symbol).
+    optimisations, other fixes and attention entries it adds (by code and text).
 
     Worked out by columns: each distinct combination of the fields that decide a finding's
     place is classified once (most findings are converted references, only counted), and only
@@ -145,20 +147,23 @@ def file_summary(findings) -> tuple[Counter, dict, dict]:
         text = _as_it_is
         kinds = list(map(attrgetter(*_KIND_FIELDS), findings))
     by_library: Counter = Counter()
-    located: dict[tuple, bool] = {}  # combination -> optimisation (True) or attention (False)
+    located: dict[tuple, str] = {}  # combination -> optimized, fixed or attention
     for key, count in Counter(kinds).items():
         code, fixed, title, kind, severity, library = key
         kind = text(kind)  # Rule.kind_of: the rules say where their findings belong
         if kind == "conversion" and fixed:
             by_library[text(library) or "other"] += count
         elif kind == "optimization" and fixed:
-            located[key] = True
+            located[key] = "optimized"
+        elif kind == "check" and fixed:  # fixed by the conversion: nothing left to do
+            located[key] = "fixed"
         elif kind in ("attention", "optimization") or text(severity) != "info":
-            located[key] = False
-    unsupported: dict[str, dict] = {}
-    optimized: dict[str, dict] = {}
+            located[key] = "attention"
+    unsupported: dict[tuple, dict] = {}
+    optimized: dict[tuple, dict] = {}
+    corrected: dict[tuple, dict] = {}
     if not located:
-        return by_library, optimized, unsupported
+        return by_library, optimized, corrected, unsupported
     indexes = list(compress(range(len(kinds)), map(located.__contains__, kinds)))
     if packed:
         rows = zip(*(map(findings.columns[_COLUMN_INDEX[name]].__getitem__, indexes)
@@ -168,21 +173,27 @@ def file_summary(findings) -> tuple[Counter, dict, dict]:
     for index, (symbol, message, path, line, column) in zip(indexes, rows):
         key = kinds[index]
         code = text(key[0])
-        if located[key]:
-            entry = optimized.get(code)
+        place = located[key]
+        if place != "attention":
+            group = optimized if place == "optimized" else corrected
+            title = text(key[2])
+            entry = group.get((code, title))
             if entry is None:
-                entry = optimized[code] = {"code": code, "title": text(key[2]), "count": 0,
-                                           "locations": []}
+                entry = group[(code, title)] = {"code": code, "title": title, "count": 0,
+                                                "locations": []}
         else:
-            symbol = text(symbol)
-            entry = unsupported.get(f"{code} {symbol}")
+            # a finding a fix settled here is one this run marked (Fix.marker: its kind is
+            # attention); an unfixed one has no marker from this run
+            message = text(message)
+            marked = bool(key[1])
+            entry = unsupported.get((code, message, marked))
             if entry is None:
-                entry = unsupported[f"{code} {symbol}"] = {
-                    "code": code, "symbol": symbol, "message": text(message), "count": 0,
-                    "locations": []}
+                entry = unsupported[(code, message, marked)] = {
+                    "code": code, "symbol": text(symbol), "message": message,
+                    "marked": marked, "count": 0, "locations": []}
         entry["count"] += 1
         entry["locations"].append(f"{text(path)}:{line}:{column}")
-    return by_library, optimized, unsupported
+    return by_library, optimized, corrected, unsupported
 
 
 def _as_it_is(value):
@@ -193,7 +204,7 @@ def merge_file_summaries(parts) -> dict:
     """``summarize_findings`` from the files' ``file_summary`` shares, in file order (the
     shares are not changed)."""
     by_library: Counter = Counter()
-    merged: tuple[dict, dict] = ({}, {})
+    merged: tuple[dict, dict, dict] = ({}, {}, {})
     for counts, *groups in parts:
         by_library.update(counts)
         for group, into in zip(groups, merged):
@@ -204,10 +215,11 @@ def merge_file_summaries(parts) -> dict:
                 else:
                     target["count"] += entry["count"]
                     target["locations"] += entry["locations"]
-    optimized, unsupported = merged
+    optimized, corrected, unsupported = merged
     return {
         "converted_references": dict(sorted(by_library.items())),
         "optimized": sorted(optimized.values(), key=lambda e: e["code"]),
+        "fixed": sorted(corrected.values(), key=lambda e: e["code"]),
         "attention": sorted(unsupported.values(),
                             key=lambda e: (-e["count"], e["code"], e["symbol"])),
     }
@@ -216,20 +228,22 @@ def merge_file_summaries(parts) -> dict:
 def valid_finding_summary(value) -> bool:
     """Is ``value`` what ``summarize_findings`` returns (checked: the cache that stores one is
     untrusted)?"""
-    if type(value) is not dict or set(value) != {"converted_references", "optimized",
+    if type(value) is not dict or set(value) != {"converted_references", "optimized", "fixed",
                                                  "attention"}:
         return False
     counts = value["converted_references"]
     if type(counts) is not dict or not all(type(k) is str and type(n) is int
                                            for k, n in counts.items()):
         return False
-    for name, texts in (("optimized", ("code", "title")),
+    for name, texts in (("optimized", ("code", "title")), ("fixed", ("code", "title")),
                         ("attention", ("code", "symbol", "message"))):
         entries = value[name]
         if type(entries) is not list:
             return False
+        flags = ("marked",) if name == "attention" else ()
         for entry in entries:
-            if (type(entry) is not dict or set(entry) != {*texts, "count", "locations"}
+            if (type(entry) is not dict or set(entry) != {*texts, *flags, "count", "locations"}
+                    or not all(type(entry[flag]) is bool for flag in flags)
                     or not all(type(entry[text]) is str for text in texts)
                     or type(entry["count"]) is not int or type(entry["locations"]) is not list
                     or not all(type(location) is str for location in entry["locations"])):

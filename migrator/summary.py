@@ -25,6 +25,7 @@ def summarize(run: RunResult) -> dict:
         },
         "converted_references": found["converted_references"],
         "optimized": found["optimized"],
+        "fixed": found["fixed"],
         "attention": found["attention"],
         "failures": [{"path": r.rel, "error": r.message} for r in run.results if r.status == "failed"],
         "skipped": [{"path": r.rel, "reason": r.message} for r in run.results if r.status == "skipped"],

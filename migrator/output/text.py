@@ -22,9 +22,18 @@ def render_summary(summary: dict, verbose: bool = False) -> str:
     if summary["optimized"]:
         lines.append("AMD optimisations applied (convert --no-optimize leaves them out):")
         lines += _grouped(summary["optimized"], "title", verbose)
-    if summary["attention"]:
+    if summary["fixed"]:
+        lines.append("fixed for AMD:")
+        lines += _grouped(summary["fixed"], "title", verbose)
+    marked = [entry for entry in summary["attention"] if entry["marked"]]
+    if marked:
         lines.append("needs attention (marked in the output with '// rocmigrate CODE: ...'):")
-        lines += _grouped(summary["attention"], "message", verbose)
+        lines += _grouped(marked, "message", verbose)
+    unmarked = [entry for entry in summary["attention"] if not entry["marked"]]
+    if unmarked:
+        # reported only, or marked by an earlier run (a marker is written once)
+        lines.append("needs attention (no marker written by this run):")
+        lines += _grouped(unmarked, "message", verbose)
     for failure in summary["failures"]:
         lines.append(f"FAILED {failure['path']}: {failure['error']}")
     for skipped in summary["skipped"]:
