@@ -12,6 +12,8 @@ from ..markers import unproven_fix
 from .common import MASK_RESULTS, builtin_names, call_arguments, marker_site, stable_symbol
 
 _COUNTERS = {"__popc": "__popcll", "__ffs": "__ffsll", "__clz": "__clzll"}
+# counted from the top bit: the 64-bit form gives 32 more for the same lanes 0-31 (reported)
+_FROM_THE_TOP = "__clz"
 # 32-bit bit builtins on a variable holding a narrowed mask: the 64-bit form once it is widened
 # (None: the 64-bit result means something else, __clzll counts from bit 63: a person rewrites)
 _VARIABLE_COUNTERS = {"__popc": "__popcll", "__ffs": "__ffsll", "__clz": None, "__brev": None}
@@ -33,8 +35,8 @@ class BallotWidth(Rule):
 
     ## What it does
     ``__ballot``, ``__ballot_sync``, ``__activemask`` and ``__match_*_sync`` return a 64-bit
-    lane mask in HIP. When such a result is passed straight to ``__popc``, ``__ffs`` or
-    ``__clz``, the call is replaced by ``__popcll`` / ``__ffsll`` / ``__clzll``. When it
+    lane mask in HIP. When such a result is passed straight to ``__popc`` or ``__ffs``, the
+    call is replaced by ``__popcll`` / ``__ffsll``; passed to ``__clz``, it is reported. When it
     initialises a 32-bit variable (``unsigned``, ``int``, ``uint32_t``), the narrowing is
     reported, and so is each 32-bit bit operation on that variable later in its block:
     ``__popc(mask)``, ``__ffs(mask)``, ``__clz(mask)``, ``__brev(mask)`` and lane tests
@@ -57,8 +59,10 @@ class BallotWidth(Rule):
     ```
 
     ## Fix safety
-    The counter rewrite of a ballot passed straight to it is safe: the 64-bit builtin gives the
-    same result for lanes 0-31 and counts the others too. A narrowed variable is widened only
+    The ``__popc``/``__ffs`` rewrite of a ballot passed straight to it is safe: the 64-bit
+    builtin gives the same result for lanes 0-31 and counts the others too. ``__clzll``
+    counts from bit 63, 32 more than ``__clz`` for the same lanes: what uses the count changes
+    with it, so ``__clz`` of a ballot is reported only. A narrowed variable is widened only
     with ``--unsafe-fixes`` (widening changes the type of every later use), together with its
     ``__popc``/``__ffs`` (to ``__popcll``/``__ffsll``) in the same fix; where the variable also
     meets ``__clz``, ``__brev`` or a 32-bit lane test, whose 64-bit forms mean something else,
@@ -84,6 +88,14 @@ class BallotWidth(Rule):
             if counter and close is not None and data[close + 1 : close + 32].lstrip()[:1] == b")":
                 wide = _COUNTERS[counter]
                 at = data.rindex(counter.encode(), max(0, start - 32), start)
+                if counter == _FROM_THE_TOP:
+                    message = (f"__clz of a {builtin} result counts from bit 31 of a 64-bit lane "
+                               "mask; __clzll counts from bit 63 (32 more for the same lanes): "
+                               "rewrite what uses it, e.g. 31 - __clz(m) as 63 - __clzll(m)")
+                    yield Diagnostic("WAV003", message, at, at + len(counter),
+                                     unproven_fix(ctx, marker_site(ctx, at), "WAV003", message),
+                                     library="device", symbol=symbol)
+                    continue
                 if ctx.in_directive(start):
                     message = (f"{counter} of a {builtin} result inside a macro counts lanes "
                                f"0-31 only; use {wide} (not fixed inside macros)")
