@@ -86,3 +86,20 @@ def test_a_dot_ending_a_comment_literal_or_directive_makes_no_member(before: byt
 def test_member_access_across_blanks_and_comments(access: bytes):
     data = b"void f() { " + access + b"cudaStream_t; }"
     assert calls.is_member(rule_context(data), data.index(b"cudaStream_t"))
+
+
+@pytest.mark.parametrize("text, called", [
+    (b"y = a * f(x);", True), (b"y = v[i] * f(x);", True), (b"y = 2 * f(x);", True),
+    (b"y = (a) * f(x);", True), (b"g(a, b & f(x));", True), (b"y = a && f(x);", True),
+    (b"return *f(x);", True), (b"int x = *f(x);", True), (b"c ? a * f(x) : 0;", True),
+    (b"y = x < a * f(x);", True),
+    (b"float * f(int);", False), (b"float *f(int);", False), (b"T &f(int);", False),
+    (b"const char* f(int);", False), (b"static T* f(int a) {", False),
+    (b"a::b * f(int);", False), (b"std::vector<int> *f(int);", False),
+])
+def test_a_star_or_ampersand_before_a_name_is_an_operator_or_a_declarator(text, called):
+    """'a * f(x)' multiplies by a call (HeCBench attention-paged's static_cast<float>(a) *
+    __bfloat162float(b) was taken for a declaration, and LOW001 left it); 'T *f(int);'
+    declares f."""
+    at = text.index(b"f(")
+    assert (calls.lexical_call(rule_context(text), at, at + 1) is not None) == called

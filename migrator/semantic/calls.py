@@ -110,7 +110,10 @@ def lexical_call(ctx: RuleContext, start: int, end: int) -> LexicalCall | str | 
     if spans is None:
         return None
     before = _code_before(ctx, start)
-    if before[-1:].isalnum() or before[-1:] in (b"_", b"*", b"&"):
+    if before[-1:] in (b"*", b"&"):
+        if not _binary_operator(before):
+            return None  # a pointer or reference declarator: a declaration, not a call
+    elif before[-1:].isalnum() or before[-1:] == b"_":
         word = re.search(rb"[A-Za-z_][A-Za-z0-9_]*$", before)
         if word is None or word.group() not in _KEYWORDS_BEFORE_CALLS:
             return None  # a type before the name: a declaration, not a call
@@ -118,6 +121,28 @@ def lexical_call(ctx: RuleContext, start: int, end: int) -> LexicalCall | str | 
     if close is None:
         return None
     return LexicalCall(spans, close)
+
+
+# what ends an operand: a '*' or '&' after it multiplies or ands (``v[i] * f(x)``, ``2 * f(x)``);
+# after a name, what comes before the name tells (``y = a * f(x)``, not ``float * f(x);``)
+_OPERAND_END = re.compile(rb"(?:[)\]]|\b[0-9][\w.]*|\b[A-Za-z_]\w*)\s*[*&]{1,2}\s*\Z")
+_EXPRESSION_BEFORE = re.compile(rb"(?:[=(,+\-*/%<>?!~^|&\[]|(?<!:):|\breturn)\s*\Z")
+# the same before a unary '*' or '&', where '<' and '>' may close a template (``vector<T> *f()``)
+_UNARY_BEFORE = re.compile(rb"(?:[=(,+\-*/%?!~^|&\[]|(?<!:):|\breturn)\s*\Z")
+
+
+def _binary_operator(before: bytes) -> bool:
+    """Is the ``*`` or ``&`` that ``before`` ends with an operator (``a * f(x)``, ``= *f(x)``,
+    ``return &f(x)``) rather than a declarator (``T *f(...)``)?"""
+    operand = _OPERAND_END.search(before)
+    if operand is None:  # no operand before it: unary after an operator or a bracket
+        return _UNARY_BEFORE.search(before.rstrip(b"*& \t\n")) is not None
+    if operand.group()[:1] in (b")", b"]") or operand.group()[:1].isdigit():
+        return True
+    word = re.match(rb"[A-Za-z_]\w*", operand.group()).group()
+    if word in _KEYWORDS_BEFORE_CALLS:
+        return True  # return *f(x)
+    return _EXPRESSION_BEFORE.search(before, 0, operand.start()) is not None
 
 
 def _code_before(ctx: RuleContext, start: int) -> bytes:
