@@ -72,14 +72,35 @@ def _evaluate(ctx: RuleContext, node, depth: int) -> int | None:
 _INTEGER = re.compile(r"^(0[xX][0-9a-fA-F']+|0[bB][01']+|0[0-7']*|[1-9][0-9']*)([uUlL]*)$")
 
 
+# a cast of a literal to an integer type: (T)x, T(x), static_cast<T>(x), and the type's bits
+# (LP64, as hipcc and nvcc compile on Linux)
+_INTEGER_TYPE = (r"(?:unsigned\s+long\s+long|long\s+long|unsigned\s+long|unsigned|long|"
+                 r"u?int(?:32|64)_t|size_t|int)(?:\s+int)?")
+_INTEGER_CAST = re.compile(rf"^(?:\(\s*({_INTEGER_TYPE})\s*\)|static_cast\s*<\s*({_INTEGER_TYPE})"
+                           rf"\s*>\s*(?=\()|({_INTEGER_TYPE})\s*(?=\())")
+
+
+def _type_bits(type_name: str) -> int:
+    words = type_name.split()
+    return 64 if "long" in words or type_name.endswith(("64_t", "size_t")) else 32
+
+
 @functools.lru_cache(maxsize=4096)  # a file writes the same few masks and widths many times
 def integer_literal(text: str) -> tuple[int, int] | None:
-    """(value, bits of its type) of a C integer literal, ``~0u``-style complements and ``-1``
-    included; None for anything else. Types follow C: no suffix fits int/unsigned (32 bits) when
-    the value does, ``ll``/``ull`` are 64 bits."""
+    """(value, bits of its type) of a C integer literal, ``~0u``-style complements, ``-1`` and
+    casts of them to an integer type (``uint32_t(-1)``, ``(unsigned)-1``) included; None for
+    anything else. Types follow C: no suffix fits int/unsigned (32 bits) when the value does,
+    ``ll``/``ull`` are 64 bits."""
     text = text.strip()
-    while text.startswith("(") and text.endswith(")"):
+    while text.startswith("(") and text.endswith(")") and _INTEGER_CAST.match(text) is None:
         text = text[1:-1].strip()
+    cast = _INTEGER_CAST.match(text)
+    if cast is not None:
+        operand = integer_literal(text[cast.end():])
+        if operand is None:
+            return None
+        bits = _type_bits(next(group for group in cast.groups() if group))
+        return operand[0] & ((1 << bits) - 1), bits
     complement = text.startswith("~")
     negative = text.startswith("-")
     if complement or negative:

@@ -9,7 +9,8 @@ from migrator.rule import Rule, RuleContext
 from migrator.semantic.scopes import blocks, word_offsets
 
 from ..markers import unproven_fix
-from .common import MASK_RESULTS, builtin_names, call_arguments, marker_site, stable_symbol
+from .common import (MASK_RESULTS, SYNC_MASK_BUILTINS, builtin_names, call_arguments,
+                     marker_site, stable_symbol)
 
 _COUNTERS = {"__popc": "__popcll", "__ffs": "__ffsll", "__clz": "__clzll"}
 # counted from the top bit: the 64-bit form gives 32 more for the same lanes 0-31 (reported)
@@ -60,7 +61,10 @@ class BallotWidth(Rule):
 
     ## Fix safety
     The ``__popc``/``__ffs`` rewrite of a ballot passed straight to it is safe: the 64-bit
-    builtin gives the same result for lanes 0-31 and counts the others too. ``__clzll``
+    builtin gives the same result for lanes 0-31 and counts the others too; so is widening a
+    narrowed variable whose every later use in its block is a warp-sync builtin's mask or a
+    ``__popc``/``__ffs`` of it (rewritten with it): those calls then name the lanes the ballot
+    found, all of them. ``__clzll``
     counts from bit 63, 32 more than ``__clz`` for the same lanes: what uses the count changes
     with it, so ``__clz`` of a ballot is reported only. A narrowed variable is widened only
     with ``--unsafe-fixes`` (widening changes the type of every later use), together with its
@@ -152,18 +156,17 @@ def _narrowed(ctx: RuleContext, builtin: str, symbol: str, declared: re.Match, b
                          library="device", symbol=symbol)
         return
     uses = list(_bit_operations(ctx, variable, call_end))
+    if only_masks(ctx, variable, call_end):
+        # every later use is a warp-sync builtin's mask (or a __popc/__ffs of it, widened with
+        # it): the widened variable keeps the lanes those calls name, and no 32-bit use is left
+        yield Diagnostic("WAV003", message, start, name_end,
+                         Fix(f"widen '{variable.decode()}' to 64 bits", _widening(
+                             ctx, declared, base, uses)), library="device", symbol=symbol)
+        return
     rewrite = None
     if all(wide is not None for _, _, _, wide in uses):
-        type_start = base + declared.start(1)
-        type_text = declared.group(1)
-        if type_text.startswith(b"const"):
-            type_start += len(type_text) - len(type_text[5:].lstrip())
-            type_text = type_text[5:].lstrip()
-        edits = [Edit(type_start, type_start + len(type_text),
-                      _WIDE_TYPE.get(type_text, b"unsigned long long"))]
-        edits += [Edit(at, at + len(counter), wide.encode()) for at, _, counter, wide in uses]
-        rewrite = Fix(f"widen '{variable.decode()}' to 64 bits", tuple(edits),
-                      Applicability.UNSAFE)
+        rewrite = Fix(f"widen '{variable.decode()}' to 64 bits",
+                      _widening(ctx, declared, base, uses), Applicability.UNSAFE)
     fix = unproven_fix(ctx, marker_site(ctx, start), "WAV003", message, rewrite)
     yield Diagnostic("WAV003", message, start, name_end, fix,
                      library="device", symbol=symbol)
@@ -186,19 +189,63 @@ def _narrowed(ctx: RuleContext, builtin: str, symbol: str, declared: re.Match, b
         yield Diagnostic("WAV003", use, at, end, marker, library="device", symbol=symbol)
 
 
-def _bit_operations(ctx: RuleContext, variable: bytes, after: int):
-    """(start, end, operation, 64-bit form or None) of each 32-bit bit operation on
-    ``variable`` from ``after`` to the end of the innermost block holding ``after``: a
-    ``__popc``/``__ffs``/``__clz``/``__brev`` call on it alone (at the builtin's name), or a
-    lane test ``variable & (1 << lane)`` (operation '&')."""
+def _widening(ctx: RuleContext, declared: re.Match, base: int, uses) -> tuple[Edit, ...]:
+    """The edits that widen the declared variable and turn its __popc/__ffs into the 64-bit
+    forms."""
+    type_start = base + declared.start(1)
+    type_text = declared.group(1)
+    if type_text.startswith(b"const"):
+        type_start += len(type_text) - len(type_text[5:].lstrip())
+        type_text = type_text[5:].lstrip()
+    edits = [Edit(type_start, type_start + len(type_text),
+                  _WIDE_TYPE.get(type_text, b"unsigned long long"))]
+    return tuple(edits + [Edit(at, at + len(counter), wide.encode())
+                          for at, _, counter, wide in uses])
+
+
+_MASK_ARGUMENT_BEFORE = re.compile(rb"\b(" + b"|".join(
+    name.encode() for name, index in sorted(SYNC_MASK_BUILTINS.items()) if index == 0)
+    + rb")\s*\(\s*$")
+_WIDENED_USE_BEFORE = re.compile(rb"\b(?:__popc|__ffs)\s*\(\s*$")
+_ARGUMENT_END = re.compile(rb"\s*[,)]")
+
+
+def only_masks(ctx: RuleContext, variable: bytes, after: int) -> bool:
+    """Is every use of ``variable`` from ``after`` to the end of its block (at least one) the
+    mask argument of a warp-sync builtin, or the operand of a __popc/__ffs (which widen with
+    it)? Read on the code view: uses in comments and literals do not count."""
+    code = ctx.code
+    seen = False
+    for at in word_offsets(ctx, variable, after, _scope_end(ctx, after)):
+        before = code[max(0, at - 40) : at]
+        if _ARGUMENT_END.match(code, at + len(variable)) is None:
+            return False
+        if _MASK_ARGUMENT_BEFORE.search(before) is None and (
+                _WIDENED_USE_BEFORE.search(before) is None
+                or code[at + len(variable) :].lstrip()[:1] != b")"):
+            return False
+        seen = True
+    return seen
+
+
+def _scope_end(ctx: RuleContext, after: int) -> int:
+    """The end of the innermost block holding ``after`` (the file's end outside any)."""
     scope_end = len(ctx.data)
     for block in blocks(ctx):
         if block.open >= after:
             break
         if block.contains(after):
             scope_end = block.close
+    return scope_end
+
+
+def _bit_operations(ctx: RuleContext, variable: bytes, after: int):
+    """(start, end, operation, 64-bit form or None) of each 32-bit bit operation on
+    ``variable`` from ``after`` to the end of the innermost block holding ``after``: a
+    ``__popc``/``__ffs``/``__clz``/``__brev`` call on it alone (at the builtin's name), or a
+    lane test ``variable & (1 << lane)`` (operation '&')."""
     data = ctx.data
-    for at in word_offsets(ctx, variable, after, scope_end):
+    for at in word_offsets(ctx, variable, after, _scope_end(ctx, after)):
         end = at + len(variable)
         call = _COUNTER_CALL.search(data, max(0, at - 32), at)
         closing = _CALL_CLOSE.match(data, end)
