@@ -24,6 +24,8 @@ class RuleFixture:
     input_compiles: bool = True
     hip64: bool = True  # converted at ROCm 6.4 it parses against HIP 6.4 (no: written for HIP 5.x)
     also: tuple[str, ...] = ()  # further rule codes run with the fixture's rule
+    # hip64=yes written out: parsed against HIP 6.4 even where hipcc 5.2 cannot compile it
+    hip64_only: bool = False
 
 
 def load_fixture(path: Path) -> RuleFixture:
@@ -56,4 +58,5 @@ def load_fixture(path: Path) -> RuleFixture:
                        options.get("compile", "yes") == "yes", sorted(expectations),
                        options.get("input_compiles", "yes") == "yes",
                        options.get("hip64", "yes") == "yes",
-                       tuple(c for c in options.get("also", "").split(",") if c))
+                       tuple(c for c in options.get("also", "").split(",") if c),
+                       hip64_only=options.get("hip64") == "yes")
