@@ -560,9 +560,12 @@ def fix_source(
         try:
             tree = guard.reparse(tree, steps, ctx.literals, need_tree=not settled)
         except _SyntaxLost as lost:
-            raise EngineError(f"the fixed output no longer parses as the input did ({lost}; rules "
-                              f"involved: {', '.join(sorted(applied_rules))}); nothing was "
-                              "written") from None
+            if not _kept_without_neutral(steps[0], ctx.literals):
+                raise EngineError(f"the fixed output no longer parses as the input did ({lost}; "
+                                  f"rules involved: {', '.join(sorted(applied_rules))}); nothing "
+                                  "was written") from None
+            guard.forget()
+            tree = None if settled else treesitter.parse(new_data)
         current = Source(source.path, new_data)
         if settled:
             return EngineResult(current.data, findings, round_index + 1)
@@ -632,6 +635,10 @@ class _ParseGuard:
         self.views: tuple[bytes, bytes] = (b"", b"")  # the last text viewed, and its view
         self.literals: LiteralSpans | None = None  # that text's, when they were needed
 
+    def forget(self) -> None:
+        """Drop what the guard kept of the last round (a round it judged in another way)."""
+        self.view_tree, self.views, self.literals = None, (b"", b""), None
+
     def literals_of(self, data: bytes) -> LiteralSpans | None:
         """The literal spans of ``data`` if the guard scanned that very text, else None."""
         return self.literals if self.views[0] is data else None
@@ -664,6 +671,24 @@ class _ParseGuard:
         for step in steps:
             treesitter.edit_tree(tree, step.before, step.edits)
         return treesitter.parse(final, tree)
+
+
+def _kept_without_neutral(step: _Step, literals: LiteralSpans) -> bool:
+    """Does the round keep the parse once its neutral edits (marker lines, renames) are left
+    out? In a region tree-sitter cannot parse (code inside a macro's arguments), a comment line
+    moves its error recovery around, and the errors a guarded edit beside it is held to with
+    them; the guarded edits alone are what the guard is for. Checked only where the whole
+    round failed."""
+    if not step.neutral:
+        return False
+    guarded = [edit for edit in step.edits if edit not in step.neutral]
+    after = _apply_sorted(step.before.data, guarded)
+    try:
+        _ParseGuard().reparse(treesitter.parse(step.before.data),
+                              [_Step(step.before, guarded, after, set())], literals, False)
+    except _SyntaxLost:
+        return False
+    return True
 
 
 def _view_steps(steps: list[_Step], first_view: bytes) -> list[_Step]:

@@ -7,6 +7,7 @@ import os
 import pytest
 
 from migrator import apitables
+from migrator.convert import convert_bytes
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.engine import (EngineError, apply_edits, choose_fixes, fix_source, include_edit,
                              include_insertion_point, insert_includes)
@@ -448,3 +449,43 @@ def test_where_findings_are_listed_comes_from_the_rules():
     wrong = type("_Wrong", (_Rename,), {"category": "port", "attention_codes": ("XYZ001",),
                                         "__doc__": _Rename.__doc__})
     assert len(wrong.validate()) == 2
+
+
+DISPATCHED = b"""template <class Barrier>
+int arrive_all(Barrier& b, int n)
+{
+  int token = 0;
+  DISPATCH_ON_TARGET(
+    TARGET_NEW,
+    (
+      if (!in_shared(&b)) { return b.arrive(n); }
+
+      unsigned int mask   = __activemask();
+      unsigned int group  = __match_any_sync(mask, n);
+      unsigned int active = group & mask;
+      int lead            = __ffs(active) - 1;
+      // every lane named by the mask meets here
+      __syncwarp(mask);
+      if (lead == lane_id()) {
+        token = b.arrive(__popc(active) * n);
+      } token = __shfl_sync(active, token, lead);),
+    TARGET_HOST,
+    (token = b.arrive(n);))
+  return token;
+}
+"""
+
+
+def test_marker_lines_beside_a_guarded_edit_in_code_that_does_not_parse():
+    """Statements inside a macro's arguments (CCCL's NV_DISPATCH_TARGET: CUDA 13's
+    barrier_block_scope.h failed so) parse with errors; marker lines there move tree-sitter's
+    error recovery, and the guarded edits of the same round (WRP001's __syncwarp, ARG001's
+    cast) were held to the errors the markers moved. The guarded edits alone keep the parse,
+    so the round is kept, markers and all."""
+    from migrator.parsing import treesitter
+
+    assert treesitter.error_count(treesitter.parse(DISPATCHED)) > 0
+    result = convert_bytes("dispatch.h", DISPATCHED, Settings())
+    assert result.status == "converted", result.message
+    assert b"// rocmigrate WAV002:" in result.output
+    assert b"__builtin_amdgcn_wave_barrier()" in result.output

@@ -275,11 +275,14 @@ _PLAIN_OPERAND = re.compile(rb"&?\s*[A-Za-z_]\w*(?:\s*(?:\.|->)\s*[A-Za-z_]\w*)*
 
 def _keeps_syntax(ctx: RuleContext, call, rewrite) -> bool:
     """Can this rewrite not change how the file parses? A name appended to the call's argument
-    list, or a name argument wrapped in a call to a name (``HIP_SYMBOL(sym)``) or in a named
-    cast to a plain type (``reinterpret_cast<const void*>(kernel)``), or a name or its address
-    cast to a void pointer type (``(void**)&d_ptr``), parse wherever the call did."""
+    list, an argument cast to a fundamental type (``disambiguate``), a name argument wrapped in
+    a call to a name (``HIP_SYMBOL(sym)``) or in a named cast to a plain type
+    (``reinterpret_cast<const void*>(kernel)``), or a name or its address cast to a void pointer
+    type (``(void**)&d_ptr``), parse wherever the call did."""
     if rewrite.action == "append_argument":
         return rewrite.value.isidentifier()
+    if rewrite.action == "disambiguate":
+        return True  # a C cast to a type of keywords ((int)x, (long long int)(e)) is one
     if rewrite.action in ("wrap_symbol", "cast"):
         begin, finish = call.arguments[rewrite.arg]
         if _VOID_CAST.fullmatch(rewrite.value):
