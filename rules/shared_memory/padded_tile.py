@@ -177,6 +177,9 @@ def _instantiated(ctx: RuleContext, at: int, cols_text: str) -> list[tuple[str, 
     function template visible in the file (``k<32><<<...>>>``, ``template void k<16>(...)``),
     as (the instantiation as written, its value or None); None when the row length does not
     depend on a non-type template parameter of the function."""
+    if not any(re.search(rb"\btemplate\s*<[^;{}]*\b" + re.escape(word.encode()) + rb"\b", ctx.data)
+               for word in re.findall(r"[A-Za-z_]\w*", cols_text)):
+        return None  # no template parameter list names it: no tree needed to say so
     function = enclosing_function(ctx, at)
     template = function.parent if function is not None else None
     if template is None or template.type != "template_declaration":
