@@ -203,6 +203,9 @@ def _widening(ctx: RuleContext, declared: re.Match, base: int, uses) -> tuple[Ed
                           for at, _, counter, wide in uses])
 
 
+# a type word right before a use of the name: a declaration of it again (a loop body's)
+_REDECLARED = re.compile(rb"\b(?:unsigned|signed|int|long|short|char|auto|bool|u?int(?:32|64)_t|"
+                         rb"size_t)\s*[*&]?\s*$")
 _MASK_ARGUMENT_BEFORE = re.compile(rb"\b(" + b"|".join(
     name.encode() for name, index in sorted(SYNC_MASK_BUILTINS.items()) if index == 0)
     + rb")\s*\(\s*$")
@@ -218,6 +221,8 @@ def only_masks(ctx: RuleContext, variable: bytes, after: int) -> bool:
     seen = False
     for at in word_offsets(ctx, variable, after, _scope_end(ctx, after)):
         before = code[max(0, at - 40) : at]
+        if _REDECLARED.search(before):
+            break  # declared again: another variable from here on
         if _ARGUMENT_END.match(code, at + len(variable)) is None:
             return False
         if _MASK_ARGUMENT_BEFORE.search(before) is None and (
@@ -246,6 +251,8 @@ def _bit_operations(ctx: RuleContext, variable: bytes, after: int):
     lane test ``variable & (1 << lane)`` (operation '&')."""
     data = ctx.data
     for at in word_offsets(ctx, variable, after, _scope_end(ctx, after)):
+        if _REDECLARED.search(data, max(0, at - 40), at):
+            break  # declared again: another variable from here on
         end = at + len(variable)
         call = _COUNTER_CALL.search(data, max(0, at - 32), at)
         closing = _CALL_CLOSE.match(data, end)
