@@ -125,10 +125,13 @@ class LaneMath(Rule):
 
     def _lane_operations(self, ctx: RuleContext, lanes: int):
         data = ctx.data
-        if b"threadIdx" not in data and b"lane" not in data and b"tid" not in data \
+        found = operations(data)
+        # most files hold no such operation: the scan for an operand word (a case-insensitive
+        # search of the whole file where the names are missing) only where one does
+        if not found or b"threadIdx" not in data and b"lane" not in data and b"tid" not in data \
                 and _BLOCK_COUNT.search(data) is None:
             return
-        for match in operations(data):
+        for match in found:
             literal = integer_literal(match.group(2).decode())
             if literal is None:
                 continue
