@@ -15,6 +15,7 @@ _MARKER_LINE = re.compile(rb"//[ \t]*rocmigrate [A-Z]{3}[0-9]{3}: ")
 _IDENTIFIER = re.compile(r"(\b[A-Za-z_]\w*)")  # captured: split keeps the names
 # the lookahead: every match starts so, and a position that does not is passed at once
 _LINE_NUMBER = re.compile(r"(?=[\s(])(?:\s*\((?:at )?line \d+\)|\s+at line \d+)")
+_INDENT = re.compile(rb"[ \t]*")
 _INLINE_MARKER = re.compile(rb"/\* rocmigrate [A-Z]{3}[0-9]{3}: [\s\S]* \*/\Z")
 
 
@@ -31,12 +32,11 @@ def marker_fix(ctx: RuleContext, offset: int, marker: Marker) -> Fix | None:
     source = ctx.source
     line_start = source.line_start(offset)
     text = marker.render()
-    inline = b"/* " + text[3:] + b" */ "
     # already marked, in either form, maybe quoting code that this conversion has rewritten
     # since (so compared as converted): in the run of inline markers right before the site...
     # (the converted text is made only where a marker is there to compare)
     converted = None
-    for found in _inline_markers_before(ctx, offset):
+    for found in _inline_markers_before(ctx, offset) if data[offset - 1 : offset] == b" " else ():
         if converted is None:
             converted = _as_converted(ctx, text)
         if _as_converted(ctx, b"// " + found[3:-3]) == converted:
@@ -64,17 +64,17 @@ def marker_fix(ctx: RuleContext, offset: int, marker: Marker) -> Fix | None:
     previous_line_end = line_start - 1
     continued = previous_line_end > 0 and continued_line(data, previous_line_end)
     if continued or _inside_literal(ctx, line_start):
+        inline = b"/* " + text[3:] + b" */ "
         return Fix(f"mark {marker.code}", (Edit(offset, offset, inline),), marker=True)
-    indent_end = line_start
-    while indent_end < len(data) and data[indent_end : indent_end + 1] in (b" ", b"\t"):
-        indent_end += 1
+    indent_end = _INDENT.match(data, line_start).end()
     line = data[line_start:indent_end] + text + source.newline
     return Fix(f"mark {marker.code}", (Edit(at, at, line),), marker=True)
 
 
 def _inline_markers_before(ctx: RuleContext, offset: int):
     """The inline markers (``/* rocmigrate CODE: ... */``) written one after another right
-    before ``offset``, nearest first, each without its trailing blank."""
+    before ``offset``, nearest first, each without its trailing blank (none unless a blank
+    precedes ``offset``: callers skip the call then)."""
     literals = ctx.literals
     data = ctx.data
     pos = offset

@@ -5,7 +5,8 @@ from __future__ import annotations
 from conftest import rule_context
 from migrator.convert import convert_bytes
 from migrator.settings import Settings
-from rules.wavefront.ballot_width import BallotWidth
+from migrator.semantic.scopes import blocks
+from rules.wavefront.ballot_width import BallotWidth, _scope_end
 
 
 def test_a_counted_ballot_is_never_cast_to_int_by_the_argument_rule():
@@ -53,3 +54,25 @@ def test_a_variable_declared_again_ends_the_reach_of_the_first():
     result = convert_bytes("k.cu", text, Settings())
     assert result.output.count(b"unsigned long long m = ") == 1500
     assert result.output.count(b"__popcll(m)") == 1500
+
+
+def test_the_scope_of_an_offset_is_its_innermost_block():
+    """_scope_end reads back from the offset by bisection: for every offset of a file of
+    nested and sibling blocks (one in a macro, skipped) it gives the close of the innermost
+    block holding it, the file's end outside any."""
+    source = (b"int g;\n"
+              b"__device__ void f(int v) {\n"
+              b"  { int a; { int b; } int c; }\n"
+              b"  if (v) { v++; } else { v--; }\n"
+              b"#define BODY { v = 0; }\n"
+              b"  for (;;) { { } { int d; } }\n"
+              b"}\n"
+              b"__device__ void h() { { } }\n"
+              b"int tail;\n")
+    ctx = rule_context(source)
+    found = blocks(ctx)
+    assert len(found) == 10  # the macro's block is none
+    for offset in range(len(source) + 1):
+        holding = [block for block in found if block.contains(offset)]
+        expected = max(holding, key=lambda block: block.open).close if holding else len(source)
+        assert _scope_end(ctx, offset) == expected, offset

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix
@@ -155,8 +156,10 @@ def _narrowed(ctx: RuleContext, builtin: str, symbol: str, declared: re.Match, b
                          unproven_fix(ctx, marker_site(ctx, start), "WAV003", message),
                          library="device", symbol=symbol)
         return
-    uses = list(_bit_operations(ctx, variable, call_end))
-    if only_masks(ctx, variable, call_end):
+    # the variable's uses in its block, read once for both questions below
+    offsets = word_offsets(ctx, variable, call_end, _scope_end(ctx, call_end))
+    uses = list(_bit_operations(ctx, variable, offsets))
+    if only_masks(ctx, variable, offsets):
         # every later use is a warp-sync builtin's mask (or a __popc/__ffs of it, widened with
         # it): the widened variable keeps the lanes those calls name, and no 32-bit use is left
         yield Diagnostic("WAV003", message, start, name_end,
@@ -213,13 +216,13 @@ _WIDENED_USE_BEFORE = re.compile(rb"\b(?:__popc|__ffs)\s*\(\s*$")
 _ARGUMENT_END = re.compile(rb"\s*[,)]")
 
 
-def only_masks(ctx: RuleContext, variable: bytes, after: int) -> bool:
-    """Is every use of ``variable`` from ``after`` to the end of its block (at least one) the
-    mask argument of a warp-sync builtin, or the operand of a __popc/__ffs (which widen with
-    it)? Read on the code view: uses in comments and literals do not count."""
+def only_masks(ctx: RuleContext, variable: bytes, offsets: list[int]) -> bool:
+    """Is every use of ``variable`` at ``offsets`` (its uses in code to the end of its block)
+    up to a declaration of it again, and at least one, the mask argument of a warp-sync
+    builtin, or the operand of a __popc/__ffs (which widen with it)? Read on the code view."""
     code = ctx.code
     seen = False
-    for at in word_offsets(ctx, variable, after, _scope_end(ctx, after)):
+    for at in offsets:
         before = code[max(0, at - 40) : at]
         if _REDECLARED.search(before):
             break  # declared again: another variable from here on
@@ -234,23 +237,26 @@ def only_masks(ctx: RuleContext, variable: bytes, after: int) -> bool:
 
 
 def _scope_end(ctx: RuleContext, after: int) -> int:
-    """The end of the innermost block holding ``after`` (the file's end outside any)."""
-    scope_end = len(ctx.data)
-    for block in blocks(ctx):
-        if block.open >= after:
-            break
-        if block.contains(after):
-            scope_end = block.close
-    return scope_end
+    """The end of the innermost block holding ``after`` (the file's end outside any): the
+    block opened last before ``after`` that still holds it (blocks nest, in order of their
+    opening), read back from ``after`` by bisection instead of from the file's first block."""
+    found = blocks(ctx)
+    opens = ctx.cache.get("WAV003.block_opens")
+    if opens is None:
+        opens = ctx.cache["WAV003.block_opens"] = [block.open for block in found]
+    for index in range(bisect.bisect_left(opens, after) - 1, -1, -1):
+        if found[index].contains(after):
+            return found[index].close
+    return len(ctx.data)
 
 
-def _bit_operations(ctx: RuleContext, variable: bytes, after: int):
+def _bit_operations(ctx: RuleContext, variable: bytes, offsets: list[int]):
     """(start, end, operation, 64-bit form or None) of each 32-bit bit operation on
-    ``variable`` from ``after`` to the end of the innermost block holding ``after``: a
-    ``__popc``/``__ffs``/``__clz``/``__brev`` call on it alone (at the builtin's name), or a
-    lane test ``variable & (1 << lane)`` (operation '&')."""
+    ``variable`` at ``offsets`` (its uses in code to the end of its block), up to a
+    declaration of it again: a ``__popc``/``__ffs``/``__clz``/``__brev`` call on it alone (at
+    the builtin's name), or a lane test ``variable & (1 << lane)`` (operation '&')."""
     data = ctx.data
-    for at in word_offsets(ctx, variable, after, _scope_end(ctx, after)):
+    for at in offsets:
         if _REDECLARED.search(data, max(0, at - 40), at):
             break  # declared again: another variable from here on
         end = at + len(variable)
