@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from migrator.diagnostics import Diagnostic
@@ -140,25 +141,28 @@ class HostDeviceMath(Rule):
 
 def _host_calls(ctx: RuleContext):
     """Offsets of the listed names' calls outside directives and outside the bodies of
-    functions declared __device__ or __global__ (searched only there: most of a CUDA file's
-    calls of them are in device code)."""
+    functions declared __device__ or __global__. The calls are found in one pass over the
+    file, and the function bodies read only where there is one (most files have none)."""
     code = ctx.code
-    at = 0
+    calls = sorted((match.start(), match.end()) for pattern in _PATTERNS
+                   for match in pattern.finditer(code)
+                   if match.start() == 0 or code[match.start() - 1] not in _NOT_BEFORE)
+    if not calls:
+        return
+    # the host code: from the end of a device function's body to the next one's head
+    host_starts, host_ends, at = [], [], 0
     function_at(ctx, 0)  # fills the cache of outermost function bodies
     for body in ctx.cache["scopes.functions"]:
         if _DEVICE_HEAD.search(code, body.head, body.open):
-            yield from _calls_in(ctx, at, body.head)
+            host_starts.append(at)
+            host_ends.append(body.head)
             at = body.close
-    yield from _calls_in(ctx, at, len(code))
-
-
-def _calls_in(ctx: RuleContext, start: int, end: int):
-    code = ctx.code
-    found = [match.start() for pattern in _PATTERNS for match in pattern.finditer(code, start, end)
-             if match.start() == 0 or code[match.start() - 1] not in _NOT_BEFORE]
-    for at in sorted(found):
-        if not ctx.in_directive(at):
-            yield at
+    host_starts.append(at)
+    host_ends.append(len(code))
+    for start, end in calls:
+        index = bisect.bisect_right(host_starts, start) - 1
+        if end <= host_ends[index] and not ctx.in_directive(start):
+            yield start  # wholly in that stretch, as a search of it alone finds it
 
 
 def _in_device_block(code: bytes, found, offset: int) -> bool:

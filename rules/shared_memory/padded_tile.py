@@ -90,24 +90,26 @@ class PaddedTile(Rule):
             if size is None or size < BANK_BYTES:
                 continue
             cols = constant_value(ctx, cols_text)
-            if cols is not None:
-                if cols * size // BANK_BYTES % LDS_BANKS:
-                    continue
-                row = f"each row is {cols * size} bytes: {_conflict(cols, size)}"
-                undecided = ""
-            else:  # a row length from the template's parameters: its instantiations decide
-                sizes = _instantiated(ctx, match.start(), cols_text)
-                if sizes is None or _PADDED.search(cols_text):
-                    continue
-                row, undecided = _template_rows(cols_text, sizes, size)
-                if row is None:
-                    continue  # no visible instantiation has a bank-aligned row
+            if cols is not None and cols * size // BANK_BYTES % LDS_BANKS:
+                continue
+            if cols is None and _PADDED.search(cols_text):
+                continue
             name = match.group("name").decode()
             body = function_at(ctx, match.start())
             start, end = (body.open, body.close) if body else (0, len(data))
             column_line = _column_access(ctx, name, start, end)
             if column_line is None:
-                continue
+                continue  # read along rows only: no instantiation to look up (no tree)
+            if cols is not None:
+                row = f"each row is {cols * size} bytes: {_conflict(cols, size)}"
+                undecided = ""
+            else:  # a row length from the template's parameters: its instantiations decide
+                sizes = _instantiated(ctx, match.start(), cols_text)
+                if sizes is None:
+                    continue
+                row, undecided = _template_rows(cols_text, sizes, size)
+                if row is None:
+                    continue  # no visible instantiation has a bank-aligned row
             message = f"'{name}' is read along a column (line {column_line}) and {row}"
             blocker = _layout_use(ctx, name, start, end, match.end())
             if blocker or ctx.in_directive(match.start()):
@@ -199,7 +201,7 @@ def _instantiated(ctx: RuleContext, at: int, cols_text: str) -> list[tuple[str, 
     if not used:
         return None
     found = []
-    for text, arguments in _template_uses(ctx).get(function_name(ctx, function), ()):
+    for text, arguments in _template_uses(ctx, function_name(ctx, function)):
         if len(arguments) > len(names):
             continue  # another template of that name
         values = {}
@@ -216,32 +218,41 @@ def _instantiated(ctx: RuleContext, at: int, cols_text: str) -> list[tuple[str, 
     return found
 
 
-def _template_uses(ctx: RuleContext) -> dict[str, list[tuple[str, list[str]]]]:
-    """Every ``name<arguments>`` of a function template in the file (launches, calls, explicit
-    instantiations, addresses), by name: (the text, its arguments). Read from the tree once per
-    file, only for files with a tile sized by a template."""
-    found = ctx.cache.get("SHM002.template_uses")
+def _template_uses(ctx: RuleContext, name: str) -> list[tuple[str, list[str]]]:
+    """Every ``name<arguments>`` of the function template ``name`` in the file (launches, calls,
+    explicit instantiations, addresses): (the text, its arguments), in order, each spelling
+    once. Read from the tree where the name's bytes occur (a ``template_function`` starts
+    with its name), not from a walk of the whole tree."""
+    key = ("SHM002.template_uses", name)
+    found = ctx.cache.get(key)
     if found is None:
-        found = ctx.cache["SHM002.template_uses"] = {}
-        stack = [ctx.tree.root_node]
-        while stack:
-            node = stack.pop()
-            if node.type == "template_function":
-                name, arguments = (node.child_by_field_name("name"),
-                                   node.child_by_field_name("arguments"))
-                if name is not None and arguments is not None:
-                    found.setdefault(ctx.text(name), []).append(
-                        (node.start_byte, ctx.text(node),
-                         [ctx.text(a) for a in arguments.named_children]))
-            stack.extend(node.children)
-        for name, uses in found.items():  # in order, each spelling once
-            found[name] = list({text: (text, arguments)
-                                for _, text, arguments in sorted(uses, reverse=True)}.values())[::-1]
+        uses = []
+        word = name.encode()
+        data, root = ctx.data, ctx.tree.root_node
+        # at each occurrence of its bytes, even after a word byte (tree-sitter reads `1k` and
+        # `0xfk` as a number and an identifier)
+        at = data.find(word)
+        while at >= 0:
+            node = root.descendant_for_byte_range(at, at + len(word))
+            while node is not None and node.start_byte == at:
+                if node.type == "template_function":
+                    node_name, arguments = (node.child_by_field_name("name"),
+                                            node.child_by_field_name("arguments"))
+                    if (node_name is not None and arguments is not None
+                            and ctx.text(node_name) == name):
+                        uses.append((node.start_byte, ctx.text(node),
+                                     [ctx.text(a) for a in arguments.named_children]))
+                node = node.parent
+            at = data.find(word, at + 1)
+        found = ctx.cache[key] = list({text: (text, arguments) for _, text, arguments
+                                       in sorted(uses, reverse=True)}.values())[::-1]
     return found
 
 
 def _column_access(ctx: RuleContext, name: str, start: int, end: int) -> int | None:
     """Line of the first ``name[row][col]`` whose row varies with the lane and column does not."""
+    if ctx.data.find(b"threadIdx.x", start, end) < 0:
+        return None  # nothing varies with the lane: its aliases are copies of threadIdx.x
     lane, accesses = _two_subscript_accesses(ctx, start, end)
     for row, column, at in accesses.get(name, ()):
         if lane.search(row) and not lane.search(column) and ctx.in_code(at):
