@@ -11,7 +11,7 @@ from migrator.rule import Marker, Rule, RuleContext
 from migrator.semantic.calls import close_of
 from migrator.semantic.calls import arguments, find_name, lexical_call
 from migrator.semantic.lookup import value_declaration
-from migrator.semantic.types import strip_parens
+from migrator.semantic.types import is_fundamental, strip_parens
 from migrator.versions import format_version
 
 from ..cuda_types import SIXTEEN_BIT
@@ -263,6 +263,9 @@ class OldRocmLowering(Rule):
             overloads = {name.encode(): (name, pair) for table, pair in (
                 (SCALAR_ARITHMETIC, False), (PAIR_ARITHMETIC, True)) for name in table
                 if name.encode() in ctx.data}
+        if overloads or (says_bf16 and bf16 is not None and bf16.applies(rocm)
+                         and b"__nv_bfloat16" in ctx.data):
+            yield from self._assignments(ctx, _replacement(bf16))
         for name, start, end in find_name(ctx, rows.keys() | overloads.keys()):
             if not names_code(ctx, start, end):
                 continue
@@ -276,6 +279,49 @@ class OldRocmLowering(Rule):
                 yield from self._name(ctx, low, start, end)
             else:
                 yield self._call(ctx, low, start, end)
+
+    def _assignments(self, ctx: RuleContext, replacement: str):
+        """``x = v`` where ``x`` is proven bf16 and ``v`` proven not: CUDA converts ``v``
+        implicitly, ``replacement`` (explicit float constructor) does not: a literal float holds
+        exactly -> ``T(v)``, a float -> ``rocmigrate_float2bfloat16(v)``; a name of another
+        arithmetic type (a double, rounded once by CUDA; an int) is marked. Other values (calls,
+        members, expressions) are not judged: most are bf16 already."""
+        stack = [ctx.tree.root_node]
+        while stack:
+            node = stack.pop()
+            stack.extend(node.children)
+            if node.type != "assignment_expression":
+                continue
+            operator, left, right = (node.child_by_field_name(f)
+                                     for f in ("operator", "left", "right"))
+            if (operator is None or operator.type != "=" or left is None or right is None
+                    or not bf16_value(ctx, ctx.text(left), left.start_byte)
+                    or _bf16_expression(ctx, right)):
+                continue
+            begin, finish = right.start_byte, right.end_byte
+            text = ctx.data[begin:finish].decode("utf-8", "replace")
+            literal = _literal(text)
+            if literal is not None and _float_exact(literal):
+                function, includes = replacement, ()
+            elif _declared(ctx, text, begin, _FLOAT):
+                function, includes = EXACT_FOR_ALL["__float2bfloat16"], (SUPPORT_HEADER,)
+            elif not _other_arithmetic(ctx, text, begin):
+                continue
+            else:
+                shown = _shown(ctx, [(begin, finish)])
+                message = (f"{shown} assigned to a bf16: if it is not one, its implicit "
+                           f"conversion to {replacement} does not build ({replacement}'s float "
+                           "constructor is explicit) and rocmigrate cannot prove its type here: "
+                           f"write rocmigrate_float2bfloat16({shown}) for a float")
+                yield Diagnostic("LOW001", message, begin, finish,
+                                 marker_fix(ctx, begin, Marker("LOW001", message)),
+                                 library="device", symbol="__nv_bfloat16")
+                continue
+            yield Diagnostic("LOW001", f"{text} assigned to a bf16 -> {function}({text})", begin,
+                             finish, Fix(f"convert with {function}",
+                                         (Edit(begin, begin, function.encode() + b"("),
+                                          Edit(finish, finish, b")")), includes=includes),
+                             library="device", symbol="__nv_bfloat16", severity="info")
 
     def _overload(self, ctx: RuleContext, name: str, pair: bool, start: int,
                   end: int) -> Diagnostic | None:
@@ -301,16 +347,22 @@ class OldRocmLowering(Rule):
         replacement = _replacement(low)
         rewrite = _lowering(replacement, start, end)
         spans = _converted(ctx, start, end)
-        if low.exact == "literal":  # explicit float constructor: copy-initialisations convert
-            edits, unproven = self._implicit_conversions(ctx, replacement, start, end)
+        # explicit float constructor: copy-initialisations convert, the scalar's own values and
+        # each member of the pair's ({x, y}: rocmigrate_bfloat162 is an aggregate of two)
+        element = (replacement if low.exact == "literal"
+                   else _replacement(ctx.tables.lowerings["__nv_bfloat16"])
+                   if low.cuda == "__nv_bfloat162" else None)
+        if element is not None:
+            edits, unproven = self._implicit_conversions(ctx, element, start, end,
+                                                         pair=element != replacement)
             if edits:
                 support = any(edit.text.startswith(b"rocmigrate_") for edit in edits)
                 rewrite = Fix(rewrite.title, rewrite.edits + tuple(edits),
                               includes=(SUPPORT_HEADER,) if support else ())
             for begin, finish in unproven:
                 shown = _shown(ctx, [(begin, finish)])
-                text = (f"{shown}: if it is not a bf16, its implicit conversion to {replacement} "
-                        f"does not build ({replacement}'s float constructor is explicit) and "
+                text = (f"{shown}: if it is not a bf16, its implicit conversion to {element} "
+                        f"does not build ({element}'s float constructor is explicit) and "
                         "rocmigrate cannot prove its type here: write "
                         f"rocmigrate_float2bfloat16({shown}) for a float, as CUDA converts it")
                 yield self._report_as(ctx, low, "LOW001", begin, finish, text)
@@ -325,16 +377,25 @@ class OldRocmLowering(Rule):
         yield self._unsafe(ctx, low, start, end, text, rewrite)
 
     @staticmethod
-    def _implicit_conversions(ctx: RuleContext, replacement: str, start: int,
-                              end: int) -> tuple[list[Edit], list[tuple[int, int]]]:
+    def _implicit_conversions(ctx: RuleContext, replacement: str, start: int, end: int,
+                              pair: bool = False) -> tuple[list[Edit], list[tuple[int, int]]]:
         """The values copy-initialised to the type named at [start, end) (``T v = x;``,
-        ``T a[] = {x, y};``), which CUDA converts implicitly and ``replacement`` (whose float
-        constructor is explicit) does not: the edits that write the conversions that need it
-        (a literal float holds exactly -> ``T(x)``, a float -> ``rocmigrate_float2bfloat16(x)``,
-        both exact), and the values whose type rocmigrate cannot prove."""
+        ``T a[] = {x, y};``, a default member initialiser; with ``pair``, the two members of
+        each pair ``P p = {x, y};``), which CUDA converts implicitly and ``replacement`` (whose
+        float constructor is explicit) does not: the edits that write the conversions that
+        need it (a literal float holds exactly -> ``T(x)``, a float ->
+        ``rocmigrate_float2bfloat16(x)``, both exact), and the values whose type rocmigrate
+        cannot prove."""
         edits: list[Edit] = []
         unproven: list[tuple[int, int]] = []
-        for value in _copy_initialised(ctx, start, end):
+        values = _copy_initialised(ctx, start, end)
+        if pair:  # a pair's members: of {x, y}, of each {x, y} of an array; not a pair value
+            values = [member for value in values
+                      for member in (value.named_children if value.type == "initializer_list"
+                                     else [value] if value.parent.type == "initializer_list"
+                                     else ())
+                      if member.type != "comment"]
+        for value in values:
             begin, finish = value.start_byte, value.end_byte
             text = ctx.data[begin:finish].decode("utf-8", "replace")
             literal = _literal(text)
@@ -342,8 +403,8 @@ class OldRocmLowering(Rule):
                 function = replacement
             elif _declared(ctx, text, begin, _FLOAT):
                 function = EXACT_FOR_ALL["__float2bfloat16"]
-            elif _bf16_expression(ctx, value):
-                continue
+            elif _bf16_expression(ctx, value) or pair and not _other_arithmetic(ctx, text, begin):
+                continue  # (a pair's members: given.x, a call... mostly bf16; not judged)
             else:
                 unproven.append((begin, finish))
                 continue
@@ -411,6 +472,13 @@ class OldRocmLowering(Rule):
     def _report_as(ctx, low, code: str, start: int, end: int, text: str) -> Diagnostic:
         return Diagnostic(code, text, start, end, marker_fix(ctx, start, Marker(code, text)),
                           library="device", symbol=low.cuda, severity="warning")
+
+
+def _other_arithmetic(ctx: RuleContext, text: str, at: int) -> bool:
+    """Is ``text`` a name declared with an arithmetic type other than float (``double d``,
+    ``int i``, ``p[i]`` of an ``int* p``)?"""
+    found = _declared_type(ctx, text, at)
+    return found is not None and found[1] == 0 and found[0] != "float" and is_fundamental(found[0])
 
 
 def _other_than_bf16(ctx: RuleContext, args: list[tuple[int, int]]) -> bool:
@@ -552,6 +620,11 @@ def _copy_initialised(ctx: RuleContext, start: int, end: int) -> list:
     if type_node is None or (type_node.start_byte, type_node.end_byte) != (start, end):
         return []  # not a declaration of the type itself (std::vector<T> v = ...)
     values = []
+    default = node.child_by_field_name("default_value") if node.type == "field_declaration" \
+        else None
+    if default is not None and _copy_init(node):  # struct S { T v = x; } (not T v{x};)
+        values += ([c for c in default.named_children if c.type != "comment"]
+                   if default.type == "initializer_list" else [default])
     for declarator in node.children_by_field_name("declarator"):
         if declarator.type != "init_declarator" or not _copy_init(declarator):
             continue
