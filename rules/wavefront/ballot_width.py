@@ -19,6 +19,7 @@ _FROM_THE_TOP = "__clz"
 # 32-bit bit builtins on a variable holding a narrowed mask: the 64-bit form once it is widened
 # (None: the 64-bit result means something else, __clzll counts from bit 63: a person rewrites)
 _VARIABLE_COUNTERS = {"__popc": "__popcll", "__ffs": "__ffsll", "__clz": None, "__brev": None}
+_COUNTER_BEFORE = re.compile(rb"\b(__popc|__ffs|__clz)\s*\(\s*$")
 _COUNTER_CALL = re.compile(rb"\b(__popc|__ffs|__clz|__brev)\s*\(\s*$")
 _CALL_CLOSE = re.compile(rb"\s*\)")
 # `mask & (1 << lane)` / `(1u << lane) & mask`: a lane tested with a 32-bit shift
@@ -126,7 +127,7 @@ class BallotWidth(Rule):
 
 def _counter_before(data: bytes, start: int) -> str:
     """``__popc(`` (or another 32-bit counter) written right before ``start``, or ''."""
-    match = re.search(rb"\b(__popc|__ffs|__clz)\s*\(\s*$", data[max(0, start - 32) : start])
+    match = _COUNTER_BEFORE.search(data[max(0, start - 32) : start])
     return match.group(1).decode() if match else ""
 
 
