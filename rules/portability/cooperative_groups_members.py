@@ -7,6 +7,7 @@ import re
 
 from migrator.diagnostics import Diagnostic
 from migrator.rule import Marker, Rule, RuleContext
+from migrator.semantic.calls import WORD_BYTES
 from migrator.versions import format_version
 
 from ..markers import marker_fix
@@ -16,7 +17,8 @@ _GROUP_TYPES = (rb"thread_block_tile\s*<[^<>;]*>|thread_block|grid_group|coalesc
                 rb"thread_group|cluster_group")
 _FACTORIES = rb"this_thread_block|this_grid|tiled_partition|coalesced_threads|this_cluster|" \
              rb"binary_partition|labeled_partition"
-_ALIAS = re.compile(rb"\bnamespace\s+([A-Za-z_]\w*)\s*=\s*(?:::)?cooperative_groups\s*;")
+# no leading \b: searched for its literal quickly (the byte before is tested after)
+_ALIAS = re.compile(rb"namespace\s+([A-Za-z_]\w*)\s*=\s*(?:::)?cooperative_groups\s*;")
 
 
 @functools.lru_cache(maxsize=8)
@@ -75,14 +77,16 @@ class CooperativeGroupsMembers(Rule):
     attention_codes = ("CGM001",)
 
     def check(self, ctx: RuleContext):
-        code = ctx.code
-        if b"cooperative_groups" not in ctx.data:
+        data = ctx.data
+        if b"cooperative_groups" not in data:
             return
         members, free = _missing(ctx.settings.rocm)
-        data = ctx.data
         if not any(name.encode() in data for name in members | free):
             return  # (each finding is one of these names: substring tests are quick)
-        namespaces = [b"cooperative_groups", *(m.group(1) for m in _ALIAS.finditer(code))]
+        code = ctx.code
+        namespaces = [b"cooperative_groups", *(
+            m.group(1) for m in _ALIAS.finditer(code)
+            if m.start() == 0 or code[m.start() - 1] not in WORD_BYTES)]
         qualifier = rb"(?:" + b"|".join(namespaces) + rb")\s*::\s*"
         groups = {m.group(1) for m in re.finditer(
             rb"\b(?:" + qualifier + rb")?(?:" + _GROUP_TYPES + rb")\s*[&*]?\s*([A-Za-z_]\w*)",

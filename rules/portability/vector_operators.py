@@ -6,7 +6,7 @@ import re
 
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
-from migrator.semantic.calls import close_of
+from migrator.semantic.calls import WORD_BYTES, close_of
 
 # HIP's vector types (float2, int4, ... : HIP_vector_type<T, n> in amd_hip_vector_types.h)
 _ELEMENTS = ("char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "longlong",
@@ -20,7 +20,9 @@ VECTOR_TYPES = frozenset(f"{element}{n}" for element in _ELEMENTS for n in (1, 2
 COMPOUND = (b"+=", b"-=", b"*=", b"/=")
 BINARY = (b"*", b"/")
 _ANY_VECTOR = re.compile(rb"\b(?:u?(?:char|short|int|long|longlong)|float|double)[1-4]\b")
-_OPERATOR = re.compile(rb"\boperator[ \t]*(\+=|-=|\*=|/=|\*|/)[ \t]*\(")
+# no leading \b: a pattern that starts with its literal is searched for it quickly, not tried
+# at every byte (the byte before is tested after)
+_OPERATOR = re.compile(rb"operator[ \t]*(\+=|-=|\*=|/=|\*|/)[ \t]*\(")
 _BEFORE = re.compile(rb"[ \t]*(?:[A-Za-z_]\w*[ \t]*&?[ \t]*)+")  # specifiers and return type
 _PARAMETER = re.compile(rb"\s*(const\s+)?([A-Za-z_]\w*)\s*(&?)\s*(?:[A-Za-z_]\w*)?\s*")
 GUARD = b"#if !defined(__HIP_PLATFORM_AMD__)"
@@ -72,10 +74,15 @@ class VectorOperators(Rule):
 
     def check(self, ctx: RuleContext):
         data = ctx.data
-        if b"operator" not in data or _ANY_VECTOR.search(data) is None:
-            return  # (most C++ defines operators; few name a vector type)
+        if b"operator" not in data:
+            return
         code = ctx.code
-        for match in _OPERATOR.finditer(code):
+        operators = [match for match in _OPERATOR.finditer(code)
+                     if match.start() == 0 or code[match.start() - 1] not in WORD_BYTES]
+        if not operators or _ANY_VECTOR.search(data) is None:
+            return  # (few files define these operators, fewer name a vector type: that
+            # pattern, tried at every byte, comes last)
+        for match in operators:
             symbol = match.group(1)
             vector = _colliding_type(ctx, match, symbol)
             if vector is None:
