@@ -71,13 +71,13 @@ def test_device_only_names_are_found_as_whole_calls():
     from migrator.settings import Settings
     from migrator.source import Source
     from rules.portability._tables import table
-    from rules.portability.host_device_math import _calls_in
+    from rules.portability.host_device_math import _host_calls
 
     names = [row["name"].encode() for row in table("device_only_math.tsv")]
     text = b"".join(b"y = " + n + b" (x); y = " + n + b"_mine(x); y = s." + n + b"(x); y = my" + n
                     + b"(x);\n" for n in names)
     ctx = RuleContext(Source("calls.cpp", text), Settings(), load())
-    found = [text[at : text.index(b" (", at)] for at in _calls_in(ctx, 0, len(text))]
+    found = [text[at : text.index(b" (", at)] for at in _host_calls(ctx)]  # no function: all host
     assert found == names
 
 
