@@ -59,6 +59,13 @@ def lookup_header(headers: dict[str, HeaderEntry], name: str) -> HeaderEntry | N
     return best
 
 
+@functools.lru_cache(maxsize=4096)
+def _header_entry(tables: ApiTables, name: str) -> HeaderEntry | None:
+    """lookup_header in ``tables``, once per name: most includes name headers the table lacks
+    (<vector>, a project's own), each tried against every ``dir/*`` entry."""
+    return lookup_header(tables.headers, name)
+
+
 def _includes(ctx: RuleContext) -> list[tuple[int, re.Match]]:
     """The file's ``#include`` lines (see directive_lines), read once for check and
     _runtime_include."""
@@ -279,7 +286,7 @@ def _converted(ctx: RuleContext, name: str) -> tuple[HeaderEntry | None, str, st
     found = ctx.cache.setdefault("hdr_converted", {})
     answer = found.get(name)
     if answer is None:
-        entry = lookup_header(ctx.tables.headers, name)
+        entry = _header_entry(ctx.tables, name)
         answer = found[name] = (entry, *_hip_header(ctx, name, entry))
     return answer
 
@@ -317,7 +324,7 @@ def _has_include_tests(ctx: RuleContext):
         if not ctx.in_directive(match.start()):
             continue
         name = match.group(2).decode("utf-8", "replace").strip()
-        entry = lookup_header(ctx.tables.headers, name)
+        entry = _header_entry(ctx.tables, name)
         target, lowered, problem = _hip_header(ctx, name, entry)
         if problem or not target or target == name:
             continue
@@ -352,7 +359,7 @@ def _guard_tests(ctx: RuleContext):
 def _guard_test(ctx: RuleContext, macro: str, start: int, end: int) -> Diagnostic:
     guards = ctx.tables.header_guards[macro]
     header = guards[0].cuda_header
-    entry = lookup_header(ctx.tables.headers, header)
+    entry = _header_entry(ctx.tables, header)
     target, _, problem = _hip_header(ctx, header, entry)
     guard = next((g for g in guards if g.hip_header == target), None)
     library = entry.library if entry else ""

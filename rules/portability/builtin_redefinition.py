@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import re
 
 from migrator.diagnostics import Diagnostic
@@ -91,9 +92,9 @@ class BuiltinRedefinition(Rule):
     attention_codes = ("RDF001",)
 
     def check(self, ctx: RuleContext):
-        data, code = ctx.data, ctx.code
-        if b"atomic" not in data:
+        if b"atomic" not in ctx.data:
             return
+        code = ctx.code
         defined = _overloads(ctx.settings.rocm)
         found = blocks(ctx)
         for index, block in enumerate(found):
@@ -120,7 +121,9 @@ class BuiltinRedefinition(Rule):
                              symbol=name)
 
 
+@functools.lru_cache(maxsize=8)
 def _overloads(rocm) -> dict[str, set[str]]:
+    """HIP's atomic overloads at ``rocm``: their parameter types by name (read once)."""
     found: dict[str, set[str]] = {}
     for row in table("hip_atomic_overloads.tsv"):
         if has(row, rocm):

@@ -23,6 +23,11 @@ def _missing(rocm: tuple[int, int, int]) -> frozenset[str]:
     return frozenset(row["field"] for row in table("device_prop_fields.tsv") if not has(row, rocm))
 
 
+@functools.lru_cache(maxsize=8)
+def _encoded(fields: frozenset[str]) -> tuple[bytes, ...]:
+    return tuple(field.encode() for field in sorted(fields))
+
+
 def _word_byte(code: bytes, at: int) -> bool:
     return at >= 0 and (code[at : at + 1].isalnum() or code[at : at + 1] == b"_")
 
@@ -77,15 +82,18 @@ class DevicePropFields(Rule):
     attention_codes = ("DPF001",)
 
     def check(self, ctx: RuleContext):
-        if _DECLARED.search(ctx.data) is None:  # (not cudaGetDeviceProperties: no blanking needed)
+        data = ctx.data
+        if _DECLARED.search(data) is None:  # (not cudaGetDeviceProperties: no blanking needed)
             return
+        missing = _missing(ctx.settings.rocm)
+        if not any(field in data for field in _encoded(missing)):
+            return  # each finding names one of these fields: substring tests are quick
         code = ctx.code
         names = {m.group(2) for m in _DECLARED.finditer(code)
                  if _type_at(code, m) and not ctx.in_directive(m.start())}
         names.discard(b"const")
         if not names:
             return
-        missing = _missing(ctx.settings.rocm)
         found = []
         for name in sorted(names):  # (a pattern that starts with a literal is searched quickly)
             access = re.compile(re.escape(name) + rb"\b(?:\s*\[[^\]\n]*\])?\s*(?:\.|->)\s*"
