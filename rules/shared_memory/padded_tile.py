@@ -8,7 +8,7 @@ import re
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
 from migrator.semantic.calls import code_end_before, is_member
-from migrator.semantic.constants import constant_value
+from migrator.semantic.constants import constant_value, integer_literal
 from migrator.semantic.lookup import enclosing_function, function_name
 from migrator.semantic.scopes import code_matches, function_at, word_offsets
 
@@ -89,17 +89,20 @@ class PaddedTile(Rule):
             cols_text = match.group("cols").decode().strip()
             if size is None or size < BANK_BYTES:
                 continue
-            cols = constant_value(ctx, cols_text)
-            if cols is not None and cols * size // BANK_BYTES % LDS_BANKS:
-                continue
-            if cols is None and _PADDED.search(cols_text):
-                continue
+            literal = integer_literal(cols_text)
+            if literal is not None and literal[0] * size // BANK_BYTES % LDS_BANKS:
+                continue  # (most rows: known without the file's constants or its reads)
             name = match.group("name").decode()
             body = function_at(ctx, match.start())
             start, end = (body.open, body.close) if body else (0, len(data))
             column_line = _column_access(ctx, name, start, end)
             if column_line is None:
-                continue  # read along rows only: no instantiation to look up (no tree)
+                continue  # read along rows only: no row length to evaluate (nor tree to read)
+            cols = constant_value(ctx, cols_text)
+            if cols is not None and cols * size // BANK_BYTES % LDS_BANKS:
+                continue
+            if cols is None and _PADDED.search(cols_text):
+                continue
             if cols is not None:
                 row = f"each row is {cols * size} bytes: {_conflict(cols, size)}"
                 undecided = ""
@@ -253,41 +256,52 @@ def _column_access(ctx: RuleContext, name: str, start: int, end: int) -> int | N
     """Line of the first ``name[row][col]`` whose row varies with the lane and column does not."""
     if ctx.data.find(b"threadIdx.x", start, end) < 0:
         return None  # nothing varies with the lane: its aliases are copies of threadIdx.x
-    lane, accesses = _two_subscript_accesses(ctx, start, end)
-    for row, column, at in accesses.get(name, ()):
-        if lane.search(row) and not lane.search(column) and ctx.in_code(at):
-            return ctx.source.position(at)[0]
+    text, lane = _lanes(ctx, start, end)
+    # searched for the name itself (a pattern that starts with a word boundary is tried at
+    # every character); the subscripts hold no brackets, so no other name's access hides one
+    for access in re.finditer(re.escape(name) + _SUBSCRIPTS, text):
+        if access.start() and _WORD.match(text, access.start() - 1):
+            continue  # the end of a longer name
+        row, column = access.group(1), access.group(2)
+        if lane.search(row) and not lane.search(column):
+            at = start + len(text[: access.start()].encode())
+            if ctx.in_code(at):
+                return ctx.source.position(at)[0]
     return None
 
 
-# any ``name[row][col]``: the subscripts hold no brackets, so no other name's access can
-# start inside one, and one pass finds every name's accesses
-_ACCESS = re.compile(r"\b([A-Za-z_]\w*)\s*\[([^\[\]]+)\]\s*\[([^\[\]]+)\]")
+_SUBSCRIPTS = r"\s*\[([^\[\]]+)\]\s*\[([^\[\]]+)\]"
+_WORD = re.compile(r"\w")
 
 
-def _two_subscript_accesses(ctx: RuleContext, start: int, end: int):
-    """For the code in [start, end): the pattern of what varies with the lane, and each name's
-    ``name[row][col]`` accesses as (row, column, byte offset), in order. Found once per
-    function, not once per tile."""
-    key = ("SHM002.accesses", start, end)
+def _lanes(ctx: RuleContext, start: int, end: int) -> tuple[str, re.Pattern]:
+    """The code in [start, end) as text, and the pattern of what varies with the lane there
+    (threadIdx.x and its copies). Read once per function, not once per tile."""
+    key = ("SHM002.lanes", start, end)
     found = ctx.cache.get(key)
-    if found is not None:
-        return found
-    text = ctx.data[start:end].decode("utf-8", "replace")
-    lanes = ["threadIdx.x", *_LANE_ALIAS.findall(text)]
-    lane = re.compile(r"(?:" + "|".join(re.escape(l) + (r"\b" if l[-1].isalnum() else "")
-                                         for l in lanes) + r")")
-    accesses: dict[str, list[tuple[str, str, int]]] = {}
-    ascii_text = text.isascii()
-    char_at, byte_at = 0, start  # the byte offset of a character, carried forward
-    for access in _ACCESS.finditer(text):
-        if ascii_text:
-            byte_at = start + access.start()
-        else:
-            byte_at += len(text[char_at : access.start()].encode())
-            char_at = access.start()
-        accesses.setdefault(access.group(1), []).append((access.group(2), access.group(3), byte_at))
-    found = ctx.cache[key] = (lane, accesses)
+    if found is None:
+        text = ctx.data[start:end].decode("utf-8", "replace")
+        lanes = ["threadIdx.x", *_lane_aliases(text)]
+        found = ctx.cache[key] = (text, re.compile(r"(?:" + "|".join(
+            re.escape(l) + (r"\b" if l[-1].isalnum() else "") for l in lanes) + r")"))
+    return found
+
+
+_LANE_END = re.compile(r"threadIdx\.x\s*;")
+
+
+def _lane_aliases(text: str) -> list[str]:
+    """What ``_LANE_ALIAS.findall(text)`` finds, read only in the statements that end with
+    ``threadIdx.x;`` (the pattern starts with no literal: tried at every character of a
+    function, it costs more than the rest of the rule). A match holds no ``;{}``, so it
+    starts after the last of them before its end, and no earlier match reaches there."""
+    found = []
+    for end in _LANE_END.finditer(text):
+        statement = max(text.rfind(";", 0, end.start()), text.rfind("{", 0, end.start()),
+                        text.rfind("}", 0, end.start())) + 1
+        alias = _LANE_ALIAS.search(text, statement, end.end())
+        if alias is not None:
+            found.append(alias.group(1))
     return found
 
 
