@@ -4,7 +4,9 @@ of the pieces those scans care about)."""
 from __future__ import annotations
 
 from conftest import rule_context
+from migrator import apitables
 from rules.transfers.common import copies, loop_copies
+from rules.transfers.pageable_copies import _calls, name_matches
 from strategies import random_texts
 
 _COPY_PIECES = [b"for (int i = 0; i < n; ++i) ", b"for (;;) {", b"while (x) ", b"{", b"}", b";",
@@ -19,3 +21,20 @@ def test_loop_copies_are_the_copies_in_loops():
                   if copy.loop is not None]
         found = [(copy.start, copy.loop) for copy in loop_copies(rule_context(data))]
         assert found == wanted, data
+
+
+_CLAIM_PIECES = [b"cudaMalloc", b"cudaMallocHost", b"hipHostMalloc", b"cudaHostRegister", b"my",
+                 b"_", b"(", b"(&d, n)", b"((void**)&h, n)", b"(v.data(), n, 0)", b"&", b"s->",
+                 b" ", b"\n", b";", b"cudaMalloc(&cudaMallocHost", b"x", b"hip", b"cuda"]
+
+
+def test_name_matches_are_the_pattern_finditer():
+    calls = _calls(apitables.load())
+    met = 0
+    for data in random_texts(_CLAIM_PIECES, seed=13, count=3000):
+        for pattern, names in ((calls.claims, calls.claiming), (calls.pins, calls.pinning)):
+            wanted = [match.span() + match.groups() for match in pattern.finditer(data)]
+            assert [match.span() + match.groups()
+                    for match in name_matches(pattern, names, data)] == wanted, data
+            met += bool(wanted)
+    assert met > 1000  # the texts hold calls, not only misses

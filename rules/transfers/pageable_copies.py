@@ -197,6 +197,8 @@ class _Calls:
 
     claims: re.Pattern  # an allocation or registration that makes ``name`` not pageable host memory
     pins: re.Pattern  # any pinned allocation or registration
+    claiming: tuple[bytes, ...]  # the names a match of ``claims`` starts with
+    pinning: tuple[bytes, ...]  # and of ``pins``
 
 
 @functools.lru_cache(maxsize=8)
@@ -209,7 +211,29 @@ def _calls(tables: ApiTables) -> _Calls:
                           rb"reinterpret_cast\s*<\s*void\s*\*\*?\s*>\s*\(\s*)?&?\s*(?:"
                           rb"([A-Za-z_]\w*)\s*\.\s*data\s*\(\s*\)"  # a vector's storage
                           rb"|(?:[A-Za-z_]\w*\s*(?:\.|->)\s*)?([A-Za-z_]\w*))"),
-        pins=re.compile(rb"\b" + alternation(pinning) + rb"\s*\("))
+        pins=re.compile(rb"\b" + alternation(pinning) + rb"\s*\("),
+        claiming=tuple(sorted(name.encode() for name in claiming)),
+        pinning=tuple(sorted(name.encode() for name in pinning)))
+
+
+def name_matches(pattern: re.Pattern, names: tuple[bytes, ...], data: bytes):
+    """What ``pattern.finditer(data)`` finds, for a pattern that matches only where one of
+    ``names`` starts: tried at their occurrences alone (found by byte searches), skipping the
+    ones a previous match covers, as finditer does. (A pattern that starts with ``\b`` and an
+    alternation of names is tried at every byte.)"""
+    starts = set()
+    for name in names:
+        at = data.find(name)
+        while at >= 0:
+            starts.add(at)
+            at = data.find(name, at + 1)
+    covered = 0
+    for at in sorted(starts):
+        if at >= covered:
+            match = pattern.match(data, at)
+            if match is not None:
+                yield match
+                covered = match.end()
 
 
 def _claimed(ctx: RuleContext, name: str) -> bool:
@@ -217,9 +241,10 @@ def _claimed(ctx: RuleContext, name: str) -> bool:
     file (read once per file: the names of every such call)?"""
     names = ctx.cache.get("XFR005.claimed")
     if names is None:
+        calls = _calls(ctx.tables)
         names = ctx.cache["XFR005.claimed"] = {
             match.group(1) or match.group(2)
-            for match in _calls(ctx.tables).claims.finditer(ctx.data)
+            for match in name_matches(calls.claims, calls.claiming, ctx.data)
             if ctx.in_code(match.start())}
     return name.encode() in names
 
@@ -228,8 +253,9 @@ def _pins_anything(ctx: RuleContext) -> bool:
     """Does the file's code allocate pinned or register any memory (read once per file)?"""
     pins = ctx.cache.get("XFR005.pins")
     if pins is None:
+        calls = _calls(ctx.tables)
         pins = ctx.cache["XFR005.pins"] = any(
-            ctx.in_code(m.start()) for m in _calls(ctx.tables).pins.finditer(ctx.data))
+            ctx.in_code(m.start()) for m in name_matches(calls.pins, calls.pinning, ctx.data))
     return pins
 
 
