@@ -11,6 +11,7 @@ from migrator.semantic.calls import WORD_BYTES
 from migrator.versions import format_version
 
 from ..markers import marker_fix
+from ..transfers.pageable_copies import name_matches
 from ._tables import has, table
 
 _GROUP_TYPES = (rb"thread_block_tile\s*<[^<>;]*>|thread_block|grid_group|coalesced_group|"
@@ -18,6 +19,8 @@ _GROUP_TYPES = (rb"thread_block_tile\s*<[^<>;]*>|thread_block|grid_group|coalesc
 _FACTORIES = rb"this_thread_block|this_grid|tiled_partition|coalesced_threads|this_cluster|" \
              rb"binary_partition|labeled_partition"
 # no leading \b: searched for its literal quickly (the byte before is tested after)
+_GROUP_TYPE_NAMES = tuple(re.match(rb"\w+", name).group() for name in _GROUP_TYPES.split(b"|"))
+_FACTORY_NAMES = tuple(_FACTORIES.split(b"|"))
 _ALIAS = re.compile(rb"namespace\s+([A-Za-z_]\w*)\s*=\s*(?:::)?cooperative_groups\s*;")
 
 
@@ -88,21 +91,25 @@ class CooperativeGroupsMembers(Rule):
             m.group(1) for m in _ALIAS.finditer(code)
             if m.start() == 0 or code[m.start() - 1] not in WORD_BYTES)]
         qualifier = rb"(?:" + b"|".join(namespaces) + rb")\s*::\s*"
-        groups = {m.group(1) for m in re.finditer(
-            rb"\b(?:" + qualifier + rb")?(?:" + _GROUP_TYPES + rb")\s*[&*]?\s*([A-Za-z_]\w*)",
-            code)}
-        groups.update(m.group(1) for m in re.finditer(
+        # these patterns match only where a group type, ``auto``, a group, a factory or the
+        # namespace is named: tried there alone (a pattern that starts with \b or a
+        # lookbehind is tried at every byte)
+        groups = {m.group(1) for m in name_matches(re.compile(
+            rb"\b(?:" + qualifier + rb")?(?:" + _GROUP_TYPES + rb")\s*[&*]?\s*([A-Za-z_]\w*)"),
+            (*namespaces, *_GROUP_TYPE_NAMES), code)}
+        groups.update(m.group(1) for m in name_matches(re.compile(
             rb"\bauto\s*&?\s*([A-Za-z_]\w*)\s*=\s*(?:" + qualifier + rb")?(?:" + _FACTORIES +
-            rb")\b", code))
+            rb")\b"), (b"auto",), code))
         objects = [re.escape(g) for g in sorted(groups)] + [
             rb"(?:" + qualifier + rb")?(?:" + _FACTORIES + rb")\s*(?:<[^<>;]*>)?\s*\([^;{}]*?\)"]
         member = re.compile(rb"(?:(?<![\w.])(?:" + b"|".join(objects) + rb"))\s*(?:\.|->)\s*"
                             rb"([A-Za-z_]\w*)\s*\(")
         found = []
-        for match in member.finditer(code):
+        for match in name_matches(member, (*groups, *namespaces, *_FACTORY_NAMES), code):
             if match.group(1).decode() in members:
                 found.append((match.start(1), match.end(1), match.group(1).decode(), "member"))
-        for match in re.finditer(rb"\b" + qualifier + rb"([A-Za-z_]\w*)", code):
+        for match in name_matches(re.compile(rb"\b" + qualifier + rb"([A-Za-z_]\w*)"),
+                                  tuple(namespaces), code):
             if match.group(1).decode() in free:
                 found.append((match.start(1), match.end(1), match.group(1).decode(), "free"))
         rocm = format_version(ctx.settings.rocm)
