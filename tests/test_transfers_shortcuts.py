@@ -6,7 +6,8 @@ from __future__ import annotations
 from conftest import rule_context
 from migrator import apitables
 from rules.transfers.common import copies, loop_copies
-from rules.transfers.pageable_copies import _calls, name_matches
+from migrator.semantic.scopes import name_matches
+from rules.transfers.pageable_copies import _calls
 from strategies import random_texts
 
 _COPY_PIECES = [b"for (int i = 0; i < n; ++i) ", b"for (;;) {", b"while (x) ", b"{", b"}", b";",

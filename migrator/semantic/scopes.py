@@ -185,6 +185,26 @@ def word_offsets(ctx: RuleContext, word: bytes, start: int, end: int,
     return [at for at in found if code[at] != 32]
 
 
+def name_matches(pattern: re.Pattern, names: tuple[bytes, ...], data: bytes):
+    """What ``pattern.finditer(data)`` finds, for a pattern that matches only where one of
+    ``names`` starts: tried at their occurrences alone (found by byte searches), skipping the
+    ones a previous match covers, as finditer does. (A pattern that starts with ``\b`` and an
+    alternation of names is tried at every byte.)"""
+    starts = set()
+    for name in names:
+        at = data.find(name)
+        while at >= 0:
+            starts.add(at)
+            at = data.find(name, at + 1)
+    covered = 0
+    for at in sorted(starts):
+        if at >= covered:
+            match = pattern.match(data, at)
+            if match is not None:
+                yield match
+                covered = match.end()
+
+
 def word_matches(ctx: RuleContext, word: bytes, pattern: re.Pattern, start: int, end: int):
     """What ``code_matches(ctx, pattern, start, end)`` yields, for a pattern that can only
     match where the whole word ``word`` starts: tried at those offsets alone (from the

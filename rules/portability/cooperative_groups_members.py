@@ -8,10 +8,10 @@ import re
 from migrator.diagnostics import Diagnostic
 from migrator.rule import Marker, Rule, RuleContext
 from migrator.semantic.calls import WORD_BYTES
+from migrator.semantic.scopes import name_matches
 from migrator.versions import format_version
 
 from ..markers import marker_fix
-from ..transfers.pageable_copies import name_matches
 from ._tables import has, table
 
 _GROUP_TYPES = (rb"thread_block_tile\s*<[^<>;]*>|thread_block|grid_group|coalesced_group|"

@@ -12,7 +12,7 @@ from migrator.rule import Rule, RuleContext
 from migrator.semantic.calls import code_end_before, is_member
 from migrator.semantic.constants import constant_value
 from migrator.semantic.lookup import pointee, value_declaration
-from migrator.semantic.scopes import Loop, loop_around, word_matches, word_offsets
+from migrator.semantic.scopes import Loop, loop_around, name_matches, word_matches, word_offsets
 from migrator.semantic.spellings import alternation, api_call, api_name, cuda_and_hip, is_hip
 from migrator.source import raw_bytes
 
@@ -214,26 +214,6 @@ def _calls(tables: ApiTables) -> _Calls:
         pins=re.compile(rb"\b" + alternation(pinning) + rb"\s*\("),
         claiming=tuple(sorted(name.encode() for name in claiming)),
         pinning=tuple(sorted(name.encode() for name in pinning)))
-
-
-def name_matches(pattern: re.Pattern, names: tuple[bytes, ...], data: bytes):
-    """What ``pattern.finditer(data)`` finds, for a pattern that matches only where one of
-    ``names`` starts: tried at their occurrences alone (found by byte searches), skipping the
-    ones a previous match covers, as finditer does. (A pattern that starts with ``\b`` and an
-    alternation of names is tried at every byte.)"""
-    starts = set()
-    for name in names:
-        at = data.find(name)
-        while at >= 0:
-            starts.add(at)
-            at = data.find(name, at + 1)
-    covered = 0
-    for at in sorted(starts):
-        if at >= covered:
-            match = pattern.match(data, at)
-            if match is not None:
-                yield match
-                covered = match.end()
 
 
 def _claimed(ctx: RuleContext, name: str) -> bool:
