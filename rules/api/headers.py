@@ -22,6 +22,9 @@ from ..markers import marker_fix
 _INCLUDE = re.compile(rb'#[ \t]*include[ \t]*([<"])([^>"\n]*)[>"][^\n]*(?:\n|\Z)')
 _HAS_INCLUDE = re.compile(rb'\b__has_include(?:_next)?\s*\(\s*([<"])([^>"\n]*)[>"]\s*\)')
 _CONDITIONAL = re.compile(rb"#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b")
+# a test of one macro being defined: #ifdef M, #ifndef M, #if defined(M) / defined M
+_DEFINED_TEST = re.compile(rb"#[ \t]*(?:ifn?def[ \t]+(\w+)|if[ \t]+defined[ \t]*\(?[ \t]*(\w+)"
+                           rb"[ \t]*\)?[ \t]*(?:$|//|/\*))", re.M)
 # what needs hip/hip_runtime.h: device code, a launch, or a name of the runtime or driver API
 # (those spelled cuda*/cu*/CU*, checked in the tables)
 _RUNTIME_USE = re.compile(rb"__global__|<<<|__device__|__shared__|threadIdx|blockIdx|\bdim3\b|"
@@ -90,11 +93,14 @@ def _blocks(ctx: RuleContext) -> list[tuple[int, int]]:
 
 
 def _conditionals(ctx: RuleContext) -> tuple[list[tuple[int, int]], frozenset[int],
-                                             list[tuple[int, bytes, int]]]:
+                                             list[tuple[int, bytes, int]],
+                                             list[tuple[int, frozenset[bytes]]]]:
     """_blocks' marks; the ids of the blocks under a test of the compiler (``#ifdef
     __CUDACC__``...: code a header keeps from host compilers); (line start, directive, line
-    end) of each ``#if``/``#ifdef``/``#ifndef``/``#elif`` (what _guard_tests reads): read once
-    per file."""
+    end) of each ``#if``/``#ifdef``/``#ifndef``/``#elif`` (what _guard_tests reads); (offset,
+    macros M) at each conditional directive, from where the code is compiled only where every
+    M is defined (``#ifdef M``, ``#if defined(M)``, the ``#else`` of ``#ifndef M``; other tests
+    and ``#elif`` add nothing): read once per file."""
     found = ctx.cache.get("hdr_conditionals")
     if found is not None:
         return found
@@ -104,6 +110,8 @@ def _conditionals(ctx: RuleContext) -> tuple[list[tuple[int, int]], frozenset[in
     compiler_stack = [False]
     compiler = set()
     tests = []
+    defined_marks = [(0, frozenset())]
+    defined_stack: list[tuple[bytes | None, bool]] = []  # (macro, True while the branch needs it)
     next_id = 1
     for start, match in directive_lines(_CONDITIONAL, data):
         if ctx.literals.covering(start) is not None:
@@ -116,26 +124,32 @@ def _conditionals(ctx: RuleContext) -> tuple[list[tuple[int, int]], frozenset[in
             stack.append(next_id)
             compiler_stack.append(compiler_stack[-1] or _COMPILER_MACRO.search(
                 data, start, tests[-1][2]) is not None)
+            test = _DEFINED_TEST.match(data, match.start())
+            defined_stack.append(((test.group(1) or test.group(2)) if test else None,
+                                  directive != b"ifndef"))
         elif directive in (b"elif", b"else"):
             stack[-1] = next_id
+            if defined_stack:
+                macro, needed = defined_stack[-1]
+                defined_stack[-1] = (None, False) if directive == b"elif" else (macro, not needed)
         elif len(stack) > 1:
             stack.pop()
             compiler_stack.pop()
+            defined_stack.pop()
         if compiler_stack[-1]:
             compiler.add(stack[-1])
         next_id += 1
         marks.append((start, stack[-1]))
-    found = ctx.cache["hdr_conditionals"] = (marks, frozenset(compiler), tests)
+        defined_marks.append((start, frozenset(m for m, needed in defined_stack
+                                               if m is not None and needed)))
+    found = ctx.cache["hdr_conditionals"] = (marks, frozenset(compiler), tests, defined_marks)
     return found
 
 
-def _block_at(marks: list[tuple[int, int]], offset: int) -> int:
-    block = 0
-    for start, ident in marks:
-        if start > offset:
-            break
-        block = ident
-    return block
+def _block_at(marks: list[tuple[int, object]], offset: int):
+    """What ``marks`` (offset, value) from (0, ...) on, sorted, say at ``offset``: the value of
+    the last mark at or before it (a block id, the macros a block needs)."""
+    return marks[bisect.bisect_right(marks, offset, key=lambda mark: mark[0]) - 1][1]
 
 
 class IncludeRewrite(Rule):
@@ -478,10 +492,10 @@ def _shared_condition(ctx: RuleContext, api: bool) -> bytes | None:
     defines ``T``, which breaks HIP's templates)."""
     if not ctx.path.endswith(HEADER_SUFFIXES):
         return None
-    marks = _defined_tests(ctx)
+    marks = _conditionals(ctx)[3]
     shared = None
     for use in _uses(ctx, len(ctx.data), api):
-        macros = _at_mark(marks, use)
+        macros = _block_at(marks, use)
         shared = macros if shared is None else shared & macros
         if not shared:
             return None
@@ -495,53 +509,14 @@ def _shared_condition(ctx: RuleContext, api: bool) -> bytes | None:
 def _included_under(ctx: RuleContext, macro: bytes) -> bool:
     """Does the header include the runtime (as it is or as it becomes) under ``macro``'s test
     already (this rule's own fix, on a second pass)?"""
-    marks = _defined_tests(ctx)
+    marks = _conditionals(ctx)[3]
     for line, match in _includes(ctx):
         if ctx.literals.covering(line) != "include":
             continue
         name = match.group(2).decode("utf-8", "replace").strip()
-        if _converted(ctx, name)[1] == RUNTIME_HEADER and macro in _at_mark(marks, line):
+        if _converted(ctx, name)[1] == RUNTIME_HEADER and macro in _block_at(marks, line):
             return True
     return False
-
-
-_DEFINED_TEST = re.compile(rb"#[ \t]*(?:ifn?def[ \t]+(\w+)|if[ \t]+defined[ \t]*\(?[ \t]*(\w+)"
-                           rb"[ \t]*\)?[ \t]*(?:$|//|/\*))", re.M)
-
-
-def _defined_tests(ctx: RuleContext) -> list[tuple[int, frozenset[bytes]]]:
-    """(offset, macros M) at each conditional directive: from there on the code is compiled
-    only where every M is defined (``#ifdef M``, ``#if defined(M)``, the ``#else`` of
-    ``#ifndef M``; other tests and ``#elif`` add nothing)."""
-    found = ctx.cache.get("hdr_defined_tests")
-    if found is not None:
-        return found
-    data = ctx.data
-    stack: list[tuple[bytes | None, bool]] = []  # (macro, True while the branch needs it)
-    marks = [(0, frozenset())]
-    for start, match in directive_lines(_CONDITIONAL, data):
-        if ctx.literals.covering(start) is not None:
-            continue
-        directive = match.group(1)
-        if directive in (b"if", b"ifdef", b"ifndef"):
-            test = _DEFINED_TEST.match(data, start + len(data[start:match.start()]))
-            macro = (test.group(1) or test.group(2)) if test else None
-            stack.append((macro, directive != b"ifndef"))
-        elif directive == b"else" and stack:
-            macro, needed = stack[-1]
-            stack[-1] = (macro, not needed)
-        elif directive == b"elif" and stack:
-            stack[-1] = (None, False)
-        elif directive == b"endif" and stack:
-            stack.pop()
-        marks.append((start, frozenset(m for m, needed in stack if m is not None and needed)))
-    ctx.cache["hdr_defined_tests"] = marks
-    return marks
-
-
-def _at_mark(marks: list[tuple[int, frozenset[bytes]]], offset: int) -> frozenset[bytes]:
-    index = bisect.bisect_right(marks, offset, key=lambda mark: mark[0]) - 1
-    return marks[index][1]
 
 
 def _uses(ctx: RuleContext, end: int, api: bool):
@@ -556,7 +531,7 @@ def _uses(ctx: RuleContext, end: int, api: bool):
                     or ctx.in_directive(match.start()) or not _parsed(ctx, match.start())):
                 continue
         if header:
-            marks, compiler, _ = _conditionals(ctx)
+            marks, compiler = _conditionals(ctx)[:2]
             if compiler and _block_at(marks, match.start()) in compiler:
                 continue
         yield match.start()
