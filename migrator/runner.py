@@ -547,7 +547,8 @@ def run(options: RunOptions, settings: Settings, report=None,
                 outcome.findings = cache.entries[rel]["findings"]
     taken = {item.out_rel for item in items if not _generated_support(item)}
     # read before anything is written (--in-place rewrites the tree as results come)
-    included = {item.rel: included_files(item.rel, data, tree.files, tree.read)
+    direct: dict[str, list[tuple[str, str]]] = {}  # each file's own includes, read once
+    included = {item.rel: included_files(item.rel, data, tree.files, tree.read, direct)
                 for item, data, _ in pending} if _takes_included(processor) else {}
     converted_all = process_all([(item.rel, data, included.get(item.rel, ()))
                                  for item, data, _ in pending], processor,

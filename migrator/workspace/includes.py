@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections import deque
 from collections.abc import Callable, Container
 from dataclasses import dataclass
 
@@ -43,19 +44,22 @@ def resolve(including: str, spelled: str, known: Container[str]) -> str | None:
 
 
 def included_files(rel: str, data: bytes, known: Container[str],
-                   read: Callable[[str], bytes | None]) -> tuple[Included, ...]:
+                   read: Callable[[str], bytes | None],
+                   direct: dict[str, list[tuple[str, str]]] | None = None
+                   ) -> tuple[Included, ...]:
     """The project files ``rel`` includes, breadth first, each once (itself excluded), at most
-    MAX_FILES; ``read`` gives a tree file's bytes (None: unreadable, then not followed)."""
+    MAX_FILES; ``read`` gives a tree file's bytes (None: unreadable, then not followed).
+    ``direct``, shared by the calls for one tree, keeps each file's own includes (a header
+    included everywhere is read for its includes once)."""
     if b"include" not in data:
         return ()
+    direct = {} if direct is None else direct
     found: dict[str, Included] = {}
-    queue = [(rel, data, None)]
+    queue = deque([(rel, data, None)])
     while queue and len(found) < MAX_FILES:
-        including, text, via = queue.pop(0)
-        for match in _QUOTED.finditer(text):
-            spelled = match.group(1).decode("utf-8", "surrogateescape").strip()
-            target = resolve(including, spelled, known)
-            if target is None or target == rel or target in found:
+        including, text, via = queue.popleft()
+        for target, spelled in _direct_includes(including, text, known, direct):
+            if target == rel or target in found:
                 continue
             content = read(target)
             if content is None:
@@ -65,3 +69,17 @@ def included_files(rel: str, data: bytes, known: Container[str],
             if len(found) >= MAX_FILES:
                 break
     return tuple(found.values())
+
+
+def _direct_includes(including: str, text: bytes, known: Container[str],
+                     direct: dict[str, list[tuple[str, str]]]) -> list[tuple[str, str]]:
+    """(tree path, spelling) of each quoted include of ``including`` that names a tree file."""
+    found = direct.get(including)
+    if found is None:
+        found = direct[including] = []
+        for match in _QUOTED.finditer(text):
+            spelled = match.group(1).decode("utf-8", "surrogateescape").strip()
+            target = resolve(including, spelled, known)
+            if target is not None:
+                found.append((target, spelled))
+    return found
