@@ -11,7 +11,7 @@ from migrator.versions import parse_version
 
 # HIP 6.2 to 6.4 declare __shfl_*_sync, __ballot_sync, __any_sync, __all_sync, __match_*_sync
 # and __activemask only when this macro is defined before hip/hip_runtime.h is included (amd_detail/amd_warp_sync_functions.h of HIP 6.4.3: `#ifdef
-# HIP_ENABLE_WARP_SYNC_BUILTINS`; checked against ../shared/data/hip-6.4). Older releases lack
+# HIP_ENABLE_WARP_SYNC_BUILTINS`; checked against the HIP 6.4.3 header tree). Older releases lack
 # the builtins (WRP001 lowers them); the releases rocmigrate knows stop at 6.4.
 ENABLE = "HIP_ENABLE_WARP_SYNC_BUILTINS"
 FIRST_RELEASE = parse_version("6.2")
