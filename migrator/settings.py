@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .versions import DEFAULT_ROCM, parse_version
+from .versions import DEFAULT_OFFLOAD_ARCHS, DEFAULT_ROCM, parse_version
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,7 @@ class Settings:
     optimize: bool = True  # run the AMD optimisation rules (convert --no-optimize: a pure port)
     roc: bool = False  # cuBLAS/cuRAND/cuSPARSE/cuSOLVER -> the roc* libraries, not the hip* layers
     dnn: str = "report"  # report (cuDNN is reported) | miopen (renamed to MIOpen)
+    offload_archs: tuple[str, ...] = DEFAULT_OFFLOAD_ARCHS  # AMD GPUs build files target
 
     @property
     def table_variants(self) -> tuple[str, ...]:
@@ -37,7 +38,8 @@ class Settings:
         key (the rules' and tables' own content is the other part: see runner)."""
         return repr((self.rocm, self.launch_syntax, self.rename_ext, self.select, self.ignore,
                      self.unsafe_fixes, self.wavefront_size, str(self.rules_dir),
-                     self.optimize, self.per_file_ignores, self.exclude, self.roc, self.dnn))
+                     self.optimize, self.per_file_ignores, self.exclude, self.roc, self.dnn,
+                     self.offload_archs))
 
     def for_file(self, rel: str) -> "Settings":
         """These settings with the per-file ignores that match ``rel`` (a posix path)."""

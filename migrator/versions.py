@@ -12,6 +12,14 @@ NEWEST_ROCM = "6.4"
 DEFAULT_ROCM = NEWEST_ROCM
 _VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?$")
 
+# The AMD GPU architectures code is built for unless told otherwise: MI250 (CDNA2) and MI300
+# (CDNA3), the Instinct generations the API tables' newest releases support.
+DEFAULT_OFFLOAD_ARCHS = ("gfx90a", "gfx942")
+# gfx + a generation and stepping (gfx906, gfx90a, gfx942, gfx1100), or a generic target
+# (gfx9-generic, gfx10-3-generic), with optional target features (gfx90a:xnack-).
+_OFFLOAD_ARCH = re.compile(r"^gfx(?:\d{2,3}[0-9a-f]|\d{1,2}(?:-\d)?-generic)"
+                           r"(?::(?:sramecc|xnack)[+-])*$")
+
 
 def parse_version(text: str) -> tuple[int, int, int]:
     match = _VERSION.match(text.strip())
@@ -39,3 +47,25 @@ def parse_target(text: str) -> tuple[int, int, int]:
 def format_version(version: tuple[int, int, int]) -> str:
     major, minor, patch = version
     return f"{major}.{minor}" if patch == 0 else f"{major}.{minor}.{patch}"
+
+
+def parse_offload_archs(values) -> tuple[str, ...]:
+    """AMD GPU architecture names (``--offload-arch``, ``offload-arch`` in a config file): each
+    value may hold several, comma-separated; duplicates dropped, order kept. Raises ValueError
+    naming the first value that is not an AMD architecture (an sm_80 left from CUDA, a typo)."""
+    archs: list[str] = []
+    for value in values:
+        for name in (part.strip() for part in value.split(",")):
+            if not name:
+                continue
+            if not _OFFLOAD_ARCH.match(name):
+                hint = (" (a CUDA architecture: name the AMD GPU instead)"
+                        if re.match(r"^(sm|compute)_\d+", name) or name.isdigit() else "")
+                raise ValueError(f"{name!r} is not an AMD GPU architecture{hint}; expected "
+                                 "gfx and its number, e.g. gfx90a (MI250), gfx942 (MI300), "
+                                 "gfx1100 (RX 7900), optionally with :xnack+/- or :sramecc+/-")
+            if name not in archs:
+                archs.append(name)
+    if not archs:
+        raise ValueError("no architecture given (expected e.g. gfx90a)")
+    return tuple(archs)

@@ -41,6 +41,9 @@ def convert(
                              "rocRAND, rocSPARSE, rocSOLVER (default: the hip* libraries)."),
     dnn: Optional[Dnn] = typer.Option(None, "--dnn", help="cuDNN reported, left as it is (report, "
                                       "the default) or renamed to MIOpen (miopen)."),
+    offload_arch: Optional[List[str]] = typer.Option(
+        None, "--offload-arch", help="AMD GPU architectures the converted build files target "
+        "(repeatable or comma-separated; default gfx90a,gfx942: MI250 and MI300)."),
     no_optimize: bool = typer.Option(False, "--no-optimize",
                                      help="A pure port: no AMD optimisation rewrites."),
     diff: bool = typer.Option(False, "--diff", help="Print a unified diff of every change."),
@@ -68,7 +71,7 @@ def convert(
         rocm=rocm, select=tuple(select or ()), ignore=tuple(ignore or ()),
         launch_syntax=launch_syntax.value if launch_syntax else None, rename_ext=rename_ext,
         no_optimize=no_optimize, roc=roc, dnn=dnn.value if dnn else None, rules_dir=rules_dir,
-        config=config)).settings
+        config=config, offload_arch=tuple(offload_arch or ()))).settings
     options = RunOptions(source=src, output=output, in_place=in_place, dry_run=dry_run,
                          diff=diff, jobs=jobs, force=force, findings_wanted=fmt is Format.json)
     progress = reporter_for("converting")
@@ -87,7 +90,7 @@ def convert(
         sys.stdout.write(render_report(summary, file_records(result), {
             "rocm": format_version(settings.rocm), "launch_syntax": settings.launch_syntax,
             "rename_ext": settings.rename_ext, "optimize": settings.optimize,
-            "dry_run": dry_run}, result.diffs if diff else None))
+            "offload_archs": list(settings.offload_archs), "dry_run": dry_run}, result.diffs if diff else None))
     else:
         from ..output.text import render_summary
 

@@ -12,7 +12,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..versions import parse_target
+from ..versions import parse_offload_archs, parse_target
 
 
 class ConfigError(Exception):
@@ -36,6 +36,8 @@ KEYS = {
     "roc": (bool, "rename cuBLAS, cuRAND, cuSPARSE and cuSOLVER to rocBLAS, rocRAND, rocSPARSE "
             "and rocSOLVER instead of hipBLAS, hipRAND, hipSPARSE and hipSOLVER"),
     "dnn": (str, "cuDNN: report (left unconverted, reported) or miopen (renamed to MIOpen)"),
+    "offload-arch": ((list, str), "AMD GPU architectures build files and `build` target, e.g. "
+                     "[\"gfx90a\", \"gfx942\"] (a string may list several, comma-separated)"),
 }
 LAUNCH_SYNTAXES = ("chevron", "ggl")
 DNN_CHOICES = ("report", "miopen")
@@ -101,12 +103,23 @@ def load_config(path: Path | None) -> Config:
             raise ConfigError(f"{path}: unknown key {key!r} (known keys: {known})")
         expected = KEYS[key][0]
         if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
-            raise ConfigError(f"{path}: {key} must be a {expected.__name__}")
+            names = " or a ".join(kind.__name__ for kind in
+                                  (expected if isinstance(expected, tuple) else (expected,)))
+            raise ConfigError(f"{path}: {key} must be a {names}")
     if "rocm" in table:
         try:
             parse_target(table["rocm"])
         except ValueError as err:
             raise ConfigError(f"{path}: rocm: {err}") from None
+    if "offload-arch" in table:
+        archs = table["offload-arch"]
+        listed = [archs] if isinstance(archs, str) else archs
+        if not all(isinstance(item, str) for item in listed):
+            raise ConfigError(f"{path}: offload-arch must be a list of strings")
+        try:
+            parse_offload_archs(listed)
+        except ValueError as err:
+            raise ConfigError(f"{path}: offload-arch: {err}") from None
     if table.get("wavefront-size", 64) not in (32, 64):
         raise ConfigError(f"{path}: wavefront-size must be 32 or 64")
     for pattern, codes in table.get("per-file-ignores", {}).items():

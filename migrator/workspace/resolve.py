@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..settings import Settings
-from ..versions import DEFAULT_ROCM, parse_target
+from ..versions import DEFAULT_OFFLOAD_ARCHS, DEFAULT_ROCM, parse_offload_archs, parse_target
 from .config import Config, ConfigError, check_selectors, find_config, load_config
 
 
@@ -32,6 +32,7 @@ class Flags:
     dnn: str | None = None
     rules_dir: Path | None = None
     config: Path | None = None
+    offload_arch: tuple[str, ...] = ()  # --offload-arch values (each may be comma-separated)
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,7 @@ def _settings(flags: Flags, config: Config) -> Settings:
         raise ConfigError(f"{origin}: {err}") from None
     return Settings(
         rocm=rocm,
+        offload_archs=_offload_archs(flags, values),
         launch_syntax=flags.launch_syntax or values.get("launch-syntax", "chevron"),
         rename_ext=flags.rename_ext or values.get("rename-ext", False),
         select=select or _codes(values.get("select", ())),
@@ -97,6 +99,16 @@ def _settings(flags: Flags, config: Config) -> Settings:
         roc=flags.roc or values.get("roc", False),
         dnn=flags.dnn or values.get("dnn", "report"),
     )
+
+
+def _offload_archs(flags: Flags, values: dict) -> tuple[str, ...]:
+    if flags.offload_arch:
+        try:
+            return parse_offload_archs(flags.offload_arch)
+        except ValueError as err:
+            raise ConfigError(f"--offload-arch: {err}") from None
+    listed = values.get("offload-arch", list(DEFAULT_OFFLOAD_ARCHS))
+    return parse_offload_archs([listed] if isinstance(listed, str) else listed)  # checked on load
 
 
 def _codes(values) -> tuple[str, ...]:
