@@ -7,7 +7,7 @@ import functools
 import gc
 import re
 
-from . import apitables, registry, support
+from . import apitables, buildfiles, registry, support
 from .engine import EngineError, fix_source
 from .parsing.tokens import LiteralSpans, in_directive
 from .results import FileResult
@@ -16,11 +16,13 @@ from .source import Source, SourceError
 
 
 @functools.lru_cache(maxsize=16)
-def rules_for(settings: Settings):
-    """The rule classes these settings select (optimisation rules only with ``optimize``)."""
+def rules_for(settings: Settings, language: str = "cuda"):
+    """The rule classes these settings select for files of ``language`` (optimisation rules
+    only with ``optimize``)."""
     classes = registry.all_rules(settings.rules_dir)
     chosen = registry.select(classes, settings.select, settings.ignore)
-    return [cls for cls in chosen if settings.optimize or not cls.optimization]
+    return [cls for cls in chosen
+            if language in cls.languages and (settings.optimize or not cls.optimization)]
 
 
 def convert_bytes(rel: str, data: bytes, settings: Settings, included: tuple = ()) -> FileResult:
@@ -44,13 +46,18 @@ def _process(rel: str, data: bytes, settings: Settings, apply_fixes: bool,
              reject_non_code: bool, included: tuple) -> FileResult:
     try:
         source = Source.checked(rel, data, settings.max_file_bytes)
-        if reject_non_code:
+        language = buildfiles.language_of(rel)
+        if reject_non_code and language is None:
             _reject_non_code(source)
         # a team's rules directory adds rules, not API names; --roc and --dnn choose libraries
         tables = apitables.load(variants=settings.table_variants)
-        rules = [cls() for cls in rules_for(settings)]
-        result = fix_source(source, rules, settings, tables, apply_fixes=apply_fixes,
-                            included=included)
+        rules = [cls() for cls in rules_for(settings, language or "cuda")]
+        if language is not None:
+            result = buildfiles.fix_build_file(source, rules, settings, tables, language,
+                                               apply_fixes)
+        else:
+            result = fix_source(source, rules, settings, tables, apply_fixes=apply_fixes,
+                                included=included)
     except (SourceError, EngineError) as err:
         return FileResult(rel, "failed", str(err))
     except RecursionError:

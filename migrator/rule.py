@@ -16,6 +16,7 @@ from .source import Source
 
 _CODE = re.compile(r"^[A-Z]{3}[0-9]{3}$")
 _NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+LANGUAGES = ("cuda", "cmake", "make", "shell")
 DOC_SECTIONS = ("What it does", "Why is this bad on AMD", "Example", "Use instead", "Fix safety")
 
 
@@ -99,6 +100,9 @@ class Rule:
     # the codes among codes() that report what a person must port (HIP lacks it): always listed
     # under "needs attention"
     attention_codes: ClassVar[tuple[str, ...]] = ()
+    # what the rule reads: C/C++/CUDA sources (a RuleContext), or build files (a
+    # migrator.buildfiles BuildContext) of one of LANGUAGES' build languages
+    languages: ClassVar[tuple[str, ...]] = ("cuda",)
 
     def check(self, ctx: RuleContext) -> Iterable[Diagnostic]:  # pragma: no cover - interface
         raise NotImplementedError
@@ -139,6 +143,8 @@ class Rule:
             problems.append(f"{cls.__name__}: fix must be always/sometimes/never")
         if cls.category not in ("conversion", "check"):
             problems.append(f"{cls.__name__}: category must be conversion/check")
+        if not cls.languages or not set(cls.languages) <= set(LANGUAGES):
+            problems.append(f"{cls.__name__}: languages must be among {', '.join(LANGUAGES)}")
         if not set(cls.attention_codes) <= set(cls.codes()):
             problems.append(f"{cls.__name__}: attention_codes must be among its codes")
         doc = cls.documentation()

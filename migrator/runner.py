@@ -24,6 +24,7 @@ from .diagnostics import Finding
 from .fsutil import (atomic_write, content_hash, read_inside, remove_inside, symlink_inside,
                      write_inside)
 from .pool import map_in_workers
+from .buildfiles import language_of
 from .results import (CONVERTIBLE_SUFFIXES, FileResult, PackedFindings, StringTable,
                       encode_findings, findings_json, file_summary, merge_file_summaries,
                       packed_findings_of, text_columns, valid_finding_summary)
@@ -107,7 +108,8 @@ def discover(root: Path, exclude: Path | None, settings: Settings) -> list[_Item
             link = os.path.relpath(counterpart, os.path.dirname(out_rel) or ".")
             items.append(_Item(rel, entry.path, out_rel, "link", link=link))
         else:
-            convert = rel.endswith(CONVERTIBLE_SUFFIXES) and not entry.excluded
+            convert = ((rel.endswith(CONVERTIBLE_SUFFIXES) or language_of(rel) is not None)
+                       and not entry.excluded)
             items.append(_Item(rel, entry.path, output_name(rel, settings) if convert else rel,
                                "convert" if convert else "copy",
                                stat=[entry.size, entry.mtime_ns]))

@@ -92,8 +92,9 @@ def parse_suppressions(source: Source, literals: LiteralSpans) -> Suppressions:
         else:
             line_start = source.line_start(match.start())
             before = data[line_start : match.start()]
-            comment_only = before.strip() in (b"//", b"/*") or before.strip().endswith(b"//")
-            own_line = not re.sub(rb"/\*.*?\*/|//.*", b"", before).strip()
+            comment_only = (before.strip() in (b"//", b"/*", b"#")
+                            or before.strip().endswith(b"//"))
+            own_line = not re.sub(rb"/\*.*?\*/|//.*|^[ \t]*#", b"", before).strip()
             targets = (line, line + 1) if own_line and comment_only else (line,)
             sup.applies_to = targets
             for target in targets:

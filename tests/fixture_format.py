@@ -1,4 +1,5 @@
-"""Reading rule fixtures: settings header, ``// expect: CODE`` annotations."""
+"""Reading rule fixtures: settings header, ``// expect: CODE`` annotations (``# expect: CODE`` in
+build files)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ from pathlib import Path
 from migrator.settings import Settings
 from migrator.versions import parse_version
 
-_SETTINGS = re.compile(rb"//\s*rocmigrate-fixture:\s*(.*)")
-_EXPECT = re.compile(rb"(?://|/\*)\s*expect:\s*([A-Z0-9, ]+)")
+# in a source fixture's comments, or a build file's ('#')
+_SETTINGS = re.compile(rb"(?://|#)\s*rocmigrate-fixture:\s*(.*)")
+_EXPECT = re.compile(rb"(?://|/\*|#)\s*expect:\s*([A-Z0-9, ]+)")
 
 
 @dataclass

@@ -11,12 +11,16 @@ import pytest
 from conftest import ROOT, hipcc_compile, updating_fixtures
 from fixture_format import load_fixture
 from migrator import apitables, registry, support
+from migrator.buildfiles import language_of
 from migrator.engine import fix_source
 from migrator.parsing import treesitter
 from migrator.source import Source
 
 FIXTURES = sorted(p for p in (ROOT / "fixtures" / "rules").glob("[!_]*/*")
                   if p.is_file() and ".fixed." not in p.name and p.suffix in (".cu", ".cuh", ".cpp", ".h", ".hip"))
+# build files (CMake, Makefiles, shell scripts): tests/test_build_file_fixtures.py
+BUILD_FIXTURES = sorted(p for p in (ROOT / "fixtures" / "rules").glob("[!_]*/*")
+                        if p.is_file() and ".fixed." not in p.name and language_of(p.name))
 
 
 def _rule_for(code: str):
@@ -43,7 +47,8 @@ def test_every_rule_has_fixtures():
 def test_every_rule_code_is_in_some_fixture():
     """Each code a rule can report (API002-API004 beside API001, ...) is expected somewhere:
     a code no fixture produces is a path no test has seen."""
-    expected = {code for path in FIXTURES for _, code in load_fixture(path).expectations}
+    expected = {code for path in FIXTURES + BUILD_FIXTURES
+                for _, code in load_fixture(path).expectations}
     codes = {code for cls in registry.all_rules() for code in cls.codes()}
     assert codes - expected == set(), "codes no fixture expects"
 

@@ -1,0 +1,70 @@
+"""The fix loop of build files (see the package's docs)."""
+
+from __future__ import annotations
+
+from ..apitables import ApiTables
+from ..diagnostics import Diagnostic
+from ..engine import EngineError, EngineResult, apply_edits, choose_fixes
+from ..registry import code_enabled
+from ..results import Finding
+from ..settings import Settings
+from ..source import Source
+from ..suppression import parse_suppressions
+from .context import BuildContext
+
+MAX_ROUNDS = 10
+
+
+def fix_build_file(source: Source, rules: list, settings: Settings, tables: ApiTables,
+                   language: str, apply_fixes: bool = True) -> EngineResult:
+    """Run the build rules of ``language`` over one file until nothing changes."""
+    kinds = {code: rule.kind_of(code) for rule in rules for code in rule.codes()}
+    findings: list[Finding] = []
+    reported: set[tuple[str, str, str]] = set()
+    current = source
+    for round_index in range(MAX_ROUNDS):
+        ctx = BuildContext(current, settings, tables, language)
+        diagnostics = [diag for rule in rules for diag in rule.check(ctx)
+                       if code_enabled(diag.code, settings.select, settings.ignore)]
+        diagnostics = parse_suppressions(current, ctx.comments).filter(current, diagnostics)
+        chosen = choose_fixes(diagnostics, settings.unsafe_fixes) if apply_fixes else []
+        chosen_ids = {id(diag) for diag in chosen}
+        for diag in diagnostics:
+            fixed = id(diag) in chosen_ids
+            key = (diag.code, diag.symbol, diag.message)
+            if fixed or key not in reported:
+                reported.add(key)
+                findings.append(_finding(current, diag, fixed, kinds))
+        if not chosen:
+            return EngineResult(current.data, findings, round_index)
+        new_data = apply_edits(current.data, chosen)
+        if new_data == current.data:
+            return EngineResult(current.data, findings, round_index)
+        _check_balanced(language, current.data, new_data, {d.code for d in chosen})
+        current = Source(source.path, new_data)
+    raise EngineError(f"fixes did not converge after {MAX_ROUNDS} rounds; nothing was written")
+
+
+def _finding(source: Source, diag: Diagnostic, fixed: bool, kinds: dict[str, str]) -> Finding:
+    line, column = source.position(diag.start)
+    fix = diag.fix
+    return Finding(source.path, line, column, diag.code, diag.message, diag.severity,
+                   diag.library, diag.symbol, fixed, fix.title if fix else "",
+                   fix.applicability._value_ if fix else "",
+                   "attention" if fix is not None and fix.marker else kinds[diag.code])
+
+
+def _check_balanced(language: str, before: bytes, after: bytes, codes: set[str]) -> None:
+    """The guard the source engine's parse gives: a CMake file whose commands all closed must
+    still close them all after the fixes."""
+    if language != "cmake":
+        return
+    from .cmake import read
+
+    def unclosed(data: bytes) -> int:
+        return sum(1 for command in read(data).commands
+                   if not data[: command.end].endswith(b")"))
+
+    if unclosed(after) > unclosed(before):
+        raise EngineError(f"the fixed CMake file has an unclosed command (rules involved: "
+                          f"{', '.join(sorted(codes))}); nothing was written")

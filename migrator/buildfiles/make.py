@@ -1,0 +1,191 @@
+"""A lossless reader of Makefiles and shell build scripts: logical lines and shell-like words,
+in byte offsets.
+
+A logical line runs over backslash-newline continuations. Makefile lines are variable
+assignments (``CC = nvcc``, ``FLAGS += -O3``, ``export X := y``), rule lines (``%.o: %.cu``),
+recipe lines (starting with a tab: shell commands), directives (``ifeq``, ``include``...),
+comments and blanks. A shell script's lines are commands (or comments). ``words`` splits a
+command or a value as the shell would, keeping quotes and make's ``$(...)`` / ``${...}``
+inside one word, so that a rule can rewrite one flag without re-printing the line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_ASSIGNMENT = re.compile(
+    rb"[ \t]*((?:(?:export|override|private)[ \t]+)*)([A-Za-z0-9_.\-/]+)[ \t]*"
+    rb"(\+=|\?=|::=|:::=|:=|!=|=)")
+_DIRECTIVES = frozenset({b"ifeq", b"ifneq", b"ifdef", b"ifndef", b"else", b"endif", b"include",
+                         b"-include", b"sinclude", b"define", b"endef", b"export", b"unexport",
+                         b"override", b"vpath", b"undefine"})
+_FIRST_WORD = re.compile(rb"[ \t]*([^\s:=]+)")
+_CONTINUED = re.compile(rb"(?<!\\)(?:\\\\)*\\\r?$")
+
+
+@dataclass(frozen=True)
+class Line:
+    """One logical line, ``start`` to ``end`` (without its newline). ``kind``: assignment, rule,
+    recipe, directive, comment, blank, command (a shell script's) or other. An assignment has
+    ``name``, ``op`` and its value's span ``value_start``..``value_end`` (without a trailing
+    comment). A recipe's or command's text is ``value_start``..``value_end`` too."""
+
+    start: int
+    end: int
+    kind: str
+    name: str = ""
+    op: str = ""
+    value_start: int = 0
+    value_end: int = 0
+
+
+@dataclass(frozen=True)
+class Word:
+    """A shell-like word: ``text`` from ``start`` to ``end``."""
+
+    text: bytes
+    start: int
+    end: int
+
+    @property
+    def value(self) -> str:
+        return self.text.decode("utf-8", "replace")
+
+
+def logical_lines(data: bytes) -> list[tuple[int, int]]:
+    """(start, end) of each logical line (without its newline): physical lines joined where one
+    ends in an odd number of backslashes."""
+    spans = []
+    at = 0
+    size = len(data)
+    while at < size:
+        start = at
+        while True:
+            newline = data.find(b"\n", at)
+            if newline < 0:
+                end = at = size
+                break
+            if _CONTINUED.search(data, at, newline):
+                at = newline + 1
+                continue
+            end, at = newline, newline + 1
+            break
+        spans.append((start, end))
+    return spans
+
+
+def read_makefile(data: bytes) -> list[Line]:
+    """The logical lines of a Makefile, classified."""
+    lines = []
+    in_define = False
+    for start, end in logical_lines(data):
+        text = data[start:end]
+        stripped = text.strip()
+        first = _FIRST_WORD.match(text)
+        word = first.group(1) if first else b""
+        if in_define:
+            lines.append(Line(start, end, "other"))
+            if word == b"endef":
+                in_define = False
+            continue
+        if text.startswith(b"\t"):
+            lines.append(Line(start, end, "recipe", value_start=start + 1, value_end=end))
+        elif not stripped:
+            lines.append(Line(start, end, "blank"))
+        elif stripped.startswith(b"#"):
+            lines.append(Line(start, end, "comment"))
+        elif (assignment := _ASSIGNMENT.match(text)) is not None and b":" not in text[
+                : assignment.start(3)].replace(b"::=", b""):
+            value_start = start + assignment.end()
+            while value_start < end and data[value_start] in b" \t":
+                value_start += 1
+            lines.append(Line(start, end, "assignment", assignment.group(2).decode(),
+                              assignment.group(3).decode(), value_start,
+                              _before_comment(data, value_start, end)))
+        elif word in _DIRECTIVES:
+            if word == b"define":
+                in_define = True
+            lines.append(Line(start, end, "directive", value_start=start + first.end(),
+                              value_end=_before_comment(data, start + first.end(), end)))
+        elif b":" in text:
+            lines.append(Line(start, end, "rule", value_start=start,
+                              value_end=_before_comment(data, start, end)))
+        else:
+            lines.append(Line(start, end, "other"))
+    return lines
+
+
+def read_script(data: bytes) -> list[Line]:
+    """The logical lines of a shell script: commands, comments and blanks."""
+    lines = []
+    for start, end in logical_lines(data):
+        stripped = data[start:end].strip()
+        if not stripped:
+            lines.append(Line(start, end, "blank"))
+        elif stripped.startswith(b"#"):
+            lines.append(Line(start, end, "comment"))
+        else:
+            lines.append(Line(start, end, "command", value_start=start, value_end=end))
+    return lines
+
+
+def _before_comment(data: bytes, start: int, end: int) -> int:
+    """Where a make comment ('#' not escaped by a backslash) ends the text, else ``end``,
+    trailing space excluded."""
+    at = start
+    while True:
+        hash_at = data.find(b"#", at, end)
+        if hash_at < 0:
+            break
+        if hash_at > start and data[hash_at - 1 : hash_at] == b"\\":
+            at = hash_at + 1
+            continue
+        end = hash_at
+        break
+    while end > start and data[end - 1] in b" \t\r":
+        end -= 1
+    return end
+
+
+def words(data: bytes, start: int, end: int, shell_comments: bool = True) -> list[Word]:
+    """The words of ``data[start:end]`` split at unquoted blanks (a backslash-newline is a
+    blank), keeping quotes, escapes and ``$(...)``/``${...}``/`` `...` `` in one word. With
+    ``shell_comments``, a '#' starting a word ends the text (a shell comment)."""
+    found = []
+    at = start
+    while at < end:
+        char = data[at]
+        if char in b" \t\r\n":
+            at += 1
+            continue
+        if char == 0x5C and data[at + 1 : at + 2] in (b"\n", b"\r"):  # continuation
+            at += 2
+            continue
+        if shell_comments and char == 0x23:  # '#'
+            break
+        word_start = at
+        depth = 0
+        while at < end:
+            char = data[at]
+            if depth == 0 and char in b" \t\r\n":
+                break
+            if char == 0x5C:  # backslash: escapes the next byte
+                if depth == 0 and data[at + 1 : at + 2] in (b"\n", b"\r"):
+                    break
+                at += 2
+                continue
+            if char in b"'\"`" and depth == 0:
+                close = data.find(bytes([char]), at + 1, end)
+                at = end if close < 0 else close + 1
+                continue
+            if char == 0x24 and data[at + 1 : at + 2] in (b"(", b"{"):  # $( or ${
+                depth += 1
+                at += 2
+                continue
+            if char in b")}" and depth:
+                depth -= 1
+            at += 1
+        at = min(at, end)
+        found.append(Word(data[word_start:at], word_start, at))
+    return found
