@@ -4,7 +4,7 @@ build files)."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from migrator.settings import Settings
@@ -47,6 +47,8 @@ def load_fixture(path: Path) -> RuleFixture:
         roc=options.get("roc") == "yes",
         dnn=options.get("dnn", "report"),
     )
+    if "offload_arch" in options:  # build-file rules map CUDA architectures to these
+        settings = replace(settings, offload_archs=tuple(options["offload_arch"].split(",")))
     expectations = []
     for number, line in enumerate(data.split(b"\n"), start=1):
         found = _EXPECT.search(line)
