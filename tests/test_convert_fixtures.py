@@ -19,6 +19,7 @@ from conftest import ROOT, hipcc_compile, nvcc_compile, updating_fixtures
 from migrator.cli import _register, app
 from migrator.runner import output_name
 from migrator.settings import Settings
+from migrator.versions import DEFAULT_ROCM
 from migrator.workspace.includes import included_files
 
 _register()
@@ -40,8 +41,11 @@ def _tree(root: Path) -> dict[str, tuple[str, bytes | str]]:
 
 
 def _convert(source: Path, out: Path, args: list[str]):
+    """Convert as case.json says; a case that names no target is recorded at the library's
+    default, not at the ROCm of the HIP this machine has (the command's default)."""
+    target = [] if any(arg.startswith("--rocm") for arg in args) else ["--rocm", DEFAULT_ROCM]
     result = CliRunner().invoke(app, ["convert", str(source), "-o", str(out), "--format", "json",
-                                      *args])
+                                      *target, *args])
     return result.exit_code, json.loads(result.stdout)
 
 

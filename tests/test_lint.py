@@ -42,9 +42,9 @@ def lint(*args: str, cwd: Path | None = None):
 def test_exit_codes_and_text_output(tmp_path: Path):
     (tmp_path / "bad.hip").write_bytes(BAD)
     (tmp_path / "good.hip").write_bytes(GOOD)
-    clean = lint("good.hip", cwd=tmp_path)
+    clean = lint("good.hip", "--rocm", "6.4", cwd=tmp_path)
     assert clean.exit_code == 0 and "Found 0 findings." in clean.output
-    found = lint(".", cwd=tmp_path)
+    found = lint(".", "--rocm", "6.4", cwd=tmp_path)
     assert found.exit_code == 1
     lines = [line for line in found.output.splitlines() if line.startswith("bad.hip:")]
     codes = [line.split()[1] for line in lines]
@@ -59,19 +59,19 @@ def test_exit_codes_and_text_output(tmp_path: Path):
 def test_fix_diff_and_statistics(tmp_path: Path):
     bad = tmp_path / "bad.hip"
     bad.write_bytes(BAD)
-    shown = lint("bad.hip", "--diff", cwd=tmp_path)
+    shown = lint("bad.hip", "--diff", "--rocm", "6.4", cwd=tmp_path)
     assert "+  v += __shfl_down_sync(0xffffffffffffffffull, v, 1);" in shown.output
     assert bad.read_bytes() == BAD  # --diff writes nothing
-    stats = lint("bad.hip", "--statistics", cwd=tmp_path)
+    stats = lint("bad.hip", "--statistics", "--rocm", "6.4", cwd=tmp_path)
     assert "     1  WAV001  (0 fixable)" in stats.output
-    fixed = lint("bad.hip", "--fix", cwd=tmp_path)
+    fixed = lint("bad.hip", "--fix", "--rocm", "6.4", cwd=tmp_path)
     assert fixed.exit_code == 1  # the unsafe WAV001 finding remains
     text = bad.read_bytes()
     assert b"__popcll(__ballot" in text and b"hipDeviceSynchronize()" in text
     assert b"#include <cuda_runtime.h>" not in text and b"% 32" in text
     assert b"#define HIP_ENABLE_WARP_SYNC_BUILTINS\n#include <hip/hip_runtime.h>" in text
     assert "Found 1 finding remaining, 5 fixed" in fixed.output
-    unsafe = lint("bad.hip", "--fix", "--unsafe-fixes", cwd=tmp_path)
+    unsafe = lint("bad.hip", "--fix", "--unsafe-fixes", "--rocm", "6.4", cwd=tmp_path)
     assert unsafe.exit_code == 0 and b"threadIdx.x % warpSize" in bad.read_bytes()
     assert list(tmp_path.glob("*.tmp")) == []
 

@@ -32,7 +32,8 @@ def convert(
     src: Path = typer.Argument(..., help="CUDA source file or folder to convert."),
     output: Optional[Path] = typer.Option(None, "-o", "--output", help="Output file or folder."),
     in_place: bool = typer.Option(False, "--in-place", help="Rewrite the sources themselves."),
-    rocm: str = typer.Option(None, "--rocm", help="Target ROCm version X.Y (default: see README)."),
+    rocm: str = typer.Option(None, "--rocm", help="Target ROCm version X.Y, or auto: the installed "
+                             "HIP's (the default where hipcc is found; else 6.4)."),
     launch_syntax: Optional[LaunchSyntax] = typer.Option(
         None, "--launch-syntax", help="Kernel launches as <<<>>> (chevron, the default) or "
         "hipLaunchKernelGGL (ggl)."),
@@ -67,11 +68,12 @@ def convert(
     from . import workspace_of
     from .progress import reporter_for
 
-    settings = workspace_of([src], Flags(
+    workspace = workspace_of([src], Flags(
         rocm=rocm, select=tuple(select or ()), ignore=tuple(ignore or ()),
         launch_syntax=launch_syntax.value if launch_syntax else None, rename_ext=rename_ext,
         no_optimize=no_optimize, roc=roc, dnn=dnn.value if dnn else None, rules_dir=rules_dir,
-        config=config, offload_arch=tuple(offload_arch or ()))).settings
+        config=config, offload_arch=tuple(offload_arch or ()), detect_hip=True))
+    settings = workspace.settings
     options = RunOptions(source=src, output=output, in_place=in_place, dry_run=dry_run,
                          diff=diff, jobs=jobs, force=force, findings_wanted=fmt is Format.json)
     progress = reporter_for("converting")
@@ -88,7 +90,8 @@ def convert(
         from ..output.json import render_report
 
         sys.stdout.write(render_report(summary, file_records(result), {
-            "rocm": format_version(settings.rocm), "launch_syntax": settings.launch_syntax,
+            "rocm": format_version(settings.rocm), "rocm_reason": workspace.rocm_reason,
+            "launch_syntax": settings.launch_syntax,
             "rename_ext": settings.rename_ext, "optimize": settings.optimize,
             "offload_archs": list(settings.offload_archs), "dry_run": dry_run}, result.diffs if diff else None))
     else:
@@ -96,5 +99,6 @@ def convert(
 
         for patch in result.diffs:
             sys.stdout.write(patch)
-        (sys.stderr if diff else sys.stdout).write(render_summary(summary, verbose))
+        (sys.stderr if diff else sys.stdout).write(
+            render_summary(summary, verbose) + f"target: {workspace.rocm_reason}\n")
     raise typer.Exit(1 if result.failed else 0)

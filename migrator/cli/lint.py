@@ -31,7 +31,8 @@ def lint(
     output_format: OutputFormat = typer.Option(OutputFormat.text, "--output-format"),
     statistics: bool = typer.Option(False, "--statistics", help="Count findings per code."),
     exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even with findings."),
-    rocm: Optional[str] = typer.Option(None, "--rocm", help="Target ROCm version X.Y."),
+    rocm: Optional[str] = typer.Option(None, "--rocm", help="Target ROCm version X.Y, or auto: the "
+                                       "installed HIP's (the default where hipcc is found)."),
     roc: bool = typer.Option(False, "--roc", help="--fix renames cuBLAS, cuRAND, cuSPARSE, cuSOLVER "
                              "to rocBLAS, rocRAND, rocSPARSE, rocSOLVER (default: hip* libraries)."),
     dnn: Optional[Dnn] = typer.Option(None, "--dnn", help="cuDNN reported (report, the default) "
@@ -51,7 +52,7 @@ def lint(
     workspace = workspace_of(targets, Flags(
         rocm=rocm, select=tuple(select or ()), ignore=tuple(ignore or ()),
         unsafe_fixes=unsafe_fixes, roc=roc, dnn=dnn.value if dnn else None, rules_dir=rules_dir,
-        config=config))
+        config=config, detect_hip=True))
     try:
         progress = reporter_for("checking")
         try:

@@ -25,7 +25,8 @@ KEYS = {
     "ignore": (list, "rule codes or prefixes to skip"),
     "per-file-ignores": (dict, "glob pattern -> codes ignored in matching files"),
     "exclude": (list, "glob patterns of paths never checked"),
-    "rocm": (str, "target ROCm version X.Y"),
+    "rocm": (str, "target ROCm version X.Y, or auto: the installed HIP's (the default when "
+             "hipcc is found)"),
     "wavefront-size": (int, "64 (CDNA, Instinct) or 32 (RDNA)"),
     "unsafe-fixes": (bool, "apply unsafe fixes (lint --fix; convert applies them in place of "
                      "markers)"),
@@ -106,7 +107,7 @@ def load_config(path: Path | None) -> Config:
             names = " or a ".join(kind.__name__ for kind in
                                   (expected if isinstance(expected, tuple) else (expected,)))
             raise ConfigError(f"{path}: {key} must be a {names}")
-    if "rocm" in table:
+    if "rocm" in table and table["rocm"].strip() != "auto":
         try:
             parse_target(table["rocm"])
         except ValueError as err:

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..settings import Settings
-from ..versions import DEFAULT_OFFLOAD_ARCHS, DEFAULT_ROCM, parse_offload_archs, parse_target
+from ..versions import (DEFAULT_OFFLOAD_ARCHS, DEFAULT_ROCM, NEWEST_ROCM, OLDEST_ROCM,
+                        format_version, parse_offload_archs, parse_target, parse_version)
 from .config import Config, ConfigError, check_selectors, find_config, load_config
 
 
@@ -33,6 +34,9 @@ class Flags:
     rules_dir: Path | None = None
     config: Path | None = None
     offload_arch: tuple[str, ...] = ()  # --offload-arch values (each may be comma-separated)
+    # no --rocm and no rocm in the file: target the installed HIP when hipcc is found (the
+    # commands' default); else DEFAULT_ROCM (the library's)
+    detect_hip: bool = False
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,7 @@ class Workspace:
     settings: Settings
     config_path: Path | None
     root: Path
+    rocm_reason: str = ""  # which target, and why: "ROCm 5.2, the installed HIP ... (--rocm auto)"
 
 
 def open_workspace(paths: list[Path], flags: Flags) -> Workspace:
@@ -51,12 +56,55 @@ def open_workspace(paths: list[Path], flags: Flags) -> Workspace:
     try:
         config = load_config(flags.config if flags.config else find_config(
             paths[0] if paths else Path(".")))
-        return Workspace(_settings(flags, config), config.path, config.root)
+        rocm, reason = _target(flags, config)
+        return Workspace(_settings(flags, config, rocm), config.path, config.root, reason)
     except ConfigError as err:
         raise WorkspaceError(str(err)) from None
 
 
-def _settings(flags: Flags, config: Config) -> Settings:
+def _target(flags: Flags, config: Config) -> tuple[tuple[int, int, int], str]:
+    """The target ROCm release and why it was chosen, for the commands' summaries."""
+    if flags.rocm:
+        choice = flags.rocm.strip()
+        origin, said = "--rocm", f"--rocm {choice}"
+    elif "rocm" in config.values:
+        choice = config.values["rocm"].strip()
+        origin, said = f"{config.path}: rocm", f'rocm = "{choice}" in {config.path}'
+    elif flags.detect_hip:
+        choice, origin, said = "auto", "", "--rocm auto, the default where hipcc is found"
+    else:
+        return parse_target(DEFAULT_ROCM), f"ROCm {DEFAULT_ROCM}, the default"
+    if choice != "auto":
+        try:
+            version = parse_target(choice)
+        except ValueError as err:
+            raise ConfigError(f"{origin}: {err}") from None
+        return version, f"ROCm {format_version(version)} ({said})"
+    from ..build.hip import HipError, installed_hip
+
+    try:
+        hip = installed_hip()
+    except HipError as err:
+        if origin:
+            raise ConfigError(f"{origin} auto: {err}") from None
+        return parse_target(DEFAULT_ROCM), f"ROCm {DEFAULT_ROCM}, the default ({err})"
+    if hip is None:
+        if origin:
+            raise ConfigError(f"{origin} auto: no hipcc found (on PATH, in $ROCM_PATH/bin, "
+                              "$HIP_PATH/bin or /opt/rocm/bin); name the target: --rocm X.Y")
+        return parse_target(DEFAULT_ROCM), f"ROCm {DEFAULT_ROCM}, the default (no hipcc found)"
+    newest, oldest = parse_target(NEWEST_ROCM), parse_version(OLDEST_ROCM)
+    if hip.version[:2] > newest[:2]:
+        return newest, (f"ROCm {NEWEST_ROCM}, the newest release rocmigrate knows; the installed "
+                        f"HIP {hip.version_text} is newer ({said})")
+    if hip.version[:2] < oldest[:2]:
+        raise ConfigError(f"{origin or '--rocm'} auto: the installed HIP {hip.version_text} is "
+                          f"older than the oldest release rocmigrate knows ({OLDEST_ROCM})")
+    return hip.version, (f"ROCm {format_version(hip.version)}, the installed HIP "
+                         f"{hip.version_text} ({said})")
+
+
+def _settings(flags: Flags, config: Config, rocm: tuple[int, int, int]) -> Settings:
     values = config.values
     where = f"{config.path}: " if config.path else ""
     rules_dir = flags.rules_dir
@@ -77,11 +125,6 @@ def _settings(flags: Flags, config: Config) -> Settings:
         codes = _rule_codes(rules_dir)  # loads every rule: only when codes are named
         for selectors, where_named in named:
             check_selectors(selectors, where_named, codes)
-    try:
-        rocm = parse_target(flags.rocm or values.get("rocm", DEFAULT_ROCM))
-    except ValueError as err:
-        origin = "--rocm" if flags.rocm else f"{where}rocm"
-        raise ConfigError(f"{origin}: {err}") from None
     return Settings(
         rocm=rocm,
         offload_archs=_offload_archs(flags, values),
