@@ -39,6 +39,8 @@ KEYS = {
     "dnn": (str, "cuDNN: report (left unconverted, reported) or miopen (renamed to MIOpen)"),
     "offload-arch": ((list, str), "AMD GPU architectures build files and `build` target, e.g. "
                      "[\"gfx90a\", \"gfx942\"] (a string may list several, comma-separated)"),
+    "report": (dict, "the `report` command's effort model and plan (checked by migrator.report: "
+               "see docs/report.md)"),
 }
 LAUNCH_SYNTAXES = ("chevron", "ggl")
 DNN_CHOICES = ("report", "miopen")
