@@ -1,0 +1,186 @@
+"""What the CMake rules (rules/build/cmake_*.py) share: the libraries table, keyword-value
+reading of property commands, and edits that add or remove whole arguments and lines."""
+
+from __future__ import annotations
+
+import csv
+import functools
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from migrator.buildfiles.cmake import Argument, Command
+from migrator.diagnostics import Edit
+
+# commands that set target or source properties as KEY VALUE pairs after PROPERTIES
+PROPERTY_COMMANDS = frozenset({"set_target_properties", "set_source_files_properties",
+                               "set_directory_properties", "set_tests_properties"})
+# commands that create a target from sources, and where its sources begin (after the name)
+TARGET_COMMANDS = frozenset({"add_executable", "add_library", "cuda_add_executable",
+                             "cuda_add_library"})
+HIP_LANGUAGE_MINIMUM = (3, 21)  # CMake's first release with the HIP language
+_LINK_FLAG = re.compile(r"^-l(.+)$")
+
+
+@dataclass(frozen=True)
+class Library:
+    """One row of libraries.tsv as these settings choose it (--roc picks the roc* columns)."""
+
+    cuda_names: tuple[str, ...]
+    link: str  # -l name on AMD, '' when nothing is linked
+    package: str  # find_package() name, '' when none
+    target: str  # imported target, '' when none
+    mapped: bool
+    note: str
+
+
+@functools.lru_cache(maxsize=2)
+def libraries(roc: bool) -> tuple[Library, ...]:
+    rows = []
+    path = Path(__file__).with_name("libraries.tsv")
+    lines = [line for line in path.read_text().splitlines() if not line.startswith("#")]
+    for row in csv.DictReader(lines, delimiter="\t"):
+        use_roc = roc and row["roc_target"]
+        link = row["roc_link"] if use_roc else row["hip_link"]
+        rows.append(Library(tuple(row["cuda"].split("|")), "" if link == "-" else link,
+                            row["roc_package"] if use_roc else row["package"],
+                            row["roc_target"] if use_roc else row["target"],
+                            row["status"] == "mapped", row["note"]))
+    return tuple(rows)
+
+
+def library_named(name: str, roc: bool) -> Library | None:
+    """The library a CUDA link name (``cublas``, ``nppc``: ``npp*`` rows match a prefix)
+    stands for, or None."""
+    for library in libraries(roc):
+        for cuda in library.cuda_names:
+            if cuda == name or (cuda.endswith("*") and name.startswith(cuda[:-1])):
+                return library
+    return None
+
+
+def library_of_target(target: str, roc: bool) -> Library | None:
+    """The library whose HIP imported target is ``target`` (``roc::hipblas``), or None."""
+    for library in libraries(roc):
+        if library.target and library.target == target:
+            return library
+    return None
+
+
+def link_item_library(text: str, roc: bool) -> Library | None:
+    """The CUDA library a link item names: ``CUDA::cublas``, ``-lcublas`` or ``cublas``."""
+    if text.startswith("CUDA::"):
+        return library_named(text[len("CUDA::"):], roc)
+    flag = _LINK_FLAG.match(text)
+    return library_named(flag.group(1) if flag else text, roc)
+
+
+def commands(script, *names: str):
+    """The commands of ``script`` named one of ``names`` (lower case)."""
+    return [command for command in script.commands if command.lower in names]
+
+
+def property_pairs(command: Command) -> list[tuple[Argument, list[Argument]]]:
+    """The (key, values) pairs a property command sets: set_target_properties(... PROPERTIES
+    K V K V) gives one value each; set_property(... PROPERTY K V...) gives all the rest."""
+    args = command.args
+    if command.lower in PROPERTY_COMMANDS:
+        at = next((i for i, arg in enumerate(args) if arg.value == "PROPERTIES"), None)
+        if at is None:
+            return []
+        rest = args[at + 1 :]
+        return [(rest[i], list(rest[i + 1 : i + 2])) for i in range(0, len(rest) - 1, 2)]
+    if command.lower == "set_property":
+        at = next((i for i, arg in enumerate(args) if arg.value == "PROPERTY"), None)
+        if at is None or at + 1 >= len(args):
+            return []
+        return [(args[at + 1], list(args[at + 2 :]))]
+    return []
+
+
+def set_values(command: Command) -> list[Argument]:
+    """The value arguments of set(NAME values... [CACHE TYPE DOC [FORCE]] [PARENT_SCOPE])."""
+    values = []
+    for arg in command.args[1:]:
+        if arg.kind == "unquoted" and arg.text in (b"CACHE", b"PARENT_SCOPE"):
+            break
+        values.append(arg)
+    return values
+
+
+def line_indent(data: bytes, offset: int) -> bytes:
+    """The spaces and tabs that start the line holding ``offset``."""
+    start = data.rfind(b"\n", 0, offset) + 1
+    end = start
+    while end < len(data) and data[end] in b" \t":
+        end += 1
+    return data[start:end]
+
+
+def newline_of(data: bytes) -> bytes:
+    return b"\r\n" if b"\r\n" in data else b"\n"
+
+
+def lines_after(data: bytes, command: Command, lines: list[bytes]) -> Edit:
+    """An edit writing ``lines`` as commands on their own lines after ``command``, at its
+    indent."""
+    indent = line_indent(data, command.start)
+    newline = newline_of(data)
+    return Edit(command.end, command.end, b"".join(newline + indent + line for line in lines))
+
+
+def lines_before(data: bytes, command: Command, lines: list[bytes]) -> Edit:
+    """An edit writing ``lines`` as commands on their own lines before ``command`` (at the
+    start of its line, at its indent)."""
+    indent = line_indent(data, command.start)
+    newline = newline_of(data)
+    at = data.rfind(b"\n", 0, command.start) + 1
+    return Edit(at, at, b"".join(indent + line + newline for line in lines))
+
+
+def remove_arguments(data: bytes, args: list[Argument]) -> list[Edit]:
+    """Edits deleting ``args`` (consecutive runs at once) with the space before each run."""
+    edits = []
+    for arg in sorted(args, key=lambda a: a.start):
+        start = arg.start
+        while start > 0 and data[start - 1] in b" \t":
+            start -= 1
+        if data[start - 1 : start] in (b"\n", b"(") and data[arg.end : arg.end + 1] in b" \t":
+            start = arg.start  # the first on its line: keep the indent, drop the space after
+            end = arg.end
+            while end < len(data) and data[end] in b" \t":
+                end += 1
+            edits.append(Edit(start, end))
+            continue
+        if data[start - 1 : start] == b"\n":  # alone on its line: the whole line goes
+            line_end = arg.end
+            while line_end < len(data) and data[line_end] in b" \t":
+                line_end += 1
+            if data[line_end : line_end + 1] == b"\n":
+                edits.append(Edit(start, line_end + 1))
+                continue
+        edits.append(Edit(start, arg.end))
+    return _merged(edits)
+
+
+def _merged(edits: list[Edit]) -> list[Edit]:
+    merged: list[Edit] = []
+    for edit in edits:
+        if merged and merged[-1].end >= edit.start:
+            last = merged.pop()
+            edit = Edit(last.start, max(last.end, edit.end))
+        merged.append(edit)
+    return merged
+
+
+def quoted_list(items: tuple[str, ...] | list[str]) -> bytes:
+    """One CMake argument holding ``items`` as a list: ``a`` alone, else ``"a;b"``."""
+    joined = ";".join(items)
+    return (joined if len(items) == 1 else f'"{joined}"').encode()
+
+
+def version_tuple(text: str) -> tuple[int, ...] | None:
+    parts = text.split(".")
+    if not all(part.isdigit() for part in parts):
+        return None
+    return tuple(int(part) for part in parts)

@@ -1,0 +1,160 @@
+"""CMK007: CUDA sources compile as HIP (LANGUAGE CUDA, and the .cu files of targets)."""
+
+from __future__ import annotations
+
+import re
+from typing import ClassVar
+
+from migrator.buildfiles.context import BuildContext, marker_fix
+from migrator.diagnostics import Diagnostic, Edit, Fix
+from migrator.rule import Marker, Rule
+
+from .cmake_common import commands, lines_after, property_pairs, set_values
+
+_CU_SUFFIX = re.compile(rb"(?<=[^\s;\"])\.cu(?=[\";]|$)")
+_TARGET_KEYWORDS = frozenset({"STATIC", "SHARED", "MODULE", "OBJECT", "EXCLUDE_FROM_ALL",
+                              "WIN32", "MACOSX_BUNDLE", "PRIVATE", "PUBLIC", "INTERFACE"})
+_NOT_SOURCES = frozenset({"IMPORTED", "ALIAS", "INTERFACE", "FILE_SET"})
+_VARIABLE = re.compile(r"^\$\{([A-Za-z0-9_]+)\}$")
+
+
+class CmakeSources(Rule):
+    """CUDA sources compile as HIP.
+
+    ## What it does
+    Makes CMake compile the CUDA sources of the project as HIP:
+    `set_source_files_properties(... LANGUAGE CUDA)` becomes `LANGUAGE HIP`, and the `.cu`
+    files that `add_executable`, `add_library` and `target_sources` build (named there, or
+    in a variable this file sets or globs) get `LANGUAGE HIP` in a
+    `set_source_files_properties()` written after the target. With `--rename-ext`, where the
+    converted files are written as `.hip`, the script names them so instead (every `a.cu`,
+    and a glob's `*.cu`). A glob that mixes `.cu` with other files is marked (CMK008).
+
+    ## Why is this bad on AMD
+    CMake gives a source the language of its extension: `.cu` files belong to the CUDA
+    language, and CMake's HIP language claims `.hip` files only. Once the project enables
+    HIP instead of CUDA, a `.cu` file belongs to no enabled language and is not compiled at
+    all (a link error later, far from the cause). AMD's "Using CMake" HIP documentation
+    compiles other files as HIP by setting their `LANGUAGE` source property to `HIP`.
+
+    ## Example
+    ```cmake
+    add_executable(saxpy main.cu util.cpp)
+    ```
+
+    ## Use instead
+    ```cmake
+    add_executable(saxpy main.cu util.cpp)
+    set_source_files_properties(main.cu PROPERTIES LANGUAGE HIP)
+    ```
+
+    ## Fix safety
+    Always fixed where the file names the sources. Sources in a variable another file sets
+    are not seen: set their `LANGUAGE` there. A glob of `.cu` with other files is marked,
+    since setting the language of the whole list would compile C++ files as HIP.
+    """
+
+    code = "CMK007"
+    extra_codes = ("CMK008",)
+    attention_codes = ("CMK008",)
+    name = "cmake-cuda-sources"
+    summary = "CUDA sources (LANGUAGE CUDA, .cu files of targets) compile as HIP"
+    family = "build"
+    fix = "sometimes"
+    category = "conversion"
+    languages: ClassVar[tuple[str, ...]] = ("cmake",)
+
+    def check(self, ctx: BuildContext):
+        script = ctx.script
+        for command in script.commands:
+            for key, values in property_pairs(command):
+                if key.value == "LANGUAGE":
+                    for value in values:
+                        if value.value == "CUDA":
+                            yield Diagnostic("CMK007", "LANGUAGE CUDA becomes HIP", value.start,
+                                             value.end, Fix("LANGUAGE HIP", (
+                                                 Edit(value.start, value.end, b"HIP"),)),
+                                             symbol="LANGUAGE", severity="info")
+        if ctx.settings.rename_ext:
+            yield from _renamed(ctx)
+        else:
+            yield from _languages(ctx)
+
+
+def _renamed(ctx: BuildContext):
+    """Every ``.cu`` name the script writes becomes ``.hip`` (the files are renamed so)."""
+    for command in ctx.script.commands:
+        for arg in command.args:
+            if arg.kind == "bracket":
+                continue
+            for match in _CU_SUFFIX.finditer(arg.text):
+                start = arg.start + match.start()
+                yield Diagnostic("CMK007", f"{arg.value}: the source is written as .hip",
+                                 start, start + 3, Fix(".cu -> .hip", (
+                                     Edit(start, start + 3, b".hip"),)),
+                                 symbol=".cu", severity="info")
+
+
+def _languages(ctx: BuildContext):
+    """The ``.cu`` sources of targets get LANGUAGE HIP where nothing gives them it."""
+    script = ctx.script
+    variables: dict[str, list[str]] = {}
+    globs: dict[str, object] = {}
+    for command in script.commands:
+        args = command.args
+        if command.lower == "set" and args:
+            variables[args[0].value] = [item for arg in set_values(command)
+                                        for item in arg.value.split(";")]
+        elif command.lower == "list" and len(args) > 2 and args[0].value == "APPEND":
+            variables.setdefault(args[1].value, []).extend(
+                item for arg in args[2:] for item in arg.value.split(";"))
+        elif command.lower == "file" and len(args) > 2 and args[0].value in (
+                "GLOB", "GLOB_RECURSE"):
+            globs[args[1].value] = command
+    has_hip = set()
+    for command in commands(script, "set_source_files_properties", "set_property"):
+        if any(key.value == "LANGUAGE" and [v.value for v in values] in (["HIP"], ["CUDA"])
+               for key, values in property_pairs(command)):
+            has_hip.update(arg.value for arg in command.args)
+    for command in commands(script, "add_executable", "add_library", "target_sources"):
+        args = command.args[1:]
+        if any(arg.value in _NOT_SOURCES for arg in args[:1]) or any(
+                arg.value in ("IMPORTED", "ALIAS") for arg in args):
+            continue
+        wanted: list[str] = []
+        for arg in args:
+            value = arg.value
+            if value in _TARGET_KEYWORDS or value in has_hip:
+                continue
+            if value.endswith(".cu") and "$<" not in value:
+                wanted.append(value)
+                continue
+            variable = _VARIABLE.match(value)
+            if variable is None:
+                continue
+            name = variable.group(1)
+            if name in globs:
+                patterns = [a.value for a in globs[name].args[2:]
+                            if a.value not in ("LIST_DIRECTORIES", "RELATIVE",
+                                               "CONFIGURE_DEPENDS", "FOLLOW_SYMLINKS")]
+                cuda = [p for p in patterns if p.endswith(".cu")]
+                if cuda and len(cuda) == len(patterns):
+                    wanted.append(value)
+                elif cuda:
+                    message = (f"{value} globs .cu files with others: give the .cu files "
+                               "LANGUAGE HIP (set_source_files_properties) by hand")
+                    yield Diagnostic("CMK008", message, arg.start, arg.end,
+                                     marker_fix(ctx, command.start, Marker("CMK008", message)),
+                                     symbol=".cu")
+            else:
+                wanted.extend(item for item in variables.get(name, ())
+                              if item.endswith(".cu") and item not in has_hip)
+        wanted = list(dict.fromkeys(wanted))
+        if wanted:
+            listed = " ".join(wanted)
+            line = f"set_source_files_properties({listed} PROPERTIES LANGUAGE HIP)".encode()
+            yield Diagnostic("CMK007", f"{command.name}({command.args[0].value}): {listed} "
+                             "compile as HIP (LANGUAGE HIP)", command.start, command.end,
+                             Fix("LANGUAGE HIP", (lines_after(ctx.data, command, [line]),)),
+                             symbol=".cu", severity="info")
+            has_hip.update(wanted)
