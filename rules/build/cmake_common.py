@@ -139,38 +139,31 @@ def lines_before(data: bytes, command: Command, lines: list[bytes]) -> Edit:
 
 
 def remove_arguments(data: bytes, args: list[Argument]) -> list[Edit]:
-    """Edits deleting ``args`` (consecutive runs at once) with the space before each run."""
-    edits = []
+    """Edits deleting ``args``: each run of them (only space between) goes with the space
+    before it, or with its whole lines when nothing else is on them."""
+    runs: list[list[int]] = []
     for arg in sorted(args, key=lambda a: a.start):
-        start = arg.start
-        while start > 0 and data[start - 1] in b" \t":
-            start -= 1
-        if data[start - 1 : start] in (b"\n", b"(") and data[arg.end : arg.end + 1] in b" \t":
-            start = arg.start  # the first on its line: keep the indent, drop the space after
-            end = arg.end
-            while end < len(data) and data[end] in b" \t":
-                end += 1
-            edits.append(Edit(start, end))
+        if runs and not data[runs[-1][1] : arg.start].strip():
+            runs[-1][1] = arg.end
+        else:
+            runs.append([arg.start, arg.end])
+    edits = []
+    for start, end in runs:
+        line_start = data.rfind(b"\n", 0, start) + 1
+        after = end
+        while after < len(data) and data[after] in b" \t\r":
+            after += 1
+        if not data[line_start:start].strip() and data[after : after + 1] == b"\n":
+            edits.append(Edit(line_start, after + 1))  # alone on its lines
             continue
-        if data[start - 1 : start] == b"\n":  # alone on its line: the whole line goes
-            line_end = arg.end
-            while line_end < len(data) and data[line_end] in b" \t":
-                line_end += 1
-            if data[line_end : line_end + 1] == b"\n":
-                edits.append(Edit(start, line_end + 1))
-                continue
-        edits.append(Edit(start, arg.end))
-    return _merged(edits)
-
-
-def _merged(edits: list[Edit]) -> list[Edit]:
-    merged: list[Edit] = []
-    for edit in edits:
-        if merged and merged[-1].end >= edit.start:
-            last = merged.pop()
-            edit = Edit(last.start, max(last.end, edit.end))
-        merged.append(edit)
-    return merged
+        before = start
+        while before > 0 and data[before - 1] in b" \t":
+            before -= 1
+        if data[before - 1 : before] in (b"(", b"\n"):  # first on its line: the space after
+            edits.append(Edit(start, after))
+        else:
+            edits.append(Edit(before, end))
+    return edits
 
 
 def quoted_list(items: tuple[str, ...] | list[str]) -> bytes:
@@ -184,3 +177,14 @@ def version_tuple(text: str) -> tuple[int, ...] | None:
     if not all(part.isdigit() for part in parts):
         return None
     return tuple(int(part) for part in parts)
+
+
+def remove_command(data: bytes, command: Command) -> Edit:
+    """An edit deleting ``command``: its whole line when nothing else is on it."""
+    start = data.rfind(b"\n", 0, command.start) + 1
+    end = command.end
+    while end < len(data) and data[end] in b" \t\r":
+        end += 1
+    if data[start : command.start].strip() == b"" and data[end : end + 1] in (b"\n", b""):
+        return Edit(start, min(end + 1, len(data)))
+    return Edit(command.start, command.end)
