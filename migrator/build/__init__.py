@@ -1,4 +1,12 @@
 """`rocmigrate build`: compile a converted tree with hipcc and map its errors back to CUDA.
 
-``hip`` reads the installed HIP (where hipcc is, its release: ``--rocm auto``).
+Entry point: ``build(BuildOptions(...)) -> BuildReport`` (``run``). ``hip`` reads the installed
+HIP (where hipcc is, its release for ``--rocm auto``, what CMake needs to find it), ``tree``
+reads the converted tree (its untrusted cache, translation units, include folders, line maps),
+``errors`` parses build logs and explains each error (a marker, an API the installed ROCm lacks).
+The report renderers live in ``migrator.output.build_*``.
 """
+
+from .run import BuildFailure, BuildOptions, BuildReport, build
+
+__all__ = ["BuildFailure", "BuildOptions", "BuildReport", "build"]

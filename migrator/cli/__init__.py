@@ -35,7 +35,8 @@ def workspace_of(paths, flags):
 
 
 def _register() -> None:
-    from . import convert, lint, nvidia, rule, validate  # noqa: F401  (they register on ``app``)
+    # (they register on ``app``)
+    from . import build, convert, lint, nvidia, rule, validate  # noqa: F401
 
 
 def main() -> None:

@@ -91,9 +91,9 @@ def convert(
 
         sys.stdout.write(render_report(summary, file_records(result), {
             "rocm": format_version(settings.rocm), "rocm_reason": workspace.rocm_reason,
-            "launch_syntax": settings.launch_syntax,
-            "rename_ext": settings.rename_ext, "optimize": settings.optimize,
-            "offload_archs": list(settings.offload_archs), "dry_run": dry_run}, result.diffs if diff else None))
+            "launch_syntax": settings.launch_syntax, "rename_ext": settings.rename_ext,
+            "optimize": settings.optimize, "offload_archs": list(settings.offload_archs),
+            "dry_run": dry_run}, result.diffs if diff else None))
     else:
         from ..output.text import render_summary
 

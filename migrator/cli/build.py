@@ -1,0 +1,64 @@
+"""`rocmigrate build`: options -> BuildOptions -> build() -> JSON + Markdown reports, summary."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from . import app
+
+
+@app.command()
+def build(
+    out: Path = typer.Argument(..., help="A converted tree (the output folder of convert)."),
+    source: Optional[Path] = typer.Option(None, "--source", help="The CUDA tree it was converted "
+                                          "from: errors are mapped to its files and lines."),
+    offload_arch: Optional[List[str]] = typer.Option(
+        None, "--offload-arch", help="AMD GPU architectures (repeatable or comma-separated; "
+        "default gfx90a)."),
+    build_dir: Optional[Path] = typer.Option(None, "--build-dir", help="Build in this folder "
+                                             "and keep it (default: a temporary folder)."),
+    keep_build: bool = typer.Option(False, "--keep-build", help="Keep the temporary build folder."),
+    jobs: int = typer.Option(0, "--jobs", "-j", min=0, help="Parallel compiles (0: one per CPU)."),
+    timeout: float = typer.Option(600.0, "--timeout", min=0.001, help="Seconds per compile."),
+    method: str = typer.Option("auto", "--method", help="auto (CMake, else Makefile, else file "
+                               "by file), cmake, make or files."),
+    report_dir: Path = typer.Option(Path("rocmigrate-build"), "--report", help="Folder for "
+                                    "build.json and build.md."),
+) -> None:
+    """Build a converted tree with hipcc; map its errors back to the CUDA sources."""
+    from ..build import BuildFailure, BuildOptions, build as run_build
+    from ..fsutil import atomic_write
+    from ..output.build_json import render_json
+    from ..output.build_markdown import render_markdown
+    from ..output.build_text import render_summary
+    from ..versions import parse_offload_archs
+
+    try:
+        archs = parse_offload_archs(offload_arch) if offload_arch else ("gfx90a",)
+    except ValueError as err:
+        typer.echo(f"error: --offload-arch: {err}", err=True)
+        raise typer.Exit(2) from None
+    if report_dir.exists() and not report_dir.is_dir():
+        typer.echo(f"error: {report_dir} exists and is not a folder", err=True)
+        raise typer.Exit(2)
+    resolved = report_dir.resolve()
+    if out.is_dir() and (resolved == out.resolve() or out.resolve() in resolved.parents):
+        typer.echo(f"error: --report {report_dir} is inside {out}: the build never writes into "
+                   "the converted tree", err=True)
+        raise typer.Exit(2)
+    options = BuildOptions(out=out, source=source, offload_archs=archs, build_dir=build_dir,
+                           keep_build=keep_build, jobs=jobs, timeout=timeout, method=method)
+    try:
+        report = run_build(options, progress=lambda line: typer.echo(line, err=True))
+    except BuildFailure as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(2) from None
+    written = [report_dir / "build.json", report_dir / "build.md"]
+    atomic_write(written[0], render_json(report).encode())
+    atomic_write(written[1], render_markdown(report).encode())
+    sys.stdout.write(render_summary(report, [str(path) for path in written]))
+    raise typer.Exit(0 if report.ok else 1)

@@ -1,0 +1,254 @@
+"""`rocmigrate build`'s readers, without a compiler: the error parser, the line map, the untrusted
+cache, explanations (markers, APIs the installed ROCm lacks), the tree's translation units and
+include folders, compile_commands.json flags, and the command's usage errors.
+(tests/test_build_projects.py builds real projects with hipcc, cmake and make.)"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from migrator.build.errors import Explainer, parse_errors
+from migrator.build.run import _flags_of
+from migrator.build.tree import (LineMap, include_folders, plain_rel, read_tree,
+                                 translation_units, tree_files)
+from migrator.cli import _register, app
+
+_register()
+
+CLANG_LOG = """\
+In file included from /b/tree/src/main.hip:3:
+In file included from /b/tree/include/a.h:2:
+/b/tree/include/b.h:7:5: error: unknown type name 'hip_bfloat16x'
+    hip_bfloat16x v;
+    ^
+/b/tree/src/main.hip:10:14: warning: unused variable 'q' [-Wunused-variable]
+/b/tree/src/main.hip:12:3: error: use of undeclared identifier '__shfl_down_sync'; did you mean '__shfl_down'?
+/b/tree/src/main.hip:12:3: note: '__shfl_down' declared here
+/b/tree/src/main.hip:12:3: error: use of undeclared identifier '__shfl_down_sync'; did you mean '__shfl_down'?
+/b/tree/src/other.hip:1:10: fatal error: 'hip/hip_bf16.h' file not found
+#include <hip/hip_bf16.h>
+         ^~~~~~~~~~~~~~~~
+3 errors generated when compiling for gfx90a.
+clang-15: error: invalid target ID 'gfx942'; format is a processor name
+/usr/bin/ld: main.o: in function `main':
+main.hip:(.text+0x2a): undefined reference to `launch(float*, int)'
+ld.lld: error: undefined symbol: helper()
+clang-15: error: linker command failed with exit code 1 (use -v to see invocation)
+CMake Error at CMakeLists.txt:2 (project):
+  No CMAKE_HIP_COMPILER could be found.
+
+  Tell CMake where to find the compiler.
+"""
+
+
+def test_the_error_parser_reads_compiler_linker_driver_and_cmake_errors():
+    errors = parse_errors(CLANG_LOG)
+    assert [(e.kind, e.file, e.line, e.column) for e in errors] == [
+        ("compiler", "/b/tree/include/b.h", 7, 5),
+        ("compiler", "/b/tree/src/main.hip", 12, 3),  # the repeated one once
+        ("compiler", "/b/tree/src/other.hip", 1, 10),
+        ("driver", None, None, None),
+        ("linker", "main.hip", None, None),
+        ("linker", None, None, None),
+        ("cmake", "CMakeLists.txt", 2, None)]
+    # the unit is the outermost includer of a header's error; a file's own error is its own
+    assert [e.unit for e in errors[:3]] == ["/b/tree/src/main.hip", "/b/tree/src/main.hip",
+                                            "/b/tree/src/other.hip"]
+    assert errors[2].message == "'hip/hip_bf16.h' file not found"
+    assert errors[4].message == "undefined reference to `launch(float*, int)'"
+    assert errors[5].message == "undefined symbol: helper()"
+    assert errors[6].message == ("No CMAKE_HIP_COMPILER could be found. Tell CMake where to "
+                                 "find the compiler.")
+    assert not any("errors generated" in e.message or "linker command failed" in e.message
+                   for e in errors)
+    gcc = parse_errors("In file included from inc/a.h:2,\n                 from src/host.cpp:3:\n"
+                       "inc/b.h:7:5: error: 'x' was not declared in this scope\n")
+    assert [(e.file, e.unit) for e in gcc] == [("inc/b.h", "src/host.cpp")]
+
+
+def test_the_line_map_follows_kept_changed_and_added_lines():
+    source = ["#include <cuda_runtime.h>", "int a;", "cudaFree(p);", "int b;"]
+    output = ["#include <hip/hip_runtime.h>", "int a;", "// rocmigrate X: note",
+              "hipFree(p);", "int b;", "int c;"]
+    lines = LineMap(source, output)
+    assert lines.source_line(2) == (2, True)  # kept
+    assert lines.source_line(1) == (1, False)  # changed
+    assert lines.source_line(4)[0] == 3 and lines.source_line(3)[0] == 3  # a marker added above
+    assert lines.source_line(5) == (4, True)
+    assert lines.source_line(6) == (4, False)  # added at the end: the last source line
+    assert lines.source_line(7) is None
+
+
+def _tree_with_cache(tmp_path: Path, files: dict, key: str = "0.1.0|5|d|p|((5, 2, 0), 'x')"):
+    out = tmp_path / "out"
+    (out / ".rocmigrate").mkdir(parents=True)
+    (out / ".rocmigrate" / "cache.json").write_text(json.dumps({"files": files, "key": key}))
+    return out
+
+
+def test_an_untrusted_cache_maps_only_paths_inside_the_trees(tmp_path: Path):
+    out = _tree_with_cache(tmp_path, {
+        "a.cu": {"output": "a.hip"},
+        "../../etc/passwd": {"output": "p.hip"},
+        "b.cu": {"output": "../outside.hip"},
+        "/abs.cu": {"output": "abs.hip"},
+        "c.cu": {"output": ".rocmigrate/cache.json"},
+        "d.cu": {"output": "sub\\..\\x.hip"},
+        "e.cu": "not an entry",
+        "f.cu": {"output": 7},
+        "sub/g.cu": {"output": "sub/g.cu"}})
+    tree = read_tree(out)
+    assert tree.sources == {"a.hip": "a.cu", "sub/g.cu": "sub/g.cu"}
+    assert tree.converted_for == (5, 2, 0)
+    assert "7 entries ignored" in tree.cache_note
+    assert not plain_rel("") and not plain_rel("a//b") and not plain_rel("./a")
+
+
+@pytest.mark.parametrize("content, said", [
+    ("{not json", "not valid JSON"),
+    ('{"files": []}', "no file table"),
+    ('[1, 2]', "no file table"),
+])
+def test_a_damaged_cache_only_means_no_mapping(tmp_path: Path, content: str, said: str):
+    out = tmp_path / "out"
+    (out / ".rocmigrate").mkdir(parents=True)
+    (out / ".rocmigrate" / "cache.json").write_text(content)
+    tree = read_tree(out)
+    assert tree.sources == {} and tree.converted_for is None and said in tree.cache_note
+
+
+def test_a_symlinked_cache_is_not_followed(tmp_path: Path):
+    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere.write_text(json.dumps({"files": {"a.cu": {"output": "a.cu"}}, "key": "|((6, 4, 0), "}))
+    out = tmp_path / "out"
+    (out / ".rocmigrate").mkdir(parents=True)
+    (out / ".rocmigrate" / "cache.json").symlink_to(elsewhere)
+    tree = read_tree(out)
+    assert tree.sources == {} and tree.converted_for is None
+    (out / ".rocmigrate" / "cache.json").unlink()
+    (out / ".rocmigrate").rmdir()
+    (out / ".rocmigrate").symlink_to(tmp_path, target_is_directory=True)
+    elsewhere.rename(tmp_path / "cache.json")
+    assert read_tree(out).sources == {}
+
+
+def _explainer(tmp_path: Path, output: str, source: str | None, installed=(5, 2, 0)):
+    out = _tree_with_cache(tmp_path, {"k.cu": {"output": "k.hip"}})
+    (out / "k.hip").write_text(output)
+    src = None
+    if source is not None:
+        src = tmp_path / "src"
+        src.mkdir()
+        (src / "k.cu").write_text(source)
+    return Explainer(read_tree(out), [out, tmp_path / "copy"], src, installed), out
+
+
+def test_an_error_under_a_marker_gets_its_code_and_the_cuda_line(tmp_path: Path):
+    source = "int main() {\n  cudaGraph_t g;\n  cudaGraphInstantiateWithParams(0, g, 0);\n}\n"
+    output = ("int main() {\n  hipGraph_t g;\n  // rocmigrate API002: cudaGraphInstantiateWithParams "
+              "has no HIP equivalent in ROCm 5.2\n  cudaGraphInstantiateWithParams(0, g, 0);\n}\n")
+    explainer, out = _explainer(tmp_path, output, source)
+    error = parse_errors(f"{out}/k.hip:4:3: error: use of undeclared identifier "
+                         "'cudaGraphInstantiateWithParams'\n")[0]
+    explainer.explain(error)
+    assert (error.output_file, error.source_file, error.source_line, error.line_exact) == \
+        ("k.hip", "k.cu", 3, True)
+    assert error.code == "API002" and "no HIP equivalent in ROCm 5.2" in error.explanation
+    # the same path through the build folder's copy of the tree
+    copied = parse_errors(f"{tmp_path}/copy/k.hip:4:3: error: x\n")[0]
+    assert explainer.explain(copied).source_line == 3 and copied.code == "API002"
+    # a marker two code lines up does not explain this line
+    far = parse_errors(f"{out}/k.hip:5:1: error: expected ';'\n")[0]
+    assert explainer.explain(far).code is None
+
+
+def test_an_api_the_installed_rocm_lacks_is_explained_from_the_tables(tmp_path: Path):
+    output = ("#include <hip/hip_bf16.h>\n__global__ void k(float* x) {\n"
+              "  x[0] = __shfl_down_sync(0xffffffffffffffffull, x[0], 1);\n"
+              "  hipGraphInstantiateWithParams(0, 0, 0);\n}\n")
+    explainer, out = _explainer(tmp_path, output, None)
+    log = (f"{out}/k.hip:1:10: fatal error: 'hip/hip_bf16.h' file not found\n"
+           f"{out}/k.hip:3:10: error: use of undeclared identifier '__shfl_down_sync'\n"
+           f"{out}/k.hip:4:3: error: use of undeclared identifier "
+           "'hipGraphInstantiateWithParams'; did you mean 'hipGraphInstantiateWithFlags'?\n"
+           f"{out}/k.hip:4:3: error: use of undeclared identifier 'hipMalloc'\n")
+    header, shuffle, graph, known = [explainer.explain(e) for e in parse_errors(log)]
+    assert header.code == "HDR001" and "from ROCm 6.0" in header.explanation
+    assert shuffle.code == "WRP001" and "from ROCm 6.2" in shuffle.explanation
+    assert "--rocm 5.2" in shuffle.explanation
+    assert graph.code == "API002" and "from ROCm 6.2" in graph.explanation
+    assert known.code is None  # hipMalloc is in every ROCm: something else is wrong
+    assert header.source_file == "k.cu" and header.source_line is None  # no --source
+    newer, _ = _explainer(tmp_path / "newer", output, None, installed=(6, 4, 0))
+    assert newer.explain(parse_errors(log)[1]).code is None  # 6.4 has it: not the cause
+
+
+def test_paths_outside_the_tree_are_not_mapped(tmp_path: Path):
+    explainer, out = _explainer(tmp_path, "x\n", "x\n")
+    for printed in ("/usr/include/hip/hip_runtime.h", f"{out}/../k.hip", "relative/k.hip"):
+        error = explainer.explain(parse_errors(f"{printed}:1:1: error: boom\n")[0])
+        assert error.output_file is None and error.source_file is None
+
+
+def test_translation_units_and_include_folders(tmp_path: Path):
+    files = {"src/a.cu": '#include "util.cuh"\n#include "local.h"\n',
+             "src/local.h": "", "src/b.cpp": "#include <hip/hip_runtime.h>\n",
+             "src/c.cpp": "int f() { return 1; }\n", "lib/inc/util.cuh": '#include <deep/x.h>\n',
+             "third/deep/x.h": "", "k.hip": "", "notes.txt": '#include "nothing.h"\n'}
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    (tmp_path / ".rocmigrate").mkdir()
+    (tmp_path / ".rocmigrate" / "x.cu").write_text("")
+    listed = tree_files(tmp_path)
+    assert ".rocmigrate/x.cu" not in listed
+    assert translation_units(tmp_path, listed) == ["k.hip", "src/a.cu", "src/b.cpp"]
+    assert include_folders(tmp_path, listed) == ["", "lib/inc", "third"]
+
+
+def test_compile_commands_give_defines_includes_and_the_standard(tmp_path: Path):
+    original = tmp_path / "orig"
+    out = tmp_path / "out"
+    for root in (original, out):
+        (root / "inc").mkdir(parents=True)
+    entries = [
+        {"directory": str(original / "build"), "file": "../src/a.cu",
+         "arguments": ["nvcc", "-DN=4", "-D", "M=2", "-I../inc", "-isystem", "/usr/include",
+                       "-arch=sm_80", "-std=c++17", "-gencode", "arch=compute_80,code=sm_80",
+                       "-I", "/no/such/folder", "-UOLD", "-c", "../src/a.cu"]},
+        {"directory": str(original), "file": "src/b.cu",
+         "command": "g++ -DB=1 -include inc/pre.h -c src/b.cu"},
+        {"directory": str(original), "file": "elsewhere/c.cu", "command": "nvcc -DX"},
+        "garbage", {"file": 3}]
+    (out / "inc" / "pre.h").write_text("")
+    flags = _flags_of(entries, {"src/a.cu": "src/a.hip"}, {"src/b.cu", "src/a.hip"}, out)
+    assert flags == {
+        "src/a.hip": ["-DN=4", "-DM=2", "-I", str(out / "inc"), "-isystem", "/usr/include",
+                      "-std=c++17", "-UOLD"],
+        "src/b.cu": ["-DB=1", "-include", str(out / "inc" / "pre.h")]}
+
+
+def test_usage_errors_exit_2(tmp_path: Path):
+    out = tmp_path / "out"
+    out.mkdir()
+    runner = CliRunner()
+    cases = [
+        (["build", str(tmp_path / "missing")], "is not a folder"),
+        (["build", str(out), "--offload-arch", "sm_80"], "--offload-arch: 'sm_80'"),
+        (["build", str(out), "--build-dir", str(out / "b")], "inside the converted tree"),
+        (["build", str(out), "--build-dir", str(tmp_path)], "holds the converted tree"),
+        (["build", str(out), "--report", str(out / "r")], "inside"),
+        (["build", str(out), "--method", "scons"], "unknown method 'scons'"),
+        (["build", str(out), "--source", str(tmp_path / "nope")], "--source"),
+    ]
+    for args, said in cases:
+        done = runner.invoke(app, [*args, "--report", str(tmp_path / "r")]
+                             if "--report" not in args else args)
+        assert done.exit_code == 2, (args, done.output)
+        assert said in done.output, (args, done.output)
+    assert os.listdir(out) == []  # nothing written into the tree

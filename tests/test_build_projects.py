@@ -1,0 +1,161 @@
+"""`rocmigrate build` on real projects with the real hipcc, cmake and make (fixtures/build/; CI
+installs all three: nothing here skips). Each build leaves the tree it builds unchanged."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import ROOT
+from migrator.build.hip import installed_hip, rocm_root
+from migrator.cli import _register, app
+from migrator.versions import format_version
+
+_register()
+pytestmark = pytest.mark.slow
+FIXTURES = ROOT / "fixtures" / "build"
+
+
+def _snapshot(root: Path) -> dict[str, str]:
+    found = {}
+    for folder, _, files in os.walk(root):
+        for name in files:
+            path = Path(folder) / name
+            found[path.relative_to(root).as_posix()] = hashlib.sha256(
+                path.read_bytes()).hexdigest()
+    return found
+
+
+def _build(tree: Path, tmp_path: Path, *args: str) -> tuple[int, dict, str]:
+    report = tmp_path / "report"
+    before = _snapshot(tree)
+    done = CliRunner().invoke(app, ["build", str(tree), "--report", str(report), "-j", "2",
+                                    *args])
+    assert done.exit_code in (0, 1), done.output
+    assert _snapshot(tree) == before  # the tree is only read
+    assert (report / "build.md").read_text().startswith(f"# rocmigrate build: `{tree.resolve()}`")
+    return done.exit_code, json.loads((report / "build.json").read_text()), done.output
+
+
+def _convert(source: Path, out: Path, *args: str) -> None:
+    done = CliRunner().invoke(app, ["convert", str(source), "-o", str(out), *args])
+    assert done.exit_code == 0, done.output
+
+
+def _units(document: dict) -> dict[str, bool]:
+    return {unit["name"]: unit["built"] for unit in document["units"]}
+
+
+def test_a_cmake_project_configures_and_builds_each_target(tmp_path: Path):
+    code, document, _ = _build(FIXTURES / "cmake", tmp_path, "--build-dir",
+                               str(tmp_path / "b"))
+    assert code == 0 and document["method"] == "cmake", document
+    assert _units(document) == {"configure": True, "kernels": True, "saxpy": True}
+    assert (tmp_path / "b" / "cmake").is_dir()  # a named build folder is kept
+    hip = installed_hip()
+    plain = (rocm_root(hip.hipcc) / "lib" / "cmake" / "hip-lang").is_dir()
+    shimmed = [note for note in document["notices"] if "ROCm root made in the build folder" in note]
+    assert bool(shimmed) is not plain  # said when (and only when) it was needed
+    assert document["schema_version"] == 1 and document["summary"]["ok"] is True
+
+
+def test_a_failing_cmake_target_gets_its_errors_and_its_dependants_fail(tmp_path: Path):
+    tree = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "cmake", tree)
+    kernels = tree / "src" / "kernels.hip"
+    kernels.write_text(kernels.read_text().replace("y[i] = a * x[i] + y[i];",
+                                                   "y[i] = a * x[i] + undeclared_name;"))
+    code, document, _ = _build(tree, tmp_path)
+    assert code == 1
+    assert _units(document) == {"configure": True, "kernels": False, "saxpy": False}
+    failed = next(unit for unit in document["units"] if unit["name"] == "kernels")
+    assert failed["errors"][0]["output_file"] == "src/kernels.hip"
+    assert failed["errors"][0]["line"] == 6
+    assert "undeclared_name" in failed["errors"][0]["message"]
+
+
+def test_a_makefile_builds_on_a_copy_in_the_build_folder(tmp_path: Path):
+    code, document, _ = _build(FIXTURES / "make", tmp_path, "--build-dir", str(tmp_path / "b"))
+    assert code == 0 and document["method"] == "make", document
+    assert _units(document) == {"Makefile": True}
+    assert (tmp_path / "b" / "tree" / "reduce").is_file()  # the program, in the build folder
+
+
+def test_files_without_a_build_system_compile_one_by_one(tmp_path: Path):
+    code, document, output = _build(FIXTURES / "plain", tmp_path)
+    assert code == 0 and document["method"] == "files"
+    # include/common.h is found; plain_cxx.cpp holds no HIP code
+    assert _units(document) == {"src/fill.hip": True, "src/host.cpp": True}
+    assert "src/fill.hip" in output and document["build_dir"] is None
+
+
+def test_the_time_limit_per_compile(tmp_path: Path):
+    code, document, _ = _build(FIXTURES / "plain", tmp_path, "--timeout", "0.05")
+    assert code == 1
+    assert all(unit["timed_out"] and not unit["built"] for unit in document["units"])
+
+
+def test_compile_commands_give_the_defines_and_include_folders(tmp_path: Path):
+    source = tmp_path / "src"
+    shutil.copytree(FIXTURES / "compile_db", source)
+    (source / "compile_commands.json").write_text(json.dumps([{
+        "directory": str(source), "file": "src/kernel.cu",
+        "arguments": ["nvcc", "-DWIDTH=64", "-Ithird_party/inc", "-arch=sm_80", "-c",
+                      "src/kernel.cu", "-o", "kernel.o"]}]))
+    out = tmp_path / "out"
+    _convert(source, out, "--rocm", "auto")
+    code, document, _ = _build(out, tmp_path, "--source", str(source))
+    assert code == 0, document
+    (out / "compile_commands.json").unlink()  # the converted tree's copy of it
+    code, document, _ = _build(out, tmp_path)  # and no --source: no database at all
+    assert code == 1
+    messages = [error["message"] for error in document["units"][0]["errors"]]
+    assert any("WIDTH" in message for message in messages), messages
+
+
+def test_errors_map_to_the_cuda_line_and_the_marker_that_explains_them(tmp_path: Path):
+    source = FIXTURES / "errors" / "src"
+    out = tmp_path / "out"
+    _convert(source, out, "--rocm", "auto")  # the installed HIP's release
+    code, document, output = _build(out, tmp_path, "--source", str(source))
+    assert code == 1 and document["notices"] == []
+    units = {unit["name"]: unit for unit in document["units"]}
+    assert units["shuffle.cu"]["built"] and not units["graph.cu"]["built"]
+    first = units["graph.cu"]["errors"][0]
+    assert (first["source_file"], first["source_line"], first["line_exact"]) == \
+        ("graph.cu", 12, True)
+    assert "cudaGraphInstantiateWithParams" in first["message"]
+    assert first["code"] == "API002" and first["explanation"].startswith("marked by rocmigrate")
+    assert "graph.cu:12: use of undeclared identifier 'cudaGraphInstantiateWithParams'" in output
+    assert document["summary"]["codes"]["API002"] >= 1
+
+
+def test_a_tree_converted_for_a_newer_rocm_is_said_up_front_and_its_errors_explained(
+        tmp_path: Path):
+    hip = installed_hip()
+    assert hip.version[:2] < (6, 2), "these errors need a HIP older than 6.2 (CI: Debian's 5.2)"
+    source = FIXTURES / "errors" / "src"
+    out = tmp_path / "out"
+    _convert(source, out, "--rocm", "6.4")
+    code, document, output = _build(out, tmp_path, "--source", str(source))
+    installed = format_version(hip.version)
+    assert code == 1
+    assert document["tree"]["converted_for"] == "6.4"
+    assert document["notices"][0].endswith(
+        f"was converted for ROCm 6.4, newer than the installed HIP {hip.version_text} (ROCm "
+        f"{installed}): what ROCm {installed} lacks will not compile; convert again with "
+        f"--rocm auto (or --rocm {installed})")
+    assert output.index("was converted for ROCm 6.4") < output.index("FAILED")
+    units = {unit["name"]: unit for unit in document["units"]}
+    shuffle = units["shuffle.cu"]["errors"][0]
+    assert (shuffle["source_file"], shuffle["source_line"], shuffle["code"]) == \
+        ("shuffle.cu", 6, "WRP001")
+    graph = units["graph.cu"]["errors"][0]
+    assert (graph["source_line"], graph["code"]) == (12, "API002")
+    assert "from ROCm 6.2" in graph["explanation"]
