@@ -36,7 +36,7 @@ def workspace_of(paths, flags):
 
 def _register() -> None:
     # (they register on ``app``)
-    from . import build, convert, lint, nvidia, rule, validate  # noqa: F401
+    from . import build, convert, lint, nvidia, report, rule, validate  # noqa: F401
 
 
 def main() -> None:

@@ -1,0 +1,51 @@
+"""The report as one self-contained HTML page (REPORT_DIR/report.html): inline CSS, a few
+lines of inline script (sorting, a filter), charts as inline SVG; nothing is fetched, so the
+page opens offline and can be mailed as it is. Rendered from templates/report/report.html.j2
+with autoescaping on: every path, message and name from the tree is escaped."""
+
+from __future__ import annotations
+
+import functools
+
+from .report_charts import CLASS_COLOURS, line_chart, stacked_bars
+
+MAX_FOLDER_BARS = 15
+
+
+@functools.lru_cache(maxsize=1)
+def _environment():
+    import jinja2
+
+    return jinja2.Environment(loader=jinja2.PackageLoader("templates", "report"),
+                              autoescape=True, trim_blocks=True, lstrip_blocks=True)
+
+
+def charts(document: dict) -> dict:
+    """The page's SVG charts, each as markup."""
+    from markupsafe import Markup
+
+    phases = [(phase["name"], phase["hours_by_class"]) for phase in document["plan"]["phases"]]
+    folders = sorted(document["inventory"]["folders"], key=lambda f: -f["hours"]["port"])
+    made = {
+        "phases": stacked_bars(phases, CLASS_COLOURS, "h",
+                               "Effort per phase, hours by class of finding"),
+        "folders": stacked_bars([(f["path"], f["hours_by_class"])
+                                 for f in folders[:MAX_FOLDER_BARS]], CLASS_COLOURS, "h",
+                                "Port effort per folder (the "
+                                f"{min(len(folders), MAX_FOLDER_BARS)} largest)"),
+        "burndown": "",
+    }
+    history = document.get("history") or {}
+    if history.get("commits"):
+        made["burndown"] = line_chart([(c["short"] + " " + c["date"][:10], c["hours_port"])
+                                       for c in history["commits"]],
+                                      "Burn-down: remaining port effort", "hours")
+    return {name: Markup(svg) for name, svg in made.items()}
+
+
+def render_html(document: dict) -> str:
+    owners = document["owners"]
+    note = next((n for n in document["notes"] if "git" in n or "repository" in n),
+                "no git repository") if not owners["available"] else ""
+    return _environment().get_template("report.html.j2").render(
+        d=document, s=document["summary"], charts=charts(document), owner_note=note)

@@ -1,0 +1,147 @@
+"""The report as one document: inventory, readiness and effort, phases, owners and history,
+built from one scan of the tree (the engine's findings) and the evidence given. The JSON
+renderer writes this document as it is (docs/report.md is its schema); HTML and Markdown
+render from it."""
+
+from __future__ import annotations
+
+import datetime
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import __version__
+from ..settings import Settings
+from ..versions import format_version
+from . import evidence as evidence_module
+from .effort import CLASSES, EffortModel
+from .inventory import families, file_record, folders, libraries_needed, optimization_codes, totals
+from .owners import find_owners
+from .phases import plan
+from .scan import scan_tree
+
+SCHEMA_VERSION = 1
+
+
+class ReportError(Exception):
+    """A usage problem with the whole report (a source that is not a folder...)."""
+
+
+@dataclass(frozen=True)
+class HistoryOptions:
+    since: str | None = None  # a date git understands (2024-01-01, "3 months ago")
+    every: int = 1  # every Nth commit
+    limit: int = 50  # at most this many commits (the newest kept)
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    source: Path
+    report_dir: Path
+    settings: Settings = Settings()
+    model: EffortModel = field(default_factory=EffortModel)
+    target_reason: str = ""
+    converted: Path | None = None
+    build_report: Path | None = None
+    validate_report: Path | None = None
+    history: HistoryOptions | None = None
+    jobs: int = 0
+
+
+def build_report(options: ReportOptions, progress=None) -> dict:
+    """The report document for ``options.source``. ``progress(line)`` gets a line per step."""
+    say = progress or (lambda line: None)
+    source = options.source
+    if not source.is_dir():
+        raise ReportError(f"{source} is not a folder" if source.exists()
+                          else f"{source} does not exist")
+    report_dir = options.report_dir.resolve()
+    inside = report_dir.is_relative_to(source.resolve())
+    say(f"reading {source} with the conversion rules at ROCm {format_version(options.settings.rocm)}")
+    scan = scan_tree(source, options.settings, options.jobs, report_dir if inside else None)
+    model = options.model
+    family_of, optimizing = families(), optimization_codes()
+    records = [file_record(file, model, family_of, optimizing) for file in scan.files]
+    say("reading owners from git")
+    owners = find_owners(source, [r["path"] for r in records])
+    for record in records:
+        record["owner"] = owners.owner_of(record["path"])
+        entry = owners.files.get(record["path"])
+        record["owner_source"] = entry["source"] if entry else ""
+        record["authors"] = entry["authors"] if entry else []
+    hashes = {}
+    if options.converted is not None:
+        for record in records:
+            hashes[record["path"]] = evidence_module.file_hash(source / record["path"])
+    evidence = evidence_module.gather(source, options.converted, options.build_report,
+                                      options.validate_report)
+    libraries = libraries_needed(records, options.settings.roc)
+    target = format_version(options.settings.rocm)
+    phases = plan(records, model, evidence, hashes, libraries, target)
+    total = totals(records)
+    document = {
+        "schema": SCHEMA_VERSION,
+        "tool": "rocmigrate", "version": __version__,
+        "generated": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "source": source.name or str(source),
+        "target": {"rocm": target, "why": options.target_reason,
+                   "wavefront_size": options.settings.wavefront_size,
+                   "offload_archs": list(options.settings.offload_archs)},
+        "model": model.describe(),
+        "model_line": model.summary_line(),
+        "summary": _summary(total, phases, model, libraries),
+        "inventory": {"totals": total, "folders": folders(records), "libraries": libraries},
+        "files": records,
+        "plan": phases,
+        "owners": _owner_table(records, owners),
+        "evidence": {"converted": str(options.converted) if options.converted else None,
+                     "build_report": str(options.build_report) if options.build_report else None,
+                     "validate_report": str(options.validate_report)
+                     if options.validate_report else None},
+        "commit": owners.head,
+        "history": None,
+        "notes": owners.notes + evidence.notes + [f"not read: {line}" for line in scan.skipped],
+    }
+    if options.history is not None:
+        from .history import walk_history
+
+        say("walking the history")
+        document["history"] = walk_history(source, options, model, family_of, optimizing, say)
+        document["notes"] += document["history"]["notes"]
+    return document
+
+
+def _summary(total: dict, phases: dict, model: EffortModel, libraries: list[dict]) -> dict:
+    findings = total["findings"]
+    hours = total["hours"]
+    person = findings["review"] + findings["manual"] + findings["blocker"]
+    return {"files": total["files"], "lines": total["lines"], "kernels": total["kernels"],
+            "findings": findings,
+            "automatic_share": round(findings["automatic"] / (findings["automatic"] + person), 4)
+            if findings["automatic"] + person else 1.0,
+            "hours_port": hours["port"], "hours_optimisation": hours["optimisation"],
+            "person_weeks": round(model.weeks(hours["port"]), 2),
+            "blockers": findings["blocker"],
+            "libraries_without_drop_in": [lib["cuda"] for lib in libraries
+                                          if lib["status"] != "mapped"],
+            "current_phase": phases["current"],
+            "next_blocked_by": [c["text"] for c in phases["next_blocked_by"]]}
+
+
+def _owner_table(records: list[dict], owners) -> dict:
+    """Work grouped by owner: files, lines, findings a person must see and hours."""
+    people: dict[str, dict] = defaultdict(lambda: {"files": [], "lines": 0, "hours": 0.0,
+                                                   **{name: 0 for name in CLASSES}})
+    for record in records:
+        if not record["owner"]:
+            continue
+        person = people[record["owner"]]
+        person["files"].append(record["path"])
+        person["lines"] += record["lines"]
+        person["hours"] = round(person["hours"] + record["hours"]["port"], 3)
+        for name in CLASSES:
+            person[name] += record["findings"][name]
+    return {"available": owners.available, "codeowners": owners.codeowners,
+            "unowned_files": sum(1 for record in records if not record["owner"]),
+            "people": [dict(value, name=name) for name, value in
+                       sorted(people.items(), key=lambda item: (-item[1]["hours"], item[0]))]}

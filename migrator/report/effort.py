@@ -1,0 +1,169 @@
+"""The effort model: each finding of the conversion falls in one class, each class (or rule
+code) costs some hours of a person. Defaults below; a team sets its own in
+``[tool.rocmigrate.report]`` (``pyproject.toml``) or ``[report]`` (``.rocmigrate.toml``).
+Every estimate the report prints is shown with the model that made it (``describe``).
+
+Classes, from what the engine says about a finding (docs/report.md has the table):
+
+- automatic: a conversion the tool makes (a rename, an include, a lowering, a launch);
+  a person skims the diff;
+- review (low): a fix the tool applied that changes more than a name (an argument rewrite, an
+  AMD optimisation, a portability fix), or an optimisation it suggests;
+- manual (medium): the conversion leaves it to a person (a marker, a fix it would not apply);
+- blocker (high): nothing in the target ROCm to port to (no HIP equivalent, a HIP name newer
+  than the target, a library without a drop-in: cuDNN, a header without counterpart), inline
+  PTX, or a wave64 hazard the tool cannot fix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+CLASSES = ("automatic", "review", "manual", "blocker")
+DEFAULT_HOURS = {"automatic": 0.02, "review": 0.25, "manual": 1.0, "blocker": 4.0}
+# codes that cost more than their class: inline PTX is rewritten by hand and re-validated; a
+# cuDNN call becomes MIOpen's different API; a header without counterpart takes its API with it
+DEFAULT_CODE_HOURS = {"PTX001": 8.0, "API004": 6.0}
+# findings left unfixed under these codes have nothing in the target ROCm to port to
+BLOCKER_CODES = frozenset({"API002", "API003", "API004", "HDR002", "PTX001", "CGM001",
+                           "DPF001"})
+DEFAULT_HOURS_PER_WEEK = 30.0  # focused migration hours of one person in a week
+DEFAULT_BATCH_HOURS = 40.0  # full migration: a batch is about this much work
+DEFAULT_PILOT_MODULES = 3  # at most this many pilot modules
+
+
+class ModelError(Exception):
+    """A report table in the configuration file that cannot be used."""
+
+
+@dataclass(frozen=True)
+class EffortModel:
+    hours: dict = field(default_factory=lambda: dict(DEFAULT_HOURS))
+    code_hours: dict = field(default_factory=lambda: dict(DEFAULT_CODE_HOURS))
+    code_class: dict = field(default_factory=dict)  # code -> class, overriding the engine's
+    hours_per_week: float = DEFAULT_HOURS_PER_WEEK
+    batch_hours: float = DEFAULT_BATCH_HOURS
+    pilot_modules: int = DEFAULT_PILOT_MODULES
+    source: str = "defaults"  # where it came from, shown with every estimate
+
+    def classify(self, code: str, kind: str, fixed: bool, severity: str, family: str) -> str:
+        """The class of one finding (see the module's docs)."""
+        chosen = self.code_class.get(code)
+        if chosen:
+            return chosen
+        if kind == "attention" or not fixed:  # a marker written for a person, or nothing
+            if code in BLOCKER_CODES or (family == "wavefront" and severity != "info"):
+                return "blocker"
+        if fixed:
+            return {"conversion": "automatic", "attention": "manual"}.get(kind, "review")
+        if kind == "optimization":
+            return "review"  # a suggestion, for the optimisation phase
+        if kind in ("attention", "conversion") or severity in ("warning", "error"):
+            return "manual"
+        return "review"
+
+    def cost(self, code: str, klass: str) -> float:
+        return self.code_hours.get(code, self.hours[klass])
+
+    def weeks(self, hours: float) -> float:
+        return hours / self.hours_per_week
+
+    def describe(self) -> dict:
+        """The model as the report shows it beside each estimate."""
+        return {"source": self.source, "hours": dict(self.hours),
+                "code_hours": dict(sorted(self.code_hours.items())),
+                "code_class": dict(sorted(self.code_class.items())),
+                "blocker_codes": sorted(BLOCKER_CODES), "hours_per_week": self.hours_per_week,
+                "batch_hours": self.batch_hours, "pilot_modules": self.pilot_modules}
+
+    def summary_line(self) -> str:
+        """One line naming the model: printed next to every total."""
+        hours = ", ".join(f"{name} {self.hours[name]:g} h" for name in CLASSES)
+        extra = "; ".join(f"{code} {value:g} h" for code, value in sorted(self.code_hours.items()))
+        return (f"effort model ({self.source}): per finding {hours}"
+                + (f"; per code {extra}" if extra else "")
+                + f"; {self.hours_per_week:g} h per person-week")
+
+
+_KEYS = {"hours", "code-hours", "code-class", "hours-per-week", "batch-hours", "pilot-modules"}
+
+
+def model_from_table(table, where: str) -> EffortModel:
+    """The model a configuration's report table describes (``where``: the file, for messages);
+    raises ModelError naming the bad key."""
+    if not isinstance(table, dict):
+        raise ModelError(f"{where}: report must be a table")
+    unknown = sorted(set(table) - _KEYS)
+    if unknown:
+        raise ModelError(f"{where}: report: unknown key {unknown[0]!r} (known keys: "
+                         f"{', '.join(sorted(_KEYS))})")
+    hours = dict(DEFAULT_HOURS)
+    for name, value in _table(table, "hours", where).items():
+        if name not in CLASSES:
+            raise ModelError(f"{where}: report.hours: unknown class {name!r} (classes: "
+                             f"{', '.join(CLASSES)})")
+        hours[name] = _hours(value, f"report.hours.{name}", where)
+    code_hours = dict(DEFAULT_CODE_HOURS)
+    for code, value in _table(table, "code-hours", where).items():
+        code_hours[_code(code, "report.code-hours", where)] = _hours(
+            value, f"report.code-hours.{code}", where)
+    code_class = {}
+    for code, value in _table(table, "code-class", where).items():
+        if value not in CLASSES:
+            raise ModelError(f"{where}: report.code-class.{code} must be one of "
+                             f"{', '.join(CLASSES)}")
+        code_class[_code(code, "report.code-class", where)] = value
+    per_week = _hours(table.get("hours-per-week", DEFAULT_HOURS_PER_WEEK),
+                      "report.hours-per-week", where)
+    batch = _hours(table.get("batch-hours", DEFAULT_BATCH_HOURS), "report.batch-hours", where)
+    if per_week <= 0 or batch <= 0:
+        raise ModelError(f"{where}: report.hours-per-week and report.batch-hours must be above 0")
+    pilot = table.get("pilot-modules", DEFAULT_PILOT_MODULES)
+    if type(pilot) is not int or pilot < 1:
+        raise ModelError(f"{where}: report.pilot-modules must be a whole number of at least 1")
+    return EffortModel(hours, code_hours, code_class, float(per_week), float(batch), pilot,
+                       source=where)
+
+
+def _table(table: dict, key: str, where: str) -> dict:
+    value = table.get(key, {})
+    if not isinstance(value, dict):
+        raise ModelError(f"{where}: report.{key} must be a table")
+    return value
+
+
+def _hours(value, name: str, where: str) -> float:
+    if type(value) not in (int, float) or value < 0 or value != value or value == float("inf"):
+        raise ModelError(f"{where}: {name} must be a number of hours (0 or more)")
+    return float(value)
+
+
+def _code(code: str, name: str, where: str) -> str:
+    import re
+
+    if not re.fullmatch(r"[A-Z]{3}[0-9]{3}", code):
+        raise ModelError(f"{where}: {name}: {code!r} is not a rule code (like PTX001)")
+    return code
+
+
+def load_model(config_path, known_codes) -> EffortModel:
+    """The model of the configuration file the workspace chose (None: the defaults); a code in
+    it that no rule has is an error (a typo would silently price nothing)."""
+    from ..workspace.config import ConfigError, load_config
+
+    if config_path is None:
+        return EffortModel()
+    try:
+        values = load_config(config_path).values
+    except ConfigError as err:
+        raise ModelError(str(err)) from None
+    if "report" not in values:
+        return EffortModel()
+    model = model_from_table(values["report"], str(config_path))
+    known = set(known_codes)
+    for name, codes in (("code-hours", model.code_hours), ("code-class", model.code_class)):
+        unknown = sorted(set(codes) - known - set(DEFAULT_CODE_HOURS))
+        if unknown:
+            raise ModelError(f"{config_path}: report.{name}: no rule has the code "
+                             f"{unknown[0]!r} (`rocmigrate rule --all` lists them)")
+    return model

@@ -1,0 +1,144 @@
+"""What the team has done, read from what the tool itself wrote: a converted output
+(``OUT/.rocmigrate/cache.json``), a ``rocmigrate build`` JSON report and a ``rocmigrate
+validate`` JSON report. All three are untrusted input: each is checked field by field, and
+anything unexpected makes that piece of evidence unusable, with a note, never a crash."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..fsutil import content_hash, read_inside
+from ..workspace.discovery import OUTPUT_MARK
+
+_MAX_BYTES = 64 * 1024 * 1024
+
+
+@dataclass
+class Evidence:
+    converted: dict[str, str] | None = None  # source path -> hash its output was made from
+    built: dict[str, bool] | None = None  # source path or program name -> built
+    build_ok: bool | None = None
+    validated: dict[str, str] | None = None  # program source path -> worst verdict
+    timed: set[str] = field(default_factory=set)  # programs with timings recorded
+    notes: list[str] = field(default_factory=list)
+
+    def converted_current(self, rel: str, data_hash: str) -> bool | None:
+        """Is the converted output of ``rel`` made from its current content? None: no output
+        given."""
+        if self.converted is None:
+            return None
+        return self.converted.get(rel) == data_hash
+
+
+def gather(root: Path, converted: Path | None, build_json: Path | None,
+           validate_json: Path | None) -> Evidence:
+    evidence = Evidence()
+    if converted is not None:
+        evidence.converted = _converted(converted, evidence.notes)
+    if build_json is not None:
+        document = _json(build_json, evidence.notes)
+        if document is not None:
+            _build(document, build_json, evidence)
+    if validate_json is not None:
+        document = _json(validate_json, evidence.notes)
+        if document is not None:
+            _validate(document, validate_json, evidence)
+    return evidence
+
+
+def _json(path: Path, notes: list[str]):
+    try:
+        if path.stat().st_size > _MAX_BYTES:
+            notes.append(f"{path}: larger than {_MAX_BYTES // 2**20} MiB, not read")
+            return None
+        return json.loads(path.read_bytes())
+    except OSError as err:
+        notes.append(f"{path}: cannot read: {err.strerror}")
+    except (ValueError, RecursionError):
+        notes.append(f"{path}: not valid JSON, not read")
+    return None
+
+
+def _converted(out: Path, notes: list[str]) -> dict[str, str] | None:
+    """The sources a converted output was made from, and their hashes (its cache)."""
+    try:
+        raw = read_inside(out, OUTPUT_MARK)
+        stored = json.loads(raw) if raw is not None else None
+    except (OSError, ValueError, RecursionError):
+        stored = None
+    files = stored.get("files") if type(stored) is dict else None
+    if type(files) is not dict or not all(
+            type(rel) is str and type(entry) is dict and type(entry.get("input")) is str
+            for rel, entry in files.items()):
+        notes.append(f"--converted {out}: no usable {OUTPUT_MARK} (not a rocmigrate output, or "
+                     "its cache is damaged): conversion progress unknown")
+        return None
+    return {rel: entry["input"] for rel, entry in files.items()}
+
+
+def _build(document, path: Path, evidence: Evidence) -> None:
+    """A build report: ``ok`` (top level or in ``summary``) and, where it lists them, entries
+    (``programs``, ``targets`` or ``results``) with a name or source and ``ok``."""
+    if type(document) is not dict:
+        evidence.notes.append(f"--build-report {path}: not a JSON object, not read")
+        return
+    summary = document.get("summary") if type(document.get("summary")) is dict else {}
+    ok = document.get("ok", summary.get("ok"))
+    evidence.build_ok = ok if type(ok) is bool else None
+    built: dict[str, bool] = {}
+    for key in ("programs", "targets", "results"):
+        entries = document.get(key)
+        if type(entries) is not list:
+            continue
+        for entry in entries:
+            if type(entry) is not dict or type(entry.get("ok")) is not bool:
+                continue
+            for name_key in ("source", "name", "path"):
+                if type(entry.get(name_key)) is str:
+                    built[entry[name_key]] = entry["ok"]
+            for source in entry.get("sources", []) if type(entry.get("sources")) is list else []:
+                if type(source) is str:
+                    built[source] = entry["ok"]
+    if evidence.build_ok is None and not built:
+        evidence.notes.append(f"--build-report {path}: holds no 'ok' result, not read")
+        return
+    evidence.built = built
+
+
+_VERDICT_ORDER = ("failed", "mismatch", "slower", "built", "skipped", "pass")
+
+
+def _validate(document, path: Path, evidence: Evidence) -> None:
+    """A validate report (migrator/output/validate_json.py): each program's worst verdict,
+    and whether timings were recorded."""
+    ours = type(document) is dict and document.get("tool") == "rocmigrate"
+    programs = document.get("programs") if ours else None
+    if type(programs) is not list:
+        evidence.notes.append(f"--validate-report {path}: not a rocmigrate validate report, "
+                              "not read")
+        return
+    validated: dict[str, str] = {}
+    for program in programs:
+        if type(program) is not dict or type(program.get("source")) is not str or \
+                type(program.get("variants")) is not dict:
+            continue
+        verdicts = [variant.get("verdict") for variant in program["variants"].values()
+                    if type(variant) is dict and variant.get("verdict") in _VERDICT_ORDER]
+        if not verdicts:
+            continue
+        validated[program["source"]] = min(verdicts, key=_VERDICT_ORDER.index)
+        if any(type(timing) is dict and isinstance(timing.get("port_ms"), (int, float))
+               for variant in program["variants"].values() if type(variant) is dict
+               for timing in (variant.get("timings") if type(variant.get("timings")) is list
+                              else [])):
+            evidence.timed.add(program["source"])
+    evidence.validated = validated
+
+
+def file_hash(path: Path) -> str | None:
+    try:
+        return content_hash(path.read_bytes())
+    except OSError:
+        return None

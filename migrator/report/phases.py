@@ -1,0 +1,293 @@
+"""The migration plan in four phases (preparation, pilot, full migration, optimisation), each
+with work items linked to files and findings, an estimate under the effort model, exit
+criteria checked against the tree and the evidence given (converted output, build and
+validate reports), and a status.
+
+Pilot modules are chosen by a greedy set cover: each step takes the module that adds the most
+patterns not yet covered (rule codes, libraries, inline PTX, textures, warp intrinsics, build
+languages) per line of code, until every pattern is covered or the model's pilot size is
+reached. Full migration takes the other modules in batches, a module after the modules it
+includes (the #include graph, cycles broken by effort), the cheapest first among those ready.
+"""
+
+from __future__ import annotations
+
+from .effort import CLASSES, EffortModel
+from .evidence import Evidence
+
+MET, NOT_MET, UNKNOWN = "met", "not met", "unknown"
+
+
+def modules(records: list[dict]) -> dict[str, list[dict]]:
+    """The tree's modules: its folders; its files when they all sit in one folder."""
+    folders = {record["folder"] for record in records}
+    key = (lambda r: r["folder"]) if len(folders) > 1 else (lambda r: r["path"])
+    grouped: dict[str, list[dict]] = {}
+    for record in records:
+        grouped.setdefault(key(record), []).append(record)
+    return dict(sorted(grouped.items()))
+
+
+def patterns_of(record: dict) -> set[str]:
+    """What a file exercises that a pilot should cover once."""
+    found = set(record["codes"])
+    found.update(f"library:{name}" for name in record["references"])
+    found.update(f"uses:{name}" for name in record["patterns"])
+    for name in ("inline_ptx", "textures", "warp_intrinsics"):
+        if record[name]:
+            found.add(f"uses:{name.replace('_', '-')}")
+    if record["kernels"]:
+        found.add("uses:kernels")
+    if record["kind"] == "build":
+        found.add("build:" + ("cmake" if record["path"].lower().endswith(
+            ("cmakelists.txt", ".cmake")) else "make"))
+    return found
+
+
+def choose_pilot(units: dict[str, list[dict]], limit: int) -> tuple[list[str], set[str], set[str]]:
+    """(chosen modules in order, patterns they cover, all patterns): greedy set cover, most
+    new patterns per line first (fewer lines, then the name, break ties)."""
+    patterns = {name: set().union(*map(patterns_of, group)) for name, group in units.items()}
+    lines = {name: max(1, sum(r["lines"] for r in group)) for name, group in units.items()}
+    everything = set().union(*patterns.values()) if patterns else set()
+    covered: set[str] = set()
+    chosen: list[str] = []
+    while len(chosen) < limit and covered != everything:
+        best = max((name for name in units if name not in chosen and patterns[name] - covered),
+                   key=lambda n: (len(patterns[n] - covered) / lines[n], -lines[n], n),
+                   default=None)
+        if best is None:
+            break
+        chosen.append(best)
+        covered |= patterns[best]
+    return chosen, covered, everything
+
+
+def _module_of(units: dict[str, list[dict]]) -> dict[str, str]:
+    return {record["path"]: name for name, group in units.items() for record in group}
+
+
+def order_modules(units: dict[str, list[dict]], names: list[str]) -> list[str]:
+    """``names`` with each module after the modules it includes (dependencies first), the
+    cheapest ready one first; in a cycle, the cheapest module left goes next."""
+    owner = _module_of(units)
+    cost = {name: _hours(units[name]) for name in names}
+    wanted = set(names)
+    needs = {name: {owner[inc] for record in units[name] for inc in record["includes"]
+                    if inc in owner and owner[inc] != name and owner[inc] in wanted}
+             for name in names}
+    ordered: list[str] = []
+    left = set(names)
+    while left:
+        ready = [name for name in left if not needs[name] & left]
+        pick = min(ready or left, key=lambda n: (cost[n], n))
+        ordered.append(pick)
+        left.remove(pick)
+    return ordered
+
+
+def _hours(group: list[dict]) -> float:
+    return sum(r["hours"]["port"] for r in group)
+
+
+def batches(units: dict[str, list[dict]], names: list[str], batch_hours: float) -> list[list[str]]:
+    """Consecutive modules of ``order_modules`` filling batches of about ``batch_hours``."""
+    result: list[list[str]] = []
+    current: list[str] = []
+    total = 0.0
+    for name in order_modules(units, names):
+        current.append(name)
+        total += _hours(units[name])
+        if total >= batch_hours:
+            result.append(current)
+            current, total = [], 0.0
+    if current:
+        result.append(current)
+    return result
+
+
+def _criterion(text: str, state: str, detail: str = "", blocking: bool = False) -> dict:
+    return {"text": text, "state": state, "detail": detail, "blocking": blocking}
+
+
+def _status(criteria: list[dict], started: bool) -> str:
+    states = [c["state"] for c in criteria]
+    if all(state == MET for state in states):
+        return "done"
+    if any(c["state"] == NOT_MET and c["blocking"] for c in criteria):
+        return "blocked"
+    return "in progress" if started or MET in states else "not started"
+
+
+def _converted_state(paths: list[str], hashes: dict[str, str], evidence: Evidence) -> tuple:
+    if evidence.converted is None:
+        return UNKNOWN, "no converted output given (--converted OUT)"
+    missing = [p for p in paths if evidence.converted.get(p) is None]
+    stale = [p for p in paths if p not in missing and evidence.converted[p] != hashes.get(p)]
+    if not missing and not stale:
+        return MET, f"{len(paths)} files converted from their current content"
+    parts = []
+    if missing:
+        parts.append(f"{len(missing)} not converted (first: {missing[0]})")
+    if stale:
+        parts.append(f"{len(stale)} changed since converted (first: {stale[0]})")
+    return NOT_MET, "; ".join(parts)
+
+
+def _built_state(paths: list[str], evidence: Evidence) -> tuple:
+    if evidence.built is None and evidence.build_ok is None:
+        return UNKNOWN, "no build report given (--build-report FILE from rocmigrate build)"
+    named = {p: evidence.built[p] for p in paths if evidence.built and p in evidence.built}
+    if named:
+        broken = [p for p, ok in named.items() if not ok]
+        return (NOT_MET, f"{len(broken)} do not build (first: {broken[0]})") if broken else (
+            MET, f"{len(named)} files built")
+    if evidence.build_ok is None:
+        return UNKNOWN, "the build report names none of these files"
+    return (MET, "the build report says the build succeeded") if evidence.build_ok else (
+        NOT_MET, "the build report says the build failed")
+
+
+def _validated_state(paths: list[str], evidence: Evidence, timings: bool = False) -> tuple:
+    if evidence.validated is None:
+        return UNKNOWN, "no validate report given (--validate-report FILE)"
+    programs = [p for p in paths if p in evidence.validated]
+    if not programs:
+        return UNKNOWN, "the validate report covers none of these files' programs"
+    if timings:
+        untimed = [p for p in programs if p not in evidence.timed]
+        return (NOT_MET, f"{len(untimed)} programs without timings (first: {untimed[0]})") \
+            if untimed else (MET, f"timings recorded for {len(programs)} programs")
+    bad = [p for p in programs if evidence.validated[p] != "pass"]
+    if bad:
+        return NOT_MET, (f"{len(bad)} of {len(programs)} programs do not pass (first: {bad[0]}: "
+                         f"{evidence.validated[bad[0]]})")
+    return MET, f"{len(programs)} programs pass"
+
+
+def _items_of(records: list[dict], phase: str) -> list[dict]:
+    """A file's findings for ``phase`` as work items (file, line, code, class, hours)."""
+    return [dict(item, path=record["path"]) for record in records for item in record["work"]
+            if item["phase"] == phase]
+
+
+def plan(records: list[dict], model: EffortModel, evidence: Evidence,
+         hashes: dict[str, str], libraries: list[dict], target: str) -> dict:
+    """The four phases, the pilot's choice and where the team stands."""
+    units = modules([r for r in records if r["status"] != "failed"])
+    pilot, covered, everything = choose_pilot(units, model.pilot_modules)
+    rest = [name for name in units if name not in pilot]
+    batch_list = batches(units, rest, model.batch_hours)
+    paths_of = {name: [r["path"] for r in group] for name, group in units.items()}
+    all_paths = [r["path"] for r in records]
+    blockers = [item for item in _items_of(records, "port") if item["class"] == "blocker"]
+    marked = [lib for lib in libraries if lib["status"] != "mapped"]
+    build_files = [r for r in records if r["kind"] == "build"]
+    key_files = sorted((r for r in records if r["kernels"] or r["launches"]),
+                       key=lambda r: (-(r["kernels"] + r["launches"]), r["path"]))[:5]
+
+    preparation_items = [
+        {"title": f"AMD build and benchmark environment for ROCm {target}", "paths": [],
+         "hours": 0.0},
+        {"title": "key kernels: " + (", ".join(f"{r['path']} ({r['kernels']} kernels, "
+                                                f"{r['launches']} launches)" for r in key_files)
+                                      or "none found"),
+         "paths": [r["path"] for r in key_files], "hours": 0.0},
+        {"title": f"build files: {len(build_files)} (their conversion is counted in their "
+                  "modules)", "paths": [r["path"] for r in build_files], "hours": 0.0},
+        {"title": "libraries on AMD: " + (", ".join(
+            f"{lib['cuda']} -> {lib['amd'] or 'nothing to link'}" for lib in libraries)
+            or "the HIP runtime only"), "paths": [], "hours": 0.0},
+        {"title": f"decide each blocker ({len(blockers)}; their porting is counted in their "
+                  "modules)", "findings": blockers[:200],
+         "paths": sorted({b["path"] for b in blockers}), "hours": 0.0},
+    ]
+    prep_criteria = [
+        _criterion("build files found", MET if build_files else NOT_MET,
+                   f"{len(build_files)} build files" if build_files else
+                   "no CMakeLists.txt or Makefile: the port needs a build"),
+        _criterion("every library the port needs has an AMD counterpart a build can use",
+                   NOT_MET if marked else MET,
+                   ", ".join(f"{lib['cuda']}: {lib['note']}" for lib in marked) or
+                   f"{len(libraries)} libraries mapped", blocking=bool(marked)),
+        _criterion("no blocker left without a decision", NOT_MET if blockers else MET,
+                   f"{len(blockers)} blocker findings in "
+                   f"{len({b['path'] for b in blockers})} files" if blockers else ""),
+    ]
+    pilot_paths = [p for name in pilot for p in paths_of[name]]
+    pilot_items = [{"title": f"pilot module {name}", "paths": paths_of[name],
+                    "patterns": sorted(set().union(*map(patterns_of, units[name]))),
+                    "hours": round(_hours(units[name]), 3),
+                    "findings": _items_of(units[name], "port")[:200]} for name in pilot]
+    pilot_criteria = [
+        _criterion("pilot converted", *_converted_state(pilot_paths, hashes, evidence)),
+        _criterion("pilot builds", *_built_state(pilot_paths, evidence)),
+        _criterion("pilot validated against the CUDA original",
+                   *_validated_state(pilot_paths, evidence)),
+        _criterion("performance baseline recorded",
+                   *_validated_state(pilot_paths, evidence, timings=True)),
+    ]
+    full_items = [{"title": f"batch {number}: {len(names)} modules", "modules": names,
+                   "paths": [p for name in names for p in paths_of[name]],
+                   "hours": round(sum(_hours(units[name]) for name in names), 3),
+                   "findings": [item for name in names
+                                for item in _items_of(units[name], "port")][:200]}
+                  for number, names in enumerate(batch_list, 1)]
+    full_criteria = [
+        _criterion("every file converted", *_converted_state(all_paths, hashes, evidence)),
+        _criterion("the port builds", *_built_state(all_paths, evidence)),
+        _criterion("every program validated", *_validated_state(all_paths, evidence)),
+    ]
+    optimisation = _items_of(records, "optimisation")
+    wave = [item for item in _items_of(records, "port") if item["code"].startswith("WAV")]
+    opt_items = [{"title": "review the AMD optimisation rewrites and suggestions "
+                           f"({len(optimisation)})", "findings": optimisation[:200],
+                  "paths": sorted({i["path"] for i in optimisation}),
+                  "hours": round(sum(i["hours"] for i in optimisation), 3)},
+                 {"title": f"wave64 review ({len(wave)} findings)", "findings": wave[:200],
+                  "paths": sorted({i["path"] for i in wave}), "hours": 0.0}]
+    slower = [p for p, verdict in (evidence.validated or {}).items() if verdict == "slower"]
+    opt_criteria = [
+        _criterion("no port slower than its original",
+                   UNKNOWN if evidence.validated is None else (NOT_MET if slower else MET),
+                   ", ".join(slower[:5]) if slower else (
+                       "no validate report given" if evidence.validated is None else "")),
+    ]
+    in_pilot = set(pilot_paths)
+    optimisation_hours = {name: round(sum(i["hours"] for i in optimisation
+                                          if i["class"] == name), 3) for name in CLASSES}
+    phases = [
+        _phase("preparation", preparation_items, prep_criteria, started=True,
+               by_class=dict.fromkeys(CLASSES, 0.0)),
+        _phase("pilot", pilot_items, pilot_criteria,
+               started=evidence.converted is not None and any(
+                   p in evidence.converted for p in pilot_paths),
+               by_class=_class_hours([r for r in records if r["path"] in in_pilot])),
+        _phase("full migration", full_items, full_criteria,
+               started=evidence.converted is not None and any(
+                   p in evidence.converted for p in all_paths if p not in in_pilot),
+               by_class=_class_hours([r for r in records if r["path"] not in in_pilot])),
+        _phase("optimisation", opt_items, opt_criteria, started=False,
+               by_class=optimisation_hours),
+    ]
+    current = next((phase for phase in phases if phase["status"] != "done"), None)
+    return {"phases": phases,
+            "current": current["name"] if current else "done",
+            "next_blocked_by": [c for c in current["exit_criteria"] if c["state"] != MET]
+            if current else [],
+            "pilot": {"modules": pilot, "patterns_covered": len(covered),
+                      "patterns_total": len(everything),
+                      "lines": sum(r["lines"] for name in pilot for r in units[name]),
+                      "uncovered": sorted(everything - covered)},
+            "modules": len(units)}
+
+
+def _phase(name: str, items: list[dict], criteria: list[dict], started: bool,
+           by_class: dict[str, float]) -> dict:
+    hours = round(sum(item["hours"] for item in items), 3)
+    return {"name": name, "hours": hours, "hours_by_class": by_class, "work_items": items,
+            "exit_criteria": criteria, "status": _status(criteria, started)}
+
+
+def _class_hours(records: list[dict]) -> dict[str, float]:
+    return {name: round(sum(r["hours_by_class"][name] for r in records), 3) for name in CLASSES}

@@ -1,0 +1,141 @@
+"""The report's one view of a tree: every file converted in memory by the engine (nothing is
+written), its findings kept as rows, plus what the file's text says about its size and shape.
+
+The findings are the engine's, from the same per-file processor ``convert`` runs (with the
+project files each source includes, as the runner gives them): the report counts what the
+conversion would do; it re-implements no rule. What no rule reports (kernels, launch sites, a
+marker left in a tree part-way through a migration) is counted from the text, comments and
+literals blanked.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NamedTuple
+
+from ..buildfiles import language_of
+from ..results import FileResult
+from ..settings import Settings
+from ..workspace.includes import included_files, resolve
+
+
+class Row(NamedTuple):
+    """One finding, as the report reads it."""
+
+    code: str
+    kind: str  # conversion / optimization / attention / check (Finding.kind)
+    fixed: bool  # the conversion settles it (a marker written counts: kind attention)
+    severity: str
+    library: str
+    symbol: str
+    line: int
+    message: str
+
+
+@dataclass
+class FileScan:
+    rel: str
+    kind: str  # source | build
+    lines: int
+    status: str  # converted | unchanged | failed (FileResult.status)
+    note: str = ""  # why it failed, or the conversion's note
+    kernels: int = 0  # __global__ functions
+    launches: int = 0  # <<<...>>> launches and launch API calls
+    markers: int = 0  # rocmigrate markers already in the file (a tree part-way through)
+    patterns: tuple[str, ...] = ()  # what the text uses that no finding names (thrust, ...)
+    rows: list[Row] = field(default_factory=list)
+    includes: tuple[str, ...] = ()  # project files it includes directly (tree paths)
+
+
+@dataclass
+class TreeScan:
+    root: Path
+    files: list[FileScan]
+    skipped: list[str]  # "path: why" of what the walk did not read
+
+
+_KERNEL = re.compile(rb"\b__global__\b")
+_LAUNCH = re.compile(rb"<<<|\b(?:hipLaunchKernelGGL|cudaLaunchKernel|hipLaunchKernel|"
+                     rb"cudaLaunchCooperativeKernel|hipLaunchCooperativeKernel|cuLaunchKernel|"
+                     rb"hipModuleLaunchKernel)\s*\(")
+_MARKER = re.compile(rb"\brocmigrate [A-Z]{3}[0-9]{3}: ")
+# what a port needs that no API table names (rocThrust keeps thrust's names and headers)
+_TEXT_PATTERNS = {"thrust": re.compile(rb"^[ \t]*#[ \t]*include[ \t]*[<\"]thrust/", re.M),
+                  "cooperative-groups": re.compile(rb"\bcooperative_groups\b")}
+
+
+def scan_tree(root: Path, settings: Settings, jobs: int = 0, exclude: Path | None = None,
+              report=None) -> TreeScan:
+    """Every source and build file under ``root`` (the runner's discovery, its excludes), each
+    converted in memory. ``exclude``: a folder not to read (the report's own, inside ``root``).
+    ``report(total, lines)`` after each file, as the runner calls it."""
+    from ..runner import convert_file, discover, process_all
+
+    items = discover(root, exclude, settings)
+    skipped = [f"{item.rel}: {item.note}" for item in items if item.kind in ("skip", "fail")]
+    files = {item.rel: item for item in items if item.kind in ("convert", "copy")}
+    data: dict[str, bytes | None] = {}
+
+    def read(rel: str) -> bytes | None:
+        if rel not in data:
+            try:
+                data[rel] = files[rel].path.read_bytes() if rel in files else None
+            except OSError:
+                data[rel] = None
+        return data[rel]
+
+    work, scans = [], []
+    direct: dict = {}
+    for item in items:
+        if item.kind != "convert":
+            continue
+        content = read(item.rel)
+        if content is None:
+            skipped.append(f"{item.rel}: cannot be read")
+            continue
+        included = included_files(item.rel, content, files, read, direct)
+        work.append((item.rel, content, included))
+    for (rel, content, included), result in zip(work, process_all(work, convert_file, settings,
+                                                                   jobs, report)):
+        scans.append(scan_result(rel, content, result, _direct(rel, included, files)))
+    return TreeScan(root, scans, skipped)
+
+
+def scan_bytes(rel: str, content: bytes, settings: Settings, included: tuple = (),
+               known=()) -> FileScan:
+    """One file's scan (the history reads blobs of old commits so)."""
+    from ..runner import convert_file
+
+    return scan_result(rel, content, convert_file(rel, content, settings, included),
+                       _direct(rel, included, known))
+
+
+def _direct(rel: str, included, known) -> tuple[str, ...]:
+    """The project files ``rel`` names in its own #include lines, among all it reaches."""
+    return tuple(sorted({file.rel for file in included
+                         if resolve(rel, file.spelled, known) == file.rel}))
+
+
+def scan_result(rel: str, content: bytes, result: FileResult,
+                includes: tuple[str, ...] = ()) -> FileScan:
+    """A file's scan from its bytes and the conversion's result."""
+    from ..parsing.tokens import LiteralSpans, blank_literals
+
+    build = language_of(rel) is not None
+    lines = content.count(b"\n") + (1 if content and not content.endswith(b"\n") else 0)
+    scan = FileScan(rel, "build" if build else "source", lines, result.status,
+                    result.message, includes=includes)
+    scan.markers = len(_MARKER.findall(content))
+    if result.status == "failed":
+        return scan
+    if not build:
+        code = blank_literals(content, LiteralSpans(content))
+        scan.kernels = len(_KERNEL.findall(code))
+        scan.launches = len(_LAUNCH.findall(code))
+        scan.patterns = tuple(name for name, pattern in _TEXT_PATTERNS.items()
+                              if pattern.search(code if name != "thrust" else content))
+    scan.rows = [Row(f.code, f.kind, f.fixed, f.severity, f.library, f.symbol, f.line, f.message)
+                 for f in result.findings]
+    return scan
