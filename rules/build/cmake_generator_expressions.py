@@ -9,6 +9,8 @@ from migrator.buildfiles.context import BuildContext, marker_fix
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Marker, Rule
 
+from .cmake_flags import flags_pending
+
 # $<COMPILE_LANGUAGE:CXX,CUDA>, $<LINK_LANGUAGE:CUDA>, $<COMPILE_LANG_AND_ID:CUDA,NVIDIA>
 _LANGUAGE = re.compile(r"\$<(COMPILE_LANGUAGE|LINK_LANGUAGE|COMPILE_LANG_AND_ID|"
                        r"LINK_LANG_AND_ID):([^>:]*)")
@@ -60,6 +62,7 @@ class CmakeGeneratorExpressions(Rule):
 
     def check(self, ctx: BuildContext):
         for command in ctx.script.commands:
+            waits = None  # the nvcc options the expression guards are rewritten first
             for arg in command.args:
                 if arg.kind == "bracket" or b"$<" not in arg.text:
                     continue
@@ -69,6 +72,10 @@ class CmakeGeneratorExpressions(Rule):
                     with_id = match.group(1).endswith("_AND_ID")  # LANGUAGE,COMPILER_ID...
                     if "CUDA" not in (items[:1] if with_id else items):
                         continue
+                    if waits is None:
+                        waits = flags_pending(ctx, command)
+                    if waits:
+                        break
                     if with_id:  # CUDA,NVIDIA -> HIP,Clang
                         new = ["HIP", *["Clang" if i in _NVIDIA_IDS else i for i in items[1:]]]
                     else:

@@ -13,7 +13,7 @@ from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Marker, Rule
 
 from .cmake_common import (Library, commands, library_named, lines_after, lines_before,
-                           link_item_library, remove_arguments)
+                           link_item_library, remove_arguments, remove_command)
 
 _CUDA_PACKAGES = frozenset({"CUDA", "CUDAToolkit"})
 _KEPT_KEYWORDS = ("REQUIRED", "QUIET")
@@ -134,7 +134,8 @@ class CmakePackages(Rule):
                       if package.lower() not in found]
             lines = [f"find_package({' '.join([package, *keywords])})".encode()
                      for package in wanted]
-            edits = [Edit(command.start, command.end, lines[0] if lines else b"")]
+            edits = [Edit(command.start, command.end, lines[0]) if lines
+                     else remove_command(ctx.data, command)]
             if len(lines) > 1:
                 edits.append(lines_after(ctx.data, command, lines[1:]))
             yield Diagnostic("CMK009", f"find_package({command.args[0].value}) becomes "

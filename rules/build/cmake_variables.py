@@ -10,6 +10,7 @@ from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Marker, Rule
 
 from .cmake_common import property_pairs
+from .cmake_flags import flags_pending
 
 # CMAKE_CUDA_<X> -> CMAKE_HIP_<X> and the <LANG>_<X> target properties CMake has for HIP
 _RENAMED = frozenset({
@@ -104,6 +105,7 @@ class CmakeVariables(Rule):
             nvcc_compiler = (command.lower == "set" and command.args
                              and command.args[0].value == "CMAKE_CUDA_COMPILER"
                              and any("nvcc" in arg.value for arg in command.args[1:]))
+            waits = None  # the nvcc flags of a CMAKE_CUDA_FLAGS are rewritten first (CMK016)
             for arg in command.args:
                 if arg.kind == "bracket" or b"CUDA" not in arg.text:
                     continue
@@ -112,6 +114,11 @@ class CmakeVariables(Rule):
                     suffix = match.group(1)
                     if suffix in _ELSEWHERE:
                         continue
+                    if suffix.startswith("FLAGS"):
+                        if waits is None:
+                            waits = flags_pending(ctx, command)
+                        if waits:
+                            continue
                     start, end = arg.start + match.start(), arg.start + match.end()
                     if suffix in _RENAMED and not (suffix == "COMPILER" and nvcc_compiler):
                         yield _rename(match.group(), f"CMAKE_HIP_{suffix}", start, end)
