@@ -20,6 +20,7 @@ class Evidence:
     converted: dict[str, str] | None = None  # source path -> hash its output was made from
     built: dict[str, bool] | None = None  # source path or program name -> built
     build_ok: bool | None = None
+    unmapped_build_errors: int = 0  # errors of failed units the build report maps to no file
     validated: dict[str, str] | None = None  # program source path -> worst verdict
     timed: set[str] = field(default_factory=set)  # programs with timings recorded
     notes: list[str] = field(default_factory=list)
@@ -79,31 +80,31 @@ def _converted(out: Path, notes: list[str]) -> dict[str, str] | None:
 
 
 def _build(document, path: Path, evidence: Evidence) -> None:
-    """A build report: ``ok`` (top level or in ``summary``) and, where it lists them, entries
-    (``programs``, ``targets`` or ``results``) with a name or source and ``ok``."""
-    if type(document) is not dict:
-        evidence.notes.append(f"--build-report {path}: not a JSON object, not read")
+    """A build report (build.json, schema_version 1: docs/build.md): the build's ``ok``, each
+    translation unit built or not, and the source files its errors were mapped to."""
+    summary = document.get("summary") if type(document) is dict else None
+    if not (type(document) is dict and document.get("report") == "build"
+            and document.get("schema_version") == 1 and type(summary) is dict
+            and type(summary.get("ok")) is bool and type(document.get("units")) is list):
+        evidence.notes.append(f"--build-report {path}: not a rocmigrate build report "
+                              "(build.json, schema_version 1), not read")
         return
-    summary = document.get("summary") if type(document.get("summary")) is dict else {}
-    ok = document.get("ok", summary.get("ok"))
-    evidence.build_ok = ok if type(ok) is bool else None
+    evidence.build_ok = summary["ok"]
     built: dict[str, bool] = {}
-    for key in ("programs", "targets", "results"):
-        entries = document.get(key)
-        if type(entries) is not list:
+    for unit in document["units"]:
+        if type(unit) is not dict:
             continue
-        for entry in entries:
-            if type(entry) is not dict or type(entry.get("ok")) is not bool:
-                continue
-            for name_key in ("source", "name", "path"):
-                if type(entry.get(name_key)) is str:
-                    built[entry[name_key]] = entry["ok"]
-            for source in entry.get("sources", []) if type(entry.get("sources")) is list else []:
-                if type(source) is str:
-                    built[source] = entry["ok"]
-    if evidence.build_ok is None and not built:
-        evidence.notes.append(f"--build-report {path}: holds no 'ok' result, not read")
-        return
+        name, ok = unit.get("name"), unit.get("built")
+        if unit.get("kind") == "translation unit" and type(name) is str and type(ok) is bool:
+            for alias in (name, name[:-4] + ".cu" if name.endswith(".hip") else name):
+                built[alias] = built.get(alias, True) and ok
+        errors = unit.get("errors") if type(unit.get("errors")) is list else []
+        for error in errors:
+            source = error.get("source_file") if type(error) is dict else None
+            if type(source) is str and source:
+                built[source] = False
+            elif ok is False:
+                evidence.unmapped_build_errors += 1
     evidence.built = built
 
 

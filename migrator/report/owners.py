@@ -120,7 +120,7 @@ def _blame(repo, path: str) -> Counter:
 def _recent_commits(repo, prefix: str) -> dict[str, Counter]:
     """Commits per author per file among the last RECENT_COMMITS touching the tree."""
     try:
-        text = repo.git.log(f"-n{RECENT_COMMITS}", "--no-renames", "--format=\x00%aN",
+        text = repo.git.log(f"-n{RECENT_COMMITS}", "--no-renames", "--format=%x00%aN",
                             "--name-only", "--", prefix or ".")
     except Exception:
         return {}

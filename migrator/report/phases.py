@@ -46,14 +46,19 @@ def patterns_of(record: dict) -> set[str]:
 
 def choose_pilot(units: dict[str, list[dict]], limit: int) -> tuple[list[str], set[str], set[str]]:
     """(chosen modules in order, patterns they cover, all patterns): greedy set cover, most
-    new patterns per line first (fewer lines, then the name, break ties)."""
+    new patterns per line first (fewer lines, then the name, break ties). Only modules with
+    source files are candidates: a folder of build files alone is no pilot (preparation
+    lists the build files)."""
     patterns = {name: set().union(*map(patterns_of, group)) for name, group in units.items()}
     lines = {name: max(1, sum(r["lines"] for r in group)) for name, group in units.items()}
     everything = set().union(*patterns.values()) if patterns else set()
+    candidates = [name for name, group in units.items()
+                  if any(r["kind"] == "source" for r in group)]
     covered: set[str] = set()
     chosen: list[str] = []
     while len(chosen) < limit and covered != everything:
-        best = max((name for name in units if name not in chosen and patterns[name] - covered),
+        best = max((name for name in candidates
+                    if name not in chosen and patterns[name] - covered),
                    key=lambda n: (len(patterns[n] - covered) / lines[n], -lines[n], n),
                    default=None)
         if best is None:
@@ -135,17 +140,18 @@ def _converted_state(paths: list[str], hashes: dict[str, str], evidence: Evidenc
 
 
 def _built_state(paths: list[str], evidence: Evidence) -> tuple:
-    if evidence.built is None and evidence.build_ok is None:
-        return UNKNOWN, "no build report given (--build-report FILE from rocmigrate build)"
-    named = {p: evidence.built[p] for p in paths if evidence.built and p in evidence.built}
-    if named:
-        broken = [p for p, ok in named.items() if not ok]
-        return (NOT_MET, f"{len(broken)} do not build (first: {broken[0]})") if broken else (
-            MET, f"{len(named)} files built")
     if evidence.build_ok is None:
-        return UNKNOWN, "the build report names none of these files"
-    return (MET, "the build report says the build succeeded") if evidence.build_ok else (
-        NOT_MET, "the build report says the build failed")
+        return UNKNOWN, "no build report given (--build-report build.json of rocmigrate build)"
+    built = evidence.built or {}
+    broken = [p for p in paths if built.get(p) is False]
+    if broken:
+        return NOT_MET, f"{len(broken)} files do not build (first: {broken[0]})"
+    if evidence.build_ok:
+        return MET, "the build report says everything built"
+    if evidence.unmapped_build_errors:
+        return UNKNOWN, (f"the build failed with {evidence.unmapped_build_errors} errors the "
+                         "report maps to no file")
+    return MET, "no build error in these files (the build failed in others)"
 
 
 def _validated_state(paths: list[str], evidence: Evidence, timings: bool = False) -> tuple:

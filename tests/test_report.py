@@ -1,0 +1,341 @@
+"""`rocmigrate report`'s parts on small trees made here: the scan agrees with `convert`, the
+inventory, the effort model and its configuration, the pilot's set cover, the batch order,
+the evidence read from convert/build/validate outputs, and the renderers."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from migrator.cli import _register, app
+from migrator.report import EffortModel, ModelError, ReportOptions, build_report, model_from_table
+from migrator.report.effort import load_model
+from migrator.report.evidence import gather
+from migrator.report.phases import batches, choose_pilot, order_modules
+from migrator.settings import Settings
+from migrator.versions import parse_target
+
+_register()
+runner = CliRunner()
+SETTINGS = Settings(rocm=parse_target("6.4"))
+
+UTIL_H = b"""#pragma once
+#include <cuda_runtime.h>
+__device__ inline float warp_sum(float v) {
+  for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffff, v, o);
+  return v;
+}
+"""
+KERNEL_CU = b"""#include "../common/util.h"
+__global__ void scale(float* p) { p[threadIdx.x] = warp_sum(p[threadIdx.x]); }
+__global__ void lane(int* p) { int v; asm("mov.u32 %0, %%laneid;" : "=r"(v)); p[0] = v; }
+int main() {
+  float* d;
+  cudaMalloc(&d, 256);
+  scale<<<1, 64>>>(d);
+  cudaDeviceSynchronize();
+  cudaFree(d);
+  return 0;
+}
+"""
+BLAS_CU = b"""#include <cublas_v2.h>
+#include <cuda_runtime.h>
+int main() {
+  cublasHandle_t h;
+  cublasCreate(&h);
+  cublasDestroy(h);
+  return 0;
+}
+"""
+CMAKE = b"""cmake_minimum_required(VERSION 3.18)
+project(demo LANGUAGES CXX CUDA)
+add_executable(a a/kernel.cu)
+add_executable(b b/blas.cu)
+target_link_libraries(b CUDA::cublas)
+"""
+
+
+def make_tree(root: Path) -> Path:
+    """A small CUDA project: a kernel file with inline PTX including a header with a 32-lane
+    warp reduction, a cuBLAS program, a CMakeLists.txt."""
+    for rel, data in (("common/util.h", UTIL_H), ("a/kernel.cu", KERNEL_CU),
+                      ("b/blas.cu", BLAS_CU), ("CMakeLists.txt", CMAKE)):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(data)
+    return root
+
+
+def report_of(root: Path, out: Path, **options) -> dict:
+    settings = options.pop("settings", SETTINGS)
+    return build_report(ReportOptions(root, out, settings=settings, jobs=1, **options))
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory) -> Path:
+    return make_tree(tmp_path_factory.mktemp("tree") / "src")
+
+
+@pytest.fixture(scope="module")
+def document(tree, tmp_path_factory) -> dict:
+    return report_of(tree, tmp_path_factory.mktemp("report"))
+
+
+def by_path(document: dict) -> dict:
+    return {record["path"]: record for record in document["files"]}
+
+
+def test_findings_agree_with_convert(tree, document, tmp_path):
+    """One source of truth: each file's findings are exactly those `convert` reports, and the
+    automatic conversions are convert's converted references."""
+    result = runner.invoke(app, ["convert", str(tree), "-o", str(tmp_path / "out"),
+                                 "--rocm", "6.4", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    converted = json.loads(result.stdout)
+    expected = {entry["path"]: Counter(f["code"] for f in entry["findings"])
+                for entry in converted["files"] if entry["findings"]}
+    records = by_path(document)
+    assert {path: Counter(record["codes"]) for path, record in records.items()
+            if record["codes"]} == expected
+    assert document["summary"]["findings"]["automatic"] == sum(
+        converted["summary"]["converted_references"].values())
+
+
+def test_inventory(document):
+    totals = document["inventory"]["totals"]
+    assert (totals["files"], totals["source_files"], totals["build_files"]) == (4, 3, 1)
+    assert totals["lines"] == sum(data.count(b"\n") for data in (UTIL_H, KERNEL_CU, BLAS_CU, CMAKE))
+    assert (totals["kernels"], totals["launches"], totals["inline_ptx"]) == (2, 1, 1)
+    assert totals["warp_intrinsics"] >= 1  # __shfl_down_sync and the WAV findings on it
+    records = by_path(document)
+    assert records["a/kernel.cu"]["includes"] == ["common/util.h"]
+    # the header, the handle type and two calls; the link to CUDA::cublas in CMakeLists.txt
+    assert records["b/blas.cu"]["references"]["cublas"] == 4
+    assert records["CMakeLists.txt"]["references"]["cublas"] == 1 == \
+        totals["references"]["cublas"] - 4
+    libraries = {lib["cuda"]: lib for lib in document["inventory"]["libraries"]}
+    assert libraries["cublas"]["amd"] == "hipblas" and libraries["cublas"]["status"] == "mapped"
+    folders = {folder["path"]: folder for folder in document["inventory"]["folders"]}
+    assert set(folders) == {".", "a", "b", "common"}
+    assert folders["a"]["kernels"] == 2
+
+
+def test_effort_classes_and_hours(document):
+    """Inline PTX and a 32-lane reduction left with a marker are blockers; the hours are the
+    model's, class by class."""
+    records = by_path(document)
+    work = {(item["code"], item["class"]) for item in records["a/kernel.cu"]["work"]}
+    assert ("PTX001", "blocker") in work
+    assert ("WAV001", "blocker") in {(i["code"], i["class"]) for i in records["common/util.h"]["work"]}
+    model = EffortModel()
+    findings = document["summary"]["findings"]
+    by_class = document["inventory"]["totals"]["hours_by_class"]
+    # PTX001 costs its code's hours, the other blockers the class's
+    assert by_class["blocker"] == pytest.approx(8.0 + (findings["blocker"] - 1) * 4.0)
+    assert by_class["automatic"] == pytest.approx(findings["automatic"] * model.hours["automatic"])
+    assert document["summary"]["hours_port"] == pytest.approx(sum(by_class.values()))
+    assert "blocker 4 h" in document["model_line"] and "PTX001 8 h" in document["model_line"]
+
+
+def test_model_from_configuration(tree, tmp_path):
+    config = tmp_path / "pyproject.toml"
+    config.write_text('[tool.rocmigrate.report]\nhours = { blocker = 10.0, automatic = 0 }\n'
+                      'code-hours = { PTX001 = 20 }\ncode-class = { WAV002 = "manual" }\n'
+                      'hours-per-week = 20\n')
+    model = load_model(config, ["PTX001", "WAV002", "WAV001"])
+    assert model.hours["blocker"] == 10.0 and model.code_class == {"WAV002": "manual"}
+    document = report_of(tree, tmp_path / "r", model=model)
+    by_class = document["inventory"]["totals"]["hours_by_class"]
+    assert by_class["blocker"] == pytest.approx(20.0 + 10.0)
+    assert by_class["automatic"] == 0
+    assert ("WAV002", "manual") in {(i["code"], i["class"])
+                                    for i in by_path(document)["common/util.h"]["work"]}
+    assert document["model"]["source"] == str(config)
+    assert document["summary"]["person_weeks"] == pytest.approx(
+        document["summary"]["hours_port"] / 20, abs=0.01)
+
+
+@pytest.mark.parametrize("table, message", [
+    ({"hour": {}}, "unknown key 'hour'"),
+    ({"hours": {"urgent": 1}}, "unknown class 'urgent'"),
+    ({"hours": {"manual": -1}}, "report.hours.manual must be a number"),
+    ({"code-class": {"PTX001": "easy"}}, "report.code-class.PTX001 must be one of"),
+    ({"code-hours": {"ptx": 1}}, "'ptx' is not a rule code"),
+    ({"pilot-modules": 0}, "pilot-modules must be a whole number"),
+    ({"batch-hours": 0}, "must be above 0"),
+])
+def test_bad_model_tables(table, message):
+    with pytest.raises(ModelError, match=message.replace("(", r"\(")):
+        model_from_table(table, "pyproject.toml")
+
+
+def test_unknown_code_in_model(tmp_path):
+    config = tmp_path / ".rocmigrate.toml"
+    config.write_text("[report]\ncode-hours = { ZZZ999 = 3 }\n")
+    with pytest.raises(ModelError, match="no rule has the code 'ZZZ999'"):
+        load_model(config, ["PTX001"])
+
+
+def _record(path: str, lines: int, codes: dict, includes=(), hours=1.0, kind="source") -> dict:
+    folder = path.rsplit("/", 1)[0] if "/" in path else "."
+    return {"path": path, "folder": folder, "kind": kind, "lines": lines, "codes": codes,
+            "references": {}, "patterns": [], "inline_ptx": 0, "textures": 0,
+            "warp_intrinsics": 0, "kernels": 0, "includes": list(includes),
+            "hours": {"port": hours, "optimisation": 0.0}, "status": "unchanged"}
+
+
+def test_pilot_is_a_greedy_set_cover():
+    """The most new codes per line first: b (3 codes in 10 lines) before a (3 codes, one new
+    after b, in 100 lines); c adds nothing once a and b are in, so it is not taken."""
+    units = {"a": [_record("a/x.cu", 100, {"API001": 1, "PTX001": 1, "SHM001": 1})],
+             "b": [_record("b/x.cu", 10, {"API001": 1, "WAV001": 1, "SHM001": 1})],
+             "c": [_record("c/x.cu", 5, {"API001": 1})],
+             "d": [_record("d/CMakeLists.txt", 2, {"CMK001": 1}, kind="build")]}
+    chosen, covered, everything = choose_pilot(units, limit=3)
+    assert chosen == ["b", "a"]
+    assert covered == {"API001", "PTX001", "SHM001", "WAV001"}
+    assert everything - covered == {"CMK001", "build:cmake"}  # a build folder is no pilot
+    assert choose_pilot(units, limit=1)[0] == ["b"]
+
+
+def test_batches_follow_the_include_graph():
+    """A module comes after the modules it includes, however cheap it is; among ready modules
+    the cheapest goes first; batches close when they reach the batch size."""
+    units = {"app": [_record("app/m.cu", 10, {}, includes=["lib/l.h"], hours=1.0)],
+             "lib": [_record("lib/l.h", 10, {}, includes=["base/b.h"], hours=5.0)],
+             "base": [_record("base/b.h", 10, {}, hours=9.0)],
+             "tool": [_record("tool/t.cu", 10, {}, hours=2.0)]}
+    assert order_modules(units, list(units)) == ["tool", "base", "lib", "app"]
+    assert batches(units, list(units), batch_hours=10.0) == [["tool", "base"], ["lib", "app"]]
+    cycle = {"x": [_record("x/a.h", 1, {}, includes=["y/b.h"], hours=3.0)],
+             "y": [_record("y/b.h", 1, {}, includes=["x/a.h"], hours=1.0)]}
+    assert order_modules(cycle, ["x", "y"]) == ["y", "x"]  # a cycle: the cheapest first
+
+
+def test_phases_and_status_without_evidence(document):
+    plan = document["plan"]
+    assert [phase["name"] for phase in plan["phases"]] == [
+        "preparation", "pilot", "full migration", "optimisation"]
+    preparation = plan["phases"][0]
+    assert preparation["status"] == "in progress"  # blockers are not decided yet
+    assert plan["current"] == "preparation"
+    assert [c["text"] for c in plan["next_blocked_by"]] == ["no blocker left without a decision"]
+    pilot = plan["phases"][1]
+    assert {c["state"] for c in pilot["exit_criteria"]} == {"unknown"}
+    assert set(plan["pilot"]["modules"]) <= {"a", "b", "common"}
+    total = sum(phase["hours"] for phase in plan["phases"][1:3])
+    assert total == pytest.approx(document["summary"]["hours_port"])
+
+
+def test_converted_output_is_evidence(tree, tmp_path):
+    """--converted OUT: the pilot's files are converted from their current content; one changed
+    since then is named; a damaged cache is a note, not a crash."""
+    out = tmp_path / "out"
+    assert runner.invoke(app, ["convert", str(tree), "-o", str(out), "--rocm", "6.4"]).exit_code == 0
+    document = report_of(tree, tmp_path / "r1", converted=out)
+    pilot = document["plan"]["phases"][1]
+    assert pilot["exit_criteria"][0]["state"] == "met"
+    assert pilot["status"] == "in progress"
+    copy = make_tree(tmp_path / "copy")
+    (copy / "a" / "kernel.cu").write_bytes(KERNEL_CU + b"// changed\n")
+    (copy / "b" / "blas.cu").write_bytes(BLAS_CU + b"// changed\n")
+    changed = report_of(copy, tmp_path / "r2", converted=out)
+    criterion = changed["plan"]["phases"][2]["exit_criteria"][0]
+    assert criterion["state"] == "not met" and "2 changed since converted" in criterion["detail"]
+    (out / ".rocmigrate" / "cache.json").write_text('{"files": {"a.cu": 3}}')
+    damaged = report_of(tree, tmp_path / "r3", converted=out)
+    assert damaged["plan"]["phases"][1]["exit_criteria"][0]["state"] == "unknown"
+    assert any("cache is damaged" in note for note in damaged["notes"])
+
+
+def test_build_and_validate_reports_are_evidence(tree, tmp_path):
+    build = {"tool": "rocmigrate", "report": "build", "schema_version": 1,
+             "summary": {"ok": False, "units": 2, "built": 1, "failed": 1, "errors": 1},
+             "units": [{"name": "a/kernel.hip", "kind": "translation unit", "built": True,
+                        "errors": []},
+                       {"name": "b/blas.hip", "kind": "translation unit", "built": False,
+                        "errors": [{"message": "x", "source_file": "b/blas.cu"}]}]}
+    validate = {"tool": "rocmigrate", "programs": [
+        {"name": "a/kernel", "source": "a/kernel.cu", "variants": {
+            "optimized": {"verdict": "pass", "timings": [{"key": "t", "port_ms": 1.5}]}}},
+        {"name": "b/blas", "source": "b/blas.cu", "variants": {
+            "optimized": {"verdict": "slower", "timings": []}}}]}
+    (tmp_path / "build.json").write_text(json.dumps(build))
+    (tmp_path / "validate.json").write_text(json.dumps(validate))
+    evidence = gather(tree, None, tmp_path / "build.json", tmp_path / "validate.json")
+    assert evidence.built == {"a/kernel.hip": True, "a/kernel.cu": True, "b/blas.hip": False,
+                              "b/blas.cu": False}
+    assert evidence.validated == {"a/kernel.cu": "pass", "b/blas.cu": "slower"}
+    assert evidence.timed == {"a/kernel.cu"}
+    document = report_of(tree, tmp_path / "r", build_report=tmp_path / "build.json",
+                         validate_report=tmp_path / "validate.json")
+    full = {c["text"]: c for c in document["plan"]["phases"][2]["exit_criteria"]}
+    assert full["the port builds"]["state"] == "not met"
+    assert "b/blas.cu" in full["the port builds"]["detail"]
+    assert full["every program validated"]["state"] == "not met"
+    optimisation = document["plan"]["phases"][3]["exit_criteria"][0]
+    assert optimisation["state"] == "not met" and "b/blas.cu" in optimisation["detail"]
+    (tmp_path / "other.json").write_text('{"ok": true}')
+    (tmp_path / "bad.json").write_bytes(b"\xff{")
+    notes = gather(tree, None, tmp_path / "other.json", tmp_path / "bad.json").notes
+    assert any("not a rocmigrate build report" in n for n in notes)
+    assert any("not valid JSON" in n for n in notes)
+
+
+def test_tree_without_git_says_so(document):
+    assert document["owners"]["available"] is False
+    assert all(record["owner"] == "" for record in document["files"])
+    assert any("not in a git repository" in note for note in document["notes"])
+
+
+def test_part_way_tree_counts_markers(tmp_path):
+    """A tree part-way through its port: HIP code with rocmigrate markers still in it."""
+    root = tmp_path / "hip"
+    root.mkdir()
+    (root / "k.hip").write_bytes(b"#include <hip/hip_runtime.h>\n"
+                                 b"// rocmigrate API003: cudaFooBar has no HIP equivalent\n"
+                                 b"__global__ void k(int* p) { p[0] = 1; }\n")
+    document = report_of(root, tmp_path / "r")
+    assert document["inventory"]["totals"]["markers"] == 1
+    assert document["inventory"]["totals"]["kernels"] == 1
+
+
+def test_unreadable_input_is_reported_not_fatal(tmp_path):
+    root = tmp_path / "src"
+    root.mkdir()
+    (root / "bin.cu").write_bytes(bytes(range(256)) * 64)
+    (root / "ok.cu").write_bytes(b"__global__ void k() {}\n")
+    document = report_of(root, tmp_path / "r")
+    records = by_path(document)
+    assert records["bin.cu"]["status"] == "failed" and records["bin.cu"]["note"]
+    assert document["inventory"]["totals"]["failed_files"] == 1
+
+
+def test_markdown_is_short_unless_full(document):
+    from migrator.output.report_markdown import render_markdown
+
+    short = render_markdown(document)
+    full = render_markdown(document, full=True)
+    assert "## Phases" in short and "| pilot |" in short
+    assert "## Files with work for a person" not in short
+    assert "## Files with work for a person" in full and "`a/kernel.cu`" in full
+    assert document["model_line"] in short
+    assert len(short.splitlines()) < 40
+
+
+def test_html_is_self_contained_and_escaped(tree, tmp_path):
+    from migrator.output.report_html import render_html
+
+    document = report_of(tree, tmp_path / "r")
+    document["files"][0]["path"] = "<script>alert(1)</script>"
+    page = render_html(document)
+    assert "<script>alert(1)</script>" not in page and "&lt;script&gt;alert(1)" in page
+    for fetched in ("http://", "https://", "src=", "@import", "<link"):
+        assert fetched not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
+    assert page.count("<svg") >= 2
+    for section in ('id="summary"', 'id="plan"', 'id="owners"', 'id="inventory"',
+                    'id="files"', 'id="model"'):
+        assert section in page
