@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from rules.build import nvcc_flags
@@ -81,5 +83,119 @@ def test_architectures_collapse_into_the_target_list():
 @pytest.mark.parametrize("word, variable", [("-arch=$(ARCH)", "ARCH"), ("-arch=${SM}", "SM"),
                                             ("--gpu-architecture=$CUDA_ARCH", "CUDA_ARCH")])
 def test_an_architecture_variable_stays_a_variable(word, variable):
+    """The variable keeps its make or shell spelling; its definition becomes an AMD list."""
     (found,) = translate([word], ARCHS)
-    assert (found.replacement, found.variable) == (f"--offload-arch=$({variable})", variable)
+    reference = word.partition("=")[2]
+    assert (found.replacement, found.variable) == (f"--offload-arch={reference}", variable)
+
+
+def test_architectures_go_where_amd_targets_are_given_already():
+    """A list half converted (a fix loop's earlier round) gets no second target list."""
+    assert _changes("--offload-arch=gfx90a -gencode arch=compute_90,code=sm_90") == [
+        ("-gencode arch=compute_90,code=sm_90", "", "arch")]
+
+
+def _convert_makefile(data: bytes, **settings) -> bytes:
+    from migrator import apitables, registry
+    from migrator.buildfiles import fix_build_file
+    from migrator.settings import Settings
+    from migrator.source import Source
+
+    rules = [cls() for cls in registry.all_rules() if cls.code.startswith("MKF")]
+    chosen = Settings(**settings)
+    first = fix_build_file(Source("Makefile", data), rules, chosen, apitables.load(), "make")
+    again = fix_build_file(Source("Makefile", first.output), rules, chosen, apitables.load(),
+                           "make")
+    assert again.output == first.output, "converting the output again changed it"
+    return first.output
+
+
+def test_flags_on_continuation_lines_and_make_functions():
+    data = (b"NVCC ?= nvcc\n"
+            b"NVCCFLAGS := $(EXTRA) \\\n"
+            b"\t-Xcompiler -fopenmp \\\n"
+            b"\t-Xptxas -v \\\n"
+            b"\t-arch=sm_70\n"
+            b"OBJ = $(patsubst %.cu,%.o,$(wildcard *.cu))\n"
+            b"%.o: %.cu\n"
+            b"\t$(NVCC) $(NVCCFLAGS) -c $< -o $@\n")
+    assert _convert_makefile(data, offload_archs=("gfx90a",)) == (
+        b"NVCC ?= hipcc\n"
+        b"# rocmigrate MKF005: -Xptxas -v: PTX assembler options have no AMD counterpart "
+        b"(-Rpass-analysis=kernel-resource-usage reports registers and LDS; __launch_bounds__ "
+        b"bounds registers)\n"
+        b"NVCCFLAGS := $(EXTRA) \\\n"
+        b"\t-fopenmp \\\n"
+        b"\t\\\n"
+        b"\t--offload-arch=gfx90a\n"
+        b"OBJ = $(patsubst %.cu,%.o,$(wildcard *.cu))\n"
+        b"%.o: %.cu\n"
+        b"\t$(NVCC) $(NVCCFLAGS) -c $< -o $@\n")
+
+
+_KERNEL = b"""#include <cstdio>
+#include <cuda_runtime.h>
+__global__ void scale(float *x, float a, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] *= a;
+}
+int main() {
+  float *x;
+  cudaMalloc(&x, 256 * sizeof(float));
+  scale<<<1, 256>>>(x, 2.0f, 256);
+  cudaDeviceSynchronize();
+  cudaFree(x);
+  printf("done\\n");
+  return 0;
+}
+"""
+
+_MAKEFILE = b"""CUDA_PATH ?= /usr/local/cuda
+CC        = $(CUDA_PATH)/bin/nvcc
+ARCH      = sm_60
+CFLAGS := -std=c++17 -Xcompiler -Wall -arch=$(ARCH) -lineinfo -dc --expt-relaxed-constexpr
+CFLAGS += -O3 -use_fast_math -Xcompiler -fPIC,-Wextra
+LDFLAGS = -L$(CUDA_PATH)/lib64 -lcudart -arch=$(ARCH) -rdc=true
+source = main.cu
+obj = $(source:.cu=.o)
+
+main: $(obj)
+\t$(CC) $(obj) -o $@ $(LDFLAGS)
+
+%.o: %.cu Makefile
+\t$(CC) $(CFLAGS) -c $< -o $@
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rename", [False, True])
+def test_converted_makefile_builds_with_make_and_hipcc(tmp_path, rename):
+    """A HeCBench-style Makefile (nvcc through $(CUDA_PATH), an ARCH variable, -Xcompiler,
+    relocatable device code) converts into one that make builds with Debian's hipcc."""
+    import os
+    import subprocess
+
+    from typer.testing import CliRunner
+
+    from conftest import require_tool
+    from migrator.cli import _register, app
+
+    _register()
+    hipcc = require_tool("hipcc")
+    make = require_tool("make")
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "main.cu").write_bytes(_KERNEL)
+    (source / "Makefile").write_bytes(_MAKEFILE)
+    out = tmp_path / "out"
+    args = ["convert", str(source), "-o", str(out), "--rocm", "5.2", "--offload-arch", "gfx90a"]
+    result = CliRunner().invoke(app, args + ["--rename-ext"] * rename)
+    assert result.exit_code == 0, result.output
+    converted = (out / "Makefile").read_text()
+    assert "nvcc" not in converted and "sm_60" not in converted and "-Xcompiler" not in converted
+    env = dict(os.environ, HIP_PLATFORM="amd", ROCM_PATH=str(Path(hipcc).parent.parent),
+               TMPDIR=str(tmp_path))
+    built = subprocess.run([make, "-C", str(out)], env=env,
+                           capture_output=True, text=True, timeout=600)
+    assert built.returncode == 0, built.stdout + built.stderr
+    assert (out / "main").exists()

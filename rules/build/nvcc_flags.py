@@ -124,6 +124,8 @@ def translate(words: Sequence[str], offload_archs: Sequence[str]) -> list[Transl
     index = 0
     while index < len(words):
         word = unquote(words[index])
+        if word.startswith("--offload-arch"):  # AMD targets given already (or converted)
+            arch_written = True
         looked = _lookup(word) if word.startswith("-") else None
         if looked is None:
             index += 1
@@ -166,7 +168,7 @@ def _translate_one(option: Option, name: str, value: str | None, first: int, las
     if action == "arch":
         variable = variable_of(unquote(value or ""))
         if variable and not arch_written:
-            return Translation(first, last, (f"--offload-arch=$({variable})",), name, action,
+            return Translation(first, last, (f"--offload-arch={unquote(value)}",), name, action,
                                f"{name}: the CUDA architecture in {variable} becomes an AMD "
                                f"one", variable)
         words = () if arch_written else offload_arch_words(offload_archs)

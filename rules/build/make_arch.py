@@ -1,0 +1,111 @@
+"""MKF002: CUDA architecture options in Makefiles and shell build scripts become the AMD
+targets (--offload-arch)."""
+
+from __future__ import annotations
+
+import re
+from typing import ClassVar
+
+from migrator.buildfiles.context import BuildContext, marker_fix
+from migrator.diagnostics import Diagnostic, Edit, Fix
+from migrator.rule import Marker, Rule
+
+from .make_commands import replacement_edit, span, translations, view
+from .nvcc_flags import unquote
+
+# what a variable holding a CUDA architecture may say: sm_60, compute_70, sm_90a, native, all
+_CUDA_ARCH = re.compile(r"^(?:(?:sm|compute|lto)_\d+[a-z]?|native|all|all-major)$")
+
+
+class MakeArchitectures(Rule):
+    """CUDA architecture options become `--offload-arch=` with the AMD targets.
+
+    ## What it does
+    Finds nvcc's architecture options where nvcc reads them (see MKF004 for where that is):
+    `-arch=sm_XX`, `-arch sm_XX`, `--gpu-architecture=...`, `-code=...`, `-gencode
+    arch=compute_XX,code=sm_XX` (often several). All of them together become one
+    `--offload-arch=` per target of `--offload-arch` (default gfx90a and gfx942), written where
+    the first one was; the others are removed. Where the architecture is a variable
+    (`ARCH = sm_60` ... `-arch=$(ARCH)`, HeCBench's form), the option becomes
+    `--offload-arch=$(ARCH)` and each definition of the variable the comma-separated target
+    list, so that `make ARCH=gfx942` still chooses; a definition that is no list of CUDA
+    architectures (`ARCH ?= $(shell ...)`) gets a `# rocmigrate MKF003:` marker instead.
+
+    ## Why is this bad on AMD
+    CUDA's `sm_XX` / `compute_XX` name NVIDIA GPUs; clang rejects them for AMD. AMD's HIP
+    documentation selects the GPU with `--offload-arch=gfxNNN` (MI250: gfx90a, MI300: gfx942),
+    one option per target or a comma-separated list (Debian's hipcc 5.2 / clang 15 take
+    both). Without any, hipcc asks `rocm_agent_enumerator` for this machine's GPU and fails
+    to link where there is none. clang 15 (Debian's HIP 5.2) does not know gfx942: convert
+    with `--offload-arch gfx90a` for it.
+
+    ## Example
+    ```make
+    ARCH = sm_60
+    CFLAGS = -O3 -arch=$(ARCH)
+    GENCODE = -gencode arch=compute_70,code=sm_70 -gencode arch=compute_80,code=sm_80
+    ```
+
+    ## Use instead
+    ```make
+    ARCH = gfx90a,gfx942
+    CFLAGS = -O3 --offload-arch=$(ARCH)
+    GENCODE = --offload-arch=gfx90a --offload-arch=gfx942
+    ```
+
+    ## Fix safety
+    Always fixed: the AMD targets come from the settings, whatever the CUDA ones were. A
+    variable holding part of an architecture (`sm_$(SM)`) is replaced by the literal list.
+    """
+
+    code = "MKF002"
+    extra_codes = ("MKF003",)
+    name = "make-cuda-architectures"
+    summary = "CUDA architecture options in Makefiles and build scripts become --offload-arch"
+    family = "build"
+    fix = "always"
+    category = "conversion"
+    attention_codes: ClassVar[tuple[str, ...]] = ("MKF003",)
+    languages: ClassVar[tuple[str, ...]] = ("make", "shell")
+
+    def check(self, ctx: BuildContext):
+        seen: set[int] = set()
+        variables: set[str] = set()
+        for words, found in translations(ctx):
+            if found.action != "arch":
+                continue
+            variables.add(found.variable)
+            start, end = span(words, found)
+            if start in seen:
+                continue
+            seen.add(start)
+            yield Diagnostic("MKF002", found.reason, start, end,
+                             Fix("architecture for hipcc",
+                                 (replacement_edit(ctx, words, found),)),
+                             symbol=found.option, severity="info")
+        variables.discard("")
+        if variables:
+            yield from _definitions(ctx, variables)
+
+
+def _definitions(ctx: BuildContext, variables: set[str]):
+    targets = ",".join(ctx.settings.offload_archs)
+    for assignment in view(ctx).assignments:
+        if assignment.name not in variables:
+            continue
+        values = [part for word in assignment.words
+                  for part in unquote(word.value).replace(",", " ").split()]
+        if values and all(_CUDA_ARCH.match(value) for value in values):
+            start, end = assignment.words[0].start, assignment.words[-1].end
+            yield Diagnostic("MKF002", f"{assignment.name} = {' '.join(values)}: CUDA "
+                             f"architecture; AMD targets {targets}", start, end,
+                             Fix("architecture for hipcc", (Edit(start, end,
+                                                                 targets.encode()),)),
+                             symbol=assignment.name, severity="info")
+        elif not all(value.startswith("gfx") for value in values):
+            reason = (f"{assignment.name} is the --offload-arch target: set it to AMD "
+                      f"GPUs ({targets})")
+            yield Diagnostic("MKF003", reason, assignment.name_start, assignment.name_start
+                             + len(assignment.name),
+                             marker_fix(ctx, assignment.name_start, Marker("MKF003", reason)),
+                             symbol=assignment.name)

@@ -1,0 +1,130 @@
+"""MKF008: the CUDA toolkit's location in Makefiles and shell build scripts becomes ROCm's."""
+
+from __future__ import annotations
+
+import re
+from typing import ClassVar
+
+from migrator.buildfiles.context import BuildContext, marker_fix
+from migrator.diagnostics import Diagnostic, Edit, Fix
+from migrator.rule import Marker, Rule
+
+from .make_commands import view
+
+_NAMES = ("CUDA_PATH", "CUDA_HOME", "CUDA_DIR", "CUDA_ROOT", "CUDA_INSTALL_PATH",
+          "CUDA_TOOLKIT_ROOT_DIR", "CUDA_TOOLKIT_PATH", "CUDATOOLKIT_HOME", "CUDA_TOOLKIT_DIR")
+_NAME_GROUP = "|".join(_NAMES)
+# a CUDA root ($(CUDA_PATH), ${CUDA_HOME}, $CUDA_DIR, /usr/local/cuda[-12.4]) and the path after it
+_ROOT = re.compile(
+    rf"(?:\$\((?P<paren>{_NAME_GROUP})\)|\$\{{(?P<brace>{_NAME_GROUP})(?P<default>[:\-=+?][^}}]*)?\}}"
+    rf"|\$(?P<bare>{_NAME_GROUP})(?!\w)|(?<![\w/.])(?P<literal>/usr/local/cuda(?:-[0-9.]+)?)"
+    rf"(?![\w.\-]))(?P<tail>/[^\s\"':;,)]*)?".encode())
+_LITERAL = re.compile(rb"(?<![\w/.])/usr/local/cuda(?:-[0-9.]+)?(?![\w.\-])")
+_ROCM = "/opt/rocm"
+# the parts of a CUDA installation ROCm has under the same name
+_SAME_PARTS = frozenset({"", "include", "lib", "bin"})
+
+
+class MakeToolkitPaths(Rule):
+    """`CUDA_PATH` / `CUDA_HOME` / `/usr/local/cuda` become `ROCM_PATH` / `/opt/rocm`.
+
+    ## What it does
+    Renames the variables that hold the CUDA toolkit's folder (`CUDA_PATH`, `CUDA_HOME`,
+    `CUDA_DIR`, `CUDA_ROOT`, `CUDA_INSTALL_PATH`, `CUDA_TOOLKIT_ROOT_DIR`...) to `ROCM_PATH`,
+    where they are defined and used (`$(CUDA_PATH)`, `${CUDA_HOME}`, `$CUDA_DIR`, `ifdef`),
+    and writes `/opt/rocm` for the literal `/usr/local/cuda` (or `/usr/local/cuda-12.4`). A
+    path inside it keeps its part where ROCm has the same (`include`, `lib`, `bin`);
+    `lib64` becomes `lib`. Any other part (`samples/common/inc`, `extras/CUPTI`, `nvvm`) has no
+    ROCm counterpart: a `# rocmigrate MKF009:` marker says so.
+
+    ## Why is this bad on AMD
+    A ROCm system has no CUDA toolkit: include and library paths under it do not exist, and
+    a Makefile that runs `$(CUDA_PATH)/bin/nvcc` finds nothing. ROCm installs under
+    `/opt/rocm` and its tools read the `ROCM_PATH` environment variable (AMD's ROCm
+    installation documentation); hipcc is `$(ROCM_PATH)/bin/hipcc`, the libraries are in
+    `$(ROCM_PATH)/lib` (no lib64).
+
+    ## Example
+    ```make
+    CUDA_PATH ?= /usr/local/cuda
+    NVCC = $(CUDA_PATH)/bin/nvcc
+    LDFLAGS = -L$(CUDA_PATH)/lib64 -lcublas
+    ```
+
+    ## Use instead
+    ```make
+    ROCM_PATH ?= /opt/rocm
+    NVCC = $(ROCM_PATH)/bin/hipcc
+    LDFLAGS = -L$(ROCM_PATH)/lib -lhipblas
+    ```
+
+    ## Fix safety
+    Always fixed. A distribution's ROCm may live elsewhere (Debian: `/usr`): `ROCM_PATH ?=`
+    keeps the environment's value, as `CUDA_PATH ?=` did.
+    """
+
+    code = "MKF008"
+    extra_codes = ("MKF009",)
+    name = "make-cuda-toolkit-paths"
+    summary = "CUDA_PATH / CUDA_HOME / /usr/local/cuda in Makefiles and scripts become ROCm's"
+    family = "build"
+    fix = "always"
+    category = "conversion"
+    attention_codes: ClassVar[tuple[str, ...]] = ("MKF009",)
+    languages: ClassVar[tuple[str, ...]] = ("make", "shell")
+
+    def check(self, ctx: BuildContext):
+        made = view(ctx)
+        for assignment in made.assignments:
+            if assignment.name in _NAMES:
+                start = assignment.name_start
+                end = start + len(assignment.name)
+                yield Diagnostic("MKF008", f"{assignment.name} (defined) -> ROCM_PATH",
+                                 start, end,
+                                 Fix("ROCM_PATH", (Edit(start, end, b"ROCM_PATH"),)),
+                                 symbol=assignment.name, severity="info")
+        seen: set[int] = set()
+        for words in made.texts:
+            for word in words:
+                if word.value in _NAMES and word.start not in seen:  # ifdef CUDA_PATH
+                    seen.add(word.start)
+                    if not any(word.start == a.name_start for a in made.assignments):
+                        yield Diagnostic("MKF008", f"{word.value} (named) -> ROCM_PATH",
+                                         word.start,
+                                         word.end, Fix("ROCM_PATH", (Edit(
+                                             word.start, word.end, b"ROCM_PATH"),)),
+                                         symbol=word.value, severity="info")
+                    continue
+                for found in _ROOT.finditer(word.text):
+                    start = word.start + found.start()
+                    if start not in seen:
+                        seen.add(start)
+                        yield from _root(ctx, found, word.start)
+
+
+def _root(ctx: BuildContext, found: re.Match, offset: int):
+    name = (found.group("paren") or found.group("brace") or found.group("bare") or b"").decode()
+    if found.group("paren"):
+        root = b"$(ROCM_PATH)"
+    elif found.group("brace"):  # ${CUDA_HOME:-/usr/local/cuda} keeps its default, mapped
+        default = _LITERAL.sub(_ROCM.encode(), found.group("default") or b"")
+        root = b"${ROCM_PATH" + default + b"}"
+    elif found.group("bare"):
+        root = b"$ROCM_PATH"
+    else:
+        root, name = _ROCM.encode(), found.group("literal").decode()
+    tail = (found.group("tail") or b"").decode()
+    part = tail.split("/")[1] if tail else ""
+    new_tail = "/lib" + tail[len("/lib64"):] if part == "lib64" else tail
+    start, end = offset + found.start(), offset + found.end()
+    written = root + new_tail.encode()
+    message = f"{name}{tail} -> {written.decode()}"
+    fix = Fix("ROCm path", (Edit(start, end, written),))
+    if part in _SAME_PARTS or part == "lib64":
+        yield Diagnostic("MKF008", message, start, end, fix, symbol=name, severity="info")
+        return
+    reason = f"{name}{tail}: the CUDA toolkit's {part} has no counterpart in ROCm"
+    marker = marker_fix(ctx, start, Marker("MKF009", reason))
+    yield Diagnostic("MKF009", reason, start, end,
+                     Fix("ROCm path", (marker.edits if marker else ()) + fix.edits,
+                         marker=marker is not None), symbol=name)
