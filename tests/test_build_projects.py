@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from conftest import ROOT
 from migrator.build.hip import installed_hip, rocm_root
+from migrator.buildfiles import cmake
 from migrator.cli import _register, app
 from migrator.versions import format_version
 
@@ -159,3 +160,59 @@ def test_a_tree_converted_for_a_newer_rocm_is_said_up_front_and_its_errors_expla
     graph = units["graph.cu"]["errors"][0]
     assert (graph["source_line"], graph["code"]) == (12, "API002")
     assert "from ROCm 6.2" in graph["explanation"]
+
+
+# --- CUDA CMake projects converted and built (fixtures/build_projects/; the CMK rules) ---
+
+CMAKE_PROJECTS = ROOT / "fixtures" / "build_projects"
+_PROJECT_UNITS = {
+    "cmake_rdc": {"configure", "vecmath", "saxpy"},
+    "findcuda_legacy": {"configure", "histo", "histogram"},
+    "mixed_libraries": {"configure", "core", "gpu", "stats"},
+}
+
+
+@pytest.mark.parametrize("rename", [False, True], ids=["cu", "rename-ext"])
+@pytest.mark.parametrize("name", sorted(_PROJECT_UNITS))
+def test_a_converted_cuda_cmake_project_builds_with_hip(name: str, rename: bool,
+                                                        tmp_path: Path):
+    out = tmp_path / "out"
+    _convert(CMAKE_PROJECTS / name, out, "--rocm", "5.2", "--offload-arch", "gfx90a",
+             *(["--rename-ext"] if rename else []))
+    script = cmake.read((out / "CMakeLists.txt").read_bytes())
+    left = [arg.value for command in script.commands if command.lower != "message"
+            for arg in command.args if "CUDA" in arg.value or "cuda" in arg.value]
+    assert left == []  # nothing CUDA's is left in the commands (messages are text)
+    assert any(arg.value.endswith(".hip") for command in script.commands
+               for arg in command.args) is rename
+    code, document, _ = _build(out, tmp_path, "--build-dir", str(tmp_path / "b"))
+    assert code == 0 and document["method"] == "cmake", document
+    assert _units(document) == dict.fromkeys(_PROJECT_UNITS[name], True)
+
+
+@pytest.mark.parametrize("name", sorted(_PROJECT_UNITS))
+def test_without_the_cmake_rules_the_converted_project_does_not_build(name: str,
+                                                                      tmp_path: Path):
+    out = tmp_path / "out"
+    _convert(CMAKE_PROJECTS / name, out, "--rocm", "5.2", "--offload-arch", "gfx90a",
+             "--ignore", "CMK")
+    code, document, _ = _build(out, tmp_path)
+    assert code == 1
+    assert not all(_units(document).values())
+
+
+def test_a_makefile_that_reads_a_folder_beside_the_tree(tmp_path: Path):
+    """HeCBench's layout: the Makefile includes ../shared; the per-program CMakeLists.txt is part
+    of the suite's project (no project()), so the Makefile builds it."""
+    program = tmp_path / "suite" / "program"
+    shutil.copytree(FIXTURES / "make", program)
+    (tmp_path / "suite" / "shared").mkdir()
+    (tmp_path / "suite" / "shared" / "scale.h").write_text("#pragma once\n#define SCALE 2\n")
+    makefile = program / "Makefile"
+    makefile.write_text(makefile.read_text().replace("-Iinclude", "-Iinclude -I../shared"))
+    main = program / "main.hip"
+    main.write_text('#include "scale.h"\n' + main.read_text().replace("256 * sizeof",
+                                                                        "SCALE * 128 * sizeof"))
+    (program / "CMakeLists.txt").write_text("add_suite_benchmark(NAME program)\n")
+    code, document, _ = _build(program, tmp_path)
+    assert code == 0 and document["method"] == "make", document

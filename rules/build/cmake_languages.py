@@ -60,7 +60,7 @@ class CmakeLanguage(Rule):
         script = ctx.script
         enables_hip = False
         for command in commands(script, "project", "enable_language", "check_language"):
-            languages = _language_arguments(command)
+            languages = language_arguments(command)
             names = [arg.value for arg in languages]
             if command.lower != "check_language" and ("HIP" in names or "CUDA" in names):
                 enables_hip = True
@@ -80,7 +80,8 @@ class CmakeLanguage(Rule):
             yield from _raise_minimum(script)
 
 
-def _language_arguments(command):
+def language_arguments(command):
+    """The arguments naming languages in project(), enable_language() or check_language()."""
     args = command.args
     if command.lower != "project":  # enable_language(L... [OPTIONAL]), check_language(L)
         return [arg for arg in args if arg.value != "OPTIONAL"]

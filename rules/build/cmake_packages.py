@@ -14,6 +14,7 @@ from migrator.rule import Marker, Rule
 
 from .cmake_common import (Library, commands, library_named, lines_after, lines_before,
                            link_item_library, remove_arguments, remove_command)
+from .cmake_languages import language_arguments
 
 _CUDA_PACKAGES = frozenset({"CUDA", "CUDAToolkit"})
 _KEPT_KEYWORDS = ("REQUIRED", "QUIET")
@@ -70,7 +71,9 @@ class CmakePackages(Rule):
     `${CUDA_curand_LIBRARY}`) become the HIP imported targets (`hip::host`,
     `roc::hipblas`, `hip::hiprand`...); `CUDA_INCLUDE_DIRS` / `CUDAToolkit_INCLUDE_DIRS`
     become `hip_INCLUDE_DIRS`, `CUDA_FOUND` `hip_FOUND`. A file that links a HIP library
-    without finding its package gets the `find_package()` before the first use.
+    without finding its package gets the `find_package()` before the first use. FindCUDA
+    compiled with nvcc outside CMake's languages: where `find_package(CUDA)` replaces it,
+    HIP is added to the file's `project()` languages (else `enable_language(HIP)`).
     Libraries without a counterpart a build can use (cuDNN, NVTX, CUPTI, NVML, NPP...) and
     the CUDA toolkit's versions and folders are marked (CMK010).
 
@@ -128,6 +131,7 @@ class CmakePackages(Rule):
         mapped = [link for link in links if link.library.mapped]
         packages = list(dict.fromkeys(link.library.package for link in mapped
                                       if link.library.package))
+        enables = _enables_gpu_language(script)
         for command in cuda_finds:
             keywords = [arg.value for arg in command.args if arg.value in _KEPT_KEYWORDS]
             wanted = [package for package in dict.fromkeys(["hip", *packages])
@@ -138,6 +142,9 @@ class CmakePackages(Rule):
                      else remove_command(ctx.data, command)]
             if len(lines) > 1:
                 edits.append(lines_after(ctx.data, command, lines[1:]))
+            if command.args[0].value == "CUDA" and not enables:
+                edits.append(_enable_hip(ctx.data, script, command))
+                enables = True
             yield Diagnostic("CMK009", f"find_package({command.args[0].value}) becomes "
                              f"find_package() of {', '.join(wanted) or 'nothing (hip is found)'}",
                              command.start, command.end, Fix("find_package(hip)",
@@ -164,6 +171,27 @@ class CmakePackages(Rule):
                              library=link.library.cuda_names[0], symbol=link.written,
                              severity="info")
         yield from _variables(ctx)
+
+
+def _enables_gpu_language(script) -> bool:
+    return any(name in ("CUDA", "HIP") for command in commands(
+        script, "project", "enable_language") for name in command.values()[1 if command.lower
+                                                                          == "project" else 0:])
+
+
+def _enable_hip(data: bytes, script, find: Command) -> Edit:
+    """FindCUDA compiled with nvcc outside CMake's languages: HIP sources need the HIP
+    language, added to the file's project(), else enabled before ``find``."""
+    projects = commands(script, "project")
+    if not projects:
+        return lines_before(data, find, [b"enable_language(HIP)"])
+    project = projects[0]
+    languages = language_arguments(project)
+    if languages:
+        return Edit(languages[-1].end, languages[-1].end, b" HIP")
+    last = project.args[-1] if project.args else None
+    at = last.end if last else project.open + 1
+    return Edit(at, at, b" LANGUAGES C CXX HIP")  # project()'s default languages, and HIP
 
 
 def _links(script, roc: bool):
