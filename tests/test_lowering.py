@@ -89,6 +89,64 @@ def test_copy_initialisations_get_their_conversion_written(declaration: str, low
     assert (b"// rocmigrate LOW001: " in result.output) == marked
 
 
+@pytest.mark.parametrize("value, lowered, marked", [
+    ("x * 2", "rocmigrate_float2bfloat16(x * 2)", False),  # float * int: a float
+    ("-(x / p[1])", "rocmigrate_float2bfloat16(-(x / p[1]))", False),
+    ("sqrtf(x) + (float)i", "rocmigrate_float2bfloat16(sqrtf(x) + (float)i)", False),
+    ("i > 0 ? x : 1.0f", "rocmigrate_float2bfloat16(i > 0 ? x : 1.0f)", False),
+    ("s.weight", "rocmigrate_float2bfloat16(s.weight)", False),  # a member of a struct here
+    ("half(x)", "rocmigrate_float2bfloat16(half(x))", False),  # a function declared here
+    ("2", "hip_bfloat16(2)", False),
+    ("b * b", "b * b", False), ("s.bias", "s.bias", False), ("half(b)", "half(b)", False),
+    ("twice<__nv_bfloat16>(b)", "twice<hip_bfloat16>(b)", False),  # returns its T
+    ("x * 2.0", "x * 2.0", True),  # a double: CUDA rounds it once
+    ("d", "d", True), ("i + 1", "i + 1", True), ("s.count", "s.count", True),
+    ("b * x", "b * x", False),  # bf16 and float: ambiguous in CUDA, not judged
+    ("s.get()", "s.get()", True),  # a member function's value: not read
+])
+def test_returned_values_are_converted_when_read_as_float(value: str, lowered: str,
+                                                          marked: bool):
+    text = (b"struct S { float weight; __nv_bfloat16 bias; int count;\n"
+            b"  __device__ float get() const { return weight; } };\n"
+            b"__device__ float half(float v) { return v / 2; }\n"
+            b"__device__ __nv_bfloat16 half(__nv_bfloat16 v) { return v; }\n"
+            b"template <typename T> __device__ T twice(T v) { return v + v; }\n"
+            b"__device__ __nv_bfloat16 f(float x, double d, int i, __nv_bfloat16 b, "
+            b"const float* p, S s) {\n  return " + value.encode() + b";\n}\n")
+    result = _lower(text)
+    assert b"  return " + lowered.encode() + b";\n" in result.output
+    assert (b"// rocmigrate LOW001: " in result.output) == marked
+
+
+def test_a_template_called_with_bf16_is_marked_for_conversions_in_included_files(
+        tmp_path: Path):
+    """The template that converts is in a header the call's file includes: the call is marked,
+    naming it; a call with float, and a template that converts nothing, are left."""
+    tree = tmp_path / "src"
+    tree.mkdir()
+    (tree / "reference.h").write_bytes(
+        b"template <typename T>\nvoid scale(T* out, const T* in, float by, int n) {\n"
+        b"  for (int i = 0; i < n; ++i) out[i] = (float)in[i] * by;\n}\n"
+        b"template <typename T>\nvoid copy(T* out, const T* in) { out[0] = in[0]; }\n")
+    (tree / "main.cu").write_bytes(
+        b'#include <cuda_bf16.h>\n#include "reference.h"\n'
+        b"template <typename T>\nvoid run(T* a, int n) { scale<T>(a, a, 2.0f, n); }\n"
+        b"int main() {\n  __nv_bfloat16 h[4];\n  float f[4];\n"
+        b"  run<__nv_bfloat16>(h, 4);\n  run<float>(f, 4);\n  copy<__nv_bfloat16>(h, h);\n}\n")
+    settings = Settings(rocm=parse_version("5.2"))
+    out = tmp_path / "out"
+    runner.run(runner.RunOptions(tree, out), settings)
+    lines = (out / "main.cu").read_bytes().decode().splitlines()
+    marker = lines.index("  run<hip_bfloat16>(h, 4);") - 1
+    assert lines[marker].startswith("  // rocmigrate LOW001: run<hip_bfloat16> makes scale "
+                                    "(reference.h) convert to hip_bfloat16 implicitly "
+                                    "(out[i] = (float)in[i] * by)")
+    assert sum("rocmigrate LOW001" in line for line in lines) == 1
+    again = tmp_path / "again"
+    runner.run(runner.RunOptions(out, again), settings)  # the marker is not written twice
+    assert (again / "main.cu").read_bytes() == (out / "main.cu").read_bytes()
+
+
 def test_nothing_is_lowered_from_rocm_6():
     text = b"__global__ void k(__nv_bfloat16* p) { p[0] = __float2bfloat16(1.0f); }\n"
     result = _lower(text, "6.0")

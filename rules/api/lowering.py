@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import re
 import struct
+from dataclasses import dataclass
 
 from migrator.apitables import Lowering
 from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix
 from migrator.rule import Marker, Rule, RuleContext
+from migrator.source import Source
 from migrator.semantic.calls import close_of
 from migrator.semantic.calls import arguments, find_name, lexical_call
-from migrator.semantic.lookup import value_declaration
-from migrator.semantic.types import is_fundamental, strip_parens
+from migrator.semantic.lookup import _aliases, value_declaration
+from migrator.semantic.types import is_fundamental, normal_type, strip_parens
 from migrator.versions import format_version
 
 from ..cuda_types import SIXTEEN_BIT
@@ -52,7 +54,6 @@ _PAIR_RESULTS = frozenset(PAIR_ARITHMETIC) - {"__low2float", "__high2float"}
 EXACT_FOR_ALL = {"__float2bfloat16": "rocmigrate_float2bfloat16",
                  "__float2bfloat16_rn": "rocmigrate_float2bfloat16",
                  "__bfloat162float": "rocmigrate_bfloat162float"}
-_FLOAT = frozenset({"float"})
 _ELEMENT = re.compile(r"([A-Za-z_]\w*)\s*((?:\[[^\[\]]*\]\s*)*)")
 _LITERAL = re.compile(
     r"[-+]?\s*(?:0[xX](?P<hex>[0-9a-fA-F']*\.?[0-9a-fA-F']*(?:[pP][-+]?\d+)?)"
@@ -173,15 +174,24 @@ class OldRocmLowering(Rule):
     ``__hadd``, ``__hsub``, ``__hmul``, ``__hdiv``, ``__hneg``, ``__hfma``, their pair forms,
     ``__low2float`` and ``__high2float`` (HIP 5.x has them for ``__half`` only) become
     ``rocmigrate_hadd``... where an argument is proven bf16 (a pair). A copy-initialisation
-    (``__nv_bfloat16 x = 0.f;``, ``T a[] = {x, y}``), implicit in CUDA, does not build against
-    ``hip_bfloat16``'s explicit float constructor: each value gets its conversion written
-    (``hip_bfloat16(0.f)`` for a literal float holds exactly, ``rocmigrate_float2bfloat16(f)``
-    for a float), a bf16 value is left, and a value of unproven type is marked. From ROCm 6.0
-    API001 renames the CUDA names to HIP's (``__hip_bfloat16``); only ``__float2bfloat162_rn``
-    and ``__floats2bfloat162_rn`` (missing from HIP 6.4.3) and the bit casts (which HIPIFY's
-    tables do not know) are lowered there, onto the header written for that target. Names
-    inside ``#define`` bodies, and functions that are not called, are reported (LOW002), not
-    rewritten. WRP001 applies the table's warp-sync rows.
+    (``__nv_bfloat16 x = 0.f;``, ``T a[] = {x, y}``), an assignment (``=``, ``+=``...) to a
+    bf16 and a return from a function that returns one convert implicitly in CUDA and do not
+    build against ``hip_bfloat16``'s explicit float constructor: each value gets its conversion
+    written (``hip_bfloat16(0.f)`` for a literal float holds exactly,
+    ``rocmigrate_float2bfloat16(f)`` for a float: a name, a member of a struct defined in the
+    file, a call of a function declared there, an arithmetic expression of them), a bf16 value
+    is left, and a value of another type (a double, an int) or of a type rocmigrate cannot read
+    (a member function's value) is marked; so is a default member initialiser ``T v{x};`` that
+    is not exact (a float's conversion is written there too). The first call of a function
+    template with bf16 as a template argument (``g<__nv_bfloat16>(x)``) is marked where the
+    template, or one it calls with that type (read in the file and in the project files it
+    includes), converts a value of arithmetic type to it implicitly (``T v = 0;``, ``return
+    x;``, ``p[i] = f;``): the fix belongs in the template, for every type it is used with.
+    From ROCm 6.0 API001 renames the CUDA names to HIP's (``__hip_bfloat16``); only
+    ``__float2bfloat162_rn`` and ``__floats2bfloat162_rn`` (missing from HIP 6.4.3) and the
+    bit casts (which HIPIFY's tables do not know) are lowered there, onto the header written
+    for that target. Names inside ``#define`` bodies, and functions that are not called, are
+    reported (LOW002), not rewritten. WRP001 applies the table's warp-sync rows.
 
     ## Why is this bad on AMD
     The CUDA-style bf16 API does not exist before ROCm 6.0: a port that keeps it does not build,
@@ -235,9 +245,11 @@ class OldRocmLowering(Rule):
     another type, which CUDA rounds to bf16 first, fails to build: where the argument is
     declared with another type the site is marked instead. The bf16 overloads are lowered only
     where an argument is proven bf16: CUDA then calls the bf16 overload or rejects the call.
-    Not seen: conversions written through a typedef of the type, default member initialisers,
-    assignments and returns of a float to bf16, and implicit conversions in templates
-    instantiated with bf16 (``T v = 0.f`` with ``T`` bf16): they fail to build.
+    Not seen: conversions written through a typedef of the type (``bf16(x)``, whose value is
+    taken as a bf16), implicit conversions in templates instantiated with bf16 otherwise than
+    by naming it as a template argument of a function template (a deduced argument, a class
+    template), in lambdas' returns, and of values whose type is not read inside a larger
+    expression: they fail to build.
     """
 
     code = "LOW001"
@@ -263,9 +275,9 @@ class OldRocmLowering(Rule):
             overloads = {name.encode(): (name, pair) for table, pair in (
                 (SCALAR_ARITHMETIC, False), (PAIR_ARITHMETIC, True)) for name in table
                 if name.encode() in ctx.data}
-        if overloads or (says_bf16 and bf16 is not None and bf16.applies(rocm)
-                         and b"__nv_bfloat16" in ctx.data):
-            yield from self._assignments(ctx, _replacement(bf16))
+        if overloads or (says_bf16 and bf16 is not None and bf16.applies(rocm)):
+            # (hip_bfloat16 too: a conversion that waited a round for a fix inside its value)
+            yield from self._implicit_values(ctx, _replacement(bf16))
         for name, start, end in find_name(ctx, rows.keys() | overloads.keys()):
             if not names_code(ctx, start, end):
                 continue
@@ -280,36 +292,49 @@ class OldRocmLowering(Rule):
             else:
                 yield self._call(ctx, low, start, end)
 
-    def _assignments(self, ctx: RuleContext, replacement: str):
-        """``x = v`` where ``x`` is proven bf16 and ``v`` proven not: CUDA converts ``v``
-        implicitly, ``replacement`` (explicit float constructor) does not: a literal float holds
-        exactly -> ``T(v)``, a float -> ``rocmigrate_float2bfloat16(v)``; a name of another
-        arithmetic type (a double, rounded once by CUDA; an int) is marked. Other values (calls,
-        members, expressions) are not judged: most are bf16 already."""
+    def _implicit_values(self, ctx: RuleContext, replacement: str):
+        """``x = v`` where ``x`` is proven bf16 and ``return v;`` in a function that returns bf16,
+        ``v`` not proven bf16: CUDA converts ``v`` implicitly, ``replacement`` (explicit float
+        constructor) does not. A literal float holds exactly -> ``T(v)``, a float (a name, a
+        member, a call or an arithmetic expression of float type) ->
+        ``rocmigrate_float2bfloat16(v)``; a value of another arithmetic type (a double, rounded
+        once by CUDA; an int), a member or a call of a type rocmigrate cannot read is marked.
+        Other values (names and expressions of unread type) are not judged: most are bf16."""
+        instantiations: dict[str, object] = {}  # template name -> its first call with bf16
         stack = [ctx.tree.root_node]
         while stack:
             node = stack.pop()
             stack.extend(node.children)
-            if node.type != "assignment_expression":
+            if node.type == "template_function":
+                name = node.child_by_field_name("name")
+                if name is not None and node.parent.type == "call_expression" and \
+                        _bf16_positions(ctx, node) and (
+                        ctx.text(name) not in instantiations
+                        or instantiations[ctx.text(name)].start_byte > node.start_byte):
+                    instantiations[ctx.text(name)] = node
                 continue
-            operator, left, right = (node.child_by_field_name(f)
-                                     for f in ("operator", "left", "right"))
-            if (operator is None or operator.type != "=" or left is None or right is None
-                    or not bf16_value(ctx, ctx.text(left), left.start_byte)
-                    or _bf16_expression(ctx, right)):
-                continue
-            begin, finish = right.start_byte, right.end_byte
-            text = ctx.data[begin:finish].decode("utf-8", "replace")
-            literal = _literal(text)
-            if literal is not None and _float_exact(literal):
-                function, includes = replacement, ()
-            elif _declared(ctx, text, begin, _FLOAT):
-                function, includes = EXACT_FOR_ALL["__float2bfloat16"], (SUPPORT_HEADER,)
-            elif not _other_arithmetic(ctx, text, begin):
-                continue
+            if node.type == "assignment_expression":
+                left, value = node.child_by_field_name("left"), node.child_by_field_name("right")
+                if not _assigns(node) or left is None or value is None or \
+                        _kind(ctx, left) != "bf16":
+                    continue
+                how = "assigned to"
+            elif node.type == "return_statement":
+                value = node.named_children[0] if node.named_child_count else None
+                if value is None or value.type in ("comment", "initializer_list") or \
+                        not _returns_bf16(ctx, node):
+                    continue
+                how = "returned as"
             else:
+                continue
+            verdict = _judged(ctx, value, replacement)
+            if verdict is None or verdict == "unproven" and not _unread(value) and \
+                    _kind(ctx, value) is None:
+                continue
+            begin, finish = value.start_byte, value.end_byte
+            if verdict == "unproven":
                 shown = _shown(ctx, [(begin, finish)])
-                message = (f"{shown} assigned to a bf16: if it is not one, its implicit "
+                message = (f"{shown} {how} a bf16: if it is not one, its implicit "
                            f"conversion to {replacement} does not build ({replacement}'s float "
                            "constructor is explicit) and rocmigrate cannot prove its type here: "
                            f"write rocmigrate_float2bfloat16({shown}) for a float")
@@ -317,11 +342,38 @@ class OldRocmLowering(Rule):
                                  marker_fix(ctx, begin, Marker("LOW001", message)),
                                  library="device", symbol="__nv_bfloat16")
                 continue
-            yield Diagnostic("LOW001", f"{text} assigned to a bf16 -> {function}({text})", begin,
-                             finish, Fix(f"convert with {function}",
-                                         (Edit(begin, begin, function.encode() + b"("),
+            text = ctx.text(value)
+            includes = (SUPPORT_HEADER,) if verdict.startswith("rocmigrate_") else ()
+            yield Diagnostic("LOW001", f"{text} {how} a bf16 -> {verdict}({text})", begin,
+                             finish, Fix(f"convert with {verdict}",
+                                         (Edit(begin, begin, verdict.encode() + b"("),
                                           Edit(finish, finish, b")")), includes=includes),
                              library="device", symbol="__nv_bfloat16", severity="info")
+        yield from self._instantiations(ctx, replacement, instantiations)
+
+    def _instantiations(self, ctx: RuleContext, replacement: str, calls: dict):
+        """The first call of each function template that names bf16 as a template argument
+        (``g<__nv_bfloat16>(x)``), marked where the template, or one it calls with that
+        argument, converts a value of arithmetic type to it implicitly (``T v = 0;``,
+        ``return x;`` of a float, ``p[i] = f;``): CUDA's bf16 converts it, ``replacement``
+        does not build. The template is read in the file or in the project files it includes;
+        the fix (an explicit conversion) is the template's, for every type it is used with."""
+        for name, call in calls.items():
+            found = _template_conversions(ctx, ctx.text(call.child_by_field_name("name")),
+                                          _bf16_positions(ctx, call), set())
+            if not found:
+                continue
+            (template, parameter, file, shown), more = found[0], len(found) - 1
+            where = f"{template} ({file})" if file != ctx.path else template
+            others = f" and {more} more" if more else ""
+            message = (f"{as_converted(ctx, ' '.join(ctx.text(call).split()))} makes {where} "
+                       f"convert to {replacement} implicitly ({shown}{others}), which does not "
+                       f"build: {replacement}'s float constructor is explicit. Convert there "
+                       f"explicitly: {parameter}(x) rounds a float to {replacement} as CUDA does "
+                       "(a NaN keeps its payload where CUDA makes it 0x7fff)")
+            yield Diagnostic("LOW001", message, call.start_byte, call.end_byte,
+                             marker_fix(ctx, call.start_byte, Marker("LOW001", message)),
+                             library="device", symbol="__nv_bfloat16")
 
     def _overload(self, ctx: RuleContext, name: str, pair: bool, start: int,
                   end: int) -> Diagnostic | None:
@@ -366,6 +418,17 @@ class OldRocmLowering(Rule):
                         "rocmigrate cannot prove its type here: write "
                         f"rocmigrate_float2bfloat16({shown}) for a float, as CUDA converts it")
                 yield self._report_as(ctx, low, "LOW001", begin, finish, text)
+        if spans and element == replacement and _declaration(ctx, start, end) is not None:
+            # T v{x}, T v(x), struct S { T v{x}; }: a float's conversion is written exact
+            kinds = {span: _kind(ctx, _node_at(ctx, *span)) for span in spans
+                     if not self._exact_conversion(ctx, low, span)}
+            floats = [span for span, kind in kinds.items() if kind == "float"]
+            function = EXACT_FOR_ALL["__float2bfloat16"].encode()
+            rewrite = Fix(rewrite.title, rewrite.edits + tuple(
+                edit for begin, finish in floats
+                for edit in (Edit(begin, begin, function + b"("), Edit(finish, finish, b")"))),
+                includes=(SUPPORT_HEADER,) if floats else rewrite.includes)
+            spans = [span for span in spans if kinds.get(span) not in ("float", "bf16")]
         if spans is None or all(self._exact_conversion(ctx, low, span) for span in spans):
             yield Diagnostic("LOW001", f"{low.cuda} -> {replacement} ({self._why(ctx, low)})",
                              start, end, rewrite, library="device", symbol=low.cuda,
@@ -397,15 +460,10 @@ class OldRocmLowering(Rule):
                       if member.type != "comment"]
         for value in values:
             begin, finish = value.start_byte, value.end_byte
-            text = ctx.data[begin:finish].decode("utf-8", "replace")
-            literal = _literal(text)
-            if literal is not None and _float_exact(literal):
-                function = replacement
-            elif _declared(ctx, text, begin, _FLOAT):
-                function = EXACT_FOR_ALL["__float2bfloat16"]
-            elif _bf16_expression(ctx, value) or pair and not _other_arithmetic(ctx, text, begin):
+            function = _judged(ctx, value, replacement)
+            if function is None or function == "unproven" and pair and _kind(ctx, value) is None:
                 continue  # (a pair's members: given.x, a call... mostly bf16; not judged)
-            else:
+            if function == "unproven":
                 unproven.append((begin, finish))
                 continue
             edits += [Edit(begin, begin, function.encode() + b"("), Edit(finish, finish, b")")]
@@ -472,13 +530,6 @@ class OldRocmLowering(Rule):
     def _report_as(ctx, low, code: str, start: int, end: int, text: str) -> Diagnostic:
         return Diagnostic(code, text, start, end, marker_fix(ctx, start, Marker(code, text)),
                           library="device", symbol=low.cuda, severity="warning")
-
-
-def _other_arithmetic(ctx: RuleContext, text: str, at: int) -> bool:
-    """Is ``text`` a name declared with an arithmetic type other than float (``double d``,
-    ``int i``, ``p[i]`` of an ``int* p``)?"""
-    found = _declared_type(ctx, text, at)
-    return found is not None and found[1] == 0 and found[0] != "float" and is_fundamental(found[0])
 
 
 def _other_than_bf16(ctx: RuleContext, args: list[tuple[int, int]]) -> bool:
@@ -609,6 +660,468 @@ def _bf16_expression(ctx: RuleContext, node) -> bool:
     return bf16_value(ctx, ctx.text(node), node.start_byte)
 
 
+# CUDA's functions (and rocmigrate_bf16.h's) whose value is a float
+_FLOAT_FUNCTIONS = frozenset({
+    "__bfloat162float", "__low2float", "__high2float", "__half2float", "rocmigrate_bfloat162float",
+    "rocmigrate_low2float", "rocmigrate_high2float", "sqrtf", "rsqrtf", "cbrtf", "expf", "exp2f",
+    "__expf", "logf", "log2f", "__logf", "powf", "__powf", "fabsf", "fmaxf", "fminf", "fmaf",
+    "__fmaf_rn", "__fadd_rn", "__fmul_rn", "__fdividef", "__frcp_rn", "__saturatef", "tanhf",
+    "sinf", "cosf", "__sinf", "__cosf", "erff", "ceilf", "floorf", "roundf", "truncf"})
+# CUDA's functions whose value is a bf16 scalar (lowered onto rocmigrate_bf16.h's or HIP's)
+_BF16_FUNCTION = re.compile(r"__\w+2bfloat16(?:_r[nzdu])?|__u?short_as_bfloat16")
+_ARITHMETIC_OPERATORS = frozenset({"+", "-", "*", "/", "%"})
+_BOOLEAN_OPERATORS = frozenset({"==", "!=", "<", ">", "<=", ">=", "&&", "||"})
+
+
+def _kind(ctx: RuleContext, node) -> str | None:
+    """The kind of the expression ``node`` where rocmigrate can read it: "bf16", "float",
+    "double" (long double too) or "integer" (bool and char too), else None. Read from literals,
+    casts, declarations (names, members of structs defined in the file, functions declared
+    there) and the usual arithmetic conversions; bf16 mixed with another type is not read (CUDA
+    rejects it as ambiguous, hip_bfloat16 computes in float)."""
+    while node.type == "parenthesized_expression" and node.named_child_count == 1:
+        node = node.named_children[0]
+    kind = node.type
+    if kind == "number_literal":
+        literal = _LITERAL.fullmatch(ctx.text(node))
+        if literal is None:
+            return None
+        hexadecimal = literal.group("hex")
+        floating = (any(c in hexadecimal for c in ".pP") if hexadecimal is not None
+                    else any(c in literal.group("dec") for c in ".eE"))
+        suffix = literal.group("suffix").lower()
+        return ("float" if "f" in suffix else "double") if floating else "integer"
+    if kind in ("true", "false", "char_literal"):
+        return "integer"
+    if kind in ("binary_expression", "unary_expression", "conditional_expression"):
+        return _operation_kind(ctx, node)
+    if kind == "cast_expression":
+        type_node = node.child_by_field_name("type")
+        return _type_kind(ctx.text(type_node), 0) if type_node is not None else None
+    if bf16_value(ctx, ctx.text(node), node.start_byte):
+        return "bf16"
+    if kind == "call_expression":
+        return _call_kind(ctx, node)
+    typed = _typed(ctx, node)
+    if typed is None:
+        return None
+    type_name, pointers = typed
+    container = _CONTAINER.fullmatch(type_name.replace(" ", ""))
+    return "bf16" if container is not None and pointers == -1 else _type_kind(type_name, pointers)
+
+
+def _operation_kind(ctx: RuleContext, node) -> str | None:
+    """_kind of a unary, binary or conditional expression."""
+    if node.type == "conditional_expression":
+        kinds = {_kind(ctx, node.child_by_field_name(side))
+                 for side in ("consequence", "alternative")}
+        return kinds.pop() if len(kinds) == 1 else None
+    operator = node.child_by_field_name("operator")
+    operator = operator.type if operator is not None else ""
+    if operator in _BOOLEAN_OPERATORS or operator == "!":
+        return "integer"
+    if node.type == "unary_expression":
+        inner = _kind(ctx, node.child_by_field_name("argument"))
+        return inner if operator in ("-", "+") or inner == "integer" else None
+    kinds = {_kind(ctx, node.child_by_field_name(side)) for side in ("left", "right")}
+    if None in kinds or operator not in _ARITHMETIC_OPERATORS and kinds != {"integer"}:
+        return None
+    if "bf16" in kinds:
+        return "bf16" if kinds == {"bf16"} and operator != "%" else None
+    # the usual arithmetic conversions
+    return next(kind for kind in ("double", "float", "integer") if kind in kinds)
+
+
+def _type_kind(type_text: str, pointers: int) -> str | None:
+    """_kind of a value declared with ``type_text`` and ``pointers`` levels left."""
+    type_name = normal_type(type_text)
+    if pointers != 0 or not type_name:
+        return None
+    if type_name in BF16_TYPES:
+        return "bf16"
+    if type_name == "float":
+        return "float"
+    if type_name in ("double", "long double"):
+        return "double"
+    return "integer" if is_fundamental(type_name) else None
+
+
+def _call_kind(ctx: RuleContext, node) -> str | None:
+    """_kind of a call: a conversion (``static_cast<T>(x)``, ``float(x)``), a float function of
+    CUDA's, or a function whose every declaration in the file returns values of one kind."""
+    function = node.child_by_field_name("function")
+    if function is None:
+        return None
+    if function.type == "primitive_type":
+        return _type_kind(ctx.text(function), 0)
+    template_arguments: list[str] = []
+    if function.type == "template_function":
+        name, listed = (function.child_by_field_name(f) for f in ("name", "arguments"))
+        if name is None or listed is None:
+            return None
+        template_arguments = [ctx.text(argument) for argument in listed.named_children]
+        if ctx.text(name) == "static_cast":
+            return _type_kind(template_arguments[0], 0) if template_arguments else None
+        function = name
+    if function.type != "identifier":
+        return None
+    name = ctx.text(function)
+    if name in _FLOAT_FUNCTIONS:
+        return "float"
+    if _BF16_FUNCTION.fullmatch(name):
+        return "bf16"
+    if name in _aliases(ctx):  # a conversion to a typedef of a type: bf16(x)
+        return _type_kind(_aliases(ctx)[name], 0)
+    listed = node.child_by_field_name("arguments")
+    given = [argument for argument in (listed.named_children if listed is not None else ())
+             if argument.type != "comment"]
+    candidates = [declared for declared in _function_kinds(ctx).get(name, ())
+                  if declared.least <= len(given) <= declared.most]
+    kinds = {declared.returned(template_arguments) for declared in candidates}
+    if len(kinds) > 1:  # overloads: those whose parameters have the arguments' kinds
+        given_kinds = [_kind(ctx, argument) for argument in given]
+        kinds = {declared.returned(template_arguments) for declared in candidates
+                 if all(kind is None or kind == parameter
+                        for kind, parameter in zip(given_kinds, declared.parameters))}
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+@dataclass(frozen=True)
+class _Declared:
+    """A function declaration as _call_kind reads it."""
+
+    returns: str | int | None  # a _kind, or the index of the template parameter returned
+    parameters: tuple[str | None, ...]  # the _kind of each parameter
+    least: int  # arguments it takes, at least
+    most: float  # and at most
+
+    def returned(self, template_arguments: list[str]) -> str | None:
+        """The _kind of its value, called with ``template_arguments``."""
+        if not isinstance(self.returns, int):
+            return self.returns
+        return (_type_kind(template_arguments[self.returns], 0)
+                if self.returns < len(template_arguments) else None)
+
+
+def _function_kinds(ctx: RuleContext) -> dict[str, list[_Declared]]:
+    """The declarations (and definitions) of each function the file declares by a plain
+    name."""
+    found = ctx.cache.get("LOW001.functions")
+    if found is not None:
+        return found
+    found = {}
+    stack = [ctx.tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.type in ("function_definition", "declaration", "field_declaration"):
+            type_node = node.child_by_field_name("type")
+            for declarator in node.children_by_field_name("declarator"):
+                if declarator.type != "function_declarator" or type_node is None:
+                    continue
+                name = declarator.child_by_field_name("declarator")
+                if name is not None and name.type == "identifier":
+                    found.setdefault(ctx.text(name), []).append(
+                        _declared_function(ctx, node, type_node, declarator))
+        if node.type != "compound_statement":
+            stack.extend(node.children)
+    ctx.cache["LOW001.functions"] = found
+    return found
+
+
+def _declared_function(ctx: RuleContext, node, type_node, declarator) -> _Declared:
+    returned = normal_type(ctx.text(type_node))
+    template_parameters = _template_parameters(ctx, node)
+    listed = declarator.child_by_field_name("parameters")
+    parameters, least, most = [], 0, 0.0
+    for parameter in listed.named_children if listed is not None else ():
+        if parameter.type == "variadic_parameter":
+            most = float("inf")
+            continue
+        if parameter.type not in ("parameter_declaration", "optional_parameter_declaration"):
+            continue
+        pointers, inner = 0, parameter.child_by_field_name("declarator")
+        while inner is not None and inner.type in ("pointer_declarator",
+                                                   "abstract_pointer_declarator",
+                                                   "array_declarator", "reference_declarator"):
+            pointers += inner.type != "reference_declarator"
+            inner = inner.child_by_field_name("declarator") or next(
+                (child for child in inner.named_children if "declarator" in child.type
+                 or child.type == "identifier"), None)
+        kind_type = parameter.child_by_field_name("type")
+        parameters.append(_type_kind(ctx.text(kind_type), pointers)
+                          if kind_type is not None else None)
+        least += parameter.type == "parameter_declaration"
+    if parameters == [None] and ctx.text(listed).replace(" ", "") == "(void)":
+        parameters = []
+    most = max(most, len(parameters))
+    return _Declared(template_parameters.index(returned) if returned in template_parameters
+                     else _type_kind(returned, 0), tuple(parameters), least, most)
+
+
+def _template_parameters(ctx: RuleContext, declaration) -> list[str]:
+    """The type parameters (names, in order) of the template the declaration is the body of,
+    if it is one."""
+    parent = declaration.parent
+    if parent is None or parent.type != "template_declaration":
+        return []
+    listed = parent.child_by_field_name("parameters")
+    names = []
+    for parameter in listed.named_children if listed is not None else ():
+        name = next((child for child in parameter.named_children
+                     if child.type == "type_identifier"), None)
+        names.append(ctx.text(name) if name is not None else "")
+    return names
+
+
+def _typed(ctx: RuleContext, node) -> tuple[str, int] | None:
+    """(declared type, pointer levels left) of a name, an element (``p[i]``, ``*p``) or a member
+    (``s.x``, ``p->x`` of a struct defined in the file), or None."""
+    while node.type == "parenthesized_expression" and node.named_child_count == 1:
+        node = node.named_children[0]
+    if node.type == "identifier":
+        declaration = value_declaration(ctx, ctx.text(node), node.start_byte)
+        if declaration is not None:
+            return declaration.type, declaration.pointers
+        return _sibling_member(ctx, node)
+    if node.type == "subscript_expression":
+        inner = _typed(ctx, node.child_by_field_name("argument"))
+        return (inner[0], inner[1] - 1) if inner is not None else None
+    if node.type == "pointer_expression":
+        operator = node.child_by_field_name("operator")
+        inner = _typed(ctx, node.child_by_field_name("argument"))
+        if inner is None or operator is None:
+            return None
+        return inner[0], inner[1] + (1 if operator.type == "&" else -1)
+    if node.type == "field_expression":
+        operator, field = node.child_by_field_name("operator"), node.child_by_field_name("field")
+        owner = _typed(ctx, node.child_by_field_name("argument"))
+        if owner is None or operator is None or field is None or \
+                owner[1] != (1 if operator.type == "->" else 0):
+            return None
+        return _members(ctx).get(normal_type(owner[0]), {}).get(ctx.text(field))
+    return None
+
+
+def _sibling_member(ctx: RuleContext, name) -> tuple[str, int] | None:
+    """(type, pointer levels) of the member of the struct whose body ``name`` is written in
+    (``struct S { T a; T b{a}; }``), or None."""
+    node = name.parent
+    while node is not None and node.type != "field_declaration_list":
+        node = node.parent
+    owner = node.parent if node is not None else None
+    if owner is None:
+        return None
+    type_name = owner.child_by_field_name("name")
+    if type_name is None and owner.parent is not None and owner.parent.type == "type_definition":
+        type_name = owner.parent.child_by_field_name("declarator")
+    return None if type_name is None else _members(ctx).get(ctx.text(type_name), {}).get(
+        ctx.text(name))
+
+
+def _members(ctx: RuleContext) -> dict[str, dict[str, tuple[str, int] | None]]:
+    """struct name -> member name -> (type, pointer levels; an array dimension counts as one),
+    for the structs, classes and unions defined in the file (``typedef struct {...} S;`` too);
+    a member that two definitions of a name declare differently is None."""
+    found = ctx.cache.get("LOW001.members")
+    if found is not None:
+        return found
+    found = {}
+    stack = [ctx.tree.root_node]
+    while stack:
+        node = stack.pop()
+        stack.extend(node.children)
+        if node.type not in ("struct_specifier", "class_specifier", "union_specifier"):
+            continue
+        body, name = node.child_by_field_name("body"), node.child_by_field_name("name")
+        if body is None:
+            continue
+        if name is None and node.parent is not None and node.parent.type == "type_definition":
+            name = node.parent.child_by_field_name("declarator")
+        if name is None or name.type != "type_identifier":
+            continue
+        fields = found.setdefault(ctx.text(name), {})
+        for member in body.named_children:
+            type_node = member.child_by_field_name("type")
+            if member.type != "field_declaration" or type_node is None:
+                continue
+            for declarator in member.children_by_field_name("declarator"):
+                pointers = 0
+                while declarator.type in ("pointer_declarator", "array_declarator"):
+                    pointers += 1
+                    declarator = declarator.child_by_field_name("declarator")
+                if declarator is None or declarator.type != "field_identifier":
+                    continue
+                typed = (normal_type(ctx.text(type_node)), pointers)
+                field = ctx.text(declarator)
+                fields[field] = typed if fields.get(field, typed) == typed else None
+    ctx.cache["LOW001.members"] = found
+    return found
+
+
+def _node_at(ctx: RuleContext, begin: int, end: int):
+    """The outermost tree node that spans exactly [begin, end) (else the smallest around it)."""
+    node = ctx.tree.root_node.descendant_for_byte_range(begin, end)
+    while node.parent is not None and (node.parent.start_byte, node.parent.end_byte) == (
+            begin, end):
+        node = node.parent
+    return node
+
+
+_TEMPLATE_DEPTH = 4  # templates followed from an instantiation through the templates they call
+_TEMPLATES_READ = 32  # at most, from one instantiation
+
+
+def _bf16_positions(ctx: RuleContext, template_function) -> frozenset[int]:
+    """The positions of the template arguments that are a bf16 type (``g<float, __nv_bfloat16>``:
+    {1})."""
+    listed = template_function.child_by_field_name("arguments")
+    return frozenset(index for index, argument in enumerate(
+        listed.named_children if listed is not None else ())
+        if normal_type(ctx.text(argument)) in BF16_TYPES)
+
+
+def _project_contexts(ctx: RuleContext) -> list[RuleContext]:
+    """The file, then each project file it includes, as contexts rules can read."""
+    found = ctx.cache.get("LOW001.project")
+    if found is None:
+        found = ctx.cache["LOW001.project"] = [ctx] + [
+            RuleContext(Source(file.rel, file.data), ctx.settings, ctx.tables)
+            for file in ctx.included]
+    return found
+
+
+def _template_conversions(ctx: RuleContext, name: str, positions: frozenset[int], seen: set,
+                          depth: int = 0) -> list[tuple[str, str, str, str]]:
+    """(template, type parameter, file, code) of the implicit conversions to the type parameters at
+    ``positions`` of the function template ``name`` (defined in the file or a project file it
+    includes), and of the templates it calls with them, from a value of arithmetic type: a
+    declaration ``T v = x;``, ``return x;`` where it returns ``T``, an assignment to a ``T``."""
+    if (name, positions) in seen or depth >= _TEMPLATE_DEPTH or len(seen) >= _TEMPLATES_READ:
+        return []
+    seen.add((name, positions))
+    found = []
+    for file in _project_contexts(ctx):
+        if name.encode() not in file.data:
+            continue
+        for function in _function_templates(file).get(name, ()):
+            parameters = _template_parameters(file, function)
+            bound = {parameters[i] for i in positions if i < len(parameters)} - {""}
+            if bound:
+                found += _conversions_in(ctx, file, function, name, bound, seen, depth)
+    return found
+
+
+def _function_templates(ctx: RuleContext) -> dict[str, list]:
+    """name -> the function templates defined in the file by that plain name."""
+    found = ctx.cache.get("LOW001.templates")
+    if found is None:
+        found = ctx.cache["LOW001.templates"] = {}
+        stack = [ctx.tree.root_node]
+        while stack:
+            node = stack.pop()
+            if node.type == "function_definition":
+                declarator = node.child_by_field_name("declarator")
+                name = declarator.child_by_field_name("declarator") \
+                    if declarator is not None and declarator.type == "function_declarator" else None
+                if name is not None and name.type == "identifier" and \
+                        _template_parameters(ctx, node):
+                    found.setdefault(ctx.text(name), []).append(node)
+                continue
+            stack.extend(node.children)
+    return found
+
+
+def _conversions_in(ctx: RuleContext, file: RuleContext, function, name: str, bound: set[str],
+                    seen: set, depth: int) -> list[tuple[str, str, str, str]]:
+    """_template_conversions in one definition, whose type parameters ``bound`` are bf16."""
+    found = []
+    returned = function.child_by_field_name("type")
+    returns_bound = returned is not None and normal_type(file.text(returned)) in bound and \
+        function.child_by_field_name("declarator").type == "function_declarator"
+    stack = [function.child_by_field_name("body")]
+    while stack:
+        node = stack.pop()
+        if node is None or node.type == "lambda_expression":
+            continue
+        stack.extend(reversed(node.children))
+        values, shown = [], node
+        if node.type == "return_statement" and returns_bound and node.named_child_count:
+            values = node.named_children[:1]
+        elif node.type == "declaration" and node.child_by_field_name("type") is not None and \
+                normal_type(file.text(node.child_by_field_name("type"))) in bound:
+            values = [child for declarator in node.children_by_field_name("declarator")
+                      if declarator.type == "init_declarator" and _copy_init(declarator)
+                      and declarator.child_by_field_name("declarator").type in (
+                          "identifier", "array_declarator")
+                      for value in [declarator.child_by_field_name("value")] if value is not None
+                      for child in (value.named_children if value.type == "initializer_list"
+                                    else [value])]
+        elif node.type == "assignment_expression" and _assigns(node):
+            typed = _typed(file, node.child_by_field_name("left"))
+            if typed is not None and typed[1] == 0 and normal_type(typed[0]) in bound:
+                values = [node.child_by_field_name("right")]
+        elif node.type == "template_function" and node.parent.type == "call_expression":
+            callee, listed = node.child_by_field_name("name"), node.child_by_field_name("arguments")
+            positions = frozenset(index for index, argument in enumerate(
+                listed.named_children if listed is not None else ())
+                if normal_type(file.text(argument)) in bound)
+            if callee is not None and positions:
+                found += _template_conversions(ctx, file.text(callee), positions, seen,
+                                               depth + 1)
+        if any(value.type == "number_literal" or _kind(file, value) in ("float", "double",
+                                                                          "integer")
+               for value in values if value is not None):
+            text = as_converted(ctx, " ".join(file.text(shown).split()))
+            found.append((name, min(bound), file.path, text if len(text) <= _SHOWN
+                          else text[: _SHOWN - 3] + "..."))
+    return found
+
+
+def _assigns(assignment) -> bool:
+    """Does the assignment expression convert its right side to the left's type (``=``, and
+    ``+=``, ``-=``, ``*=``, ``/=``, whose bf16 operators take a bf16)?"""
+    operator = assignment.child_by_field_name("operator")
+    return operator is not None and operator.type in ("=", "+=", "-=", "*=", "/=")
+
+
+def _judged(ctx: RuleContext, value, replacement: str) -> str | None:
+    """How a value converted implicitly to bf16 is written for ``replacement`` (whose float
+    constructor is explicit): the function that converts it as CUDA does (``replacement`` for a
+    literal float holds exactly, ``rocmigrate_float2bfloat16`` for a float), None for a bf16
+    (left), "unproven" for a value of another or an unread type."""
+    literal = _literal(ctx.text(value))
+    if literal is not None and _float_exact(literal):
+        return replacement
+    kind = _kind(ctx, value)
+    if kind == "bf16":
+        return None
+    return EXACT_FOR_ALL["__float2bfloat16"] if kind == "float" else "unproven"
+
+
+def _unread(value) -> bool:
+    """Is ``value`` a call or a member (not an expression of them), whose type rocmigrate
+    could not read?"""
+    while value.type == "parenthesized_expression" and value.named_child_count == 1:
+        value = value.named_children[0]
+    while value.type == "subscript_expression":
+        value = value.child_by_field_name("argument")
+    return value.type in ("call_expression", "field_expression")
+
+
+def _returns_bf16(ctx: RuleContext, statement) -> bool:
+    """Does the function (not a lambda) that the return statement is in return a bf16 (by
+    value)?"""
+    node = statement.parent
+    while node is not None and node.type not in ("function_definition", "lambda_expression"):
+        node = node.parent
+    if node is None or node.type != "function_definition":
+        return False
+    type_node, declarator = node.child_by_field_name("type"), node.child_by_field_name("declarator")
+    return (type_node is not None and declarator is not None
+            and declarator.type == "function_declarator"
+            and normal_type(ctx.text(type_node)) in BF16_TYPES)
+
+
 def _copy_initialised(ctx: RuleContext, start: int, end: int) -> list:
     """The values (tree nodes) a declaration whose type is named at [start, end) copy-initialises
     its variables with: ``x`` of ``T v = x``, each element of ``T a[] = {x, y}`` (a nested list
@@ -646,11 +1159,17 @@ def _copy_init(declarator) -> bool:
 
 def _direct_init(ctx: RuleContext, start: int, end: int) -> list[tuple[int, int]] | None:
     """Initialisers of ``T v(x);`` / ``T v{x};`` declarations whose type is named at
-    [start, end) (the parser may read ``T v(x)`` as a function declaration)."""
+    [start, end), default member initialisers ``T v{x};`` too (the parser may read ``T v(x)``
+    as a function declaration)."""
     node = _declaration(ctx, start, end)
     if node is None:
         return None
     spans: list[tuple[int, int]] = []
+    default = node.child_by_field_name("default_value") if node.type == "field_declaration" \
+        else None
+    if default is not None and default.type == "initializer_list" and not _copy_init(node):
+        spans += [(c.start_byte, c.end_byte) for c in default.named_children  # struct S { T v{x}; }
+                  if c.type != "comment"]
     in_block = node.parent is not None and node.parent.type == "compound_statement"
     for declarator in node.children_by_field_name("declarator"):
         value = None
