@@ -81,7 +81,9 @@ def test_owners_from_blame_and_codeowners(repository, tmp_path):
     assert {a["name"]: a["recent_commits"] for a in kernel["authors"]} == {"Alice": 2, "Bob": 1}
     assert (files["b/blas.cu"]["owner"], files["b/blas.cu"]["owner_source"]) == (
         "@team-blas", "CODEOWNERS")
-    assert files["common/util.h"]["owner"] == "Alice"
+    # one author ever: all its lines hers without a blame
+    assert files["common/util.h"]["authors"] == [
+        {"name": "Alice", "lines": UTIL_H.count(b"\n"), "recent_commits": 1}]
     people = {person["name"]: person for person in document["owners"]["people"]}
     assert set(people) == {"Alice", "@team-blas"}
     assert sorted(people["Alice"]["files"]) == ["CMakeLists.txt", "a/kernel.cu", "common/util.h"]
@@ -214,3 +216,16 @@ def test_repository_without_commits(tmp_path):
     assert document["owners"]["available"] is False
     assert any("no commits yet" in note for note in document["notes"])
     assert document["history"]["commits"] == []
+
+
+def test_a_renamed_file_keeps_its_author(tmp_path):
+    """Bob renames Alice's file: blame (which follows the rename) still gives her every line."""
+    repo = git.Repo.init(tmp_path / "repo")
+    commit(repo, {"x.cu": KERNEL_CU}, "Alice", "kernel")
+    repo.git.mv("x.cu", "y.cu")
+    commit(repo, {}, "Bob", "rename")
+    document = report_of(Path(repo.working_tree_dir), tmp_path / "r")
+    (record,) = document["files"]
+    assert record["path"] == "y.cu" and record["owner"] == "Alice"
+    assert record["authors"][0] == {"name": "Alice", "lines": KERNEL_CU.count(b"\n"),
+                                    "recent_commits": 0}

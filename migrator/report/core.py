@@ -6,6 +6,7 @@ render from it."""
 from __future__ import annotations
 
 import datetime
+from concurrent.futures import ThreadPoolExecutor
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,12 +59,17 @@ def build_report(options: ReportOptions, progress=None) -> dict:
     report_dir = options.report_dir.resolve()
     inside = report_dir.is_relative_to(source.resolve())
     say(f"reading {source} with the conversion rules at ROCm {format_version(options.settings.rocm)}")
-    scan = scan_tree(source, options.settings, options.jobs, report_dir if inside else None)
+    # owners are read from git in a thread while the workers convert (git blame waits on git)
+    with ThreadPoolExecutor(max_workers=1) as background:
+        reading = []
+        scan = scan_tree(source, options.settings, options.jobs, report_dir if inside else None,
+                         started=lambda rels: reading.append(
+                             background.submit(find_owners, source, rels, options.jobs)))
+        say("reading owners from git")
+        owners = reading[0].result() if reading else find_owners(source, [], options.jobs)
     model = options.model
     family_of, optimizing = families(), optimization_codes()
     records = [file_record(file, model, family_of, optimizing) for file in scan.files]
-    say("reading owners from git")
-    owners = find_owners(source, [r["path"] for r in records])
     for record in records:
         record["owner"] = owners.owner_of(record["path"])
         entry = owners.files.get(record["path"])

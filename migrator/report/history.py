@@ -158,7 +158,7 @@ def walk_history(source: Path, options, model: EffortModel, family_of: dict,
 
 def _commit_totals(commit, prefix: str, options, cache: BlobCache, model: EffortModel,
                    family_of: dict, optimizing: frozenset) -> dict:
-    from ..runner import convert_file, process_all
+    from ..runner import process_all
 
     try:
         tree = commit.tree / prefix if prefix else commit.tree
@@ -211,12 +211,8 @@ def _commit_totals(commit, prefix: str, options, cache: BlobCache, model: Effort
     for rel in misses:
         content = read(rel)
         work.append((rel, content, included_files(rel, content, blobs, read)))
-    for (rel, content, _), result in zip(work, process_all(work, convert_file, options.settings,
-                                                           options.jobs)):
-        counts = Counter((f.code, f.kind, f.fixed, f.severity) for f in result.findings)
-        cache.results[keys[rel]] = {
-            "lines": content.count(b"\n"), "failed": result.status == "failed",
-            "rows": [[*key, count] for key, count in sorted(counts.items())]}
+    for rel, entry in zip(misses, process_all(work, count_file, options.settings, options.jobs)):
+        cache.results[keys[rel]] = entry
     totals = _empty_totals()
     classes: Counter = Counter()
     for rel, key in keys.items():
@@ -233,6 +229,17 @@ def _commit_totals(commit, prefix: str, options, cache: BlobCache, model: Effort
     totals["hours_port"] = round(totals["hours_port"], 3)
     totals["hours_optimisation"] = round(totals["hours_optimisation"], 3)
     return totals
+
+
+def count_file(rel: str, content: bytes, settings, included: tuple = ()) -> dict:
+    """A file's cache entry, made where it is converted (a worker process): its lines, whether
+    it failed, and its findings counted by code, kind, fixed and severity."""
+    from ..runner import convert_file
+
+    result = convert_file(rel, content, settings, included)
+    counts = Counter((f.code, f.kind, f.fixed, f.severity) for f in result.findings)
+    return {"lines": content.count(b"\n"), "failed": result.status == "failed",
+            "rows": [[*key, count] for key, count in sorted(counts.items())]}
 
 
 class _Everything:

@@ -67,7 +67,10 @@ def repository_notes(repo) -> list[str]:
     return notes
 
 
-def find_owners(root: Path, rels: list[str]) -> Owners:
+def find_owners(root: Path, rels: list[str], jobs: int = 0) -> Owners:
+    """Owners of the tree's files ``rels``. ``git blame`` runs in ``jobs`` threads (0: one
+    per CPU) and only for the files more than one author has committed to: a file whose whole
+    history (no rename, no merge touching it) has one author has all its lines from them."""
     repo, prefix = open_repository(root)
     if repo is None:
         return Owners(False, [prefix])
@@ -78,26 +81,45 @@ def find_owners(root: Path, rels: list[str]) -> Owners:
     full = {rel: posixpath.normpath(posixpath.join(prefix, rel)) if prefix else rel
             for rel in rels}
     rules, result.codeowners = _codeowners(repo)
-    recent = _recent_commits(repo, prefix)
+    history = _file_history(repo, prefix)
     tracked = _tracked(repo, prefix)
+    blamed = [path for path in full.values() if path in tracked
+              and not history.single_author(path)]
+    lines_of = dict(zip(blamed, _in_threads(lambda path: _blame(repo, path), blamed, jobs)))
     untracked = []
     for rel, path in full.items():
-        lines = _blame(repo, path) if path in tracked else Counter()
+        recent = history.recent.get(path, Counter())
         if path not in tracked:
             untracked.append(rel)
-        authors = sorted(set(lines) | set(recent.get(path, {})),
-                         key=lambda a: (-lines[a], -recent.get(path, {}).get(a, 0), a))
+            lines = Counter()
+        elif path in lines_of:
+            lines = lines_of[path]
+        else:  # one author wrote every committed line
+            lines = Counter({next(iter(history.authors[path])): _line_count(repo, path)})
+        authors = sorted(set(lines) | set(recent),
+                         key=lambda a: (-lines[a], -recent.get(a, 0), a))
         owners = _codeowner_of(rules, path)
         entry = {"owner": owners or (authors[0] if authors else ""),
                  "source": "CODEOWNERS" if owners else ("blame" if authors else ""),
-                 "authors": [{"name": a, "lines": lines[a],
-                              "recent_commits": recent.get(path, {}).get(a, 0)}
+                 "authors": [{"name": a, "lines": lines[a], "recent_commits": recent.get(a, 0)}
                              for a in authors[:5]]}
         result.files[rel] = entry
     if untracked:
         result.notes.append(f"{len(untracked)} files are not committed (first: {untracked[0]}): "
                             "no blame for them")
     return result
+
+
+def _in_threads(function, items: list, jobs: int) -> list:
+    """``function`` over ``items`` in threads (each call waits on a git process)."""
+    if len(items) < 4:
+        return list(map(function, items))
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ..pool import worker_count
+
+    with ThreadPoolExecutor(max_workers=min(worker_count(jobs), 16)) as pool:
+        return list(pool.map(function, items))
 
 
 def _tracked(repo, prefix: str) -> set[str]:
@@ -108,29 +130,83 @@ def _tracked(repo, prefix: str) -> set[str]:
     return set(listed.splitlines())
 
 
-def _blame(repo, path: str) -> Counter:
-    """Lines of HEAD's ``path`` per author (``Name <email>`` kept as the name)."""
+def _line_count(repo, path: str) -> int:
     try:
-        text = repo.git.blame("--line-porcelain", "HEAD", "--", path)
+        data = repo.git.show(f"HEAD:{path}", stdout_as_string=False)
+    except Exception:
+        return 0
+    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+
+
+def _blame(repo, path: str) -> Counter:
+    """Lines of HEAD's ``path`` per author, from ``git blame --incremental`` (each group of
+    lines: ``<commit> <line> <line> <count>``, the commit's author given once)."""
+    try:
+        text = repo.git.blame("--incremental", "HEAD", "--", path)
     except Exception:
         return Counter()
-    return Counter(line[7:] for line in text.splitlines() if line.startswith("author "))
+    author_of: dict[str, str] = {}
+    counts: Counter = Counter()
+    commit = ""
+    for line in text.splitlines():
+        fields = line.split(" ")
+        if len(fields) == 4 and len(fields[0]) >= 40 and fields[3].isdigit():
+            commit = fields[0]
+            counts[commit] += int(fields[3])
+        elif line.startswith("author ") and commit not in author_of:
+            author_of[commit] = line[7:]
+    lines: Counter = Counter()
+    for commit, count in counts.items():
+        lines[author_of.get(commit, "?")] += count
+    return lines
 
 
-def _recent_commits(repo, prefix: str) -> dict[str, Counter]:
-    """Commits per author per file among the last RECENT_COMMITS touching the tree."""
+HISTORY_LIMIT = 5000  # commits read for who touched each file; beyond, every file is blamed
+
+
+@dataclass
+class _History:
+    recent: dict[str, Counter]  # path -> commits per author, among the RECENT_COMMITS newest
+    authors: dict[str, set[str]]  # path -> everyone who committed to it
+    moved: set[str]  # paths a rename or copy led to, or a merge touched
+    complete: bool  # the whole history was read
+
+    def single_author(self, path: str) -> bool:
+        return self.complete and path not in self.moved and len(self.authors.get(path, ())) == 1
+
+
+def _file_history(repo, prefix: str) -> _History:
+    """Who committed to each file: ``git log -M -m --name-status`` (renames and copies seen,
+    merges shown against each parent)."""
+    history = _History({}, {}, set(), False)
     try:
-        text = repo.git.log(f"-n{RECENT_COMMITS}", "--no-renames", "--format=%x00%aN",
-                            "--name-only", "--", prefix or ".")
+        text = repo.git.log(f"-n{HISTORY_LIMIT}", "-M", "-m", "--name-status",
+                            "--format=%x00%H%x09%aN%x09%P", "--", prefix or ".")
     except Exception:
-        return {}
-    touched: dict[str, Counter] = {}
+        return history
+    seen: set[tuple[str, str]] = set()
+    commits: list[str] = []
     for block in text.split("\x00")[1:]:
-        author, _, names = block.partition("\n")
-        for name in names.split("\n"):
-            if name.strip():
-                touched.setdefault(name.strip(), Counter())[author.strip()] += 1
-    return touched
+        header, _, changes = block.partition("\n")
+        commit, _, rest = header.partition("\t")
+        author, _, parents = rest.partition("\t")
+        if not commits or commits[-1] != commit:
+            commits.append(commit)
+        recent = len(commits) <= RECENT_COMMITS
+        merge = len(parents.split()) > 1
+        for change in changes.split("\n"):
+            fields = change.split("\t")
+            if len(fields) < 2:
+                continue
+            path = fields[-1]
+            history.authors.setdefault(path, set()).add(author)
+            if merge or fields[0][:1] in ("R", "C"):
+                history.moved.add(path)
+            if recent and (commit, path) not in seen:
+                seen.add((commit, path))
+                history.recent.setdefault(path, Counter())[author] += 1
+    history.complete = len(commits) < HISTORY_LIMIT
+    return history
 
 
 def _codeowners(repo) -> tuple[list[tuple[str, str]], str]:

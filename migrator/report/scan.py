@@ -67,11 +67,13 @@ _TEXT_PATTERNS = {"thrust": re.compile(rb"^[ \t]*#[ \t]*include[ \t]*[<\"]thrust
 
 
 def scan_tree(root: Path, settings: Settings, jobs: int = 0, exclude: Path | None = None,
-              report=None) -> TreeScan:
+              report=None, started=None) -> TreeScan:
     """Every source and build file under ``root`` (the runner's discovery, its excludes), each
     converted in memory. ``exclude``: a folder not to read (the report's own, inside ``root``).
-    ``report(total, lines)`` after each file, as the runner calls it."""
-    from ..runner import convert_file, discover, process_all
+    ``report(total, lines)`` after each file, as the runner calls it. ``started(paths)`` is
+    called once, when the first result is back: work a thread may do meanwhile starts then,
+    after the worker processes are forked (a fork copies no other thread)."""
+    from ..runner import discover, process_all
 
     items = discover(root, exclude, settings)
     skipped = [f"{item.rel}: {item.note}" for item in items if item.kind in ("skip", "fail")]
@@ -97,19 +99,27 @@ def scan_tree(root: Path, settings: Settings, jobs: int = 0, exclude: Path | Non
             continue
         included = included_files(item.rel, content, files, read, direct)
         work.append((item.rel, content, included))
-    for (rel, content, included), result in zip(work, process_all(work, convert_file, settings,
-                                                                   jobs, report)):
-        scans.append(scan_result(rel, content, result, _direct(rel, included, files)))
+    waiting = [started] if started is not None else []
+
+    def progress(total: int, lines: int) -> None:
+        if waiting:
+            waiting.pop()([rel for rel, _, _ in work])
+        if report is not None:
+            report(total, lines)
+
+    for (rel, _, included), scan in zip(work, process_all(work, scan_file, settings, jobs,
+                                                          progress)):
+        scan.includes = _direct(rel, included, files)
+        scans.append(scan)
     return TreeScan(root, scans, skipped)
 
 
-def scan_bytes(rel: str, content: bytes, settings: Settings, included: tuple = (),
-               known=()) -> FileScan:
-    """One file's scan (the history reads blobs of old commits so)."""
+def scan_file(rel: str, content: bytes, settings: Settings, included: tuple = ()) -> FileScan:
+    """One file's scan, made where it is converted (a worker process): only the scan comes
+    back, not the converted text."""
     from ..runner import convert_file
 
-    return scan_result(rel, content, convert_file(rel, content, settings, included),
-                       _direct(rel, included, known))
+    return scan_result(rel, content, convert_file(rel, content, settings, included))
 
 
 def _direct(rel: str, included, known) -> tuple[str, ...]:
