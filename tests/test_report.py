@@ -209,7 +209,9 @@ def test_batches_follow_the_include_graph():
              "base": [_record("base/b.h", 10, {}, hours=9.0)],
              "tool": [_record("tool/t.cu", 10, {}, hours=2.0)]}
     assert order_modules(units, list(units)) == ["tool", "base", "lib", "app"]
-    assert batches(units, list(units), batch_hours=10.0) == [["tool", "base"], ["lib", "app"]]
+    assert batches(units, list(units), batch_hours=11.0) == [["tool", "base"], ["lib", "app"]]
+    # a batch closes before the module that would take it over the size
+    assert batches(units, list(units), batch_hours=8.0) == [["tool"], ["base"], ["lib", "app"]]
     cycle = {"x": [_record("x/a.h", 1, {}, includes=["y/b.h"], hours=3.0)],
              "y": [_record("y/b.h", 1, {}, includes=["x/a.h"], hours=1.0)]}
     assert order_modules(cycle, ["x", "y"]) == ["y", "x"]  # a cycle: the cheapest first

@@ -96,16 +96,18 @@ def _hours(group: list[dict]) -> float:
 
 
 def batches(units: dict[str, list[dict]], names: list[str], batch_hours: float) -> list[list[str]]:
-    """Consecutive modules of ``order_modules`` filling batches of about ``batch_hours``."""
+    """Consecutive modules of ``order_modules`` in batches of at most ``batch_hours`` (a
+    module larger than that is a batch of its own)."""
     result: list[list[str]] = []
     current: list[str] = []
     total = 0.0
     for name in order_modules(units, names):
-        current.append(name)
-        total += _hours(units[name])
-        if total >= batch_hours:
+        hours = _hours(units[name])
+        if current and total + hours > batch_hours:
             result.append(current)
             current, total = [], 0.0
+        current.append(name)
+        total += hours
     if current:
         result.append(current)
     return result
