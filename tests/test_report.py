@@ -129,7 +129,8 @@ def test_effort_classes_and_hours(document):
     records = by_path(document)
     work = {(item["code"], item["class"]) for item in records["a/kernel.cu"]["work"]}
     assert ("PTX001", "blocker") in work
-    assert ("WAV001", "blocker") in {(i["code"], i["class"]) for i in records["common/util.h"]["work"]}
+    assert ("WAV001", "blocker") in {(i["code"], i["class"])
+                                     for i in records["common/util.h"]["work"]}
     model = EffortModel()
     findings = document["summary"]["findings"]
     by_class = document["inventory"]["totals"]["hours_by_class"]
@@ -236,7 +237,8 @@ def test_converted_output_is_evidence(tree, tmp_path):
     """--converted OUT: the pilot's files are converted from their current content; one changed
     since then is named; a damaged cache is a note, not a crash."""
     out = tmp_path / "out"
-    assert runner.invoke(app, ["convert", str(tree), "-o", str(out), "--rocm", "6.4"]).exit_code == 0
+    converted = runner.invoke(app, ["convert", str(tree), "-o", str(out), "--rocm", "6.4"])
+    assert converted.exit_code == 0
     document = report_of(tree, tmp_path / "r1", converted=out)
     pilot = document["plan"]["phases"][1]
     assert pilot["exit_criteria"][0]["state"] == "met"

@@ -4,7 +4,6 @@ effort model, and bad input (exit 2 with a message, nothing written)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from typer.testing import CliRunner
 
@@ -69,7 +68,8 @@ def test_bad_input_exits_2(tmp_path):
         result = report(*args, "--rocm", "6.4")
         assert result.exit_code == 2, (args, result.output)
         assert message in result.output
-    (tree / "pyproject.toml").write_text('[tool.rocmigrate.report]\ncode-class = { PTX001 = "x" }\n')
+    (tree / "pyproject.toml").write_text(
+        '[tool.rocmigrate.report]\ncode-class = { PTX001 = "x" }\n')
     bad_config = report(str(tree), "-o", str(tmp_path / "o5"), "--rocm", "6.4")
     assert bad_config.exit_code == 2 and "report.code-class.PTX001" in bad_config.output
     for name in ("o1", "o2", "o3", "o4", "o5"):

@@ -22,7 +22,8 @@ from test_report import BLAS_CU, CMAKE, KERNEL_CU, UTIL_H, report_of
 _register()
 runner = CliRunner()
 BOB_LINES = b"// Bob's notes on the launch\n// block size 64\n// one wavefront\n"
-PTX_LINE = b'__global__ void lane(int* p) { int v; asm("mov.u32 %0, %%laneid;" : "=r"(v)); p[0] = v; }\n'
+PTX_LINE = (b'__global__ void lane(int* p) { int v; asm("mov.u32 %0, %%laneid;" : "=r"(v)); '
+            b'p[0] = v; }\n')
 
 
 def commit(repo: git.Repo, files: dict[str, bytes], author: str, message: str,
@@ -229,3 +230,19 @@ def test_a_renamed_file_keeps_its_author(tmp_path):
     assert record["path"] == "y.cu" and record["owner"] == "Alice"
     assert record["authors"][0] == {"name": "Alice", "lines": KERNEL_CU.count(b"\n"),
                                     "recent_commits": 0}
+
+
+def test_symlinks_and_binary_files_in_history(tmp_path):
+    """A committed symlink is not converted (as in the working tree's scan); a binary file
+    that looks like a source is a failed file in each commit, not a crash."""
+    repo = git.Repo.init(tmp_path / "repo")
+    root = Path(repo.working_tree_dir)
+    commit(repo, {"k.cu": KERNEL_CU, "blob.cu": bytes(range(256)) * 64}, "Alice", "files")
+    (root / "link.cu").symlink_to("k.cu")
+    repo.index.add(["link.cu"])
+    repo.index.commit("link")
+    document = report_of(root, tmp_path / "r", history=HistoryOptions())
+    last = document["history"]["commits"][-1]
+    assert [record["path"] for record in document["files"]] == ["blob.cu", "k.cu"]
+    assert (last["files"], last["failed_files"]) == (2, 1)
+    assert last["hours_port"] == pytest.approx(document["summary"]["hours_port"])

@@ -5,6 +5,9 @@ history); ``full`` adds the folders and every file with work for a person."""
 from __future__ import annotations
 
 
+_MARKS = {"met": "✅", "not met": "❌", "unknown": "❔"}
+
+
 def _hours(value: float) -> str:
     return f"{value:.1f} h"
 
@@ -28,8 +31,8 @@ def render_markdown(document: dict, full: bool = False) -> str:
                else ""), "", "## Phases", "",
             "| Phase | Status | Estimate | Exit criteria |", "|---|---|---|---|"]
     for phase in document["plan"]["phases"]:
-        criteria = "<br>".join(f"{'✅' if c['state'] == 'met' else '❌' if c['state'] == 'not met' else '❔'} "
-                               f"{c['text']}" + (f" ({_cell(c['detail'])})" if c["detail"] else "")
+        criteria = "<br>".join(f"{_MARKS[c['state']]} {c['text']}"
+                               + (f" ({_cell(c['detail'])})" if c["detail"] else "")
                                for c in phase["exit_criteria"])
         out.append(f"| {phase['name']} | {phase['status']} | {_hours(phase['hours'])} | "
                    f"{_cell(criteria)} |")
@@ -56,10 +59,12 @@ def render_markdown(document: dict, full: bool = False) -> str:
                 f"{c['delta_hours']:+.1f} |" for c in commits]
         out.append("")
     if full:
-        out += ["## Folders", "", "| Folder | Files | Lines | Review | Manual | Blockers | Port hours |",
+        out += ["## Folders", "",
+                "| Folder | Files | Lines | Review | Manual | Blockers | Port hours |",
                 "|---|---|---|---|---|---|---|"]
         out += [f"| `{f['path']}` | {f['files']} | {f['lines']} | {f['findings']['review']} | "
-                f"{f['findings']['manual']} | {f['findings']['blocker']} | {f['hours']['port']:.2f} |"
+                f"{f['findings']['manual']} | {f['findings']['blocker']} | "
+                f"{f['hours']['port']:.2f} |"
                 for f in document["inventory"]["folders"]]
         out += ["", "## Files with work for a person", ""]
         for record in document["files"]:

@@ -6,8 +6,8 @@ render from it."""
 from __future__ import annotations
 
 import datetime
-from concurrent.futures import ThreadPoolExecutor
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,7 +16,8 @@ from ..settings import Settings
 from ..versions import format_version
 from . import evidence as evidence_module
 from .effort import CLASSES, EffortModel
-from .inventory import families, file_record, folders, libraries_needed, optimization_codes, totals
+from .inventory import (families, file_record, folders, libraries_needed, optimization_codes,
+                        totals)
 from .owners import find_owners
 from .phases import plan
 from .scan import scan_tree
@@ -58,7 +59,8 @@ def build_report(options: ReportOptions, progress=None) -> dict:
                           else f"{source} does not exist")
     report_dir = options.report_dir.resolve()
     inside = report_dir.is_relative_to(source.resolve())
-    say(f"reading {source} with the conversion rules at ROCm {format_version(options.settings.rocm)}")
+    say(f"reading {source} with the conversion rules at ROCm "
+        f"{format_version(options.settings.rocm)}")
     # owners are read from git in a thread while the workers convert (git blame waits on git)
     with ThreadPoolExecutor(max_workers=1) as background:
         reading = []

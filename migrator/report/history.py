@@ -24,7 +24,7 @@ from ..buildfiles import language_of
 from ..fsutil import atomic_write
 from ..results import CONVERTIBLE_SUFFIXES
 from ..workspace.digest import ruleset_digest
-from ..workspace.includes import Included, included_files, resolve
+from ..workspace.includes import included_files, resolve
 from .effort import CLASSES, EffortModel
 from .owners import open_repository, repository_notes
 
@@ -32,6 +32,7 @@ CACHE_NAME = "history-cache.json"
 CACHE_FORMAT = 1
 SNAPSHOT_FORMAT = 1
 _MAX_CACHE_BYTES = 256 * 1024 * 1024
+_SYMLINK = 0o120000  # git's mode of a symbolic link
 
 
 class HistoryError(Exception):
@@ -166,8 +167,9 @@ def _commit_totals(commit, prefix: str, options, cache: BlobCache, model: Effort
         return _empty_totals()
     blobs = {}
     for item in tree.traverse():
-        if item.type == "blob" and _tracked_file(item.path[len(prefix) + 1:] if prefix
-                                                 else item.path):
+        # a symlink's blob holds its target's path: not followed, as the runner does not
+        if item.type == "blob" and item.mode != _SYMLINK and _tracked_file(
+                item.path[len(prefix) + 1:] if prefix else item.path):
             blobs[item.path[len(prefix) + 1:] if prefix else item.path] = item
     data: dict[str, bytes] = {}
 
