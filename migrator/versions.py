@@ -15,6 +15,9 @@ _VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?$")
 # The AMD GPU architectures code is built for unless told otherwise: MI250 (CDNA2) and MI300
 # (CDNA3), the Instinct generations the API tables' newest releases support.
 DEFAULT_OFFLOAD_ARCHS = ("gfx90a", "gfx942")
+# The first release that supports a default architecture (ROCm 6.0 added MI300; Debian's HIP 5.2
+# compiler rejects gfx942 as an invalid target ID): a target before it leaves it out.
+_OFFLOAD_ARCH_SINCE = {"gfx942": (6, 0, 0)}
 # gfx + a generation and stepping (gfx906, gfx90a, gfx942, gfx1100), or a generic target
 # (gfx9-generic, gfx10-3-generic), with optional target features (gfx90a:xnack-).
 _OFFLOAD_ARCH = re.compile(r"^gfx(?:\d{2,3}[0-9a-f]|\d{1,2}(?:-\d)?-generic)"
@@ -69,3 +72,9 @@ def parse_offload_archs(values) -> tuple[str, ...]:
     if not archs:
         raise ValueError("no architecture given (expected e.g. gfx90a)")
     return tuple(archs)
+
+
+def default_offload_archs(rocm: tuple[int, int, int]) -> tuple[str, ...]:
+    """The default architectures a target release supports (MI250 always; MI300 from 6.0)."""
+    return tuple(arch for arch in DEFAULT_OFFLOAD_ARCHS
+                 if rocm >= _OFFLOAD_ARCH_SINCE.get(arch, (0, 0, 0)))

@@ -252,3 +252,34 @@ def test_usage_errors_exit_2(tmp_path: Path):
         assert done.exit_code == 2, (args, done.output)
         assert said in done.output, (args, done.output)
     assert os.listdir(out) == []  # nothing written into the tree
+
+
+def test_the_copy_in_the_build_folder_links_the_folders_its_build_files_name(tmp_path: Path):
+    from migrator.build.run import _copy_tree, _top_level_cmake
+
+    out = tmp_path / "prog-hip"
+    (out / ".rocmigrate").mkdir(parents=True)
+    (out / ".rocmigrate" / "cache.json").write_text("{}")
+    (out / "Makefile").write_text("CFLAGS = -I../prog-cuda -I../missing\ninclude ../mk/x.mk\n")
+    (tmp_path / "prog-cuda").mkdir()
+    (tmp_path / "mk").mkdir()
+    copy = tmp_path / "build" / "tree" / out.name
+    _copy_tree(out, copy)
+    assert sorted(os.listdir(copy.parent)) == ["mk", "prog-cuda", "prog-hip"]
+    assert (copy.parent / "prog-cuda").resolve() == (tmp_path / "prog-cuda").resolve()
+    assert not (copy / ".rocmigrate").exists() and (copy / "Makefile").is_file()
+    assert not _top_level_cmake(out, ["Makefile"])
+    (out / "CMakeLists.txt").write_text("add_hecbench_benchmark(NAME x)\n")
+    assert not _top_level_cmake(out, ["CMakeLists.txt"])  # a part of a larger project
+    (out / "CMakeLists.txt").write_text("cmake_minimum_required(VERSION 3.21)\n"
+                                        "PROJECT (x LANGUAGES HIP)\n")
+    assert _top_level_cmake(out, ["CMakeLists.txt"])
+
+
+def test_an_architecture_the_compiler_does_not_know_is_explained(tmp_path: Path):
+    explainer, _ = _explainer(tmp_path, "x\n", None)
+    error = explainer.explain(parse_errors(
+        "clang-15: error: invalid target ID 'gfx942'; format is a processor name\n")[0])
+    assert error.code is None
+    assert error.explanation.startswith("gfx942 is not a target of the installed HIP's compiler "
+                                        "(ROCm 5.2)")

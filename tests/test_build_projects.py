@@ -85,7 +85,7 @@ def test_a_makefile_builds_on_a_copy_in_the_build_folder(tmp_path: Path):
     code, document, _ = _build(FIXTURES / "make", tmp_path, "--build-dir", str(tmp_path / "b"))
     assert code == 0 and document["method"] == "make", document
     assert _units(document) == {"Makefile": True}
-    assert (tmp_path / "b" / "tree" / "reduce").is_file()  # the program, in the build folder
+    assert (tmp_path / "b" / "tree" / "make" / "reduce").is_file()  # the program, built there
 
 
 def test_files_without_a_build_system_compile_one_by_one(tmp_path: Path):

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from migrator.cli import _register, app
 from migrator.settings import Settings
-from migrator.versions import DEFAULT_OFFLOAD_ARCHS, parse_offload_archs
+from migrator.versions import DEFAULT_OFFLOAD_ARCHS, default_offload_archs, parse_offload_archs
 from migrator.workspace import Flags, WorkspaceError, open_workspace
 
 
@@ -38,6 +38,18 @@ def test_offload_archs_default_config_and_flag(tmp_path: Path):
     flagged = open_workspace([tmp_path], Flags(offload_arch=("gfx942",))).settings
     assert flagged.offload_archs == ("gfx942",)  # the flag replaces the file's list
     assert Settings(offload_archs=("gfx942",)).fingerprint() != Settings().fingerprint()
+
+
+def test_the_default_architectures_are_those_the_target_release_supports(tmp_path: Path):
+    assert default_offload_archs((6, 0, 0)) == ("gfx90a", "gfx942")
+    assert default_offload_archs((5, 7, 1)) == ("gfx90a",)  # MI300: ROCm 6.0 and later
+    old = open_workspace([tmp_path], Flags(rocm="5.2")).settings
+    assert old.offload_archs == ("gfx90a",)
+    asked = open_workspace([tmp_path], Flags(rocm="5.2", offload_arch=("gfx942",))).settings
+    assert asked.offload_archs == ("gfx942",)  # named: kept, whatever the target
+    (tmp_path / ".rocmigrate.toml").write_text('offload-arch = "gfx90a,gfx942"\n')
+    assert open_workspace([tmp_path], Flags(rocm="5.2")).settings.offload_archs == \
+        ("gfx90a", "gfx942")
 
 
 @pytest.mark.parametrize("text, said", [

@@ -38,6 +38,7 @@ _MISSING = (re.compile(r"use of undeclared identifier '([^']+)'"),
             re.compile(r"no (?:matching )?(?:template named|function for call to) '([^']+)'"),
             re.compile(r"undefined reference to [`']([^'`(]+)"))
 _MISSING_HEADER = re.compile(r"'([^']+)' file not found")
+_INVALID_TARGET = re.compile(r"invalid target ID '([^']+)'")
 
 
 @dataclass
@@ -158,6 +159,12 @@ class Explainer:
                 self._by_marker(error)
         if error.code is None:
             self._by_missing_api(error)
+        target = _INVALID_TARGET.search(error.message)
+        if target and self.installed is not None:
+            error.explanation = (f"{target.group(1)} is not a target of the installed HIP's "
+                                 f"compiler (ROCm {format_version(self.installed)}): build for "
+                                 "one it knows (rocmigrate build --offload-arch; convert "
+                                 "--offload-arch for the converted build files)")
         return error
 
     def _output_lines(self, rel: str) -> list[str] | None:

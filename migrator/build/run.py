@@ -26,6 +26,9 @@ from .tree import (CACHE_FOLDER, ConvertedTree, include_folders, plain_rel, read
                    translation_units, tree_files)
 
 METHODS = ("auto", "cmake", "make", "files")
+_BUILD_FILES = ("CMakeLists.txt", "Makefile", "makefile", "GNUmakefile")
+_PROJECT = re.compile(rb"^[ \t]*project[ \t]*\(", re.IGNORECASE | re.MULTILINE)
+_SIBLING = re.compile(r"(?<![./])\.\./(\w[\w.+-]*)")  # ../NAME, not a/../NAME or ../../
 DEFAULT_ARCH = "gfx90a"
 CMAKE_CONFIGURE_TIMEOUT = 300.0  # seconds: configuring runs test compiles of its own
 # make's line for a CMake target whose rule failed: make[2]: *** [CMakeFiles/NAME.dir/...] Error 1
@@ -128,8 +131,8 @@ def _build_in(options: BuildOptions, out: Path, folder: Path, hip: InstalledHip,
     files = tree_files(out)
     method = options.method
     if method == "auto":
-        method = ("cmake" if "CMakeLists.txt" in files else
-                  "make" if {"Makefile", "makefile", "GNUmakefile"} & set(files) else "files")
+        method = ("cmake" if _top_level_cmake(out, files) else
+                  "make" if set(_BUILD_FILES[1:]) & set(files) else "files")
     (folder / "tmp").mkdir(exist_ok=True)
     report = BuildReport(
         settings={"offload_archs": list(options.offload_archs), "jobs": _jobs(options),
@@ -151,7 +154,7 @@ def _build_in(options: BuildOptions, out: Path, folder: Path, hip: InstalledHip,
                               f"({tree.cache_note})")
     for notice in report.notices:
         progress(f"note: {notice}")
-    copy = folder / "tree"
+    copy = folder / "tree" / out.name
     explainer = Explainer(tree, [out, copy], options.source, hip.version)
     if method == "cmake":
         report.units = _cmake(options, out, copy, folder, hip, report, explainer, progress)
@@ -161,6 +164,18 @@ def _build_in(options: BuildOptions, out: Path, folder: Path, hip: InstalledHip,
     else:
         report.units = _files(options, out, files, folder, hip, explainer, progress)
     return report
+
+
+def _top_level_cmake(out: Path, files: list[str]) -> bool:
+    """Does the tree have a CMakeLists.txt that can be configured on its own? A top-level one
+    calls project(); one without is part of a larger project (HeCBench's per-program files
+    call the suite's own functions)."""
+    if "CMakeLists.txt" not in files:
+        return False
+    try:
+        return bool(_PROJECT.search((out / "CMakeLists.txt").read_bytes()))
+    except OSError:
+        return False
 
 
 def _jobs(options: BuildOptions) -> int:
@@ -179,11 +194,24 @@ def _env(folder: Path, hip: InstalledHip, extra: dict[str, str] | None = None) -
 
 def _copy_tree(out: Path, copy: Path) -> None:
     """The converted tree, copied into the build folder (links kept as links), without the
-    cache folder: CMake and Make then write nothing into the tree itself."""
+    cache folder: CMake and Make then write nothing into the tree itself. A folder beside the
+    tree that its build files name (``../common``: HeCBench's HIP Makefiles include
+    ``../NAME-cuda``) is linked beside the copy, for reading."""
     if copy.exists():
         shutil.rmtree(copy)
     shutil.copytree(out, copy, symlinks=True,
                     ignore=lambda folder, names: [CACHE_FOLDER] if Path(folder) == out else [])
+    named: set[str] = set()
+    for rel in tree_files(out):
+        if rel.rsplit("/", 1)[-1] in _BUILD_FILES or rel.endswith((".mk", ".cmake")):
+            try:
+                named.update(_SIBLING.findall((out / rel).read_text(errors="replace")))
+            except OSError:
+                continue
+    for name in sorted(named - {out.name}):
+        sibling, link = out.parent / name, copy.parent / name
+        if sibling.is_dir() and not link.exists() and not link.is_symlink():
+            link.symlink_to(sibling.resolve(), target_is_directory=True)
 
 
 def _unit_errors(unit: Unit, errors: list[BuildError], explainer: Explainer, cwd: Path,

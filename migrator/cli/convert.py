@@ -44,7 +44,8 @@ def convert(
                                       "the default) or renamed to MIOpen (miopen)."),
     offload_arch: Optional[List[str]] = typer.Option(
         None, "--offload-arch", help="AMD GPU architectures the converted build files target "
-        "(repeatable or comma-separated; default gfx90a,gfx942: MI250 and MI300)."),
+        "(repeatable or comma-separated; default gfx90a,gfx942: MI250 and MI300; gfx90a alone "
+        "for a target before ROCm 6.0)."),
     no_optimize: bool = typer.Option(False, "--no-optimize",
                                      help="A pure port: no AMD optimisation rewrites."),
     diff: bool = typer.Option(False, "--diff", help="Print a unified diff of every change."),

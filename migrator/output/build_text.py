@@ -12,8 +12,8 @@ def render_summary(report, written: list[str]) -> str:
         lines.append(f"{unit.name:<{width}}  {unit.kind:<16}  {state}")
         for error in unit.errors[:3] if not unit.built else ():
             lines.append(f"    {_where(error)}: {error.message}")
-            if error.code:
-                lines.append(f"      {error.code}: {error.explanation}")
+            if error.explanation:
+                lines.append(f"      {error.code + ': ' if error.code else ''}{error.explanation}")
         if not unit.built and unit.error_count > 3:
             lines.append(f"    ... {unit.error_count - 3} more errors (see the report)")
         if not unit.built and not unit.errors and unit.log_tail:

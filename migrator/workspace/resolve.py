@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..settings import Settings
-from ..versions import (DEFAULT_OFFLOAD_ARCHS, DEFAULT_ROCM, NEWEST_ROCM, OLDEST_ROCM,
+from ..versions import (DEFAULT_ROCM, NEWEST_ROCM, OLDEST_ROCM, default_offload_archs,
                         format_version, parse_offload_archs, parse_target, parse_version)
 from .config import Config, ConfigError, check_selectors, find_config, load_config
 
@@ -127,7 +127,7 @@ def _settings(flags: Flags, config: Config, rocm: tuple[int, int, int]) -> Setti
             check_selectors(selectors, where_named, codes)
     return Settings(
         rocm=rocm,
-        offload_archs=_offload_archs(flags, values),
+        offload_archs=_offload_archs(flags, values, rocm),
         launch_syntax=flags.launch_syntax or values.get("launch-syntax", "chevron"),
         rename_ext=flags.rename_ext or values.get("rename-ext", False),
         select=select or _codes(values.get("select", ())),
@@ -144,14 +144,17 @@ def _settings(flags: Flags, config: Config, rocm: tuple[int, int, int]) -> Setti
     )
 
 
-def _offload_archs(flags: Flags, values: dict) -> tuple[str, ...]:
+def _offload_archs(flags: Flags, values: dict, rocm: tuple[int, int, int]) -> tuple[str, ...]:
+    """The flag's, else the file's (checked when loaded), else the defaults the target has."""
     if flags.offload_arch:
         try:
             return parse_offload_archs(flags.offload_arch)
         except ValueError as err:
             raise ConfigError(f"--offload-arch: {err}") from None
-    listed = values.get("offload-arch", list(DEFAULT_OFFLOAD_ARCHS))
-    return parse_offload_archs([listed] if isinstance(listed, str) else listed)  # checked on load
+    if "offload-arch" not in values:
+        return default_offload_archs(rocm)
+    listed = values["offload-arch"]
+    return parse_offload_archs([listed] if isinstance(listed, str) else listed)
 
 
 def _codes(values) -> tuple[str, ...]:
