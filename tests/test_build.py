@@ -245,6 +245,7 @@ def test_usage_errors_exit_2(tmp_path: Path):
         (["build", str(out), "--report", str(out / "r")], "inside"),
         (["build", str(out), "--method", "scons"], "unknown method 'scons'"),
         (["build", str(out), "--source", str(tmp_path / "nope")], "--source"),
+        (["build", str(out)], "holds nothing to build"),
     ]
     for args, said in cases:
         done = runner.invoke(app, [*args, "--report", str(tmp_path / "r")]
@@ -283,3 +284,13 @@ def test_an_architecture_the_compiler_does_not_know_is_explained(tmp_path: Path)
     assert error.code is None
     assert error.explanation.startswith("gfx942 is not a target of the installed HIP's compiler "
                                         "(ROCm 5.2)")
+
+
+def test_the_cmake_targets_make_says_failed():
+    from migrator.build.run import _FAILED_TARGET
+
+    log = ("make[2]: *** [CMakeFiles/kernels.dir/build.make:76: CMakeFiles/kernels.dir/src/k.hip.o]"
+           " Error 1\nmake[2]: *** [lib/CMakeFiles/util.dir/build.make:76: lib/CMakeFiles/util.dir/"
+           "u.hip.o] Error 1\nmake[1]: *** [CMakeFiles/Makefile2:85: CMakeFiles/kernels.dir/all] "
+           "Error 2\nmake: *** [Makefile:91: all] Error 2\n")
+    assert _FAILED_TARGET.findall(log) == ["kernels", "util"]

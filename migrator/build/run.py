@@ -31,8 +31,10 @@ _PROJECT = re.compile(rb"^[ \t]*project[ \t]*\(", re.IGNORECASE | re.MULTILINE)
 _SIBLING = re.compile(r"(?<![./])\.\./(\w[\w.+-]*)")  # ../NAME, not a/../NAME or ../../
 DEFAULT_ARCH = "gfx90a"
 CMAKE_CONFIGURE_TIMEOUT = 300.0  # seconds: configuring runs test compiles of its own
-# make's line for a CMake target whose rule failed: make[2]: *** [CMakeFiles/NAME.dir/...] Error 1
-_FAILED_TARGET = re.compile(r"^make\[\d+\]: \*\*\* \[CMakeFiles/([^/\]]+)\.dir/", re.MULTILINE)
+# make's line for a CMake target whose rule failed (in a subfolder: [sub/CMakeFiles/...]):
+# make[2]: *** [CMakeFiles/NAME.dir/build.make:76: CMakeFiles/NAME.dir/main.hip.o] Error 1
+_FAILED_TARGET = re.compile(r"^make\[\d+\]: \*\*\* \[(?:[^\]\s]*/)?CMakeFiles/([^/\]]+)\.dir/",
+                            re.MULTILINE)
 
 
 class BuildFailure(Exception):
@@ -149,7 +151,7 @@ def _build_in(options: BuildOptions, out: Path, folder: Path, hip: InstalledHip,
             f"than the installed HIP {hip.version_text} (ROCm {format_version(hip.version)}): "
             f"what ROCm {format_version(hip.version)} lacks will not compile; convert again "
             f"with --rocm auto (or --rocm {format_version(hip.version)})")
-    elif tree.converted_for is None:
+    elif tree.converted_for is None and tree.sources:  # a rocmigrate output with an odd cache
         report.notices.append(f"the ROCm {options.out} was converted for is unknown "
                               f"({tree.cache_note})")
     for notice in report.notices:
@@ -271,8 +273,8 @@ def _cmake(options, out, copy, folder, hip, report, explainer, progress) -> list
     for target in targets:
         built = target["name"] not in failed_targets and all(
             (binary / artifact).is_file() for artifact in target["artifacts"])
-        unit = Unit(target["name"], "target", built, done.seconds, done.timed_out,
-                    shlex.join(build))
+        unit = Unit(target["name"], "target", built, done.seconds,
+                    done.timed_out and not built, shlex.join(build))
         mine = [error for error in errors if error.unit in target["sources"]
                 or error.output_file in target["sources"]]
         unit.error_count = len(mine)
@@ -340,6 +342,9 @@ def _make(options, out, copy, folder, hip, explainer, progress, unit_count) -> l
 
 def _files(options, out, files, folder, hip, explainer, progress) -> list[Unit]:
     units = translation_units(out, files)
+    if not units:
+        raise BuildFailure(f"{options.out} holds nothing to build: no top-level CMakeLists.txt, "
+                           "no Makefile, no HIP translation unit (.hip, .cu, C++ with HIP code)")
     flags = _compile_database(options, out, explainer.tree, files)
     includes = [arg for rel in include_folders(out, files)
                 for arg in ("-I", str(out / rel) if rel else str(out))]
