@@ -98,14 +98,16 @@ class CmakeRelocatableDeviceCode(Rule):
                                      f"{_ARCHIVE.format(target)})".encode())
             if len(ours) == len(pairs):  # nothing else set: the command goes
                 separator = newline_of(data) + line_indent(data, command.start)
-                edits = (Edit(command.start, command.end, separator.join(lines)),)
+                edits = (Edit(command.start, command.end, separator.join(lines)) if lines
+                         else remove_command(data, command),)
             else:
                 removed = [arg for key, values in ours for arg in (key, *values)]
                 edits = (*remove_arguments(data, removed), lines_after(data, command, lines)) \
                     if lines else tuple(remove_arguments(data, removed))
             names = " and ".join(key.value for key, _ in ours)
             message = (f"{names}: {', '.join(targets)} compile and link with -fgpu-rdc"
-                       if relocatable else f"{names}: nothing to set on AMD")
+                       if relocatable
+                       else f"{names} ({', '.join(targets)}): nothing to set on AMD")
             key = ours[0][0]
             yield Diagnostic("CMK013", message, key.start, key.end,
                              Fix("-fgpu-rdc" if relocatable else "remove", edits),

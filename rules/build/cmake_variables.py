@@ -42,6 +42,7 @@ _NO_HIP = {
 }
 _VARIABLE = re.compile(r"(?<![A-Za-z0-9_])CMAKE_CUDA_([A-Z][A-Z0-9_]*)")
 _PROPERTY = re.compile(r"(?<![A-Za-z0-9_])CUDA_([A-Z][A-Z_]*)(?![A-Za-z0-9_])")
+_FEATURE = re.compile(r"(?<![A-Za-z0-9_])cuda_std_(\d+)(?![A-Za-z0-9_])")
 _PROPERTY_COMMANDS = frozenset({"set_target_properties", "set_property", "get_target_property",
                                 "get_property", "set_source_files_properties",
                                 "define_property"})
@@ -55,8 +56,9 @@ class CmakeVariables(Rule):
     (`STANDARD`, `STANDARD_REQUIRED`, `EXTENSIONS`, `FLAGS` and its per-configuration
     variants, `COMPILER`, `COMPILER_LAUNCHER`, `VISIBILITY_PRESET`...), the target properties
     `CUDA_STANDARD`, `CUDA_STANDARD_REQUIRED`, `CUDA_EXTENSIONS`, `CUDA_VISIBILITY_PRESET`,
-    `CUDA_COMPILER_LAUNCHER` as their `HIP_` properties, and `LINKER_LANGUAGE CUDA` as
-    `LINKER_LANGUAGE HIP`, wherever a script names them (set(), ${...}, if(), strings).
+    `CUDA_COMPILER_LAUNCHER` as their `HIP_` properties, the compile features
+    `cuda_std_NN` as `hip_std_NN`, and `LINKER_LANGUAGE CUDA` as `LINKER_LANGUAGE HIP`,
+    wherever a script names them (set(), ${...}, if(), strings).
     What HIP lacks (`CMAKE_CUDA_HOST_COMPILER`, `CMAKE_CUDA_RUNTIME_LIBRARY`,
     `CMAKE_CUDA_COMPILER_ID` and `_VERSION`, `CUDA_PTX_COMPILATION`...) is reported as
     CMK004 with a marker. Architectures are CMK005's, separable compilation CMK013's.
@@ -107,7 +109,8 @@ class CmakeVariables(Rule):
                              and any("nvcc" in arg.value for arg in command.args[1:]))
             waits = None  # the nvcc flags of a CMAKE_CUDA_FLAGS are rewritten first (CMK016)
             for arg in command.args:
-                if arg.kind == "bracket" or b"CUDA" not in arg.text:
+                if arg.kind == "bracket" or (b"CUDA" not in arg.text
+                                             and b"cuda_std_" not in arg.text):
                     continue
                 text = arg.text.decode("utf-8", "replace")
                 for match in _VARIABLE.finditer(text):
@@ -128,6 +131,9 @@ class CmakeVariables(Rule):
                                   "nvcc is no HIP compiler: CMAKE_HIP_COMPILER is ROCm's "
                                   "clang (or leave it to CMake)")
                         yield _mark(ctx, match.group(), reason, start, end)
+                for match in _FEATURE.finditer(text):  # compile features: cuda_std_17
+                    start, end = arg.start + match.start(), arg.start + match.end()
+                    yield _rename(match.group(), f"hip_std_{match.group(1)}", start, end)
                 if command.lower not in _PROPERTY_COMMANDS:
                     continue
                 for match in _PROPERTY.finditer(text):
