@@ -45,6 +45,15 @@ _NO_HIP = {
 }
 
 
+# FindCUDAToolkit's CUDA::toolkit: the toolkit's include folders, which hip::host gives
+_TOOLKIT = Library(("toolkit",), "", "hip", "hip::host", True, "")
+
+
+def _unknown(name: str) -> Library:
+    """A CUDA:: target libraries.tsv does not know: marked."""
+    return Library((name,), "", "", "", False, "no HIP counterpart known to rocmigrate")
+
+
 @dataclass(frozen=True)
 class _Link:
     """One reference to a CUDA library: its span, what replaces it (None: remove the
@@ -204,11 +213,12 @@ def _links(script, roc: bool):
                 continue
             text = arg.text.decode("utf-8", "replace")
             for match in _IMPORTED.finditer(text):
-                library = library_named(match.group(1), roc)
-                if library is not None:
-                    whole = arg if match.group() == arg.value else None
-                    yield _Link(arg.start + match.start(), arg.start + match.end(),
-                                match.group(), library, command, whole)
+                name = match.group(1)
+                library = (_TOOLKIT if name == "toolkit" else library_named(name, roc)
+                           or library_named(name.lower(), roc) or _unknown(name))
+                whole = arg if match.group() == arg.value else None
+                yield _Link(arg.start + match.start(), arg.start + match.end(),
+                            match.group(), library, command, whole)
             for match in _LIBRARY_VARIABLE.finditer(text):
                 name = match.group(1) or match.group(2) or "cudart"
                 library = library_named(name, roc) or library_named(name.lower(), roc)

@@ -12,7 +12,8 @@ from .cmake_common import (commands, line_indent, lines_after, newline_of, prope
                            remove_arguments, remove_command, set_values)
 
 _PROPERTIES = ("CUDA_SEPARABLE_COMPILATION", "CUDA_RESOLVE_DEVICE_SYMBOLS")
-_VARIABLES = ("CUDA_SEPARABLE_COMPILATION", "CMAKE_CUDA_SEPARABLE_COMPILATION")
+_VARIABLES = ("CUDA_SEPARABLE_COMPILATION", "CMAKE_CUDA_SEPARABLE_COMPILATION",
+              "CMAKE_CUDA_RESOLVE_DEVICE_SYMBOLS")
 _FALSE = frozenset({"", "0", "OFF", "NO", "FALSE", "N", "IGNORE", "NOTFOUND"})
 _COMPILE = "$<$<COMPILE_LANGUAGE:HIP>:-fgpu-rdc>"
 _LINK = "$<$<LINK_LANGUAGE:HIP>:-fgpu-rdc>"
@@ -116,14 +117,14 @@ class CmakeRelocatableDeviceCode(Rule):
             if not command.args or command.args[0].value not in _VARIABLES:
                 continue
             name = command.args[0].value
-            if _true(set_values(command)):
+            if "SEPARABLE" in name and _true(set_values(command)):
                 text = (f"add_compile_options({_COMPILE})".encode()
                         + newline_of(data) + line_indent(data, command.start)
                         + f"add_link_options({_LINK})".encode())
                 message = f"{name} ON: the directory compiles and links with -fgpu-rdc"
             else:
                 text = b""
-                message = f"{name} OFF: nothing to set on AMD"
+                message = f"{name}: nothing to set on AMD"
             yield Diagnostic("CMK013", message, command.args[0].start, command.args[0].end,
                              Fix("-fgpu-rdc" if text else "remove",
                                  (Edit(command.start, command.end, text) if text
