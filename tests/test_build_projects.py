@@ -191,6 +191,17 @@ def test_a_converted_cuda_cmake_project_builds_with_hip(name: str, rename: bool,
     assert _units(document) == dict.fromkeys(_PROJECT_UNITS[name], True)
 
 
+def test_the_roc_libraries_project_builds_with_roc(tmp_path: Path):
+    out = tmp_path / "out"
+    _convert(CMAKE_PROJECTS / "mixed_libraries", out, "--rocm", "5.2", "--offload-arch",
+             "gfx90a", "--roc")
+    text = (out / "CMakeLists.txt").read_text()
+    assert "find_package(rocrand REQUIRED)" in text and "roc::rocsparse" in text
+    code, document, _ = _build(out, tmp_path)
+    assert code == 0 and _units(document) == dict.fromkeys(_PROJECT_UNITS["mixed_libraries"],
+                                                          True), document
+
+
 @pytest.mark.parametrize("name", sorted(_PROJECT_UNITS))
 def test_without_the_cmake_rules_the_converted_project_does_not_build(name: str,
                                                                       tmp_path: Path):
