@@ -200,6 +200,13 @@ def test_pilot_is_a_greedy_set_cover():
     assert covered == {"API001", "PTX001", "SHM001", "WAV001"}
     assert everything - covered == {"CMK001", "build:cmake"}  # a build folder is no pilot
     assert choose_pilot(units, limit=1)[0] == ["b"]
+    # a module smaller than the median costs as much as the median: a 2-line module with one
+    # code does not beat a 50-line one with three
+    sizes = {"tiny": [_record("tiny/x.cu", 2, {"API001": 1})],
+             "mid": [_record("mid/x.cu", 50, {"API001": 1, "WAV001": 1, "SHM001": 1})],
+             "other": [_record("other/x.cu", 60, {"STM001": 1})],
+             "big": [_record("big/x.cu", 500, {"XFR001": 1})]}
+    assert choose_pilot(sizes, limit=1)[0] == ["mid"]
 
 
 def test_batches_follow_the_include_graph():

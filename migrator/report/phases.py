@@ -12,6 +12,8 @@ includes (the #include graph, cycles broken by effort), the cheapest first among
 
 from __future__ import annotations
 
+import statistics
+
 from .effort import CLASSES, EffortModel
 from .evidence import Evidence
 
@@ -50,7 +52,11 @@ def choose_pilot(units: dict[str, list[dict]], limit: int) -> tuple[list[str], s
     source files are candidates: a folder of build files alone is no pilot (preparation
     lists the build files)."""
     patterns = {name: set().union(*map(patterns_of, group)) for name, group in units.items()}
-    lines = {name: max(1, sum(r["lines"] for r in group)) for name, group in units.items()}
+    lines = {name: sum(r["lines"] for r in group) for name, group in units.items()}
+    # a module smaller than the median one costs as much: else a few trivial modules, cheap
+    # per pattern, make the pilot and show little
+    floor = max(1, statistics.median_low(lines.values())) if lines else 1
+    lines = {name: max(floor, count) for name, count in lines.items()}
     everything = set().union(*patterns.values()) if patterns else set()
     candidates = [name for name, group in units.items()
                   if any(r["kind"] == "source" for r in group)]
