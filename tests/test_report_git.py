@@ -133,6 +133,17 @@ def test_history_every_nth_and_limit(repository, tmp_path):
     assert [p["commit"] for p in every["commits"]] == [commits[1].hexsha, commits[3].hexsha]
     limited = report_of(root, tmp_path / "r2", history=HistoryOptions(limit=2))["history"]
     assert [p["commit"] for p in limited["commits"]] == [commits[2].hexsha, commits[3].hexsha]
+    future = report_of(root, tmp_path / "r3", history=HistoryOptions(since="2090-01-01"))
+    assert future["history"]["commits"] == []
+    assert any("no commit touches the tree since '2090-01-01'" in n for n in future["notes"])
+    past = report_of(root, tmp_path / "r4", history=HistoryOptions(since="2000-01-01"))
+    assert len(past["history"]["commits"]) == 4
+    result = runner.invoke(app, ["report", str(root), "-o", str(tmp_path / "cli"), "--rocm",
+                                 "6.4", "--history", "--every", "2", "--limit", "1"])
+    assert result.exit_code == 0, result.output
+    walked = json.loads((tmp_path / "cli" / "report.json").read_text())["history"]["commits"]
+    assert [p["commit"] for p in walked] == [commits[3].hexsha]
+    assert "Burn-down" in (tmp_path / "cli" / "report.html").read_text()
 
 
 def test_history_file_and_regression_exit(repository, tmp_path):

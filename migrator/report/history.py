@@ -130,6 +130,9 @@ def walk_history(source: Path, options, model: EffortModel, family_of: dict,
     except Exception as err:
         return {"commits": [], "notes": notes + [f"the history cannot be read: {err}"],
                 "cache": None}
+    if not commits and history.since:
+        notes.append(f"no commit touches the tree since {history.since!r} (as git reads the "
+                     "date)")
     merges = sum(len(commit.parents) > 1 for commit in commits)
     if merges:
         notes.append(f"{merges} merge commits walked: each counted with its merged tree")
