@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
+
+from conftest import require_tool
 
 from migrator.cli import _register, app
 
@@ -74,3 +77,28 @@ def test_bad_input_exits_2(tmp_path):
     assert bad_config.exit_code == 2 and "report.code-class.PTX001" in bad_config.output
     for name in ("o1", "o2", "o3", "o4", "o5"):
         assert not (tmp_path / name).exists()
+
+
+@pytest.mark.slow
+def test_real_build_report_is_evidence(tmp_path):
+    """A converted tree built by `rocmigrate build` (Debian's hipcc): the file whose inline PTX
+    does not assemble for AMD is named as not building, the other counts as built."""
+    require_tool("hipcc")
+    tree = make_tree(tmp_path / "src")
+    (tree / "b" / "blas.cu").unlink()  # hipBLAS is not installed with Debian's HIP
+    (tree / "ok").mkdir()
+    (tree / "ok" / "k.cu").write_bytes(b"#include <cuda_runtime.h>\n"
+                                       b"__global__ void k(float* p) { p[0] = 1.0f; }\n")
+    out, build = tmp_path / "out", tmp_path / "build"
+    converted = runner.invoke(app, ["convert", str(tree), "-o", str(out), "--rocm", "5.2"])
+    assert converted.exit_code == 0, converted.output
+    built = runner.invoke(app, ["build", str(out), "--report", str(build), "--method", "files"])
+    assert built.exit_code == 1, built.output
+    result = report(str(tree), "-o", str(tmp_path / "r"), "--rocm", "5.2", "--converted",
+                    str(out), "--build-report", str(build / "build.json"))
+    assert result.exit_code == 0, result.output
+    document = json.loads((tmp_path / "r" / "report.json").read_text())
+    full = {c["text"]: c for c in document["plan"]["phases"][2]["exit_criteria"]}
+    assert full["every file converted"]["state"] == "met"
+    assert full["the port builds"]["state"] == "not met"
+    assert full["the port builds"]["detail"] == "1 file not built (first: a/kernel.cu)"

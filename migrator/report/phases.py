@@ -123,6 +123,11 @@ def _criterion(text: str, state: str, detail: str = "", blocking: bool = False) 
     return {"text": text, "state": state, "detail": detail, "blocking": blocking}
 
 
+def _count(items, noun: str) -> str:
+    """``3 files``, ``1 file``."""
+    return f"{len(items)} {noun}{'s' * (len(items) != 1)}"
+
+
 def _status(criteria: list[dict], started: bool) -> str:
     states = [c["state"] for c in criteria]
     if all(state == MET for state in states):
@@ -138,7 +143,7 @@ def _converted_state(paths: list[str], hashes: dict[str, str], evidence: Evidenc
     missing = [p for p in paths if evidence.converted.get(p) is None]
     stale = [p for p in paths if p not in missing and evidence.converted[p] != hashes.get(p)]
     if not missing and not stale:
-        return MET, f"{len(paths)} files converted from their current content"
+        return MET, f"{_count(paths, 'file')} converted from their current content"
     parts = []
     if missing:
         parts.append(f"{len(missing)} not converted (first: {missing[0]})")
@@ -153,7 +158,7 @@ def _built_state(paths: list[str], evidence: Evidence) -> tuple:
     built = evidence.built or {}
     broken = [p for p in paths if built.get(p) is False]
     if broken:
-        return NOT_MET, f"{len(broken)} files do not build (first: {broken[0]})"
+        return NOT_MET, f"{_count(broken, 'file')} not built (first: {broken[0]})"
     if evidence.build_ok:
         return MET, "the build report says everything built"
     if evidence.unmapped_build_errors:
@@ -170,13 +175,13 @@ def _validated_state(paths: list[str], evidence: Evidence, timings: bool = False
         return UNKNOWN, "the validate report covers none of these files' programs"
     if timings:
         untimed = [p for p in programs if p not in evidence.timed]
-        return (NOT_MET, f"{len(untimed)} programs without timings (first: {untimed[0]})") \
+        return (NOT_MET, f"{_count(untimed, 'program')} without timings (first: {untimed[0]})") \
             if untimed else (MET, f"timings recorded for {len(programs)} programs")
     bad = [p for p in programs if evidence.validated[p] != "pass"]
     if bad:
         return NOT_MET, (f"{len(bad)} of {len(programs)} programs do not pass (first: {bad[0]}: "
                          f"{evidence.validated[bad[0]]})")
-    return MET, f"{len(programs)} programs pass"
+    return MET, f"{_count(programs, 'program')} pass"
 
 
 def _items_of(records: list[dict], phase: str) -> list[dict]:
@@ -218,15 +223,15 @@ def plan(records: list[dict], model: EffortModel, evidence: Evidence,
     ]
     prep_criteria = [
         _criterion("build files found", MET if build_files else NOT_MET,
-                   f"{len(build_files)} build files" if build_files else
+                   f"{_count(build_files, 'build file')}" if build_files else
                    "no CMakeLists.txt or Makefile: the port needs a build"),
         _criterion("every library the port needs has an AMD counterpart a build can use",
                    NOT_MET if marked else MET,
                    ", ".join(f"{lib['cuda']}: {lib['note']}" for lib in marked) or
-                   f"{len(libraries)} libraries mapped", blocking=bool(marked)),
+                   f"{len(libraries)} mapped", blocking=bool(marked)),
         _criterion("no blocker left without a decision", NOT_MET if blockers else MET,
-                   f"{len(blockers)} blocker findings in "
-                   f"{len({b['path'] for b in blockers})} files" if blockers else ""),
+                   f"{_count(blockers, 'blocker finding')} in "
+                   f"{_count({b['path'] for b in blockers}, 'file')}" if blockers else ""),
     ]
     pilot_paths = [p for name in pilot for p in paths_of[name]]
     pilot_items = [{"title": f"pilot module {name}", "paths": paths_of[name],
