@@ -138,7 +138,7 @@ def test_a_template_called_with_bf16_is_marked_for_conversions_in_included_files
     runner.run(runner.RunOptions(tree, out), settings)
     lines = (out / "main.cu").read_bytes().decode().splitlines()
     marker = lines.index("  run<hip_bfloat16>(h, 4);") - 1
-    assert lines[marker].startswith("  // rocmigrate LOW001: run<hip_bfloat16> makes scale "
+    assert lines[marker].startswith("  // rocmigrate LOW001: run<hip_bfloat16>(h, 4) makes scale "
                                     "(reference.h) convert to hip_bfloat16 implicitly "
                                     "(out[i] = (float)in[i] * by)")
     assert sum("rocmigrate LOW001" in line for line in lines) == 1

@@ -305,14 +305,13 @@ class OldRocmLowering(Rule):
         while stack:
             node = stack.pop()
             stack.extend(node.children)
-            if node.type == "template_function":
-                name = node.child_by_field_name("name")
-                if name is not None and node.parent.type == "call_expression" and \
-                        _bf16_positions(ctx, node) and (
-                        ctx.text(name) not in instantiations
-                        or instantiations[ctx.text(name)].start_byte > node.start_byte):
-                    instantiations[ctx.text(name)] = node
-                continue
+            if node.type == "call_expression":
+                function = node.child_by_field_name("function")
+                called = _instantiation(ctx, node, function) if function is not None else None
+                if called is not None and (
+                        called not in instantiations
+                        or instantiations[called].start_byte > node.start_byte):
+                    instantiations[called] = node
             if node.type == "assignment_expression":
                 left, value = node.child_by_field_name("left"), node.child_by_field_name("right")
                 if not _assigns(node) or left is None or value is None or \
@@ -353,20 +352,25 @@ class OldRocmLowering(Rule):
 
     def _instantiations(self, ctx: RuleContext, replacement: str, calls: dict):
         """The first call of each function template that names bf16 as a template argument
-        (``g<__nv_bfloat16>(x)``), marked where the template, or one it calls with that
-        argument, converts a value of arithmetic type to it implicitly (``T v = 0;``,
+        (``g<__nv_bfloat16>(x)``) or passes a bf16 where it deduces one (``g(p)`` of ``T* p``
+        with bf16 ``p``), marked where the template, or one it calls with that type, converts
+        a value of arithmetic type to it implicitly (``T v = 0;``,
         ``return x;`` of a float, ``p[i] = f;``): CUDA's bf16 converts it, ``replacement``
         does not build. The template is read in the file or in the project files it includes;
         the fix (an explicit conversion) is the template's, for every type it is used with."""
         for name, call in calls.items():
-            found = _template_conversions(ctx, ctx.text(call.child_by_field_name("name")),
-                                          _bf16_positions(ctx, call), set())
+            function = call.child_by_field_name("function")
+            found = _template_conversions(ctx, name, _bf16_positions(ctx, function),
+                                          _bf16_arguments(ctx, ctx, call, BF16_TYPES), set())
             if not found:
                 continue
             (template, parameter, file, shown), more = found[0], len(found) - 1
             where = f"{template} ({file})" if file != ctx.path else template
             others = f" and {more} more" if more else ""
-            message = (f"{as_converted(ctx, ' '.join(ctx.text(call).split()))} makes {where} "
+            shown_call = as_converted(ctx, " ".join(ctx.text(call).split()))
+            if len(shown_call) > _SHOWN:
+                shown_call = shown_call[: _SHOWN - 3] + "..."
+            message = (f"{shown_call} makes {where} "
                        f"convert to {replacement} implicitly ({shown}{others}), which does not "
                        f"build: {replacement}'s float constructor is explicit. Convert there "
                        f"explicitly: {parameter}(x) rounds a float to {replacement} as CUDA does "
@@ -839,23 +843,26 @@ def _declared_function(ctx: RuleContext, node, type_node, declarator) -> _Declar
             continue
         if parameter.type not in ("parameter_declaration", "optional_parameter_declaration"):
             continue
-        pointers, inner = 0, parameter.child_by_field_name("declarator")
-        while inner is not None and inner.type in ("pointer_declarator",
-                                                   "abstract_pointer_declarator",
-                                                   "array_declarator", "reference_declarator"):
-            pointers += inner.type != "reference_declarator"
-            inner = inner.child_by_field_name("declarator") or next(
-                (child for child in inner.named_children if "declarator" in child.type
-                 or child.type == "identifier"), None)
-        kind_type = parameter.child_by_field_name("type")
-        parameters.append(_type_kind(ctx.text(kind_type), pointers)
-                          if kind_type is not None else None)
+        parameters.append(_type_kind(*_parameter_type(ctx, parameter)))
         least += parameter.type == "parameter_declaration"
     if parameters == [None] and ctx.text(listed).replace(" ", "") == "(void)":
         parameters = []
     most = max(most, len(parameters))
     return _Declared(template_parameters.index(returned) if returned in template_parameters
                      else _type_kind(returned, 0), tuple(parameters), least, most)
+
+
+def _parameter_type(ctx: RuleContext, parameter) -> tuple[str, int]:
+    """(type, pointer levels) of a parameter declaration (a reference counts none)."""
+    pointers, inner = 0, parameter.child_by_field_name("declarator")
+    while inner is not None and inner.type in ("pointer_declarator", "abstract_pointer_declarator",
+                                               "array_declarator", "reference_declarator"):
+        pointers += inner.type != "reference_declarator"
+        inner = inner.child_by_field_name("declarator") or next(
+            (child for child in inner.named_children if "declarator" in child.type
+             or child.type == "identifier"), None)
+    type_node = parameter.child_by_field_name("type")
+    return (normal_type(ctx.text(type_node)) if type_node is not None else ""), pointers
 
 
 def _template_parameters(ctx: RuleContext, declaration) -> list[str]:
@@ -874,8 +881,9 @@ def _template_parameters(ctx: RuleContext, declaration) -> list[str]:
 
 
 def _typed(ctx: RuleContext, node) -> tuple[str, int] | None:
-    """(declared type, pointer levels left) of a name, an element (``p[i]``, ``*p``) or a member
-    (``s.x``, ``p->x`` of a struct defined in the file), or None."""
+    """(declared type, pointer levels left) of a name, an element (``p[i]``, ``*p``), a member
+    (``s.x``, ``p->x`` of a struct defined in the file) or a pointer's arithmetic (``p + i``),
+    or None."""
     while node.type == "parenthesized_expression" and node.named_child_count == 1:
         node = node.named_children[0]
     if node.type == "identifier":
@@ -886,14 +894,18 @@ def _typed(ctx: RuleContext, node) -> tuple[str, int] | None:
     if node.type == "subscript_expression":
         inner = _typed(ctx, node.child_by_field_name("argument"))
         return (inner[0], inner[1] - 1) if inner is not None else None
+    operator = node.child_by_field_name("operator")
+    if node.type == "binary_expression" and operator is not None and operator.type in ("+", "-"):
+        inner = _typed(ctx, node.child_by_field_name("left"))  # p + i: a pointer's arithmetic
+        return inner if inner is not None and inner[1] > 0 and _kind(
+            ctx, node.child_by_field_name("right")) == "integer" else None
     if node.type == "pointer_expression":
-        operator = node.child_by_field_name("operator")
         inner = _typed(ctx, node.child_by_field_name("argument"))
         if inner is None or operator is None:
             return None
         return inner[0], inner[1] + (1 if operator.type == "&" else -1)
     if node.type == "field_expression":
-        operator, field = node.child_by_field_name("operator"), node.child_by_field_name("field")
+        field = node.child_by_field_name("field")
         owner = _typed(ctx, node.child_by_field_name("argument"))
         if owner is None or operator is None or field is None or \
                 owner[1] != (1 if operator.type == "->" else 0):
@@ -920,7 +932,8 @@ def _sibling_member(ctx: RuleContext, name) -> tuple[str, int] | None:
 
 def _members(ctx: RuleContext) -> dict[str, dict[str, tuple[str, int] | None]]:
     """struct name -> member name -> (type, pointer levels; an array dimension counts as one),
-    for the structs, classes and unions defined in the file (``typedef struct {...} S;`` too);
+    for the structs, classes and unions defined in the file outside functions (``typedef
+    struct {...} S;`` too);
     a member that two definitions of a name declare differently is None."""
     found = ctx.cache.get("LOW001.members")
     if found is not None:
@@ -929,7 +942,8 @@ def _members(ctx: RuleContext) -> dict[str, dict[str, tuple[str, int] | None]]:
     stack = [ctx.tree.root_node]
     while stack:
         node = stack.pop()
-        stack.extend(node.children)
+        if node.type != "compound_statement":  # (not the structs local to a function)
+            stack.extend(node.children)
         if node.type not in ("struct_specifier", "class_specifier", "union_specifier"):
             continue
         body, name = node.child_by_field_name("body"), node.child_by_field_name("name")
@@ -990,25 +1004,69 @@ def _project_contexts(ctx: RuleContext) -> list[RuleContext]:
     return found
 
 
-def _template_conversions(ctx: RuleContext, name: str, positions: frozenset[int], seen: set,
+def _template_conversions(ctx: RuleContext, name: str, positions: frozenset[int],
+                          deduced: tuple[int | None, ...], seen: set,
                           depth: int = 0) -> list[tuple[str, str, str, str]]:
-    """(template, type parameter, file, code) of the implicit conversions to the type parameters at
-    ``positions`` of the function template ``name`` (defined in the file or a project file it
-    includes), and of the templates it calls with them, from a value of arithmetic type: a
-    declaration ``T v = x;``, ``return x;`` where it returns ``T``, an assignment to a ``T``."""
-    if (name, positions) in seen or depth >= _TEMPLATE_DEPTH or len(seen) >= _TEMPLATES_READ:
+    """(template, type parameter, file, code) of the implicit conversions to bf16 in the function
+    template ``name`` (defined in the file or a project file it includes) called with bf16 as
+    the template arguments at ``positions`` or as the arguments whose pointer levels
+    ``deduced`` gives (None: not a bf16), and in the templates it calls with it, from a value
+    of arithmetic type: a declaration ``T v = x;``, ``return x;`` where it returns ``T``, an
+    assignment to a ``T``."""
+    if depth >= _TEMPLATE_DEPTH:
         return []
-    seen.add((name, positions))
     found = []
     for file in _project_contexts(ctx):
         if name.encode() not in file.data:
             continue
         for function in _function_templates(file).get(name, ()):
             parameters = _template_parameters(file, function)
-            bound = {parameters[i] for i in positions if i < len(parameters)} - {""}
-            if bound:
+            bound = {parameters[i] for i in positions if i < len(parameters)}
+            declarator = function.child_by_field_name("declarator")
+            listed = declarator.child_by_field_name("parameters")
+            declared = [parameter for parameter in listed.named_children if parameter.type in (
+                "parameter_declaration", "optional_parameter_declaration")]
+            bound |= {type_name for parameter, level in zip(declared, deduced)
+                      if level is not None for type_name, pointers in [_parameter_type(
+                          file, parameter)] if type_name in parameters and pointers == level}
+            bound -= {""}
+            key = (file.path, function.start_byte, frozenset(bound))
+            if bound and key not in seen and len(seen) < _TEMPLATES_READ:
+                seen.add(key)
                 found += _conversions_in(ctx, file, function, name, bound, seen, depth)
     return found
+
+
+def _instantiation(ctx: RuleContext, call, function) -> str | None:
+    """The name of the function template the call instantiates with bf16 (named as a template
+    argument, or passed where a template parameter is deduced), else None."""
+    if function.type == "template_function":
+        name = function.child_by_field_name("name")
+        return ctx.text(name) if name is not None and _bf16_positions(ctx, function) else None
+    if function.type != "identifier":
+        return None
+    name = ctx.text(function)
+    return name if _is_template(ctx, name) and _bf16_arguments(ctx, ctx, call, BF16_TYPES) \
+        else None
+
+
+def _is_template(ctx: RuleContext, name: str) -> bool:
+    """Is ``name`` a function template defined in the file or a project file it includes?"""
+    return any(name in _function_templates(file) for file in _project_contexts(ctx)
+               if name.encode() in file.data)
+
+
+def _bf16_arguments(ctx: RuleContext, file: RuleContext, call,
+                    types) -> tuple[int | None, ...]:
+    """For each argument of the call (written in ``file``): its pointer levels where it is
+    declared with one of ``types`` (a bf16, or a template parameter bound to one), else None."""
+    listed = call.child_by_field_name("arguments")
+    levels = []
+    for argument in listed.named_children if listed is not None else ():
+        typed = _typed(file, argument) if argument.type != "comment" else None
+        levels.append(typed[1] if typed is not None and normal_type(typed[0]) in types
+                      and typed[1] >= 0 else None)
+    return tuple(levels) if any(level is not None for level in levels) else ()
 
 
 def _function_templates(ctx: RuleContext) -> dict[str, list]:
@@ -1060,13 +1118,19 @@ def _conversions_in(ctx: RuleContext, file: RuleContext, function, name: str, bo
             typed = _typed(file, node.child_by_field_name("left"))
             if typed is not None and typed[1] == 0 and normal_type(typed[0]) in bound:
                 values = [node.child_by_field_name("right")]
-        elif node.type == "template_function" and node.parent.type == "call_expression":
-            callee, listed = node.child_by_field_name("name"), node.child_by_field_name("arguments")
-            positions = frozenset(index for index, argument in enumerate(
-                listed.named_children if listed is not None else ())
-                if normal_type(file.text(argument)) in bound)
-            if callee is not None and positions:
-                found += _template_conversions(ctx, file.text(callee), positions, seen,
+        elif node.type == "call_expression" and node.child_by_field_name("function") is not None:
+            callee = node.child_by_field_name("function")
+            positions: frozenset[int] = frozenset()
+            if callee.type == "template_function":
+                listed = callee.child_by_field_name("arguments")
+                positions = frozenset(index for index, argument in enumerate(
+                    listed.named_children if listed is not None else ())
+                    if normal_type(file.text(argument)) in bound)
+                callee = callee.child_by_field_name("name")
+            deduced = _bf16_arguments(ctx, file, node, bound) if callee is not None and \
+                _is_template(ctx, file.text(callee)) else ()
+            if callee is not None and callee.type == "identifier" and (positions or deduced):
+                found += _template_conversions(ctx, file.text(callee), positions, deduced, seen,
                                                depth + 1)
         if any(value.type == "number_literal" or _kind(file, value) in ("float", "double",
                                                                           "integer")
