@@ -183,7 +183,8 @@ class OldRocmLowering(Rule):
     is left, and a value of another type (a double, an int) or of a type rocmigrate cannot read
     (a member function's value) is marked; so is a default member initialiser ``T v{x};`` that
     is not exact (a float's conversion is written there too). The first call of a function
-    template with bf16 as a template argument (``g<__nv_bfloat16>(x)``) is marked where the
+    template with bf16 as a template argument (``g<__nv_bfloat16>(x)``), or with a bf16
+    argument where it deduces its type parameter (``g(p)`` of ``g(T* p)``), is marked where the
     template, or one it calls with that type (read in the file and in the project files it
     includes), converts a value of arithmetic type to it implicitly (``T v = 0;``, ``return
     x;``, ``p[i] = f;``): the fix belongs in the template, for every type it is used with.
@@ -246,10 +247,10 @@ class OldRocmLowering(Rule):
     declared with another type the site is marked instead. The bf16 overloads are lowered only
     where an argument is proven bf16: CUDA then calls the bf16 overload or rejects the call.
     Not seen: conversions written through a typedef of the type (``bf16(x)``, whose value is
-    taken as a bf16), implicit conversions in templates instantiated with bf16 otherwise than
-    by naming it as a template argument of a function template (a deduced argument, a class
-    template), in lambdas' returns, and of values whose type is not read inside a larger
-    expression: they fail to build.
+    taken as a bf16), implicit conversions in class templates instantiated with bf16 and in
+    function templates whose bf16 argument rocmigrate cannot type (a member, a call), in
+    lambdas' returns, and of values whose type is not read inside a larger expression: they
+    fail to build.
     """
 
     code = "LOW001"
