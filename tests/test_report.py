@@ -350,3 +350,17 @@ def test_html_is_self_contained_and_escaped(tree, tmp_path):
     for section in ('id="summary"', 'id="plan"', 'id="owners"', 'id="inventory"',
                     'id="files"', 'id="model"'):
         assert section in page
+
+
+def test_scan_crosses_processes_unchanged():
+    """A worker's scan is pickled with its rows as columns of text numbers: it comes back
+    equal, with findings and without."""
+    import pickle
+
+    from migrator.report.scan import scan_file
+
+    for rel, data in (("a/kernel.cu", KERNEL_CU), ("common/util.h", UTIL_H), ("e.cu", b"int x;\n")):
+        scan = scan_file(rel, data, SETTINGS)
+        back = pickle.loads(pickle.dumps(scan))
+        assert back == scan and back.rows == scan.rows
+    assert scan_file("a/kernel.cu", KERNEL_CU, SETTINGS).rows  # findings were there to pack

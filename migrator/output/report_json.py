@@ -7,4 +7,5 @@ import json
 
 
 def render_json(document: dict) -> str:
-    return json.dumps(document, indent=1, ensure_ascii=False) + "\n"
+    """Compact (the C encoder: a large tree's report holds a hundred thousand entries)."""
+    return json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n"

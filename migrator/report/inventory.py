@@ -51,24 +51,27 @@ def file_record(scan: FileScan, model: EffortModel, family_of: dict, optimizing:
     automatic_lines, person_lines = set(), set()
     textures = warp = ptx = 0
     work = []
-    for row in scan.rows:
-        if row.library:
-            references[row.library] += 1
-        if row.code == "PTX001":
-            ptx += 1
-        if _TEXTURE.search(row.symbol):
-            textures += 1
-        if _WARP.search(row.symbol) or family_of.get(row.code) == "wavefront":
-            warp += 1
-        klass = model.classify(row.code, row.kind, row.fixed, row.severity,
-                               family_of.get(row.code, ""))
-        phase = "optimisation" if row.code in optimizing else "port"
-        cost = model.cost(row.code, klass)
-        classes[klass] += 1
-        by_code[row.code] += 1
-        hours[phase] += cost
+    # findings repeat a few combinations: each is classified and counted once
+    decided: dict[tuple, tuple[str, str, float]] = {}
+    for key, count in Counter((row.code, row.kind, row.fixed, row.severity, row.library,
+                               row.symbol) for row in scan.rows).items():
+        code, kind, fixed, severity, library, symbol = key
+        family = family_of.get(code, "")
+        klass = model.classify(code, kind, fixed, severity, family)
+        phase = "optimisation" if code in optimizing else "port"
+        cost = model.cost(code, klass)
+        decided[key[:4]] = klass, phase, cost
+        references[library] += count if library else 0
+        ptx += count if code == "PTX001" else 0
+        textures += count if _TEXTURE.search(symbol) else 0
+        warp += count if _WARP.search(symbol) or family == "wavefront" else 0
+        classes[klass] += count
+        by_code[code] += count
+        hours[phase] += cost * count
         if phase == "port":
-            class_hours[klass] += cost
+            class_hours[klass] += cost * count
+    for row in scan.rows:
+        klass, phase, cost = decided[row.code, row.kind, row.fixed, row.severity]
         if klass == "automatic":
             automatic_lines.add(row.line)
             continue
@@ -79,7 +82,8 @@ def file_record(scan: FileScan, model: EffortModel, family_of: dict, optimizing:
     return {"path": scan.rel, "folder": folder_of(scan.rel) or ".", "kind": scan.kind,
             "status": scan.status, "note": scan.note, "lines": scan.lines,
             "kernels": scan.kernels, "launches": scan.launches, "markers": scan.markers,
-            "references": dict(sorted(references.items())), "inline_ptx": ptx,
+            "references": dict(sorted((k, n) for k, n in references.items() if k)),
+            "inline_ptx": ptx,
             "textures": textures, "warp_intrinsics": warp, "patterns": list(scan.patterns),
             "findings": {name: classes[name] for name in CLASSES},
             "codes": dict(sorted(by_code.items())),

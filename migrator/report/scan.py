@@ -48,6 +48,27 @@ class FileScan:
     rows: list[Row] = field(default_factory=list)
     includes: tuple[str, ...] = ()  # project files it includes directly (tree paths)
 
+    def __getstate__(self) -> dict:
+        """Pickled with the rows as columns, each text once (a worker's scan crosses to the
+        parent so: a dense file's thousands of findings repeat a few texts)."""
+        texts: dict[str, int] = {}
+        columns = [list(column) for column in zip(*self.rows)] if self.rows else []
+        for index in _TEXT_FIELDS:
+            if columns:
+                columns[index] = [texts.setdefault(text, len(texts)) for text in columns[index]]
+        return dict(self.__dict__, rows=(columns, list(texts)))
+
+    def __setstate__(self, state: dict) -> None:
+        columns, texts = state["rows"]
+        for index in _TEXT_FIELDS:
+            if columns:
+                columns[index] = list(map(texts.__getitem__, columns[index]))
+        self.__dict__.update(state, rows=list(map(Row, *columns)) if columns else [])
+
+
+_TEXT_FIELDS = tuple(index for index, name in enumerate(Row._fields)
+                     if name not in ("fixed", "line"))
+
 
 @dataclass
 class TreeScan:
