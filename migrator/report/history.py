@@ -156,7 +156,7 @@ def walk_history(source: Path, options, model: EffortModel, family_of: dict,
     cache.save()
     return {"commits": points, "notes": notes,
             "cache": {"file": CACHE_NAME, "hits": cache.hits, "misses": cache.misses},
-            "moved_most": sorted((p for p in points[1:] if p["delta_hours"]),
+            "moved_most": sorted((p for p in points[1:] if p["delta_hours"] < 0),
                                  key=lambda p: p["delta_hours"])[:5]}
 
 

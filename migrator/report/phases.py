@@ -12,6 +12,7 @@ includes (the #include graph, cycles broken by effort), the cheapest first among
 
 from __future__ import annotations
 
+import heapq
 import statistics
 
 from .effort import CLASSES, EffortModel
@@ -87,13 +88,26 @@ def order_modules(units: dict[str, list[dict]], names: list[str]) -> list[str]:
     needs = {name: {owner[inc] for record in units[name] for inc in record["includes"]
                     if inc in owner and owner[inc] != name and owner[inc] in wanted}
              for name in names}
+    dependents: dict[str, list[str]] = {name: [] for name in names}
+    waiting = {name: len(needs[name]) for name in names}
+    for name in names:
+        for need in needs[name]:
+            dependents[need].append(name)
+    ready = [(cost[name], name) for name in names if not waiting[name]]
+    heapq.heapify(ready)
     ordered: list[str] = []
     left = set(names)
     while left:
-        ready = [name for name in left if not needs[name] & left]
-        pick = min(ready or left, key=lambda n: (cost[n], n))
-        ordered.append(pick)
+        if ready:
+            pick = heapq.heappop(ready)[1]
+        else:  # only cycles left
+            pick = min(left, key=lambda n: (cost[n], n))
         left.remove(pick)
+        ordered.append(pick)
+        for dependent in dependents[pick]:
+            waiting[dependent] -= 1
+            if not waiting[dependent] and dependent in left:
+                heapq.heappush(ready, (cost[dependent], dependent))
     return ordered
 
 
