@@ -294,8 +294,9 @@ class OldRocmLowering(Rule):
                 yield self._call(ctx, low, start, end)
 
     def _implicit_values(self, ctx: RuleContext, replacement: str):
-        """``x = v`` where ``x`` is proven bf16 and ``return v;`` in a function that returns bf16,
-        ``v`` not proven bf16: CUDA converts ``v`` implicitly, ``replacement`` (explicit float
+        """``x = v`` where ``x`` is proven bf16, ``return v;`` in a function that returns bf16 and
+        ``f(v)`` where every ``f`` declared in the project takes a bf16 there, ``v`` not proven
+        bf16: CUDA converts ``v`` implicitly, ``replacement`` (explicit float
         constructor) does not. A literal float holds exactly -> ``T(v)``, a float (a name, a
         member, a call or an arithmetic expression of float type) ->
         ``rocmigrate_float2bfloat16(v)``; a value of another arithmetic type (a double, rounded
@@ -306,6 +307,7 @@ class OldRocmLowering(Rule):
         while stack:
             node = stack.pop()
             stack.extend(node.children)
+            values: list = []
             if node.type == "call_expression":
                 function = node.child_by_field_name("function")
                 called = _instantiation(ctx, node, function) if function is not None else None
@@ -313,43 +315,52 @@ class OldRocmLowering(Rule):
                         called not in instantiations
                         or instantiations[called].start_byte > node.start_byte):
                     instantiations[called] = node
-            if node.type == "assignment_expression":
+                listed = node.child_by_field_name("arguments")
+                if function is not None and function.type == "identifier" and listed is not None:
+                    given = [argument for argument in listed.named_children
+                             if argument.type != "comment"]
+                    positions = _bf16_parameters(ctx, ctx.text(function), len(given))
+                    values = [given[i] for i in sorted(positions)]
+                    how = f"passed to {ctx.text(function)} as"
+            elif node.type == "assignment_expression":
                 left, value = node.child_by_field_name("left"), node.child_by_field_name("right")
-                if not _assigns(node) or left is None or value is None or \
-                        _kind(ctx, left) != "bf16":
-                    continue
-                how = "assigned to"
+                if _assigns(node) and left is not None and value is not None and \
+                        _kind(ctx, left) == "bf16":
+                    values, how = [value], "assigned to"
             elif node.type == "return_statement":
                 value = node.named_children[0] if node.named_child_count else None
-                if value is None or value.type in ("comment", "initializer_list") or \
-                        not _returns_bf16(ctx, node):
-                    continue
-                how = "returned as"
-            else:
-                continue
-            verdict = _judged(ctx, value, replacement)
-            if verdict is None or verdict == "unproven" and not _unread(value) and \
-                    _kind(ctx, value) is None:
-                continue
-            begin, finish = value.start_byte, value.end_byte
-            if verdict == "unproven":
-                shown = _shown(ctx, [(begin, finish)])
-                message = (f"{shown} {how} a bf16: if it is not one, its implicit "
-                           f"conversion to {replacement} does not build ({replacement}'s float "
-                           "constructor is explicit) and rocmigrate cannot prove its type here: "
-                           f"write rocmigrate_float2bfloat16({shown}) for a float")
-                yield Diagnostic("LOW001", message, begin, finish,
-                                 marker_fix(ctx, begin, Marker("LOW001", message)),
-                                 library="device", symbol="__nv_bfloat16")
-                continue
-            text = ctx.text(value)
-            includes = (SUPPORT_HEADER,) if verdict.startswith("rocmigrate_") else ()
-            yield Diagnostic("LOW001", f"{text} {how} a bf16 -> {verdict}({text})", begin,
-                             finish, Fix(f"convert with {verdict}",
-                                         (Edit(begin, begin, verdict.encode() + b"("),
-                                          Edit(finish, finish, b")")), includes=includes),
-                             library="device", symbol="__nv_bfloat16", severity="info")
+                if value is not None and value.type not in ("comment", "initializer_list") and \
+                        _returns_bf16(ctx, node):
+                    values, how = [value], "returned as"
+            for value in values:
+                yield from self._implicit_value(ctx, replacement, value, how)
         yield from self._instantiations(ctx, replacement, instantiations)
+
+    @staticmethod
+    def _implicit_value(ctx: RuleContext, replacement: str, value, how: str):
+        """_implicit_values for one value (``how``: "assigned to"...)."""
+        verdict = _judged(ctx, value, replacement)
+        if verdict is None or verdict == "unproven" and not _unread(value) and \
+                _kind(ctx, value) is None:
+            return
+        begin, finish = value.start_byte, value.end_byte
+        if verdict == "unproven":
+            shown = _shown(ctx, [(begin, finish)])
+            message = (f"{shown} {how} a bf16: if it is not one, its implicit "
+                       f"conversion to {replacement} does not build ({replacement}'s float "
+                       "constructor is explicit) and rocmigrate cannot prove its type here: "
+                       f"write rocmigrate_float2bfloat16({shown}) for a float")
+            yield Diagnostic("LOW001", message, begin, finish,
+                             marker_fix(ctx, begin, Marker("LOW001", message)),
+                             library="device", symbol="__nv_bfloat16")
+            return
+        text = ctx.text(value)
+        includes = (SUPPORT_HEADER,) if verdict.startswith("rocmigrate_") else ()
+        yield Diagnostic("LOW001", f"{text} {how} a bf16 -> {verdict}({text})", begin, finish,
+                         Fix(f"convert with {verdict}", (Edit(begin, begin, verdict.encode() + b"("),
+                                                         Edit(finish, finish, b")")),
+                             includes=includes),
+                         library="device", symbol="__nv_bfloat16", severity="info")
 
     def _instantiations(self, ctx: RuleContext, replacement: str, calls: dict):
         """The first call of each function template that names bf16 as a template argument
@@ -883,8 +894,8 @@ def _template_parameters(ctx: RuleContext, declaration) -> list[str]:
 
 def _typed(ctx: RuleContext, node) -> tuple[str, int] | None:
     """(declared type, pointer levels left) of a name, an element (``p[i]``, ``*p``), a member
-    (``s.x``, ``p->x`` of a struct defined in the file) or a pointer's arithmetic (``p + i``),
-    or None."""
+    (``s.x``, ``p->x`` of a struct defined in the file, ``v.x`` of a bf16 pair) or a pointer's
+    arithmetic (``p + i``), or None."""
     while node.type == "parenthesized_expression" and node.named_child_count == 1:
         node = node.named_children[0]
     if node.type == "identifier":
@@ -911,6 +922,8 @@ def _typed(ctx: RuleContext, node) -> tuple[str, int] | None:
         if owner is None or operator is None or field is None or \
                 owner[1] != (1 if operator.type == "->" else 0):
             return None
+        if normal_type(owner[0]) in BF162_TYPES and ctx.text(field) in ("x", "y"):
+            return "__nv_bfloat16", 0  # a bf16 pair's halves
         return _members(ctx).get(normal_type(owner[0]), {}).get(ctx.text(field))
     return None
 
@@ -1051,10 +1064,32 @@ def _instantiation(ctx: RuleContext, call, function) -> str | None:
         else None
 
 
+def _bf16_parameters(ctx: RuleContext, name: str, count: int) -> frozenset[int]:
+    """The positions where every function declared by ``name`` in the file and the project
+    files it includes, that takes ``count`` arguments, has a bf16 parameter (by value): an
+    argument there converts to bf16 whichever of them is called."""
+    known = ctx.cache.setdefault("LOW001.bf16_parameters", {})
+    if (name, count) in known:
+        return known[name, count]
+    positions = None
+    for file in _project_contexts(ctx):
+        if name.encode() not in file.data:
+            continue
+        for declared in _function_kinds(file).get(name, ()):
+            if declared.least <= count <= declared.most:
+                here = {i for i, kind in enumerate(declared.parameters[:count]) if kind == "bf16"}
+                positions = here if positions is None else positions & here
+    known[name, count] = frozenset(positions or ())
+    return known[name, count]
+
+
 def _is_template(ctx: RuleContext, name: str) -> bool:
     """Is ``name`` a function template defined in the file or a project file it includes?"""
-    return any(name in _function_templates(file) for file in _project_contexts(ctx)
-               if name.encode() in file.data)
+    known = ctx.cache.setdefault("LOW001.is_template", {})
+    if name not in known:
+        known[name] = any(name in _function_templates(file) for file in _project_contexts(ctx)
+                          if name.encode() in file.data)
+    return known[name]
 
 
 def _bf16_arguments(ctx: RuleContext, file: RuleContext, call,
