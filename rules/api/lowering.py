@@ -175,9 +175,10 @@ class OldRocmLowering(Rule):
     ``__low2float`` and ``__high2float`` (HIP 5.x has them for ``__half`` only) become
     ``rocmigrate_hadd``... where an argument is proven bf16 (a pair). A copy-initialisation
     (``__nv_bfloat16 x = 0.f;``, ``T a[] = {x, y}``), an assignment (``=``, ``+=``...) to a
-    bf16 and a return from a function that returns one convert implicitly in CUDA and do not
-    build against ``hip_bfloat16``'s explicit float constructor: each value gets its conversion
-    written (``hip_bfloat16(0.f)`` for a literal float holds exactly,
+    bf16 (a half of a pair too), a return from a function that returns one and an argument
+    where every function of that name declared in the project takes one convert implicitly in
+    CUDA and do not build against ``hip_bfloat16``'s explicit float constructor: each value
+    gets its conversion written (``hip_bfloat16(0.f)`` for a literal float holds exactly,
     ``rocmigrate_float2bfloat16(f)`` for a float: a name, a member of a struct defined in the
     file, a call of a function declared there, an arithmetic expression of them), a bf16 value
     is left, and a value of another type (a double, an int) or of a type rocmigrate cannot read
