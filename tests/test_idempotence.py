@@ -378,3 +378,15 @@ def test_a_directive_above_a_call_is_not_code_of_its_statement(directive):
              "cudaStreamCreate(s);\n}\n"
     once = assert_idempotent(inside)
     assert b"// rocmigrate STM001" in once  # the call is seen (reached through a pointer)
+
+
+def test_names_the_target_lacks_ask_for_no_runtime_include():
+    """CUDA names ROCm 5.2 lacks are marked, not ported: they ask for no hip_runtime.h, on the
+    first pass (where the broken text hid them from the parse) or the second (where the marker
+    lines let it read them)."""
+    text = ("CUDART_INF #include <Openacc/cupti_openacc.h>\n"
+            " CUDART_2_OVER_PI CUDART_2_OVER_PI_F ")
+    once = assert_idempotent(text, settings=VARIANTS["rocm52-ggl-noopt"])
+    assert b"hip_runtime" not in once
+    # at a target that has them, they are renamed and do ask for the runtime
+    assert b"HIP_2_OVER_PI_F" in converted("float f() { return CUDART_2_OVER_PI_F; }\n")

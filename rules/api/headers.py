@@ -17,6 +17,7 @@ from migrator.versions import format_version
 
 from ..cuda_context import CUDA_SOURCE_SUFFIXES
 from ..markers import marker_fix
+from .rename import renamable
 
 # directives from their '#': directive_lines keeps those with only blanks before on their line
 _INCLUDE = re.compile(rb'#[ \t]*include[ \t]*([<"])([^>"\n]*)[>"][^\n]*(?:\n|\Z)')
@@ -519,6 +520,16 @@ def _included_under(ctx: RuleContext, macro: bytes) -> bool:
     return False
 
 
+def _ported(ctx: RuleContext, entry) -> bool:
+    """Does the conversion give ``entry`` a HIP counterpart at the target (renamed, kept, or
+    lowered)? A name the target lacks is marked, not ported: the runtime header declares
+    nothing for it, so it asks for no include (the file's next pass, reading the marker
+    comments, must decide the same)."""
+    lowering = ctx.tables.lowerings.get(entry.cuda)
+    return renamable(entry, ctx.settings.rocm) or (
+        lowering is not None and lowering.applies(ctx.settings.rocm))
+
+
 def _uses(ctx: RuleContext, end: int, api: bool):
     """The offsets _first_use reads, in order."""
     names = ctx.tables.names
@@ -528,7 +539,8 @@ def _uses(ctx: RuleContext, end: int, api: bool):
         if word[:2] in (b"cu", b"CU"):
             entry = names.get(word.decode())
             if (not api or entry is None or entry.library not in _RUNTIME_LIBRARIES
-                    or ctx.in_directive(match.start()) or not _parsed(ctx, match.start())):
+                    or not _ported(ctx, entry) or ctx.in_directive(match.start())
+                    or not _parsed(ctx, match.start())):
                 continue
         if header:
             marks, compiler = _conditionals(ctx)[:2]
