@@ -102,7 +102,8 @@ def test_copy_initialisations_get_their_conversion_written(declaration: str, low
     ("x * 2.0", "x * 2.0", True),  # a double: CUDA rounds it once
     ("d", "d", True), ("i + 1", "i + 1", True), ("s.count", "s.count", True),
     ("b * x", "b * x", False),  # bf16 and float: ambiguous in CUDA, not judged
-    ("s.get()", "s.get()", True),  # a member function's value: not read
+    ("s.get()", "rocmigrate_float2bfloat16(s.get())", False),  # a member function's
+    ("fn(x)", "fn(x)", True),  # a call through a pointer: not read
 ])
 def test_returned_values_are_converted_when_read_as_float(value: str, lowered: str,
                                                           marked: bool):
@@ -112,7 +113,8 @@ def test_returned_values_are_converted_when_read_as_float(value: str, lowered: s
             b"__device__ __nv_bfloat16 half(__nv_bfloat16 v) { return v; }\n"
             b"template <typename T> __device__ T twice(T v) { return v + v; }\n"
             b"__device__ __nv_bfloat16 f(float x, double d, int i, __nv_bfloat16 b, "
-            b"const float* p, S s) {\n  return " + value.encode() + b";\n}\n")
+            b"const float* p, S s, float (*fn)(float)) {\n  return " + value.encode()
+            + b";\n}\n")
     result = _lower(text)
     assert b"  return " + lowered.encode() + b";\n" in result.output
     assert (b"// rocmigrate LOW001: " in result.output) == marked

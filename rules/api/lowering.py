@@ -771,6 +771,9 @@ def _call_kind(ctx: RuleContext, node) -> str | None:
         return None
     if function.type == "primitive_type":
         return _type_kind(ctx.text(function), 0)
+    if function.type == "field_expression":  # s.f(): a member function of a struct here
+        typed = _member(ctx, function, "()")
+        return _type_kind(*typed) if typed is not None else None
     template_arguments: list[str] = []
     if function.type == "template_function":
         name, listed = (function.child_by_field_name(f) for f in ("name", "arguments"))
@@ -918,15 +921,21 @@ def _typed(ctx: RuleContext, node) -> tuple[str, int] | None:
             return None
         return inner[0], inner[1] + (1 if operator.type == "&" else -1)
     if node.type == "field_expression":
-        field = node.child_by_field_name("field")
-        owner = _typed(ctx, node.child_by_field_name("argument"))
-        if owner is None or operator is None or field is None or \
-                owner[1] != (1 if operator.type == "->" else 0):
-            return None
-        if normal_type(owner[0]) in BF162_TYPES and ctx.text(field) in ("x", "y"):
-            return "__nv_bfloat16", 0  # a bf16 pair's halves
-        return _members(ctx).get(normal_type(owner[0]), {}).get(ctx.text(field))
+        return _member(ctx, node, "")
     return None
+
+
+def _member(ctx: RuleContext, node, suffix: str) -> tuple[str, int] | None:
+    """_typed of the member ``s.x`` / ``p->x`` (a field expression); with ``suffix`` "()", of
+    the value of the member function ``s.f()``."""
+    operator, field = node.child_by_field_name("operator"), node.child_by_field_name("field")
+    owner = _typed(ctx, node.child_by_field_name("argument"))
+    if owner is None or operator is None or field is None or \
+            owner[1] != (1 if operator.type == "->" else 0):
+        return None
+    if normal_type(owner[0]) in BF162_TYPES and ctx.text(field) in ("x", "y") and not suffix:
+        return "__nv_bfloat16", 0  # a bf16 pair's halves
+    return _members(ctx).get(normal_type(owner[0]), {}).get(ctx.text(field) + suffix)
 
 
 def _sibling_member(ctx: RuleContext, name) -> tuple[str, int] | None:
@@ -948,7 +957,7 @@ def _sibling_member(ctx: RuleContext, name) -> tuple[str, int] | None:
 def _members(ctx: RuleContext) -> dict[str, dict[str, tuple[str, int] | None]]:
     """struct name -> member name -> (type, pointer levels; an array dimension counts as one),
     for the structs, classes and unions defined in the file outside functions (``typedef
-    struct {...} S;`` too);
+    struct {...} S;`` too), and "name()" -> the type a member function returns;
     a member that two definitions of a name declare differently is None."""
     found = ctx.cache.get("LOW001.members")
     if found is not None:
@@ -971,17 +980,20 @@ def _members(ctx: RuleContext) -> dict[str, dict[str, tuple[str, int] | None]]:
         fields = found.setdefault(ctx.text(name), {})
         for member in body.named_children:
             type_node = member.child_by_field_name("type")
-            if member.type != "field_declaration" or type_node is None:
+            if member.type not in ("field_declaration", "function_definition") or \
+                    type_node is None:
                 continue
             for declarator in member.children_by_field_name("declarator"):
-                pointers = 0
+                pointers, suffix = 0, ""
                 while declarator.type in ("pointer_declarator", "array_declarator"):
                     pointers += 1
                     declarator = declarator.child_by_field_name("declarator")
+                if declarator is not None and declarator.type == "function_declarator":
+                    declarator, suffix = declarator.child_by_field_name("declarator"), "()"
                 if declarator is None or declarator.type != "field_identifier":
                     continue
                 typed = (normal_type(ctx.text(type_node)), pointers)
-                field = ctx.text(declarator)
+                field = ctx.text(declarator) + suffix  # a member function's: "name()"
                 fields[field] = typed if fields.get(field, typed) == typed else None
     ctx.cache["LOW001.members"] = found
     return found
