@@ -66,6 +66,19 @@ def test_the_error_parser_reads_compiler_linker_driver_and_cmake_errors():
                                  "find the compiler.")
     assert not any("errors generated" in e.message or "linker command failed" in e.message
                    for e in errors)
+    tools = parse_errors("/usr/bin/ld: main.o: in function `main':\n"
+                         "/usr/bin/ld: cannot find -lomp: No such file or directory\n"
+                         "ld.lld: error: undefined symbol: f()\n"
+                         "make: *** No rule to make target '../x-sycl/utils.h', needed by "
+                         "'main.o'.  Stop.\n"
+                         "Makefile:3: *** missing separator.  Stop.\n"
+                         "make[1]: *** [Makefile:48: main] Error 1\n")
+    assert [(e.kind, e.message) for e in tools] == [
+        ("linker", "cannot find -lomp: No such file or directory"),
+        ("linker", "undefined symbol: f()"),
+        ("make", "No rule to make target '../x-sycl/utils.h', needed by 'main.o'"),
+        ("make", "missing separator")]
+    assert (tools[3].file, tools[3].line) == ("Makefile", 3)
     gcc = parse_errors("In file included from inc/a.h:2,\n                 from src/host.cpp:3:\n"
                        "inc/b.h:7:5: error: 'x' was not declared in this scope\n")
     assert [(e.file, e.unit) for e in gcc] == [("inc/b.h", "src/host.cpp")]

@@ -28,6 +28,13 @@ _DRIVER = re.compile(r"^(?P<tool>\S*(?:clang|hipcc|ld\.lld|ld|collect2|nvcc)\S*)
                      r"(?:fatal )?error: (?P<message>.*)$")
 _UNDEFINED = re.compile(r"^(?P<file>[^\s:][^:]*?):(?:\([^)]*\):)? ?(?P<message>undefined "
                         r"reference to [`'](?P<symbol>[^'`]+)')")
+# the linker's own lines ("/usr/bin/ld: cannot find -lomp"); not its "in function" context
+_LINKER = re.compile(r"^(?:\S*/)?(?:ld|ld\.lld|ld\.gold|collect2)(?:-[\w.]+)?: "
+                     r"(?P<message>(?:error: )?(?:cannot find|multiple definition|undefined "
+                     r"(?:symbol|reference)).*)$")
+# make's own errors; "*** [target] Error N" only repeats a command's failure
+_MAKE = re.compile(r"^(?:g?make(?:\[\d+\])?|(?P<file>[^\s:]+):(?P<line>\d+)): \*\*\* "
+                   r"(?P<message>(?!\[).*?)\.?(?:  Stop\.)?$")
 _CMAKE = re.compile(r"^CMake Error(?: at (?P<file>[^:()]+):(?P<line>\d+))?.*:$")
 _NOT_CAUSES = ("linker command failed", "errors generated", "too many errors emitted")
 _MARKER = re.compile(r"//\s*rocmigrate ([A-Z]{3}\d{3}):\s*(.*)$")
@@ -44,7 +51,7 @@ _INVALID_TARGET = re.compile(r"invalid target ID '([^']+)'")
 @dataclass
 class BuildError:
     message: str
-    kind: str  # compiler | linker | cmake | driver
+    kind: str  # compiler | linker | driver | make | cmake
     file: str | None = None  # as the build printed it
     line: int | None = None
     column: int | None = None
@@ -93,6 +100,15 @@ def _parse_line(line: str, lines: list[str], index: int) -> BuildError | None:
     match = _UNDEFINED.match(line)
     if match:
         return BuildError(match.group("message").strip(), "linker", match.group("file"))
+    match = _LINKER.match(line)
+    if match:
+        message = match.group("message")
+        return BuildError(message[len("error: "):] if message.startswith("error: ") else message,
+                          "linker")
+    match = _MAKE.match(line)
+    if match:
+        return BuildError(match.group("message").strip(), "make", match.group("file"),
+                          int(match.group("line")) if match.group("line") else None)
     match = _DRIVER.match(line)
     if match:
         kind = "linker" if re.search(r"ld|collect2", Path(match.group("tool")).name) else "driver"
