@@ -199,3 +199,20 @@ def test_converted_makefile_builds_with_make_and_hipcc(tmp_path, rename):
                            capture_output=True, text=True, timeout=600)
     assert built.returncode == 0, built.stdout + built.stderr
     assert (out / "main").exists()
+
+
+def test_script_loops_and_conditions_reach_the_compiler():
+    from migrator import apitables, registry
+    from migrator.buildfiles import fix_build_file
+    from migrator.settings import Settings
+    from migrator.source import Source
+
+    data = (b"for f in *.cu; do nvcc -Xcompiler -fPIC -c $f; done\n"
+            b"if [ -n \"$DEBUG\" ]; then time nvcc -G main.cu; fi\n"
+            b"./app -G\n")
+    rules = [registry.find("MKF004")()]
+    result = fix_build_file(Source("build.sh", data), rules, Settings(), apitables.load(),
+                            "shell")
+    assert result.output == (b"for f in *.cu; do nvcc -fPIC -c $f; done\n"
+                             b"if [ -n \"$DEBUG\" ]; then time nvcc -g main.cu; fi\n"
+                             b"./app -G\n")

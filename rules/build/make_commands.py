@@ -27,6 +27,9 @@ _FLAG_VARIABLE = re.compile(r"^(?:\w*(?:NVCC|CUDA)\w*FLAGS\w*|CUFLAGS|NVFLAGS|GE
                             re.IGNORECASE)
 _SHELL_ASSIGNMENT = re.compile(rb"^([A-Za-z_][A-Za-z0-9_]*)\+?=")
 _SEPARATORS = frozenset({b";", b"&&", b"||", b"|", b"&"})
+# words that may come before a command's name (shell keywords and wrappers)
+_PREFIXES = frozenset({b"do", b"then", b"else", b"elif", b"time", b"exec", b"!", b"{", b"(",
+                       b"nice", b"env", b"command"})
 # where a shell or make word may name a variable: $(NAME) ${NAME} $NAME
 _REFERENCE = re.compile(rb"\$(?:\(([A-Za-z_][A-Za-z0-9_]*)\)|\{([A-Za-z_][A-Za-z0-9_]*)\}"
                         rb"|([A-Za-z_][A-Za-z0-9_]*))")
@@ -168,11 +171,12 @@ def is_compiler_word(text: str, compilers: set[str]) -> bool:
 
 
 def _compiler_at(command: tuple[Word, ...], compilers: set[str]) -> int | None:
-    """Where the compiler is in a simple command (after any NAME=value environment words)."""
+    """Where the compiler is in a simple command (after NAME=value environment words and
+    keywords such as ``do``, ``then``, ``time``)."""
     for index, word in enumerate(command):
         if is_compiler_word(word.value, compilers):
             return index
-        if not _SHELL_ASSIGNMENT.match(word.text.lstrip(b"@+-")):
+        if word.text not in _PREFIXES and not _SHELL_ASSIGNMENT.match(word.text.lstrip(b"@+-")):
             return None
     return None
 
