@@ -152,11 +152,13 @@ def _respelled_part(tables, rocm, lowered: bool, text: str) -> str:
 def _output_spelling(tables, rocm, lowered: bool) -> dict[str, str]:
     """CUDA name -> the name the conversion writes for it at ``rocm``: API001's renames, and
     with ``lowered`` the replacements of the lowerings that apply there."""
-    from .api.rename import renamable  # rename writes markers: imported when first needed
+    # rename and lowering write markers: imported when first needed
+    from .api.lowering import replacement_of
+    from .api.rename import renamable
 
     spelling = {e.cuda: e.hip for e in tables.names.values() if renamable(e, rocm)}
     if lowered:
-        spelling.update((low.cuda, low.replacement) for low in tables.lowerings.values()
+        spelling.update((low.cuda, replacement_of(low)) for low in tables.lowerings.values()
                         if low.kind != "header" and low.applies(rocm))
     return spelling
 

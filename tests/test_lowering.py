@@ -229,7 +229,7 @@ def test_every_support_lowering_names_what_the_header_declares():
     applies to, declares (HIP 5.2 below 6.0; HIP 6.4 too for rows of every target)."""
     import re
 
-    from rules.api.lowering import EXACT_FOR_ALL, PAIR_ARITHMETIC, SCALAR_ARITHMETIC, _replacement
+    from rules.api.lowering import EXACT_FOR_ALL, PAIR_ARITHMETIC, SCALAR_ARITHMETIC, replacement_of
 
     declared = {rocm: set(re.findall(r"\b(rocmigrate_\w+)\s*[({]", _support_header(rocm)))
                 for rocm in ("5.2", "6.0", "6.4")}
@@ -240,7 +240,7 @@ def test_every_support_lowering_names_what_the_header_declares():
     for low in rows:
         for rocm in ("5.2", "6.0", "6.4"):
             if low.applies(parse_version(rocm)):
-                assert _replacement(low) in declared[rocm], (low.cuda, rocm)
+                assert replacement_of(low) in declared[rocm], (low.cuda, rocm)
     for name in [*SCALAR_ARITHMETIC.values(), *PAIR_ARITHMETIC.values(), *EXACT_FOR_ALL.values()]:
         assert name in declared["5.2"], name
 
@@ -396,3 +396,14 @@ def test_the_support_header_rounds_as_cuda(tmp_path: Path):
     assert len(results) == len(cases)
     wrong = [(case, hex(got)) for case, got in zip(cases, results) if got != _cuda_result(*case)]
     assert wrong == []
+
+
+def test_markers_quote_lowered_names_as_the_conversion_writes_them():
+    """A marker quoting code in HIP spelling writes a lowered name as its lowering does: a row
+    whose replacement is the support header's function (empty in the table) is quoted by that
+    name, not dropped (``__ushort_as_bfloat16(x)`` was quoted as ``(x)``)."""
+    from rules.markers import _output_spelling
+
+    spelling = _output_spelling(apitables.load(), parse_version("5.2"), True)
+    assert spelling["__ushort_as_bfloat16"] == "rocmigrate_ushort_as_bfloat16"
+    assert all(spelling.values())

@@ -279,7 +279,7 @@ class OldRocmLowering(Rule):
                 if name.encode() in ctx.data}
         if overloads or (says_bf16 and bf16 is not None and bf16.applies(rocm)):
             # (hip_bfloat16 too: a conversion that waited a round for a fix inside its value)
-            yield from self._implicit_values(ctx, _replacement(bf16))
+            yield from self._implicit_values(ctx, replacement_of(bf16))
         for name, start, end in find_name(ctx, rows.keys() | overloads.keys()):
             if not names_code(ctx, start, end):
                 continue
@@ -413,13 +413,13 @@ class OldRocmLowering(Rule):
         if ctx.in_directive(start):
             yield self._report(ctx, low, start, end, "write {replacement} in this macro by hand")
             return
-        replacement = _replacement(low)
+        replacement = replacement_of(low)
         rewrite = _lowering(replacement, start, end)
         spans = _converted(ctx, start, end)
         # explicit float constructor: copy-initialisations convert, the scalar's own values and
         # each member of the pair's ({x, y}: rocmigrate_bfloat162 is an aggregate of two)
         element = (replacement if low.exact == "literal"
-                   else _replacement(ctx.tables.lowerings["__nv_bfloat16"])
+                   else replacement_of(ctx.tables.lowerings["__nv_bfloat16"])
                    if low.cuda == "__nv_bfloat162" else None)
         if element is not None:
             edits, unproven = self._implicit_conversions(ctx, element, start, end,
@@ -494,13 +494,13 @@ class OldRocmLowering(Rule):
         if call is None:
             return self._report(ctx, low, start, end,
                                 "it is not called here: use {replacement}(...) by hand")
-        rewrite = _lowering(_replacement(low), start, end)
+        rewrite = _lowering(replacement_of(low), start, end)
         args = call.arguments
         if low.exact == "always" or (low.exact == "literal" and args and all(
                 _literal(ctx.data[b:e].decode("utf-8", "replace")) for b, e in args)) or (
                 low.exact == "bf16" and len(args) == 1 and bf16_value(
                     ctx, ctx.data[args[0][0]:args[0][1]].decode("utf-8", "replace"), start)):
-            return Diagnostic("LOW001", f"{low.cuda} -> {_replacement(low)} "
+            return Diagnostic("LOW001", f"{low.cuda} -> {replacement_of(low)} "
                               f"({self._why(ctx, low)})", start, end, rewrite, library="device",
                               symbol=low.cuda, severity="info")
         exact = EXACT_FOR_ALL.get(low.cuda)
@@ -512,7 +512,7 @@ class OldRocmLowering(Rule):
                               severity="info")
         shown = _shown(ctx, args)
         proven = "a numeric literal" if low.exact == "literal" else "a bf16 value"
-        text = (f"{low.cuda}({shown}) -> {_replacement(low)}({shown}) is exact only for {proven}, "
+        text = (f"{low.cuda}({shown}) -> {replacement_of(low)}({shown}) is exact only for {proven}, "
                 f"which rocmigrate cannot prove here: {low.note}")
         return self._unsafe(ctx, low, start, end, text, rewrite)
 
@@ -540,7 +540,7 @@ class OldRocmLowering(Rule):
 
     def _report(self, ctx, low, start, end, advice: str) -> Diagnostic:
         text = (f"{low.cuda} {low.lacking()} (target {format_version(ctx.settings.rocm)}): "
-                + advice.format(replacement=_replacement(low)) + f" ({low.note})")
+                + advice.format(replacement=replacement_of(low)) + f" ({low.note})")
         return self._report_as(ctx, low, "LOW002", start, end, text)
 
     @staticmethod
@@ -559,7 +559,7 @@ def _other_than_bf16(ctx: RuleContext, args: list[tuple[int, int]]) -> bool:
     return _declared_type(ctx, text, begin) is not None and not bf16_value(ctx, text, begin)
 
 
-def _replacement(low: Lowering) -> str:
+def replacement_of(low: Lowering) -> str:
     """What replaces the row's CUDA name: its ``replacement``, or where that is empty the
     function or type of rocmigrate_bf16.h that stands for it (``__nv_bfloat162`` ->
     ``rocmigrate_bfloat162``)."""
