@@ -66,7 +66,34 @@ def is_member(ctx: RuleContext, start: int) -> bool:
     if not start or code[start - 1] not in BLANK_OR_MEMBER_END:
         return False  # `(name`, `*name`: no member
     end = code_end_before(ctx, start)
-    return code[end - 1 : end] == b"." or code[max(0, end - 2) : end] == b"->"
+    if code[end - 1 : end] == b".":
+        return True
+    return code[max(0, end - 2) : end] == b"->" and not trailing_return_type(ctx, start, end - 2)
+
+
+# what may stand between a parameter list and the '->' of a trailing return type
+_BEFORE_TRAILING_RETURN = re.compile(
+    rb"(?:\)|\b(?:const|volatile|noexcept|mutable|override|final|constexpr|consteval|"
+    rb"__device__|__host__|__forceinline__))[ \t\r\n]*\Z")
+
+
+def trailing_return_type(ctx: RuleContext, start: int, arrow: int | None = None) -> bool:
+    """Is the name at ``start`` in a trailing return type (``auto f(float x) ->
+    __nv_bfloat16``, ``[](float x) -> cudaError_t``): a type, not a member, and no conversion
+    ``T{...}`` of the function body that follows? ``arrow``: the offset of the '->' before it,
+    when known. Only an arrow after ``)`` or a function qualifier can start one; the tree
+    decides those."""
+    if arrow is None:
+        arrow = code_end_before(ctx, start) - 2
+        if arrow < 0 or ctx.code[arrow : arrow + 2] != b"->":
+            return False
+    if not _BEFORE_TRAILING_RETURN.search(ctx.code, max(0, arrow - 24), arrow):
+        return False
+    node = ctx.tree.root_node.descendant_for_byte_range(start, start + 1)
+    while node is not None and node.type in ("type_identifier", "type_descriptor",
+                                             "qualified_identifier", "template_type"):
+        node = node.parent
+    return node is not None and node.type == "trailing_return_type"
 
 
 _PATTERNS: dict[tuple, tuple[re.Pattern, bool]] = {}

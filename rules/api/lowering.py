@@ -10,8 +10,7 @@ from migrator.apitables import Lowering
 from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix
 from migrator.rule import Marker, Rule, RuleContext
 from migrator.source import Source
-from migrator.semantic.calls import close_of
-from migrator.semantic.calls import arguments, find_name, lexical_call
+from migrator.semantic.calls import arguments, close_of, find_name, lexical_call, trailing_return_type
 from migrator.semantic.lookup import _aliases, value_declaration
 from migrator.semantic.types import is_fundamental, normal_type, strip_parens
 from migrator.versions import format_version
@@ -584,6 +583,8 @@ def _converted(ctx: RuleContext, start: int, end: int) -> list[tuple[int, int]] 
     before = data[max(0, start - 64) : start]
     if re.search(rb"\boperator\s*$", before):
         return None  # a conversion operator's declaration
+    if before.rstrip().endswith(b"->") and trailing_return_type(ctx, start):
+        return None  # `-> T {`: the function's body follows, no T{x}
     if data[after : after + 1] in (b"(", b"{"):
         return _bracketed(ctx, after)
     if _STATIC_CAST_BEFORE.search(before):
