@@ -15,7 +15,12 @@ converted and the human file (comments and message() texts aside), what is CUDA'
 - MODEL cuda: HeCBench's own add_hecbench_benchmark(... MODEL cuda ...), whose meaning only
   HeCBench's top-level CMakeLists knows (no tool can); counted apart
 
-Usage: python benchmarks/cmake_files.py CORPUS [--json FILE] [--list]. CORPUS holds src/.
+With ``--build``, also converts each CUDA program folder (``rocmigrate convert --rocm 5.2
+--offload-arch gfx90a``) and builds it and a copy of its human twin with ``rocmigrate build
+--method cmake`` (through the folder's own CMakeLists.txt), recording built or the first error.
+
+Usage: python benchmarks/cmake_files.py CORPUS [--json FILE] [--list] [--build]. CORPUS holds
+src/.
 """
 
 from __future__ import annotations
@@ -23,7 +28,10 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shutil
+import subprocess
 import sys
+import tempfile
 from collections import Counter
 from pathlib import Path
 
@@ -97,6 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("corpus", type=Path, help="the corpus (holding src/)")
     parser.add_argument("--json", type=Path, help="write every program's counts here")
     parser.add_argument("--list", action="store_true", help="list the programs with leftovers")
+    parser.add_argument("--build", action="store_true",
+                        help="build the converted and the human folders through CMake")
     args = parser.parse_args(argv)
     src = args.corpus / "src"
     if not src.is_dir():
@@ -118,10 +128,46 @@ def main(argv: list[str] | None = None) -> int:
             "converted": dict(leftovers(output)),
             "human": dict(leftovers(human.read_bytes())),
         })
+        if args.build:
+            rows[-1]["build"] = _build_both(cuda, human.parent)
     _print(rows, args.list)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1) + "\n")
     return 0
+
+
+def _rocmigrate(*words: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "migrator", *words], capture_output=True,
+                          text=True, timeout=900)
+
+
+def _build_both(cuda: Path, human: Path) -> dict[str, str]:
+    """'built' or the first error line of each side's CMake build."""
+    verdicts = {}
+    with tempfile.TemporaryDirectory() as work:
+        converted = Path(work) / "converted"
+        _rocmigrate("convert", str(cuda), "-o", str(converted), "--rocm", "5.2",
+                    "--offload-arch", "gfx90a")
+        twin = Path(work) / "human"
+        shutil.copytree(human, twin)
+        for side, tree in (("converted", converted), ("human", twin)):
+            report = Path(work) / f"report-{side}"
+            _rocmigrate("build", str(tree), "--method", "cmake", "-j", "2", "--report",
+                        str(report))
+            try:
+                document = json.loads((report / "build.json").read_text())
+            except (OSError, ValueError):
+                verdicts[side] = "no report"
+                continue
+            units = document.get("units", [])
+            failed = [unit for unit in units if not unit.get("built")]
+            if units and not failed:
+                verdicts[side] = "built"
+            else:
+                errors = [error.get("message", "") for unit in failed
+                          for error in unit.get("errors", [])]
+                verdicts[side] = (errors[0] if errors else "failed").splitlines()[0][:120]
+    return verdicts
 
 
 def _cuda_left(counts: dict) -> int:
@@ -150,6 +196,13 @@ def _print(rows: list[dict], listing: bool) -> None:
     for row in rows:
         codes.update(row["findings"])
     print("findings by code:", ", ".join(f"{code} {n}" for code, n in sorted(codes.items())))
+    built = [row for row in rows if "build" in row]
+    if built:
+        for side in ("converted", "human"):
+            verdicts = Counter(row["build"][side] for row in built)
+            print(f"{side} folders built through CMake: {verdicts.get('built', 0)} of "
+                  f"{len(built)}; failures: " + "; ".join(
+                      f"{n} x {v}" for v, n in verdicts.most_common() if v != "built"))
     if listing:
         for row in rows:
             if _cuda_left(row["converted"]) or _cuda_left(row["human"]):
