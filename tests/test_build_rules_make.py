@@ -56,6 +56,11 @@ def test_translations(line, expected):
     assert _changes(line) == expected
 
 
+def test_a_mapped_flag_given_already_is_removed():
+    assert _changes("-g -G -O3") == [("-G", "", "drop")]
+    assert _changes("-G -O3") == [("-G", "-g", "map")]
+
+
 def test_quoted_host_flags_become_plain_words():
     words = ["-Xcompiler", '"-fopenmp -Wall"', "-Xcompiler", '\\"-fPIC\\"']
     assert [t.words for t in translate(words, ARCHS)] == [("-fopenmp", "-Wall"), ("-fPIC",)]

@@ -30,6 +30,7 @@ _SEPARATORS = frozenset({b";", b"&&", b"||", b"|", b"&"})
 # words that may come before a command's name (shell keywords and wrappers)
 _PREFIXES = frozenset({b"do", b"then", b"else", b"elif", b"time", b"exec", b"!", b"{", b"(",
                        b"nice", b"env", b"command"})
+_EVAL = re.compile(rb"\$\(eval[ \t]+([A-Za-z_][A-Za-z0-9_]*)[ \t]*(?:\+|:|\?|::)?=[ \t]*")
 # where a shell or make word may name a variable: $(NAME) ${NAME} $NAME
 _REFERENCE = re.compile(rb"\$(?:\(([A-Za-z_][A-Za-z0-9_]*)\)|\{([A-Za-z_][A-Za-z0-9_]*)\}"
                         rb"|([A-Za-z_][A-Za-z0-9_]*))")
@@ -96,6 +97,7 @@ def _read(ctx: BuildContext) -> MakeView:
             texts.append(tuple(ctx.words(line.value_start, line.value_end)))
         elif line.kind == "other":  # define bodies among them
             texts.append(tuple(ctx.words(line.start, line.end)))
+            assignments += _eval_assignments(ctx, line.start, line.end)
         elif line.kind == "rule":
             words = tuple(ctx.words(line.value_start, line.value_end))
             rule_words.append(words)
@@ -122,6 +124,29 @@ def _read(ctx: BuildContext) -> MakeView:
     flag_lists += [a.words for a in assignments if a.name in flag_variables]
     return MakeView(assignments, commands, texts, rule_words, compilers, flag_lists,
                     flag_variables)
+
+
+def _eval_assignments(ctx: BuildContext, start: int, end: int) -> list[Assignment]:
+    """The assignments a line makes through ``$(eval NAME += value)`` (CUDA samples'
+    ``$(foreach sm,$(SMS),$(eval GENCODE_FLAGS += -gencode ...))``), values up to the
+    closing parenthesis."""
+    found = []
+    data = ctx.data
+    for match in _EVAL.finditer(data, start, end):
+        depth, at = 1, match.end()
+        while at < end and depth:
+            if data[at : at + 2] in (b"$(", b"${"):
+                depth += 1
+                at += 2
+                continue
+            if data[at] in b")}":
+                depth -= 1
+            at += 1
+        if depth == 0:
+            value_end = at - 1
+            found.append(Assignment(match.group(1).decode(), match.start(1), match.end(),
+                                    value_end, tuple(ctx.words(match.end(), value_end))))
+    return found
 
 
 def _simple_commands(words: list[Word]) -> list[tuple[Word, ...]]:
@@ -171,12 +196,14 @@ def is_compiler_word(text: str, compilers: set[str]) -> bool:
 
 
 def _compiler_at(command: tuple[Word, ...], compilers: set[str]) -> int | None:
-    """Where the compiler is in a simple command (after NAME=value environment words and
-    keywords such as ``do``, ``then``, ``time``)."""
+    """Where the compiler is in a simple command (after NAME=value environment words,
+    keywords such as ``do``, ``then``, ``time``, and launcher variables: ``$(EXEC) $(NVCC)``)."""
     for index, word in enumerate(command):
         if is_compiler_word(word.value, compilers):
             return index
-        if word.text not in _PREFIXES and not _SHELL_ASSIGNMENT.match(word.text.lstrip(b"@+-")):
+        bare = word.text.lstrip(b"@+-")
+        if word.text not in _PREFIXES and not _SHELL_ASSIGNMENT.match(bare) and not (
+                variable_of(bare.decode("utf-8", "replace"))):
             return None
     return None
 

@@ -3,13 +3,18 @@ rules/build/nvcc_flags.tsv)."""
 
 from __future__ import annotations
 
+import re
 from typing import ClassVar
 
 from migrator.buildfiles.context import BuildContext
-from migrator.diagnostics import Diagnostic, Fix
+from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Rule
 
-from .make_commands import marked_fix, replacement_edit, span, translations
+from .make_commands import marked_fix, replacement_edit, span, translations, view
+
+# make's $(addprefix -Xcompiler ,$(CCFLAGS)): each host flag wrapped for nvcc
+_HOST_PREFIX = re.compile(rb"^\$\(addprefix[ \t]+(?:-Xcompiler|--compiler-options)[ \t]*,"
+                          rb"(.*)\)$", re.DOTALL)
 
 
 class MakeNvccFlags(Rule):
@@ -28,7 +33,8 @@ class MakeNvccFlags(Rule):
       `--default-stream per-thread` -> `-fgpu-default-stream=per-thread`, `-ftz=true` ->
       `-fgpu-flush-denormals-to-zero`, `-fmad=false` -> `-ffp-contract=off`;
     - host and linker options: `-Xcompiler -fopenmp,-Wall` (also quoted, or `=`) -> `-fopenmp
-      -Wall`; `-Xlinker -rpath,/x` -> `-Wl,-rpath,/x`;
+      -Wall`, `$(addprefix -Xcompiler ,$(CCFLAGS))` -> `$(CCFLAGS)`; `-Xlinker -rpath,/x` ->
+      `-Wl,-rpath,/x`;
     - dropped, the finding saying why: `--expt-relaxed-constexpr`, `--extended-lambda`,
       `-ccbin g++`, `-Wno-deprecated-gpu-targets`, `-cudart shared`...;
     - removed with a `# rocmigrate MKF005:` marker (a person decides what replaces it):
@@ -93,3 +99,14 @@ class MakeNvccFlags(Rule):
                 continue
             yield Diagnostic("MKF005", found.reason, start, end,
                              marked_fix(ctx, "MKF005", words, found), symbol=found.option)
+        for words in view(ctx).flag_lists:
+            for word in words:
+                prefixed = _HOST_PREFIX.match(word.text)
+                if prefixed is None or word.start in seen:
+                    continue
+                seen.add(word.start)
+                yield Diagnostic("MKF004", f"{word.value}: hipcc takes host compiler flags "
+                                 "directly", word.start, word.end,
+                                 Fix("host flags for hipcc",
+                                     (Edit(word.start, word.end, prefixed.group(1).strip()),)),
+                                 symbol="-Xcompiler", severity="info")

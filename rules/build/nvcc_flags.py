@@ -145,6 +145,11 @@ def translate(words: Sequence[str], offload_archs: Sequence[str]) -> list[Transl
                                      arch_written)
         if translation.action == "arch" and translation.words:
             arch_written = True
+        if translation.action == "map" and len(translation.words) == 1 and (
+                translation.words[0] in words) and translation.words[0] != written:
+            # -g -G: the flag is given already
+            translation = Translation(index, last, (), name, "drop",
+                                      f"{translation.reason} (given already)")
         if translation.action != "same" and (translation.words is None
                                              or translation.replacement != written):
             found.append(translation)
