@@ -95,8 +95,10 @@ def _read(ctx: BuildContext) -> MakeView:
                     commands.append(command)
         elif line.kind == "directive":
             texts.append(tuple(ctx.words(line.value_start, line.value_end)))
-        elif line.kind == "other":  # define bodies among them
-            texts.append(tuple(ctx.words(line.start, line.end)))
+        elif line.kind == "other":  # define bodies (recipe templates) among them
+            words = ctx.words(line.start, line.end)
+            texts.append(tuple(words))
+            commands += _simple_commands(words)
             assignments += _eval_assignments(ctx, line.start, line.end)
         elif line.kind == "rule":
             words = tuple(ctx.words(line.value_start, line.value_end))
