@@ -170,12 +170,11 @@ def test_remove_arguments(data, indexes, expected):
     assert data == expected
 
 
-@pytest.mark.parametrize("data, expected", [
-    (b"a()\n  f(x)\nb()\n", b"a()\nb()\n"), (b"a() f(x)\n", b"a() \n"), (b"f(x)", b""),
+@pytest.mark.parametrize("data, index, expected", [
+    (b"a()\n  f(x)\nb()\n", 1, b"a()\nb()\n"),  # alone on its line: the line goes
+    (b"a() f(x)\n", 1, b"a() \n"),  # beside another command: only itself
+    (b"f(x)", 0, b""),
 ])
-def test_remove_command(data, expected):
-    command = cmake.read(data).commands[-1 if data.startswith(b"a() f") else 0]
-    if data.startswith(b"a()\n"):
-        command = cmake.read(data).commands[1]
-    edit = remove_command(data, command)
+def test_remove_command(data, index, expected):
+    edit = remove_command(data, cmake.read(data).commands[index])
     assert data[: edit.start] + data[edit.end :] == expected

@@ -15,9 +15,6 @@ from migrator.diagnostics import Edit
 # commands that set target or source properties as KEY VALUE pairs after PROPERTIES
 PROPERTY_COMMANDS = frozenset({"set_target_properties", "set_source_files_properties",
                                "set_directory_properties", "set_tests_properties"})
-# commands that create a target from sources, and where its sources begin (after the name)
-TARGET_COMMANDS = frozenset({"add_executable", "add_library", "cuda_add_executable",
-                             "cuda_add_library"})
 HIP_LANGUAGE_MINIMUM = (3, 21)  # CMake's first release with the HIP language
 _LINK_FLAG = re.compile(r"^-l(.+)$")
 
@@ -56,14 +53,6 @@ def library_named(name: str, roc: bool) -> Library | None:
         for cuda in library.cuda_names:
             if cuda == name or (cuda.endswith("*") and name.startswith(cuda[:-1])):
                 return library
-    return None
-
-
-def library_of_target(target: str, roc: bool) -> Library | None:
-    """The library whose HIP imported target is ``target`` (``roc::hipblas``), or None."""
-    for library in libraries(roc):
-        if library.target and library.target == target:
-            return library
     return None
 
 

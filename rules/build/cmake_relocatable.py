@@ -59,7 +59,9 @@ class CmakeRelocatableDeviceCode(Rule):
     set_target_properties(vecmath PROPERTIES POSITION_INDEPENDENT_CODE ON)
     target_compile_options(vecmath PUBLIC $<$<COMPILE_LANGUAGE:HIP>:-fgpu-rdc>)
     target_link_options(vecmath PUBLIC $<$<LINK_LANGUAGE:HIP>:-fgpu-rdc>)
-    target_link_options(vecmath INTERFACE "$<$<LINK_LANGUAGE:HIP>:-L$<TARGET_LINKER_FILE_DIR:vecmath>>" "$<$<LINK_LANGUAGE:HIP>:-l$<TARGET_LINKER_FILE_BASE_NAME:vecmath>>")
+    target_link_options(vecmath INTERFACE
+      "$<$<LINK_LANGUAGE:HIP>:-L$<TARGET_LINKER_FILE_DIR:vecmath>>"
+      "$<$<LINK_LANGUAGE:HIP>:-l$<TARGET_LINKER_FILE_BASE_NAME:vecmath>>")
     ```
 
     ## Fix safety
