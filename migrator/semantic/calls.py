@@ -256,7 +256,9 @@ def arguments(source, name_end: int) -> list[tuple[int, int]] | None:
 
 
 _ARGUMENT_SCAN = re.compile(rb"[()\[\]{},\n]")
-_SPACES = re.compile(rb"[ \t]*")
+# blanks between a called name and its list: a backslash-newline is a line splice (a
+# continued #define body may break a call between its name and its list)
+_SPACES = re.compile(rb"(?:[ \t]|\\\r?\n)*")
 _ARGUMENT_BLANKS = re.compile(rb"[ \t\\\r\n]*")
 
 

@@ -66,7 +66,7 @@ class MaskWidth(Rule):
             index = SYNC_MASK_BUILTINS[builtin]
             if not spans or index >= len(spans):
                 continue
-            begin, finish = spans[index]
+            begin, finish = _without_comments(ctx, *spans[index])
             text = data[begin:finish].decode("utf-8", "replace")
             literal = integer_literal(text)
             if literal is not None:
@@ -96,6 +96,17 @@ class MaskWidth(Rule):
                 yield Diagnostic("WAV002", message, begin, finish,
                                  unproven_fix(ctx, marker_site(ctx, start), "WAV002", message),
                                  library="device", symbol=symbol)
+
+
+def _without_comments(ctx: RuleContext, begin: int, finish: int) -> tuple[int, int]:
+    """The argument at [begin, finish) without the comments (and blanks) around it: the mask
+    in ``__shfl_sync(0xffffffff /* all lanes */, v, 0)`` is the literal alone."""
+    code = ctx.code
+    while begin < finish and code[begin] in b" \t\r\n\\":
+        begin += 1
+    while finish > begin and code[finish - 1] in b" \t\r\n\\":
+        finish -= 1
+    return begin, finish
 
 
 def _declared_narrow(ctx: RuleContext, name: str, before: int) -> bool:
