@@ -78,7 +78,9 @@ def test_comments_brackets_and_lines_inside_commands_are_kept():
             b"message([==[ set(CMAKE_CUDA_STANDARD 14) ]==])\n"
             b"set(CMAKE_CUDA_STANDARD 14) # C++14\r\n")
     output, _ = _convert(data)
-    assert output == (b"project(x # the languages:\n"
+    assert output == (b"if(NOT DEFINED CMAKE_HIP_ARCHITECTURES)\r\n"  # no architecture chosen
+                      b"  set(CMAKE_HIP_ARCHITECTURES gfx90a)\r\nendif()\r\n"
+                      b"project(x # the languages:\n"
                       b"  LANGUAGES CXX\n"
                       b"  HIP)  # CUDA in a comment stays\n"
                       b"#[[ enable_language(CUDA) ]]\n"

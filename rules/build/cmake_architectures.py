@@ -9,7 +9,8 @@ from migrator.buildfiles.context import BuildContext, marker_fix
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Marker, Rule
 
-from .cmake_common import property_pairs, quoted_list, set_values
+from .cmake_common import commands, lines_before, property_pairs, quoted_list, set_values
+from .cmake_languages import language_arguments
 
 _VARIABLE = re.compile(r"(?<![A-Za-z0-9_])CMAKE_CUDA_ARCHITECTURES(?![A-Za-z0-9_])")
 _PROPERTY = "CUDA_ARCHITECTURES"
@@ -25,13 +26,18 @@ class CmakeArchitectures(Rule):
     become the AMD GPUs of `--offload-arch` (default `gfx90a;gfx942`: MI250 and MI300).
     Where the variable is only read (`${CMAKE_CUDA_ARCHITECTURES}`, `if(DEFINED ...)`) it is
     renamed. A `list(APPEND CMAKE_CUDA_ARCHITECTURES ...)` is marked (CMK006): its NVIDIA
-    values have no AMD counterpart one by one.
+    values have no AMD counterpart one by one. A CUDA project that names no architecture
+    (CMake's CUDA default) gets `CMAKE_HIP_ARCHITECTURES` set to the AMD GPUs before its
+    language is enabled, unless the configure command line sets it.
 
     ## Why is this bad on AMD
     An NVIDIA compute capability names no AMD GPU: CMake's HIP language reads
     `CMAKE_HIP_ARCHITECTURES` / `HIP_ARCHITECTURES` (AMD's "Using CMake" HIP documentation),
     a list of gfx targets (`gfx90a`, `gfx942`) each compiled into the code object. Code
-    built for another gfx target does not load on the GPU ("no kernel image").
+    built for another gfx target does not load on the GPU ("no kernel image"). Without
+    one, CMake 3.21-3.27 takes the GPUs of the configuring machine (`rocm_agent_enumerator`),
+    else the compiler's default target, else stops ("Failed to find a default HIP
+    architecture"): the build depends on the machine it is configured on.
 
     ## Example
     ```cmake
@@ -93,6 +99,34 @@ class CmakeArchitectures(Rule):
                     else:
                         yield _rename(start, end, "CMAKE_CUDA_ARCHITECTURES",
                                       "CMAKE_HIP_ARCHITECTURES")
+        yield from _default(ctx, archs)
+
+
+def _default(ctx: BuildContext, archs: bytes):
+    """A CUDA project that chooses no architecture anywhere gets the AMD GPUs as the default
+    of CMAKE_HIP_ARCHITECTURES, before its GPU language is enabled (a HIP project's own
+    choice is left alone)."""
+    if b"ARCHITECTURES" in ctx.data:
+        return
+    script = ctx.script
+    enabling = commands(script, "project", "enable_language")
+    cuda = [command for command in enabling
+            if "CUDA" in [arg.value for arg in language_arguments(command)]]
+    if not cuda:  # FindCUDA: CMK009 enables HIP in project() (else before the package)
+        finds = [command for command in commands(script, "find_package")
+                 if command.values()[:1] == ["CUDA"]]
+        if not finds or any("HIP" in [arg.value for arg in language_arguments(command)]
+                            for command in enabling):
+            return
+        cuda = (commands(script, "project") or finds)[:1]
+    command = cuda[0]
+    lines = [b"if(NOT DEFINED CMAKE_HIP_ARCHITECTURES)",
+             b"  set(CMAKE_HIP_ARCHITECTURES " + archs + b")", b"endif()"]
+    yield Diagnostic("CMK005", f"no architecture is chosen: CMAKE_HIP_ARCHITECTURES defaults "
+                     f"to {archs.decode()} (--offload-arch)", command.start, command.end,
+                     Fix("CMAKE_HIP_ARCHITECTURES default",
+                         (lines_before(ctx.data, command, lines),)),
+                     symbol="CMAKE_HIP_ARCHITECTURES", severity="info")
 
 
 def _rename(start: int, end: int, old: str, new: str) -> Diagnostic:
