@@ -165,3 +165,14 @@ def test_cmake_fix_that_unbalances_a_command_writes_nothing():
     with pytest.raises(EngineError, match="unclosed"):
         fix_build_file(Source("CMakeLists.txt", b"set(A B)\n"), [Breaks()], Settings(),
                        apitables.load(), "cmake")
+
+
+def test_identical_findings_of_one_round_are_each_reported():
+    class Marks(_NvccToHipcc):
+        def check(self, ctx):
+            for match in __import__("re").finditer(rb"-G\b", ctx.data):
+                yield Diagnostic("ZZZ902", "-G", match.start(), match.end())
+
+    result = fix_build_file(Source("Makefile", b"A = -G\nB = -G\n"), [Marks()], Settings(),
+                            apitables.load(), "make")
+    assert [(f.line, f.code) for f in result.findings] == [(1, "ZZZ902"), (2, "ZZZ902")]

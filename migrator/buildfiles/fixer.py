@@ -29,10 +29,11 @@ def fix_build_file(source: Source, rules: list, settings: Settings, tables: ApiT
         diagnostics = parse_suppressions(current, ctx.comments).filter(current, diagnostics)
         chosen = choose_fixes(diagnostics, settings.unsafe_fixes) if apply_fixes else []
         chosen_ids = {id(diag) for diag in chosen}
+        earlier = set(reported)  # an unfixed finding repeats every round: reported once
         for diag in diagnostics:
             fixed = id(diag) in chosen_ids
             key = (diag.code, diag.symbol, diag.message)
-            if fixed or key not in reported:
+            if fixed or key not in earlier:
                 reported.add(key)
                 findings.append(_finding(current, diag, fixed, kinds))
         if not chosen:
