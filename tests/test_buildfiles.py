@@ -176,3 +176,15 @@ def test_identical_findings_of_one_round_are_each_reported():
     result = fix_build_file(Source("Makefile", b"A = -G\nB = -G\n"), [Marks()], Settings(),
                             apitables.load(), "make")
     assert [(f.line, f.code) for f in result.findings] == [(1, "ZZZ902"), (2, "ZZZ902")]
+
+
+def test_build_findings_count_under_build_files_unless_they_name_a_library():
+    class Links(_NvccToHipcc):
+        def check(self, ctx):
+            yield Diagnostic("ZZZ901", "-lcublas", 0, 8,
+                             Fix("x", (Edit(0, 8, b"-lhipblas"),)), library="cublas")
+            yield from super().check(ctx)
+
+    result = fix_build_file(Source("Makefile", b"-lcublas\nCC = nvcc\n"), [Links()], Settings(),
+                            apitables.load(), "make")
+    assert [f.library for f in result.findings] == ["cublas", "build files"]

@@ -13,6 +13,7 @@ from ..suppression import parse_suppressions
 from .context import BuildContext
 
 MAX_ROUNDS = 10
+BUILD_LIBRARY = "build files"  # the library of a build-file finding that names none
 
 
 def fix_build_file(source: Source, rules: list, settings: Settings, tables: ApiTables,
@@ -49,8 +50,10 @@ def fix_build_file(source: Source, rules: list, settings: Settings, tables: ApiT
 def _finding(source: Source, diag: Diagnostic, fixed: bool, kinds: dict[str, str]) -> Finding:
     line, column = source.position(diag.start)
     fix = diag.fix
+    # a library's link or package counts under the library; other edits apart from the
+    # sources' API references ("build files N" in the summary)
     return Finding(source.path, line, column, diag.code, diag.message, diag.severity,
-                   diag.library, diag.symbol, fixed, fix.title if fix else "",
+                   diag.library or BUILD_LIBRARY, diag.symbol, fixed, fix.title if fix else "",
                    fix.applicability._value_ if fix else "",
                    "attention" if fix is not None and fix.marker else kinds[diag.code])
 
