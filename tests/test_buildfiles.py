@@ -189,3 +189,18 @@ def test_build_findings_count_under_build_files_unless_they_name_a_library():
     result = fix_build_file(Source("Makefile", b"-lcublas\nCC = nvcc\n"), [Links()], Settings(),
                             apitables.load(), "make")
     assert [f.library for f in result.findings] == ["cublas", "build files"]
+
+
+def test_a_fix_that_waits_is_reported_by_the_round_that_applies_it():
+    class Overlapping(_NvccToHipcc):
+        def check(self, ctx):
+            yield from super().check(ctx)
+            at = ctx.data.find(b"nvcc")
+            if at >= 0:  # overlaps the rename: waits, then has nothing left to do
+                yield Diagnostic("ZZZ902", "nvcc again", at, at + 4,
+                                 Fix("again", (Edit(at, at + 4, b"clang"),)))
+
+    result = fix_build_file(Source("Makefile", b"CC = nvcc\n"), [Overlapping()], Settings(),
+                            apitables.load(), "make")
+    assert result.output == b"CC = hipcc\n"
+    assert [(f.code, f.fixed) for f in result.findings] == [("ZZZ901", True)]

@@ -9,6 +9,7 @@ and are not arguments. Rules read this view and edit the bytes; nothing is re-pr
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -54,6 +55,7 @@ class Command:
     end: int
     open: int
     args: tuple[Argument, ...]
+    closed: bool = True  # False: the file ends before its closing parenthesis
 
     @property
     def lower(self) -> str:
@@ -70,6 +72,11 @@ class Script:
 
     commands: tuple[Command, ...]
     comments: tuple[tuple[int, int], ...]
+
+    @functools.cached_property
+    def starts(self) -> list[int]:
+        """Each command's start, in order (commands never overlap): for bisecting."""
+        return [command.start for command in self.commands]
 
     def in_comment(self, offset: int) -> bool:
         return any(start <= offset < end for start, end in self.comments)
@@ -95,9 +102,9 @@ def read(data: bytes) -> Script:
             after = _SPACE.match(data, name.end())
             open_at = after.end() if after else name.end()
             if data[open_at : open_at + 1] == b"(":
-                args, end = _arguments(data, open_at + 1, comments)
+                args, end, closed = _arguments(data, open_at + 1, comments)
                 commands.append(Command(name.group().decode(), name.start(), end, open_at,
-                                        tuple(args)))
+                                        tuple(args), closed))
                 at = end
                 continue
         newline = data.find(b"\n", at)
@@ -118,9 +125,10 @@ def _comment(data: bytes, at: int, comments: list[tuple[int, int]]) -> int:
     return end
 
 
-def _arguments(data: bytes, at: int, comments: list[tuple[int, int]]) -> tuple[list[Argument], int]:
+def _arguments(data: bytes, at: int,
+               comments: list[tuple[int, int]]) -> tuple[list[Argument], int, bool]:
     """The arguments from ``at`` (just after the opening parenthesis) to the matching closing
-    one; returns them and the offset after it."""
+    one; returns them, the offset after it and whether there was one."""
     args: list[Argument] = []
     depth = 0
     size = len(data)
@@ -136,7 +144,7 @@ def _arguments(data: bytes, at: int, comments: list[tuple[int, int]]) -> tuple[l
             at += 1
         elif char == b")":
             if depth == 0:
-                return args, at + 1
+                return args, at + 1, True
             depth -= 1
             at += 1
         elif char == b'"':
@@ -151,7 +159,7 @@ def _arguments(data: bytes, at: int, comments: list[tuple[int, int]]) -> tuple[l
         else:
             match = _UNQUOTED.match(data, at)
             if match is None:  # a lone backslash at the end of the file
-                return args, size
+                return args, size, False
             args.append(Argument(match.group(), at, match.end(), "unquoted"))
             at = match.end()
-    return args, size
+    return args, size, False

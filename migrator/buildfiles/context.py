@@ -62,9 +62,10 @@ class BuildContext:
         """Where the logical line holding ``offset`` starts: a CMake command's first line, a
         Makefile line before its backslash-newline continuations."""
         if self.language == "cmake":
-            for command in self.script.commands:
-                if command.start <= offset < command.end:
-                    return self.source.line_start(command.start)
+            commands = self.script.commands
+            index = bisect.bisect_right(self.script.starts, offset) - 1
+            if index >= 0 and offset < commands[index].end:
+                return self.source.line_start(commands[index].start)
             return self.source.line_start(offset)
         starts = [line.start for line in self.lines]
         index = bisect.bisect_right(starts, offset) - 1

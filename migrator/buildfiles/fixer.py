@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from ..apitables import ApiTables
-from ..diagnostics import Diagnostic
+from ..diagnostics import Applicability, Diagnostic, Fix
 from ..engine import EngineError, EngineResult, apply_edits, choose_fixes
 from ..registry import code_enabled
 from ..results import Finding
 from ..settings import Settings
 from ..source import Source
 from ..suppression import parse_suppressions
+from .cmake import Script, read
 from .context import BuildContext
 
 MAX_ROUNDS = 10
@@ -23,15 +24,22 @@ def fix_build_file(source: Source, rules: list, settings: Settings, tables: ApiT
     findings: list[Finding] = []
     reported: set[tuple[str, str, str]] = set()
     current = source
+    script = None  # a CMake file's commands, read once per text
     for round_index in range(MAX_ROUNDS):
         ctx = BuildContext(current, settings, tables, language)
+        if script is not None:
+            ctx.script = script  # (a cached property: the guard below read this text)
         diagnostics = [diag for rule in rules for diag in rule.check(ctx)
                        if code_enabled(diag.code, settings.select, settings.ignore)]
         diagnostics = parse_suppressions(current, ctx.comments).filter(current, diagnostics)
         chosen = choose_fixes(diagnostics, settings.unsafe_fixes) if apply_fixes else []
         chosen_ids = {id(diag) for diag in chosen}
+        waiting = {id(diag) for diag in diagnostics
+                   if _applies(diag.fix, settings.unsafe_fixes)} - chosen_ids if apply_fixes else ()
         earlier = set(reported)  # an unfixed finding repeats every round: reported once
         for diag in diagnostics:
+            if id(diag) in waiting:
+                continue  # its fix waits for the next round, which reports it
             fixed = id(diag) in chosen_ids
             key = (diag.code, diag.symbol, diag.message)
             if fixed or key not in earlier:
@@ -42,7 +50,8 @@ def fix_build_file(source: Source, rules: list, settings: Settings, tables: ApiT
         new_data = apply_edits(current.data, chosen)
         if new_data == current.data:
             return EngineResult(current.data, findings, round_index)
-        _check_balanced(language, current.data, new_data, {d.code for d in chosen})
+        if language == "cmake":
+            script = _balanced(ctx.script, new_data, {d.code for d in chosen})
         current = Source(source.path, new_data)
     raise EngineError(f"fixes did not converge after {MAX_ROUNDS} rounds; nothing was written")
 
@@ -58,17 +67,19 @@ def _finding(source: Source, diag: Diagnostic, fixed: bool, kinds: dict[str, str
                    "attention" if fix is not None and fix.marker else kinds[diag.code])
 
 
-def _check_balanced(language: str, before: bytes, after: bytes, codes: set[str]) -> None:
+def _applies(fix: Fix | None, unsafe: bool) -> bool:
+    return fix is not None and (unsafe or fix.applicability is Applicability.SAFE)
+
+
+def _balanced(before: Script, after: bytes, codes: set[str]) -> Script:
     """The guard the source engine's parse gives: a CMake file whose commands all closed must
-    still close them all after the fixes."""
-    if language != "cmake":
-        return
-    from .cmake import read
-
-    def unclosed(data: bytes) -> int:
-        return sum(1 for command in read(data).commands
-                   if not data[: command.end].endswith(b")"))
-
-    if unclosed(after) > unclosed(before):
+    still close them all after the fixes. Returns the fixed text's commands."""
+    script = read(after)
+    if _unclosed(script) > _unclosed(before):
         raise EngineError(f"the fixed CMake file has an unclosed command (rules involved: "
                           f"{', '.join(sorted(codes))}); nothing was written")
+    return script
+
+
+def _unclosed(script: Script) -> int:
+    return sum(1 for command in script.commands if not command.closed)
