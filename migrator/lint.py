@@ -12,6 +12,7 @@ from pathlib import Path
 
 from . import support
 from .fsutil import atomic_write
+from .buildfiles import language_of
 from .results import CONVERTIBLE_SUFFIXES, FileResult
 from .runner import process_all, unified_diff
 from .settings import Settings
@@ -64,7 +65,8 @@ def discover(paths: list[Path], settings: Settings, root: Path,
         prefix = "" if base == "." else base + "/"
         for entry in walk(path, settings.exclude, exclude_base=prefix):
             display = prefix + entry.rel
-            source = entry.rel.endswith(CONVERTIBLE_SUFFIXES)
+            # sources, and build files (an nvcc left in a HIP project's Makefile)
+            source = entry.rel.endswith(CONVERTIBLE_SUFFIXES) or language_of(entry.rel) is not None
             if entry.kind == "fail":
                 failed.append(FileResult(display, "failed", entry.note))
             elif entry.excluded or not (source or entry.folder or entry.target_is_dir):

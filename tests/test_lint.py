@@ -163,3 +163,20 @@ def test_symlinks_are_reported_not_followed(tmp_path: Path):
     result = CliRunner().invoke(app, ["lint", str(tmp_path), "--select", "API001"])
     assert result.output.count("API001") == 1  # the target once, not again through the link
     assert "alias.hip: symlink, not followed" in result.output
+
+
+def test_a_folder_lints_its_build_files_too(tmp_path: Path):
+    """A HIP project's Makefile or CMakeLists.txt with CUDA left in it is found by
+    `lint DIR` (as by `lint Makefile`), and --fix migrates it."""
+    (tmp_path / "good.hip").write_bytes(GOOD)
+    (tmp_path / "Makefile").write_bytes(b"CC = nvcc\nall:\n\t$(CC) -arch=sm_80 good.hip\n")
+    (tmp_path / "CMakeLists.txt").write_bytes(b"project(x LANGUAGES CXX HIP)\n")
+    found = lint(".", "--rocm", "6.4", "--offload-arch", "gfx90a", cwd=tmp_path)
+    assert found.exit_code == 1
+    assert [line.split()[0] for line in found.output.splitlines() if "MKF" in line] == [
+        "Makefile:1:6:", "Makefile:3:8:"]
+    assert "CMakeLists.txt" not in found.output  # already HIP: nothing to say
+    fixed = lint(".", "--rocm", "6.4", "--offload-arch", "gfx90a", "--fix", cwd=tmp_path)
+    assert fixed.exit_code == 0, fixed.output
+    assert (tmp_path / "Makefile").read_bytes() == (
+        b"CC = hipcc\nall:\n\t$(CC) --offload-arch=gfx90a good.hip\n")

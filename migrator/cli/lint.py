@@ -37,12 +37,16 @@ def lint(
                              "to rocBLAS, rocRAND, rocSPARSE, rocSOLVER (default: hip* libraries)."),
     dnn: Optional[Dnn] = typer.Option(None, "--dnn", help="cuDNN reported (report, the default) "
                                       "or renamed to MIOpen by --fix (miopen)."),
+    offload_arch: Optional[List[str]] = typer.Option(
+        None, "--offload-arch", help="AMD GPU architectures build files target (repeatable or "
+        "comma-separated; as convert's)."),
     config: Optional[Path] = typer.Option(None, "--config", help="Configuration file to use."),
     rules_dir: Optional[Path] = typer.Option(None, "--rules-dir",
                                              help="A folder of your team's own rule modules."),
     jobs: int = typer.Option(0, "--jobs", "-j", help="Worker processes (0: one per CPU)."),
 ) -> None:
-    """Check HIP (and CUDA) sources; exit 0 clean or all fixed, 1 findings remain, 2 error."""
+    """Check HIP (and CUDA) sources and build files; exit 0 clean or all fixed, 1 findings
+    remain, 2 error."""
     from ..lint import LintError, lint as run_lint
     from ..workspace import Flags
     from . import workspace_of
@@ -52,7 +56,7 @@ def lint(
     workspace = workspace_of(targets, Flags(
         rocm=rocm, select=tuple(select or ()), ignore=tuple(ignore or ()),
         unsafe_fixes=unsafe_fixes, roc=roc, dnn=dnn.value if dnn else None, rules_dir=rules_dir,
-        config=config, detect_hip=True))
+        config=config, offload_arch=tuple(offload_arch or ()), detect_hip=True))
     try:
         progress = reporter_for("checking")
         try:
