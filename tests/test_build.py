@@ -69,6 +69,8 @@ def test_the_error_parser_reads_compiler_linker_driver_and_cmake_errors():
     tools = parse_errors("/usr/bin/ld: main.o: in function `main':\n"
                          "/usr/bin/ld: cannot find -lomp: No such file or directory\n"
                          "ld.lld: error: undefined symbol: f()\n"
+                         "/usr/bin/ld: ./libv.a(scale.o):(.hipFatBinSegment+0x8): undefined "
+                         "reference to `__hip_fatbin'\n"
                          "make: *** No rule to make target '../x-sycl/utils.h', needed by "
                          "'main.o'.  Stop.\n"
                          "Makefile:3: *** missing separator.  Stop.\n"
@@ -76,9 +78,11 @@ def test_the_error_parser_reads_compiler_linker_driver_and_cmake_errors():
     assert [(e.kind, e.message) for e in tools] == [
         ("linker", "cannot find -lomp: No such file or directory"),
         ("linker", "undefined symbol: f()"),
+        ("linker", "undefined reference to `__hip_fatbin'"),
         ("make", "No rule to make target '../x-sycl/utils.h', needed by 'main.o'"),
         ("make", "missing separator")]
-    assert (tools[3].file, tools[3].line) == ("Makefile", 3)
+    assert tools[2].file == "./libv.a(scale.o)"  # the linker's own line names the object
+    assert (tools[4].file, tools[4].line) == ("Makefile", 3)
     gcc = parse_errors("In file included from inc/a.h:2,\n                 from src/host.cpp:3:\n"
                        "inc/b.h:7:5: error: 'x' was not declared in this scope\n")
     assert [(e.file, e.unit) for e in gcc] == [("inc/b.h", "src/host.cpp")]

@@ -228,3 +228,33 @@ def test_a_makefile_that_reads_a_folder_beside_the_tree(tmp_path: Path):
     (program / "CMakeLists.txt").write_text("add_suite_benchmark(NAME program)\n")
     code, document, _ = _build(program, tmp_path)
     assert code == 0 and document["method"] == "make", document
+
+
+# --- a CUDA Makefile project converted and built (fixtures/build_projects/make_rdc; MKF rules) ---
+
+@pytest.mark.parametrize("rename", [False, True], ids=["cu", "rename-ext"])
+def test_a_converted_cuda_makefile_project_builds_with_hip(rename: bool, tmp_path: Path):
+    """nvcc with -gencode, -Xcompiler, --expt-relaxed-constexpr, -lineinfo and CUDA's paths,
+    separable compilation (-dc) into a static library of device functions other files' kernels
+    call, a C++ file: the converted Makefile builds the program with Debian's hipcc."""
+    out = tmp_path / "out"
+    _convert(CMAKE_PROJECTS / "make_rdc", out, "--rocm", "5.2", "--offload-arch", "gfx90a",
+             *(["--rename-ext"] if rename else []))
+    makefile = "\n".join(line for line in (out / "Makefile").read_text().splitlines()
+                         if not line.startswith("#"))
+    assert "nvcc" not in makefile and "-gencode" not in makefile and "-Xcompiler" not in makefile
+    assert ("src/%.hip" in makefile) is rename
+    code, document, _ = _build(out, tmp_path, "--build-dir", str(tmp_path / "b"))
+    assert code == 0 and document["method"] == "make", document
+    assert (tmp_path / "b" / "tree" / "saxpy").is_file() or any(
+        path.name == "saxpy" for path in (tmp_path / "b").rglob("saxpy"))
+
+
+def test_without_the_make_rules_the_converted_makefile_project_does_not_build(tmp_path: Path):
+    out = tmp_path / "out"
+    _convert(CMAKE_PROJECTS / "make_rdc", out, "--rocm", "5.2", "--offload-arch", "gfx90a",
+             "--ignore", "MKF011")
+    code, document, _ = _build(out, tmp_path)
+    assert code == 1  # the link of the -fgpu-rdc objects lacks -fgpu-rdc
+    assert any("__hip_fatbin" in error["message"] for unit in document["units"]
+               for error in unit["errors"]), document

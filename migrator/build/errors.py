@@ -29,7 +29,9 @@ _DRIVER = re.compile(r"^(?P<tool>\S*(?:clang|hipcc|ld\.lld|ld|collect2|nvcc)\S*)
 _UNDEFINED = re.compile(r"^(?P<file>[^\s:][^:]*?):(?:\([^)]*\):)? ?(?P<message>undefined "
                         r"reference to [`'](?P<symbol>[^'`]+)')")
 # the linker's own lines ("/usr/bin/ld: cannot find -lomp"); not its "in function" context
+# ("/usr/bin/ld: ./lib.a(x.o):(.section+0x8): undefined reference to `f'": where, then what)
 _LINKER = re.compile(r"^(?:\S*/)?(?:ld|ld\.lld|ld\.gold|collect2)(?:-[\w.]+)?: "
+                     r"(?:(?!error:)(?P<file>[^\s:][^:]*?):(?:\([^)]*\):)? ?)?"
                      r"(?P<message>(?:error: )?(?:cannot find|multiple definition|undefined "
                      r"(?:symbol|reference)).*)$")
 # make's own errors; "*** [target] Error N" only repeats a command's failure
@@ -104,7 +106,7 @@ def _parse_line(line: str, lines: list[str], index: int) -> BuildError | None:
     if match:
         message = match.group("message")
         return BuildError(message[len("error: "):] if message.startswith("error: ") else message,
-                          "linker")
+                          "linker", match.group("file"))
     match = _MAKE.match(line)
     if match:
         return BuildError(match.group("message").strip(), "make", match.group("file"),
