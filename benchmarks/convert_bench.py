@@ -7,8 +7,10 @@ Not a test. It:
    counted as newlines: a few hundred files, mostly plain C++ around kernels and runtime calls;
    ``--corpus dense`` for the API-heavy tree instead) or copies a real one (``--tree``);
 2. copies it twice and times, in one run:
-   - ``rocmigrate convert COPY1 -o OUT1`` (a subprocess; wall clock incl. interpreter start-up),
-     with the default jobs and again with ``--jobs 1`` into a fresh output;
+   - ``rocmigrate convert COPY1 -o OUT1 --rocm 6.4`` (a subprocess; wall clock incl. interpreter
+     start-up), with the default jobs and again with ``--jobs 1`` into a fresh output; always
+     for ROCm 6.4, not the default ``--rocm auto`` (the HIP installed on the machine), so that
+     figures from machines with different HIP releases, or none, compare;
    - ``torch.utils.hipify.hipify_python.hipify`` over COPY2 in a subprocess of a Python that has
      torch 2.13.0 (wall clock incl. ``import torch``, and the call alone);
    - an unchanged re-run of rocmigrate on OUT1 (its content-hash cache), as % of the full run
@@ -47,6 +49,9 @@ TORCH_VERSION = "2.13.0"
 DEFAULT_TORCH_VENV = Path.home() / ".cache" / "rocmigrate-bench" / "torch-venv"
 TARGET_RATIO = 2.0  # rocmigrate >= 2x torch end-to-end throughput
 TARGET_RERUN_PCT = 5.0  # unchanged re-run < 5% of a full run
+# every rocmigrate run converts for one fixed ROCm release, whatever HIP the machine has
+# installed (``--rocm auto``, the default, would pick that one): figures stay comparable
+ROCM = ["--rocm", "6.4"]
 
 # --------------------------------------------------------------------------------------------
 # Counting
@@ -295,8 +300,8 @@ def main(argv: list[str] | None = None) -> int:
 
     # Full runs. With --repeat N each is run N times (fresh outputs each time, the tools
     # interleaved) and the fastest run counts: the usual way to damp noise from other load.
-    cmd_full = rocmigrate + ["convert", str(src1), "-o", str(out1)]
-    cmd_j1 = rocmigrate + ["convert", str(src1), "-o", str(out1j), "--jobs", "1"]
+    cmd_full = rocmigrate + ["convert", str(src1), "-o", str(out1)] + ROCM
+    cmd_j1 = rocmigrate + ["convert", str(src1), "-o", str(out1j), "--jobs", "1"] + ROCM
     report = work / "torch_report.json"
     cmd_torch = [torch_py, "-c", TORCH_DRIVER, str(src2), str(out2), str(report)]
     full_runs, j1_runs, torch_runs = [], [], []
@@ -343,7 +348,7 @@ def main(argv: list[str] | None = None) -> int:
 
     # unchanged re-run (also repeated; it changes nothing), with the full run's text summary;
     # then once with --format json, whose document holds every finding (reported, not a target)
-    cmd_rerun_text = rocmigrate + ["convert", str(src1), "-o", str(out1)]
+    cmd_rerun_text = rocmigrate + ["convert", str(src1), "-o", str(out1)] + ROCM
     cmd_rerun = cmd_rerun_text + ["--format", "json"]
     rerun_runs = []
     for rep in range(args.repeat):
