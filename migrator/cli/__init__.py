@@ -34,6 +34,21 @@ def workspace_of(paths, flags):
         raise typer.Exit(2) from None
 
 
+def write_reports(report_dir, stem: str, report, render_json, render_markdown,
+                  render_summary) -> None:
+    """Write ``report`` as STEM.json and STEM.md into ``report_dir``, print its text summary
+    and end the command: exit 0 when the report is ok, else 1 (build and validate)."""
+    import sys
+
+    from ..fsutil import atomic_write
+
+    written = [report_dir / f"{stem}.json", report_dir / f"{stem}.md"]
+    atomic_write(written[0], render_json(report).encode())
+    atomic_write(written[1], render_markdown(report).encode())
+    sys.stdout.write(render_summary(report, [str(path) for path in written]))
+    raise typer.Exit(0 if report.ok else 1)
+
+
 def _register() -> None:
     # (they register on ``app``)
     from . import build, convert, lint, nvidia, report, rule, validate  # noqa: F401

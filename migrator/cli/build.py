@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import List, Optional
 
 import typer
 
-from . import app
+from . import app, write_reports
 
 
 @app.command()
@@ -31,7 +30,6 @@ def build(
 ) -> None:
     """Build a converted tree with hipcc; map its errors back to the CUDA sources."""
     from ..build import BuildFailure, BuildOptions, build as run_build
-    from ..fsutil import atomic_write
     from ..output.build_json import render_json
     from ..output.build_markdown import render_markdown
     from ..output.build_text import render_summary
@@ -57,8 +55,4 @@ def build(
     except BuildFailure as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(2) from None
-    written = [report_dir / "build.json", report_dir / "build.md"]
-    atomic_write(written[0], render_json(report).encode())
-    atomic_write(written[1], render_markdown(report).encode())
-    sys.stdout.write(render_summary(report, [str(path) for path in written]))
-    raise typer.Exit(0 if report.ok else 1)
+    write_reports(report_dir, "build", report, render_json, render_markdown, render_summary)

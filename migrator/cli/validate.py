@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from enum import Enum
 from pathlib import Path
 from typing import List, Optional
 
 import typer
 
-from . import app
+from . import app, write_reports
 from .convert import LaunchSyntax
 
 
@@ -58,7 +57,6 @@ def validate(
                                              help="A folder of your team's own rule modules."),
 ) -> None:
     """Build the CUDA original and the HIP port, run both, compare results and timings."""
-    from ..fsutil import atomic_write
     from ..harness.run import ValidateError, ValidateOptions, validate as run_validation
     from ..output.validate_json import render_json
     from ..output.validate_markdown import render_markdown
@@ -83,8 +81,4 @@ def validate(
     except ValidateError as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(2) from None
-    written = [report_dir / "validate.json", report_dir / "validate.md"]
-    atomic_write(written[0], render_json(report).encode())
-    atomic_write(written[1], render_markdown(report).encode())
-    sys.stdout.write(render_summary(report, [str(path) for path in written]))
-    raise typer.Exit(0 if report.ok else 1)
+    write_reports(report_dir, "validate", report, render_json, render_markdown, render_summary)
