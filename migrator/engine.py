@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from .apitables import ApiTables
 from .diagnostics import Applicability, Diagnostic, Edit, Finding, Fix, Renames
 from .parsing import treesitter
-from .parsing.tokens import DirectiveSpans, LiteralSpans, blank_spans, continued_line
+from .parsing.tokens import (DirectiveSpans, LiteralSpans, blank_spans, continued_line,
+                             directive_hashes)
 from .rule import Rule, RuleContext
 from .settings import Settings
 from .source import Source
@@ -154,7 +155,7 @@ def _rename_columns(renames: Renames | None) -> tuple[list[int], list[int], list
     return renames.starts, renames.ends, [record.text for record in renames.records]
 
 
-_DIRECTIVE_LINE = re.compile(rb"^[ \t]*#[ \t]*(\w+)[ \t]*(\w*)", re.MULTILINE)
+_DIRECTIVE_WORDS = re.compile(rb"[ \t]*(\w+)[ \t]*(\w*)")  # after a directive's '#'
 _INCLUDE_DIRECTIVE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]*)[>"]', re.MULTILINE)
 # lines about the line below them: a marker the rules write (rules/markers.py), a suppression
 # comment standing alone (migrator/suppression.py)
@@ -196,8 +197,9 @@ def include_insertion_point(data: bytes, literals: LiteralSpans | None = None) -
 
 def _directives(data: bytes, literals: LiteralSpans) -> list[tuple[int, bytes, bytes]]:
     """(line start, directive name, first word after it) of each directive line in code."""
-    return [(m.start(), m.group(1), m.group(2)) for m in _DIRECTIVE_LINE.finditer(data)
-            if _at_code_line_start(data, literals, m.start())]
+    words = _DIRECTIVE_WORDS.match
+    return [(line, m.group(1), m.group(2)) for line, hash_at in directive_hashes(data)
+            if (m := words(data, hash_at + 1)) and _at_code_line_start(data, literals, line)]
 
 
 def _header_guard(data: bytes, literals: LiteralSpans, directives) -> tuple[int, int]:

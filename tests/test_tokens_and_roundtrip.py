@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 
 from hypothesis import example, given
@@ -12,8 +13,8 @@ from conftest import ROOT
 from strategies import cuda_text, file_names
 from migrator import apitables
 from migrator.engine import fix_source
-from migrator.parsing.tokens import (DirectiveSpans, LiteralSpans, blank_literals, in_directive,
-                                     tokenize)
+from migrator.parsing.tokens import (DirectiveSpans, LiteralSpans, blank_literals,
+                                     directive_hashes, in_directive, tokenize)
 from migrator.settings import Settings
 from migrator.source import Source
 
@@ -107,6 +108,18 @@ def test_directive_spans_agree_with_in_directive():
         spans = DirectiveSpans(data)
         for offset in range(len(data) + 1):
             assert spans.contains(offset) == in_directive(data, offset), (data, offset)
+
+
+def test_directive_hashes_are_what_a_multiline_scan_finds():
+    """directive_hashes finds the lines ``^[ \\t]*#`` (MULTILINE) finds, and their '#', on random
+    text made of hashes, blanks, line ends and words."""
+    pattern = re.compile(rb"^[ \t]*#", re.MULTILINE)
+    pieces = [b"#", b"\n", b" ", b"\t", b"\r", b"\f", b"a", b"define", b"\\", b"##"]
+    rng = random.Random(11)
+    samples = [SAMPLE, b"", b"#", b"\n#", b" \t#x\n  a # b\n\f#c"] + [
+        b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 30))) for _ in range(3000)]
+    for data in samples:
+        assert directive_hashes(data) == [(m.start(), m.end() - 1) for m in pattern.finditer(data)]
 
 
 def _utf8(path: Path) -> bool:
