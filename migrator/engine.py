@@ -296,7 +296,7 @@ def include_edit(data: bytes, headers: list[str], newline: bytes,
     under ``#if`` does not count), after the requested macros it does not define yet. A name in
     double quotes (``'"rocmigrate_atomics.h"'``, a support header) is included with quotes,
     others with angle brackets."""
-    literals = LiteralSpans(data)
+    literals = _head_literals(data)
     included = _top_level_includes(data, literals) if headers else set()
     missing = [h for h in dict.fromkeys(headers) if h.strip('"').encode() not in included]
     undefined = [d for d in dict.fromkeys(defines) if not has_define(data, d, literals)]
@@ -309,6 +309,20 @@ def include_edit(data: bytes, headers: list[str], newline: bytes,
     if at > 0 and data[at - 1 : at] != b"\n":
         block = newline + block
     return Edit(at, at, block)
+
+
+def _head_literals(data: bytes) -> LiteralSpans:
+    """The literal spans include_edit reads: those starting up to the end of the file's last
+    line that starts with ``#`` (the rest of a long file is not scanned), or all of them where
+    the comments the file starts with run on past it. Every offset it asks about is up to
+    there: directive lines, the text between them, the comments the file starts with (whose
+    walk ends before the first directive in code, else past the last line checked here)."""
+    hashes = directive_hashes(data)
+    stop = _directive_end(data, hashes[-1][0]) if hashes else 0
+    literals = LiteralSpans(data, stop)
+    if _leading_comments(data, literals)[1] >= stop:
+        return LiteralSpans(data)
+    return literals
 
 
 def insert_includes(data: bytes, headers: list[str], newline: bytes) -> bytes:

@@ -81,6 +81,34 @@ def test_requested_defines_are_written_once_before_the_includes():
         assert include_edit(not_a_definition + data, [], b"\n", ["ENABLE_IT"]) is not None
 
 
+def test_include_edit_reads_the_head_of_the_file_as_a_full_scan_does(monkeypatch):
+    """include_edit scans literals only up to the end of the last line starting with '#'
+    (engine._head_literals): it decides as with every literal of the file, on random files of
+    directives, comments, strings, raw strings, splices and code."""
+    import random
+
+    from migrator import engine
+    from migrator.parsing.tokens import LiteralSpans
+
+    pieces = [b"#include <a.h>\n", b"#ifndef G\n", b"#define G\n", b"#endif\n", b"#if X\n",
+              b"#pragma once\n", b"  # define ENABLE_IT\n", b"// c\n", b"/* c\n", b"*/",
+              b"int x;\n", b'"s\n', b'"#include <b.h>"\n', b'R"x(\n#include <a.h>\n)x"', b"\\\n",
+              b"\n", b" ", b"// rocmigrate API001: m\n", b"#include <b.h>\n", b"'", b"/* d */",
+              b"#define G /* e\n", b"#include <a.h> // f\n"]
+    rng = random.Random(5)
+    samples = [b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 14))) for _ in range(4000)]
+    requests = [(["a.h"], []), (["b.h", '"c.h"'], ["ENABLE_IT"]), ([], ["G"])]
+    head = {}
+    for data in samples:
+        for headers, defines in requests:
+            head[data, len(headers), len(defines)] = include_edit(data, headers, b"\n", defines)
+    monkeypatch.setattr(engine, "_head_literals", LiteralSpans)
+    for data in samples:
+        for headers, defines in requests:
+            assert head[data, len(headers), len(defines)] == include_edit(
+                data, headers, b"\n", defines), data
+
+
 def test_insert_includes_once():
     data = b"#include <hip/hip_runtime.h>\nint x;\n"
     assert insert_includes(data, ["hip/hip_runtime.h"], b"\n") == data

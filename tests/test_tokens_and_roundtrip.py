@@ -122,6 +122,24 @@ def test_directive_hashes_are_what_a_multiline_scan_finds():
         assert directive_hashes(data) == [(m.start(), m.end() - 1) for m in pattern.finditer(data)]
 
 
+def test_literal_spans_up_to_a_stop_are_those_of_the_whole_file():
+    """LiteralSpans(data, stop) holds exactly the spans of the whole file's scan that start at
+    or before ``stop``, with the same ends and kinds."""
+    pieces = [b"#include <a.h>\n", b"  #  include \"b.h\"\n", b"//", b"/*", b"*/", b'"', b"'",
+              b'R"x(', b')x"', b'u8R"(', b')"', b"\\\n", b"\n", b"a", b" ", b"#"]
+    rng = random.Random(13)
+    samples = [SAMPLE] + [b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 20)))
+                          for _ in range(2000)]
+    for data in samples:
+        full = LiteralSpans(data)
+        for stop in range(-1, len(data) + 2):
+            part = LiteralSpans(data, stop)
+            kept = [i for i, start in enumerate(full.starts) if start <= stop]
+            assert part.starts == [full.starts[i] for i in kept], (data, stop)
+            assert part.ends == [full.ends[i] for i in kept], (data, stop)
+            assert part.kinds == [full.kinds[i] for i in kept], (data, stop)
+
+
 def _utf8(path: Path) -> bool:
     try:
         path.read_bytes().decode("utf-8")

@@ -102,11 +102,13 @@ _TOKEN = re.compile(
 
 
 class LiteralSpans:
-    """Sorted byte ranges of comments, string/char literals and include directives."""
+    """Sorted byte ranges of comments, string/char literals and include directives; with
+    ``stop``, only those that start at or before it (what a scan of the whole file finds
+    there: answers for offsets up to ``stop`` are the same)."""
 
     __slots__ = ("starts", "ends", "kinds")
 
-    def __init__(self, data: bytes) -> None:
+    def __init__(self, data: bytes, stop: int | None = None) -> None:
         starts: list[int] = []
         ends: list[int] = []
         kinds: list[str] = []
@@ -123,6 +125,8 @@ class LiteralSpans:
                     pos = match.start() + 1
                     continue
                 match = near
+            if stop is not None and match.start() > stop:
+                break
             found = scanner.resolve(match)
             if found is None:  # unterminated: no literal starts here
                 pos = match.start() + 1
