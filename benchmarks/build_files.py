@@ -11,9 +11,13 @@ For each program ``src/NAME-cuda`` with a Makefile and a human twin ``src/NAME-h
    limit; the human twins are built in place in a pristine copy, since their Makefiles name
    ``../NAME-cuda/`` files), and sorts the failures by the first error's class.
 
+With ``--via-build METHOD`` (make or cmake) step 3 runs ``rocmigrate build FOLDER --method
+METHOD`` instead of make (the converted side with ``--source`` the CUDA folder, so that errors
+map to CUDA lines and rule codes), and classes each failure from its build.json.
+
 Usage: python benchmarks/build_files.py CORPUS [--sample N] [--names A,B] [--jobs 2]
-       [--work DIR] [--json FILE] [--rename-ext] [--no-human]. CORPUS holds src/. Never run
-       by the tests.
+       [--work DIR] [--json FILE] [--rename-ext] [--no-human] [--via-build make|cmake].
+       CORPUS holds src/. Never run by the tests.
 """
 
 from __future__ import annotations
@@ -43,10 +47,18 @@ _LEFTOVERS = {
 _LINK = re.compile(r"(?<!\S)-l([\w+]+)")
 _ERROR_CLASSES = (  # the first matching line of a failed build names its class
     ("time limit", re.compile(r"^TIMEOUT")),
+    # (rocmigrate build's errors read "KIND: FILE: error: MESSAGE")
+    ("CMake: a command the suite's top-level CMake defines", re.compile(
+        r"^cmake: .*Unknown CMake command")),
+    ("CMake: a download (no network)", re.compile(r"^cmake: .*(?:FetchContent|git clone|"
+                                                  r"Failed to (?:clone|download))")),
+    ("CMake: no CMakeLists.txt at the top (it is in a subfolder)", re.compile(
+        r"does not appear to contain CMakeLists\.txt")),
+    ("CMake configure error", re.compile(r"^cmake: ")),
     ("unknown compiler option", re.compile(r"unknown argument|unsupported option|"
                                            r"unknown option")),
     ("missing library", re.compile(r"cannot find -l")),
-    ("missing header", re.compile(r"fatal error: .* file not found|No such file or directory"
+    ("missing header", re.compile(r"error: .* file not found|No such file or directory"
                                   r".*\.(?:h|hpp|cuh)")),
     ("missing file (make)", re.compile(r"No rule to make target|No such file or directory")),
     ("undeclared name (source)", re.compile(r"error: use of undeclared identifier|"
@@ -116,6 +128,36 @@ def _build(folder: Path, timeout: int, jobs: int) -> dict:
     return result
 
 
+def _build_with_rocmigrate(rocmigrate: str, folder: Path, method: str, source: Path | None,
+                           timeout: int, report: Path) -> dict:
+    """``rocmigrate build`` of ``folder`` through ``method``: built or not, and the class of
+    the first error its report gives (or of its usage error: nothing to build that way)."""
+    command = [rocmigrate, "build", str(folder), "--method", method, "--report", str(report),
+               "-j", "1", "--timeout", str(timeout), "--offload-arch", "gfx90a"]
+    if source is not None:
+        command += ["--source", str(source)]
+    started = time.monotonic()
+    done = subprocess.run(["nice", "-n", "10", *command], capture_output=True, text=True,
+                          timeout=timeout * 4)
+    result = {"built": done.returncode == 0, "seconds": round(time.monotonic() - started, 1)}
+    path = report / "build.json"
+    if done.returncode == 2 or not path.is_file():
+        result["class"] = f"no {method} build"
+        result["first_error"] = (done.stderr.strip().splitlines() or [""])[-1][:300]
+        return result
+    document = json.loads(path.read_text())
+    result["codes"] = document["summary"].get("codes", {})
+    if not result["built"]:
+        texts = []
+        for unit in document["units"]:
+            if not unit["built"]:
+                texts += [f"{error.get('kind')}: {error.get('file') or ''}: error: "
+                          f"{error.get('message', '')}" for error in unit.get("errors", [])]
+                texts.append(unit.get("log_tail", ""))
+        result["class"], result["first_error"] = _classify("\n".join(texts))
+    return result
+
+
 def _classify(log: str) -> tuple[str, str]:
     lines = log.splitlines()
     for name, pattern in _ERROR_CLASSES:
@@ -137,6 +179,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rename-ext", action="store_true", help="convert with --rename-ext")
     parser.add_argument("--no-human", action="store_true",
                         help="build the converted Makefiles only")
+    parser.add_argument("--via-build", choices=("make", "cmake"), default=None,
+                        help="build through `rocmigrate build --method M` instead of make")
     args = parser.parse_args(argv)
     src = args.corpus / "src"
     if not src.is_dir():
@@ -166,11 +210,18 @@ def main(argv: list[str] | None = None) -> int:
     print(f"converted {sum(r['converted'] for r in results.values())}/{len(names)}",
           flush=True)
 
+    def build(folder: Path, source: Path | None, side: str) -> dict:
+        if args.via_build is None:
+            return _build(folder, args.timeout, 1)
+        return _build_with_rocmigrate(rocmigrate, folder, args.via_build, source, args.timeout,
+                                      work / "reports" / side / folder.name)
+
     def build_pair(name: str) -> None:
-        results[name]["build"] = _build(converted_src / f"{name}-cuda", args.timeout, 1) \
+        results[name]["build"] = build(converted_src / f"{name}-cuda", src / f"{name}-cuda",
+                                       "converted") \
             if results[name]["converted"] else {"built": False, "class": "convert failed"}
         results[name]["human_build"] = {"built": False, "class": "not built"} if \
-            args.no_human else _build(human_src / f"{name}-hip", args.timeout, 1)
+            args.no_human else build(human_src / f"{name}-hip", None, "human")
         print(f"{name}: converted {'ok' if results[name]['build']['built'] else 'FAIL'}, "
               f"human {'ok' if results[name]['human_build']['built'] else 'FAIL'}", flush=True)
 
@@ -188,8 +239,8 @@ def _summary(results: dict[str, dict]) -> str:
     human = sum(r.get("human_build", {}).get("built", False) for r in results.values())
     both = sum(r.get("build", {}).get("built", False) and r["human_build"]["built"]
                for r in results.values())
-    lines = [f"programs: {total}", f"converted Makefile builds: {built}/{total}",
-             f"human HIP Makefile builds: {human}/{total}", f"both build: {both}/{total}"]
+    lines = [f"programs: {total}", f"converted builds: {built}/{total}",
+             f"human HIP twin builds: {human}/{total}", f"both build: {both}/{total}"]
     for key, title in (("build", "converted"), ("human_build", "human")):
         classes: dict[str, list[str]] = {}
         for name, entry in sorted(results.items()):

@@ -2,7 +2,7 @@
 """Idempotence benchmark: convert a tree, convert the output again, count what changes.
 
 Not a test. README promises that converting the output again changes nothing. This converts
-every convertible file under each FOLDER (CUDA's own headers, a real project, or the generated
+every convertible file (sources and build files) under each FOLDER (CUDA's own headers, a real project, or the generated
 mixed corpus of ``corpus/`` with ``--generate LINES``) with ``migrator.convert.convert_bytes``,
 then converts each output again, and prints the files whose second pass differs (with the first
 differing line), for each settings variant asked for.
@@ -25,6 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpus import generate_corpus  # noqa: E402
 
+from migrator.buildfiles import language_of  # noqa: E402
 from migrator.convert import convert_bytes  # noqa: E402
 from migrator.results import CONVERTIBLE_SUFFIXES  # noqa: E402
 from migrator.settings import Settings  # noqa: E402
@@ -47,7 +48,8 @@ def sources(folders: list[Path], pattern: str | None) -> list[tuple[Path, Path]]
         roots = sorted(p for p in folder.glob(pattern) if p.is_dir()) if pattern else [folder]
         for root in roots:
             found += [(folder, path) for path in sorted(root.rglob("*"))
-                      if path.is_file() and path.name.endswith(CONVERTIBLE_SUFFIXES)]
+                      if path.is_file() and (path.name.endswith(CONVERTIBLE_SUFFIXES)
+                                             or language_of(path.name) is not None)]
     return found
 
 
