@@ -149,6 +149,104 @@ def test_a_template_called_with_bf16_is_marked_for_conversions_in_included_files
     assert (again / "main.cu").read_bytes() == (out / "main.cu").read_bytes()
 
 
+@pytest.mark.parametrize("declaration, lowered, marked", [
+    ("bf16 v = f;", "bf16 v = rocmigrate_float2bfloat16(f);", False),
+    ("const bf16_t v = 0.5f;", "const bf16_t v = hip_bfloat16(0.5f);", False),
+    ("bf16 v[2] = {f, b};", "bf16 v[2] = {rocmigrate_float2bfloat16(f), b};", False),
+    ("bf16 v = b;", "bf16 v = b;", False),
+    ("bf16 v = d;", "bf16 v = d;", True),  # a double: CUDA rounds it once
+    ("bf16* v = nullptr;", "bf16* v = nullptr;", False),
+    ("store(f);", "store(rocmigrate_float2bfloat16(f));", False),  # a bf16_t parameter
+    ("out[0] = f;", "out[0] = rocmigrate_float2bfloat16(f);", False),
+])
+def test_an_alias_of_the_type_is_the_type(declaration: str, lowered: str, marked: bool):
+    """typedef and using aliases of bf16 convert what the type converts: copy-initialisations,
+    arguments of parameters declared with them, assignments to them, returns."""
+    text = (b"typedef __nv_bfloat16 bf16;\nusing bf16_t = __nv_bfloat16;\n"
+            b"__device__ void store(bf16_t v);\n"
+            b"__device__ bf16 half(float x) { return x / 2; }\n"
+            b"__device__ void f(float f, double d, bf16 b, bf16* out) {\n  "
+            + declaration.encode() + b"\n}\n")
+    result = _lower(text)
+    assert b"typedef hip_bfloat16 bf16;" in result.output
+    assert b"return rocmigrate_float2bfloat16(x / 2);" in result.output
+    assert b"  " + lowered.encode() + b"\n" in result.output
+    assert (b"// rocmigrate LOW001: " in result.output) == marked
+
+
+@pytest.mark.parametrize("lambda_, lowered, marked", [
+    ("[](float x) -> __nv_bfloat16 { return x; }",
+     "[](float x) -> hip_bfloat16 { return rocmigrate_float2bfloat16(x); }", False),
+    ("[](float x) -> bf16 { return 1; }", "[](float x) -> bf16 { return hip_bfloat16(1); }",
+     False),
+    ("[](double x) -> bf16 { return x; }", "[](double x) -> bf16 { return x; }", True),
+    ("[](bf16 x) -> bf16 { return x; }", "[](bf16 x) -> bf16 { return x; }", False),
+    ("[](float x) { return x; }", "[](float x) { return x; }", False),  # returns a float
+])
+def test_a_lambdas_bf16_return_type_converts_its_returns(lambda_: str, lowered: str,
+                                                         marked: bool):
+    text = (b"typedef __nv_bfloat16 bf16;\n__device__ void f() {\n  auto g = "
+            + lambda_.encode() + b";\n}\n")
+    result = _lower(text)
+    assert b"  auto g = " + lowered.encode() + b";\n" in result.output
+    assert (b"// rocmigrate LOW001: " in result.output) == marked
+
+
+@pytest.mark.parametrize("declaration, lowered, marked", [
+    ("S s = {f, 1, 0.5f};", "S s = {rocmigrate_float2bfloat16(f), 1, hip_bfloat16(0.5f)};",
+     False),
+    ("S s{f};", "S s{rocmigrate_float2bfloat16(f)};", False),
+    ("S s[2] = {{f}, {b, 0, f}};",
+     "S s[2] = {{rocmigrate_float2bfloat16(f)}, {b, 0, rocmigrate_float2bfloat16(f)}};", False),
+    ("S s = {.v = 1, .w = f};", "S s = {.v = hip_bfloat16(1), .w = rocmigrate_float2bfloat16(f)};",
+     False),
+    ("S s = {d};", "S s = {d};", True),
+    ("S s = {{f}, 1};", "S s = {{f}, 1};", False),  # a braced member: not read
+    # after a member that is not a scalar, a brace may be elided: positions are not read
+    ("E e = {1, 2, f};", "E e = {1, 2, f};", False),
+    ("E e = {{1, 2}, f};", "E e = {{1, 2}, rocmigrate_float2bfloat16(f)};", False),
+    ("C c{f};", "C c{f};", False),  # a constructor's arguments
+    ("D d = {f};", "D d = {f};", False),  # a base class: not read
+    ("T t = {f, 2};", "T t = {rocmigrate_float2bfloat16(f), 2};", False),  # typedef struct {...}
+])
+def test_aggregate_members_of_bf16_are_converted(declaration: str, lowered: str, marked: bool):
+    """A brace list initialising an aggregate copy-initialises its bf16 members."""
+    text = (b"typedef __nv_bfloat16 bf16;\n"
+            b"struct S { bf16 v; int n; __nv_bfloat16 w; static int count; };\n"
+            b"struct E { int a[2]; bf16 v; };\n"
+            b"struct C { __device__ C(float x) : v(x) {} bf16 v; };\n"
+            b"struct B { int n; };\nstruct D : B { bf16 v; };\n"
+            b"typedef struct { bf16 v; int n; } T;\n"
+            b"__device__ void f(float f, double d, bf16 b) {\n  " + declaration.encode()
+            + b"\n}\n")
+    result = _lower(text)
+    assert b"  " + lowered.encode() + b"\n" in result.output
+    assert (b"// rocmigrate LOW001: " in result.output) == marked
+
+
+def test_a_class_template_used_with_bf16_is_marked_where_it_converts():
+    """The first use of a class template with bf16 (an alias of it too) is marked where a
+    default member initialiser or a member function defined in its body converts an arithmetic
+    value to the parameter; with float, or where it converts nothing, it is left."""
+    text = (b"typedef __nv_bfloat16 bf16;\n"
+            b"template <class T> struct Acc {\n  T v = 0;\n"
+            b"  __device__ void add(float x) { v += x; }\n};\n"
+            b"template <class T, int N> struct Buf {\n  T data[N];\n"
+            b"  __device__ T first() const { return data[0]; }\n};\n"
+            b"template <class T> struct Sum {\n  T v;\n"
+            b"  __device__ void add(float x) { v += x; }\n};\n"
+            b"__global__ void k() {\n  Acc<float> f;\n  Buf<bf16, 4> b;\n"
+            b"  Sum<__nv_bfloat16> s;\n  Acc<bf16> a;\n  Acc<__nv_bfloat16> again;\n}\n")
+    result = _lower(text)
+    lines = result.output.decode().splitlines()
+    markers = [i for i, line in enumerate(lines) if "// rocmigrate LOW001: " in line]
+    assert [lines[i + 1] for i in markers] == ["  Sum<hip_bfloat16> s;", "  Acc<bf16> a;"]
+    assert "Sum<hip_bfloat16> makes Sum convert to hip_bfloat16 implicitly (v += x)" in \
+        lines[markers[0]]
+    assert "Acc<bf16> makes Acc convert to hip_bfloat16 implicitly (T v = 0; and 1 more)" in \
+        lines[markers[1]]
+
+
 def test_nothing_is_lowered_from_rocm_6():
     text = b"__global__ void k(__nv_bfloat16* p) { p[0] = __float2bfloat16(1.0f); }\n"
     result = _lower(text, "6.0")

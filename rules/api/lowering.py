@@ -174,9 +174,13 @@ class OldRocmLowering(Rule):
     ``__low2float`` and ``__high2float`` (HIP 5.x has them for ``__half`` only) become
     ``rocmigrate_hadd``... where an argument is proven bf16 (a pair). A copy-initialisation
     (``__nv_bfloat16 x = 0.f;``, ``T a[] = {x, y}``), an assignment (``=``, ``+=``...) to a
-    bf16 (a half of a pair too), a return from a function that returns one and an argument
-    where every function of that name declared in the project takes one convert implicitly in
-    CUDA and do not build against ``hip_bfloat16``'s explicit float constructor: each value
+    bf16 (a half of a pair too), a return from a function or a lambda that returns one (a
+    trailing ``-> __nv_bfloat16`` too), an argument where every function of that name declared
+    in the project takes one, and a bf16 member of an aggregate (a struct defined in the file
+    with no constructor, base or access specifier) initialised from a brace list (``S s = {x,
+    2};``, ``S s{x, 2};``, by position or designator) convert implicitly in CUDA and do not
+    build against ``hip_bfloat16``'s explicit float constructor; a ``typedef`` or ``using``
+    alias of the type is the type in each of them (``bf16 x = f;``). Each value
     gets its conversion written (``hip_bfloat16(0.f)`` for a literal float holds exactly,
     ``rocmigrate_float2bfloat16(f)`` for a float: a name, a member of a struct defined in the
     file, a call of a function declared there, an arithmetic expression of them), a bf16 value
@@ -187,8 +191,10 @@ class OldRocmLowering(Rule):
     argument where it deduces its type parameter (``g(p)`` of ``g(T* p)``), is marked where the
     template, or one it calls with that type (read in the file and in the project files it
     includes), converts a value of arithmetic type to it implicitly (``T v = 0;``, ``return
-    x;``, ``p[i] = f;``): the fix belongs in the template, for every type it is used with.
-    From ROCm 6.0 API001 renames the CUDA names to HIP's (``__hip_bfloat16``); only
+    x;``, ``p[i] = f;``): the fix belongs in the template, for every type it is used with. So
+    is the first use of a class template with a bf16 argument (``Acc<__nv_bfloat16> a;``) where
+    its default member initialisers (``T v = 0;``) or the member functions defined in its body
+    convert one. From ROCm 6.0 API001 renames the CUDA names to HIP's (``__hip_bfloat16``); only
     ``__float2bfloat162_rn`` and ``__floats2bfloat162_rn`` (missing from HIP 6.4.3) and the
     bit casts (which HIPIFY's tables do not know) are lowered there, onto the header written
     for that target. Names inside ``#define`` bodies, and functions that are not called, are
@@ -246,11 +252,12 @@ class OldRocmLowering(Rule):
     another type, which CUDA rounds to bf16 first, fails to build: where the argument is
     declared with another type the site is marked instead. The bf16 overloads are lowered only
     where an argument is proven bf16: CUDA then calls the bf16 overload or rejects the call.
-    Not seen: conversions written through a typedef of the type (``bf16(x)``, whose value is
-    taken as a bf16), implicit conversions in class templates instantiated with bf16 and in
-    function templates whose bf16 argument rocmigrate cannot type (a member, a call), in
-    lambdas' returns, and of values whose type is not read inside a larger expression: they
-    fail to build.
+    Not seen: conversions written through an alias of the type (``bf16(x)``, whose value is
+    taken as a bf16; they build, a NaN keeping its payload); implicit conversions in function
+    templates whose bf16 argument rocmigrate cannot type (a member, a call), in member
+    functions of a class template defined outside its body, in an aggregate's members after
+    one whose braces are elided or of a nested aggregate, and of values whose type is not read
+    inside a larger expression: they fail to build.
     """
 
     code = "LOW001"
@@ -303,12 +310,20 @@ class OldRocmLowering(Rule):
         once by CUDA; an int), a member or a call of a type rocmigrate cannot read is marked.
         Other values (names and expressions of unread type) are not judged: most are bf16."""
         instantiations: dict[str, object] = {}  # template name -> its first call with bf16
+        classes: dict[str, object] = {}  # class template name -> its first use with bf16
         stack = [ctx.tree.root_node]
         while stack:
             node = stack.pop()
             stack.extend(node.children)
             values: list = []
-            if node.type == "call_expression":
+            if node.type == "template_type":
+                name = node.child_by_field_name("name")
+                if name is not None and _is_class_template(ctx, ctx.text(name)) and \
+                        _bf16_positions(ctx, node) and (
+                        ctx.text(name) not in classes
+                        or classes[ctx.text(name)].start_byte > node.start_byte):
+                    classes[ctx.text(name)] = node
+            elif node.type == "call_expression":
                 function = node.child_by_field_name("function")
                 called = _instantiation(ctx, node, function) if function is not None else None
                 if called is not None and (
@@ -332,16 +347,24 @@ class OldRocmLowering(Rule):
                 if value is not None and value.type not in ("comment", "initializer_list") and \
                         _returns_bf16(ctx, node):
                     values, how = [value], "returned as"
+            elif node.type in ("declaration", "field_declaration"):
+                values, how = _initialised(ctx, node), "initialising"
             for value in values:
                 yield from self._implicit_value(ctx, replacement, value, how)
         yield from self._instantiations(ctx, replacement, instantiations)
+        for name, use in classes.items():
+            found = _class_template_conversions(ctx, name, _bf16_positions(ctx, use))
+            if found:
+                yield _template_marker(ctx, replacement, use, found)
 
     @staticmethod
     def _implicit_value(ctx: RuleContext, replacement: str, value, how: str):
-        """_implicit_values for one value (``how``: "assigned to"...)."""
+        """_implicit_values for one value (``how``: "assigned to"...). A value copy-initialising
+        a variable of an alias of the type is judged as one of the type itself (a value of
+        unread type marked)."""
         verdict = _judged(ctx, value, replacement)
         if verdict is None or verdict == "unproven" and not _unread(value) and \
-                _kind(ctx, value) is None:
+                _kind(ctx, value) is None and not _copy_initialises_alias(ctx, value):
             return
         begin, finish = value.start_byte, value.end_byte
         if verdict == "unproven":
@@ -374,22 +397,8 @@ class OldRocmLowering(Rule):
             function = call.child_by_field_name("function")
             found = _template_conversions(ctx, name, _bf16_positions(ctx, function),
                                           _bf16_arguments(ctx, ctx, call, BF16_TYPES), set())
-            if not found:
-                continue
-            (template, parameter, file, shown), more = found[0], len(found) - 1
-            where = f"{template} ({file})" if file != ctx.path else template
-            others = f" and {more} more" if more else ""
-            shown_call = as_converted(ctx, " ".join(ctx.text(call).split()))
-            if len(shown_call) > _SHOWN:
-                shown_call = shown_call[: _SHOWN - 3] + "..."
-            message = (f"{shown_call} makes {where} "
-                       f"convert to {replacement} implicitly ({shown}{others}), which does not "
-                       f"build: {replacement}'s float constructor is explicit. Convert there "
-                       f"explicitly: {parameter}(x) rounds a float to {replacement} as CUDA does "
-                       "(a NaN keeps its payload where CUDA makes it 0x7fff)")
-            yield Diagnostic("LOW001", message, call.start_byte, call.end_byte,
-                             marker_fix(ctx, call.start_byte, Marker("LOW001", message)),
-                             library="device", symbol="__nv_bfloat16")
+            if found:
+                yield _template_marker(ctx, replacement, call, found)
 
     def _overload(self, ctx: RuleContext, name: str, pair: bool, start: int,
                   end: int) -> Diagnostic | None:
@@ -715,7 +724,7 @@ def _kind(ctx: RuleContext, node) -> str | None:
         return _operation_kind(ctx, node)
     if kind == "cast_expression":
         type_node = node.child_by_field_name("type")
-        return _type_kind(ctx.text(type_node), 0) if type_node is not None else None
+        return _type_kind(ctx, ctx.text(type_node), 0) if type_node is not None else None
     if bf16_value(ctx, ctx.text(node), node.start_byte):
         return "bf16"
     if kind == "call_expression":
@@ -725,7 +734,8 @@ def _kind(ctx: RuleContext, node) -> str | None:
         return None
     type_name, pointers = typed
     container = _CONTAINER.fullmatch(type_name.replace(" ", ""))
-    return "bf16" if container is not None and pointers == -1 else _type_kind(type_name, pointers)
+    return ("bf16" if container is not None and pointers == -1
+            else _type_kind(ctx, type_name, pointers))
 
 
 def _operation_kind(ctx: RuleContext, node) -> str | None:
@@ -750,9 +760,10 @@ def _operation_kind(ctx: RuleContext, node) -> str | None:
     return next(kind for kind in ("double", "float", "integer") if kind in kinds)
 
 
-def _type_kind(type_text: str, pointers: int) -> str | None:
-    """_kind of a value declared with ``type_text`` and ``pointers`` levels left."""
-    type_name = normal_type(type_text)
+def _type_kind(ctx: RuleContext, type_text: str, pointers: int) -> str | None:
+    """_kind of a value declared with ``type_text`` (or the file's alias of a type) and
+    ``pointers`` levels left."""
+    type_name = _resolved(ctx, type_text)
     if pointers != 0 or not type_name:
         return None
     if type_name in BF16_TYPES:
@@ -771,10 +782,10 @@ def _call_kind(ctx: RuleContext, node) -> str | None:
     if function is None:
         return None
     if function.type == "primitive_type":
-        return _type_kind(ctx.text(function), 0)
+        return _type_kind(ctx, ctx.text(function), 0)
     if function.type == "field_expression":  # s.f(): a member function of a struct here
         typed = _member(ctx, function, "()")
-        return _type_kind(*typed) if typed is not None else None
+        return _type_kind(ctx, *typed) if typed is not None else None
     template_arguments: list[str] = []
     if function.type == "template_function":
         name, listed = (function.child_by_field_name(f) for f in ("name", "arguments"))
@@ -782,7 +793,7 @@ def _call_kind(ctx: RuleContext, node) -> str | None:
             return None
         template_arguments = [ctx.text(argument) for argument in listed.named_children]
         if ctx.text(name) == "static_cast":
-            return _type_kind(template_arguments[0], 0) if template_arguments else None
+            return _type_kind(ctx, template_arguments[0], 0) if template_arguments else None
         function = name
     if function.type != "identifier":
         return None
@@ -792,16 +803,16 @@ def _call_kind(ctx: RuleContext, node) -> str | None:
     if _BF16_FUNCTION.fullmatch(name):
         return "bf16"
     if name in _aliases(ctx):  # a conversion to a typedef of a type: bf16(x)
-        return _type_kind(_aliases(ctx)[name], 0)
+        return _type_kind(ctx, name, 0)
     listed = node.child_by_field_name("arguments")
     given = [argument for argument in (listed.named_children if listed is not None else ())
              if argument.type != "comment"]
     candidates = [declared for declared in _function_kinds(ctx).get(name, ())
                   if declared.least <= len(given) <= declared.most]
-    kinds = {declared.returned(template_arguments) for declared in candidates}
+    kinds = {declared.returned(ctx, template_arguments) for declared in candidates}
     if len(kinds) > 1:  # overloads: those whose parameters have the arguments' kinds
         given_kinds = [_kind(ctx, argument) for argument in given]
-        kinds = {declared.returned(template_arguments) for declared in candidates
+        kinds = {declared.returned(ctx, template_arguments) for declared in candidates
                  if all(kind is None or kind == parameter
                         for kind, parameter in zip(given_kinds, declared.parameters))}
     return kinds.pop() if len(kinds) == 1 else None
@@ -816,11 +827,11 @@ class _Declared:
     least: int  # arguments it takes, at least
     most: float  # and at most
 
-    def returned(self, template_arguments: list[str]) -> str | None:
-        """The _kind of its value, called with ``template_arguments``."""
+    def returned(self, ctx: RuleContext, template_arguments: list[str]) -> str | None:
+        """The _kind of its value, called with ``template_arguments`` (written in ``ctx``)."""
         if not isinstance(self.returns, int):
             return self.returns
-        return (_type_kind(template_arguments[self.returns], 0)
+        return (_type_kind(ctx, template_arguments[self.returns], 0)
                 if self.returns < len(template_arguments) else None)
 
 
@@ -860,13 +871,13 @@ def _declared_function(ctx: RuleContext, node, type_node, declarator) -> _Declar
             continue
         if parameter.type not in ("parameter_declaration", "optional_parameter_declaration"):
             continue
-        parameters.append(_type_kind(*_parameter_type(ctx, parameter)))
+        parameters.append(_type_kind(ctx, *_parameter_type(ctx, parameter)))
         least += parameter.type == "parameter_declaration"
     if parameters == [None] and ctx.text(listed).replace(" ", "") == "(void)":
         parameters = []
     most = max(most, len(parameters))
     return _Declared(template_parameters.index(returned) if returned in template_parameters
-                     else _type_kind(returned, 0), tuple(parameters), least, most)
+                     else _type_kind(ctx, returned, 0), tuple(parameters), least, most)
 
 
 def _parameter_type(ctx: RuleContext, parameter) -> tuple[str, int]:
@@ -1019,7 +1030,7 @@ def _bf16_positions(ctx: RuleContext, template_function) -> frozenset[int]:
     listed = template_function.child_by_field_name("arguments")
     return frozenset(index for index, argument in enumerate(
         listed.named_children if listed is not None else ())
-        if normal_type(ctx.text(argument)) in BF16_TYPES)
+        if _resolved(ctx, ctx.text(argument)) in BF16_TYPES)
 
 
 def _project_contexts(ctx: RuleContext) -> list[RuleContext]:
@@ -1078,6 +1089,90 @@ def _instantiation(ctx: RuleContext, call, function) -> str | None:
         else None
 
 
+def _template_marker(ctx: RuleContext, replacement: str, use,
+                     found: list[tuple[str, str, str, str]]) -> Diagnostic:
+    """The marker at ``use`` (a call of a template, a class template's type) of the implicit
+    conversions to bf16 that ``found`` lists in the template (_template_conversions)."""
+    (template, parameter, file, shown), more = found[0], len(found) - 1
+    where = f"{template} ({file})" if file != ctx.path else template
+    others = f" and {more} more" if more else ""
+    shown_use = as_converted(ctx, " ".join(ctx.text(use).split()))
+    if len(shown_use) > _SHOWN:
+        shown_use = shown_use[: _SHOWN - 3] + "..."
+    message = (f"{shown_use} makes {where} "
+               f"convert to {replacement} implicitly ({shown}{others}), which does not "
+               f"build: {replacement}'s float constructor is explicit. Convert there "
+               f"explicitly: {parameter}(x) rounds a float to {replacement} as CUDA does "
+               "(a NaN keeps its payload where CUDA makes it 0x7fff)")
+    return Diagnostic("LOW001", message, use.start_byte, use.end_byte,
+                      marker_fix(ctx, use.start_byte, Marker("LOW001", message)),
+                      library="device", symbol="__nv_bfloat16")
+
+
+def _class_templates(ctx: RuleContext) -> dict[str, list]:
+    """name -> the class templates (their template declarations) defined in the file."""
+    found = ctx.cache.get("LOW001.class_templates")
+    if found is None:
+        found = ctx.cache["LOW001.class_templates"] = {}
+        stack = [ctx.tree.root_node]
+        while stack:
+            node = stack.pop()
+            if node.type == "template_declaration":
+                defined = next((child for child in node.named_children if child.type in (
+                    "struct_specifier", "class_specifier")), None)
+                name = defined.child_by_field_name("name") if defined is not None else None
+                if name is not None and defined.child_by_field_name("body") is not None:
+                    found.setdefault(ctx.text(name), []).append(node)
+            if node.type not in ("compound_statement", "function_definition"):
+                stack.extend(node.children)
+    return found
+
+
+def _is_class_template(ctx: RuleContext, name: str) -> bool:
+    """Is ``name`` a class template defined in the file or a project file it includes?"""
+    known = ctx.cache.setdefault("LOW001.is_class_template", {})
+    if name not in known:
+        known[name] = any(name in _class_templates(file) for file in _project_contexts(ctx)
+                          if name.encode() in file.data)
+    return known[name]
+
+
+def _class_template_conversions(ctx: RuleContext, name: str,
+                                positions: frozenset[int]) -> list[tuple[str, str, str, str]]:
+    """_template_conversions of the class template ``name`` whose type parameters at
+    ``positions`` are bf16: in its default member initialisers (``T v = 0;``) and in the member
+    functions defined in its body (``v += x;``, ``return x;``), and the templates they call."""
+    found: list[tuple[str, str, str, str]] = []
+    seen: set = set()
+    for file in _project_contexts(ctx):
+        if name.encode() not in file.data:
+            continue
+        for template in _class_templates(file).get(name, ()):
+            defined = next(child for child in template.named_children if child.type in (
+                "struct_specifier", "class_specifier"))
+            parameters = _template_parameters(file, defined)
+            bound = {parameters[i] for i in positions if i < len(parameters)} - {""}
+            if not bound:
+                continue
+            for member in defined.child_by_field_name("body").named_children:
+                if member.type == "template_declaration":
+                    member = next((child for child in member.named_children
+                                   if child.type == "function_definition"), member)
+                if member.type == "function_definition":
+                    found += _conversions_in(ctx, file, member, name, bound, seen, 0)
+                elif member.type == "field_declaration" and _copy_init(member):
+                    type_node, value = (member.child_by_field_name(field)
+                                        for field in ("type", "default_value"))
+                    if type_node is not None and value is not None and \
+                            normal_type(file.text(type_node)) in bound and (
+                            value.type == "number_literal" or _kind(file, value) in (
+                                "float", "double", "integer")):
+                        text = as_converted(ctx, " ".join(file.text(member).split()))
+                        found.append((name, min(bound), file.path, text if len(text) <= _SHOWN
+                                      else text[: _SHOWN - 3] + "..."))
+    return found
+
+
 def _bf16_parameters(ctx: RuleContext, name: str, count: int) -> frozenset[int]:
     """The positions where every function declared by ``name`` in the file and the project
     files it includes, that takes ``count`` arguments, has a bf16 parameter (by value): an
@@ -1114,7 +1209,7 @@ def _bf16_arguments(ctx: RuleContext, file: RuleContext, call,
     levels = []
     for argument in listed.named_children if listed is not None else ():
         typed = _typed(file, argument) if argument.type != "comment" else None
-        levels.append(typed[1] if typed is not None and normal_type(typed[0]) in types
+        levels.append(typed[1] if typed is not None and _resolved(file, typed[0]) in types
                       and typed[1] >= 0 else None)
     return tuple(levels) if any(level is not None for level in levels) else ()
 
@@ -1223,17 +1318,36 @@ def _unread(value) -> bool:
 
 
 def _returns_bf16(ctx: RuleContext, statement) -> bool:
-    """Does the function (not a lambda) that the return statement is in return a bf16 (by
-    value)?"""
+    """Does the function or lambda that the return statement is in return a bf16 (by value;
+    through an alias of the type, or a trailing return type ``-> __nv_bfloat16``)?"""
     node = statement.parent
     while node is not None and node.type not in ("function_definition", "lambda_expression"):
         node = node.parent
-    if node is None or node.type != "function_definition":
+    if node is None:
         return False
-    type_node, declarator = node.child_by_field_name("type"), node.child_by_field_name("declarator")
-    return (type_node is not None and declarator is not None
-            and declarator.type == "function_declarator"
-            and normal_type(ctx.text(type_node)) in BF16_TYPES)
+    declarator = node.child_by_field_name("declarator")
+    if node.type == "lambda_expression":  # [](float x) -> __nv_bfloat16 { return x; }
+        type_node = None
+    else:
+        if declarator is None or declarator.type != "function_declarator":
+            return False
+        type_node = node.child_by_field_name("type")
+    trailing = next((child for child in (declarator.children if declarator is not None else ())
+                     if child.type == "trailing_return_type"), None)
+    if trailing is not None:  # auto f() -> T, [] () -> T
+        type_node = trailing.named_children[0] if trailing.named_child_count else None
+    return type_node is not None and _resolved(ctx, ctx.text(type_node)) in BF16_TYPES
+
+
+def _resolved(ctx: RuleContext, type_text: str) -> str:
+    """The normal type ``type_text`` names, through the file's aliases (``typedef
+    __nv_bfloat16 bf16;``, ``using bf16 = ...``), as declarations are looked up."""
+    type_name, aliases = normal_type(type_text), _aliases(ctx)
+    for _ in range(4):
+        if type_name not in aliases:
+            break
+        type_name = normal_type(aliases[type_name])
+    return type_name
 
 
 def _copy_initialised(ctx: RuleContext, start: int, end: int) -> list:
@@ -1265,6 +1379,138 @@ def _copy_initialised(ctx: RuleContext, start: int, end: int) -> list:
         elif value.type == "initializer_list":
             values += [c for c in value.named_children if c.type != "comment"]
     return values
+
+
+def _initialised(ctx: RuleContext, declaration) -> list:
+    """The values (tree nodes) a declaration converts to bf16 implicitly that the type's own
+    rename does not see: those copy-initialising a variable of the file's alias of the type
+    (``bf16 v = x;``, ``bf16 a[] = {x, y};``, a default member initialiser), and the members of
+    an aggregate (a struct defined in the file, see _aggregates) initialised from a brace list
+    (``S s = {x, 2};``, ``S s{x, 2};``, each of ``S a[] = {{x, 2}, ...}``) that are bf16."""
+    type_node = declaration.child_by_field_name("type")
+    if type_node is None or type_node.type != "type_identifier":
+        return []
+    name = ctx.text(type_node)
+    resolved = _resolved(ctx, name)
+    if resolved in BF16_TYPES:
+        return [] if name in BF16_TYPES else _copy_initialised(ctx, type_node.start_byte,
+                                                               type_node.end_byte)
+    fields = _aggregates(ctx).get(resolved)
+    if not fields or declaration.type != "declaration":
+        return []
+    values = []
+    for declarator in declaration.children_by_field_name("declarator"):
+        target = declarator.child_by_field_name("declarator")
+        value = declarator.child_by_field_name("value")
+        if declarator.type != "init_declarator" or target is None or value is None or \
+                value.type != "initializer_list":
+            continue
+        lists = ([value] if target.type == "identifier" else
+                 [c for c in value.named_children if c.type == "initializer_list"]
+                 if target.type == "array_declarator" else [])
+        for listed in lists:
+            values += _bf16_members(ctx, fields, listed)
+    return values
+
+
+def _bf16_members(ctx: RuleContext, fields: list[tuple[str, str]], listed) -> list:
+    """The values of the brace list ``listed`` that initialise a bf16 member of the aggregate
+    whose members ``fields`` lists (name, kind): by position up to a member that is not a
+    scalar whose value is not braced (its braces may be elided), by name where designated
+    (``.v = x``). A braced value of a bf16 (``{x}``) is not read."""
+    found = []
+    members = [c for c in listed.named_children if c.type != "comment"]
+    for position, member in enumerate(members):
+        if member.type == "initializer_pair":
+            designator = member.named_children[0] if member.named_child_count else None
+            name = ctx.text(designator).lstrip(".").strip() if designator is not None and \
+                designator.type == "field_designator" else None
+            field = next((kind for field_name, kind in fields if field_name == name), None)
+            value = member.child_by_field_name("value")
+        else:
+            field = fields[position][1] if position < len(fields) else None
+            if field == "other" and member.type != "initializer_list":
+                break
+            value = member
+        if field == "bf16" and value is not None and value.type != "initializer_list":
+            found.append(value)
+    return found
+
+
+def _aggregates(ctx: RuleContext) -> dict[str, list[tuple[str, str]]]:
+    """struct name -> its non-static data members in order, (name, kind: "bf16", "scalar" (an
+    arithmetic type or a pointer) or "other" (an array, a struct...)), for the structs defined
+    in the file outside functions and templates that are aggregates as rocmigrate can tell: no
+    base class, access specifier, constructor or virtual function."""
+    found = ctx.cache.get("LOW001.aggregates")
+    if found is not None:
+        return found
+    found = ctx.cache["LOW001.aggregates"] = {}
+    stack = [ctx.tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.type not in ("compound_statement", "template_declaration"):
+            stack.extend(node.children)
+        body, name = node.child_by_field_name("body"), node.child_by_field_name("name")
+        if node.type != "struct_specifier" or body is None:
+            continue
+        if name is None and node.parent is not None and node.parent.type == "type_definition":
+            name = node.parent.child_by_field_name("declarator")
+        if name is None or name.type != "type_identifier" or any(
+                child.type == "base_class_clause" for child in node.children):
+            continue
+        fields = _aggregate_fields(ctx, body, ctx.text(name))
+        if fields is not None:
+            found[ctx.text(name)] = fields
+    return found
+
+
+def _aggregate_fields(ctx: RuleContext, body, name: str) -> list[tuple[str, str]] | None:
+    """_aggregates' members of one struct body, None where it is not an aggregate."""
+    fields = []
+    for member in body.named_children:
+        if member.type == "access_specifier" or b"virtual" in ctx.data[
+                member.start_byte:member.end_byte].split():
+            return None
+        declarators = member.children_by_field_name("declarator")
+        if any(declarator.type == "function_declarator" and ctx.text(
+                declarator.child_by_field_name("declarator")).split("::")[-1] == name
+               for declarator in declarators):
+            return None  # a constructor
+        type_node = member.child_by_field_name("type")
+        if member.type != "field_declaration" or type_node is None or any(
+                child.type == "storage_class_specifier" for child in member.children):
+            continue
+        for declarator in declarators:
+            if declarator.type == "field_identifier":
+                resolved = _resolved(ctx, ctx.text(type_node))
+                kind = ("bf16" if resolved in BF16_TYPES else "scalar"
+                        if type_node.type != "struct_specifier" and is_fundamental(resolved)
+                        else "other")
+                fields.append((ctx.text(declarator), kind))
+            elif declarator.type == "pointer_declarator":
+                inner = declarator
+                while inner is not None and inner.type == "pointer_declarator":
+                    inner = inner.child_by_field_name("declarator")
+                if inner is not None and inner.type == "field_identifier":
+                    fields.append((ctx.text(inner), "scalar"))
+                else:
+                    fields.append(("", "other"))
+            elif declarator.type != "function_declarator":
+                fields.append(("", "other"))  # an array, a bit-field...
+    return fields
+
+
+def _copy_initialises_alias(ctx: RuleContext, value) -> bool:
+    """Does ``value`` copy-initialise a variable (an element of one) declared with the file's
+    alias of the bf16 type?"""
+    node = value.parent
+    while node is not None and node.type in ("initializer_list", "init_declarator"):
+        node = node.parent
+    type_node = node.child_by_field_name("type") if node is not None and node.type in (
+        "declaration", "field_declaration") else None
+    return type_node is not None and ctx.text(type_node) not in BF16_TYPES and \
+        _resolved(ctx, ctx.text(type_node)) in BF16_TYPES
 
 
 def _copy_init(declarator) -> bool:
