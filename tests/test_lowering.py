@@ -33,13 +33,41 @@ def _lower(text: bytes, rocm: str = "5.2", **changes):
     ("1e39", False),       # beyond float
     ("1.0L", False),       # long double: not checked
     ("x", False), ("1.0f + x", False),
+    ("d", False), ("x * 2.0", False), ("n", False),  # a double, an int: CUDA rounds once
 ])
 def test_conversions_to_the_type_are_fixed_only_where_exact(value: str, exact: bool):
-    text = f"__device__ float f(float x) {{ return __nv_bfloat16({value}); }}\n".encode()
+    text = (f"__device__ float f(float x, double d, int n) {{ return __nv_bfloat16({value}); }}"
+            "\n").encode()
     result = _lower(text, write_markers=False)
     assert [(f.code, f.fix_applicability) for f in result.findings] == [
         ("LOW001", "safe" if exact else "unsafe")]
     assert (b"hip_bfloat16(" in result.output) == exact
+
+
+@pytest.mark.parametrize("conversion, lowered", [
+    ("bf16(x)", "rocmigrate_float2bfloat16(x)"),
+    ("bf16(x * 2)", "rocmigrate_float2bfloat16(x * 2)"),
+    ("bf16(0.5f)", "bf16(0.5f)"), ("bf16(b)", "bf16(b)"),  # exact
+    ("bf16(UNKNOWN)", "bf16(UNKNOWN)"),  # unread: it builds, not judged
+])
+def test_a_floats_conversion_through_an_alias_rounds_as_cuda(conversion: str, lowered: str):
+    """bf16(x) of a float through an alias of the type: rocmigrate_float2bfloat16(x), exact
+    for every float (hip_bfloat16's constructor keeps a NaN's payload)."""
+    text = (b"typedef __nv_bfloat16 bf16;\n__device__ float f(float x, bf16 b) {\n  return "
+            + conversion.encode() + b";\n}\n")
+    result = _lower(text)
+    assert b"  return " + lowered.encode() + b";\n" in result.output
+    assert b"// rocmigrate LOW001: " not in result.output
+    assert (b'#include "rocmigrate_bf16.h"' in result.output) == (lowered != conversion)
+
+
+@pytest.mark.parametrize("conversion", ["bf16(d)", "bf16(n * 3)", "bf16(x * 2.0)"])
+def test_an_aliases_conversion_of_a_double_or_an_int_is_marked(conversion: str):
+    text = (b"typedef __nv_bfloat16 bf16;\n__device__ float f(float x, double d, int n) {\n"
+            b"  return " + conversion.encode() + b";\n}\n")
+    result = _lower(text)
+    assert b"  return " + conversion.encode() + b";\n" in result.output
+    assert b"// rocmigrate LOW001: " + conversion.encode() + b": CUDA rounds" in result.output
 
 
 @pytest.mark.parametrize("argument, lowered", [
@@ -189,6 +217,25 @@ def test_a_lambdas_bf16_return_type_converts_its_returns(lambda_: str, lowered: 
             + lambda_.encode() + b";\n}\n")
     result = _lower(text)
     assert b"  auto g = " + lowered.encode() + b";\n" in result.output
+    assert (b"// rocmigrate LOW001: " in result.output) == marked
+
+
+@pytest.mark.parametrize("value, lowered, marked", [
+    ("to_bf16(x)", "to_bf16(x)", False),  # its trailing return type: a bf16
+    ("to_float(x)", "rocmigrate_float2bfloat16(to_float(x))", False),
+    ("deduced(x)", "deduced(x)", True),  # no return type written: not read
+    ("later(x)", "later(x)", True),  # declared after the call: not this lambda
+])
+def test_a_lambdas_value_has_its_trailing_return_type(value: str, lowered: str, marked: bool):
+    text = (b"typedef __nv_bfloat16 bf16;\n"
+            b"__device__ auto to_bf16 = [](float x) -> bf16 { return __float2bfloat16(x); };\n"
+            b"__device__ void f(float x, bf16* out) {\n"
+            b"  auto to_float = [](float x) -> float { return x; };\n"
+            b"  auto deduced = [](float x) { return __float2bfloat16(x); };\n"
+            b"  out[0] = " + value.encode() + b";\n"
+            b"  auto later = [](float x) -> bf16 { return __float2bfloat16(x); };\n}\n")
+    result = _lower(text)
+    assert b"  out[0] = " + lowered.encode() + b";\n" in result.output
     assert (b"// rocmigrate LOW001: " in result.output) == marked
 
 

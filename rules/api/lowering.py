@@ -252,12 +252,15 @@ class OldRocmLowering(Rule):
     another type, which CUDA rounds to bf16 first, fails to build: where the argument is
     declared with another type the site is marked instead. The bf16 overloads are lowered only
     where an argument is proven bf16: CUDA then calls the bf16 overload or rejects the call.
-    Not seen: conversions written through an alias of the type (``bf16(x)``, whose value is
-    taken as a bf16; they build, a NaN keeping its payload); implicit conversions in function
-    templates whose bf16 argument rocmigrate cannot type (a member, a call), in member
-    functions of a class template defined outside its body, in an aggregate's members after
-    one whose braces are elided or of a nested aggregate, and of values whose type is not read
-    inside a larger expression: they fail to build.
+    A conversion through an alias of the type (``bf16(x)``) of a float is written
+    ``rocmigrate_float2bfloat16(x)``, exact for every float; of a double or an integer it is
+    marked, as the type's is. Not seen: an
+    alias's conversion of a value whose type is not read (it builds, a NaN keeping its
+    payload); implicit conversions in function templates whose bf16 argument rocmigrate
+    cannot type (a member, a call), in member functions of a class template defined outside
+    its body, in an aggregate's members after one whose braces are elided or of a nested
+    aggregate, and of values whose type is not read inside a larger expression: they fail to
+    build.
     """
 
     code = "LOW001"
@@ -334,6 +337,9 @@ class OldRocmLowering(Rule):
                 if function is not None and function.type == "identifier" and listed is not None:
                     given = [argument for argument in listed.named_children
                              if argument.type != "comment"]
+                    if len(given) == 1 and ctx.text(function) not in BF16_TYPES and \
+                            _resolved(ctx, ctx.text(function)) in BF16_TYPES:
+                        yield from self._alias_conversion(ctx, function, given[0])
                     positions = _bf16_parameters(ctx, ctx.text(function), len(given))
                     values = [given[i] for i in sorted(positions)]
                     how = f"passed to {ctx.text(function)} as"
@@ -384,6 +390,35 @@ class OldRocmLowering(Rule):
                                                          Edit(finish, finish, b")")),
                              includes=includes),
                          library="device", symbol="__nv_bfloat16", severity="info")
+
+    @staticmethod
+    def _alias_conversion(ctx: RuleContext, alias, value):
+        """``bf16(x)`` through the file's alias of the type, converted as the type's own
+        ``__nv_bfloat16(x)``: left where exact (a literal float holds exactly, a bf16), a float's
+        written ``rocmigrate_float2bfloat16(x)`` (hip_bfloat16's constructor keeps a NaN's
+        payload), a double's or an integer's marked (CUDA rounds it to bf16 once, hip_bfloat16
+        through float); a value of unread type is left (it builds, as most are floats)."""
+        literal = _literal(ctx.text(value))
+        kind = _kind(ctx, value)
+        if literal is not None and _float_exact(literal) or kind not in ("float", "double",
+                                                                           "integer"):
+            return
+        name, begin, finish = ctx.text(alias), alias.start_byte, alias.end_byte
+        function = EXACT_FOR_ALL["__float2bfloat16"]
+        if kind == "float":
+            yield Diagnostic("LOW001", f"{name}(x) of a float -> {function}(x) (rocmigrate_bf16.h:"
+                             f" {name}'s constructor keeps a NaN's payload, CUDA makes it "
+                             "0x7fff)", begin, finish, _lowering(function, begin, finish),
+                             library="device", symbol="__nv_bfloat16", severity="info")
+            return
+        shown = _shown(ctx, [(value.start_byte, value.end_byte)])
+        what = "a double" if kind == "double" else "an integer"
+        message = (f"{name}({shown}): CUDA rounds {what} to bf16 once, {name} (hip_bfloat16) "
+                   f"rounds it through float: write {function}(x) of a float where that is "
+                   "meant")
+        yield Diagnostic("LOW001", message, begin, finish,
+                         marker_fix(ctx, begin, Marker("LOW001", message)), library="device",
+                         symbol="__nv_bfloat16", severity="warning")
 
     def _instantiations(self, ctx: RuleContext, replacement: str, calls: dict):
         """The first call of each function template that names bf16 as a template argument
@@ -809,6 +844,8 @@ def _call_kind(ctx: RuleContext, node) -> str | None:
              if argument.type != "comment"]
     candidates = [declared for declared in _function_kinds(ctx).get(name, ())
                   if declared.least <= len(given) <= declared.most]
+    if not candidates and not template_arguments:
+        return _lambda_kind(ctx, node, name)
     kinds = {declared.returned(ctx, template_arguments) for declared in candidates}
     if len(kinds) > 1:  # overloads: those whose parameters have the arguments' kinds
         given_kinds = [_kind(ctx, argument) for argument in given]
@@ -816,6 +853,41 @@ def _call_kind(ctx: RuleContext, node) -> str | None:
                  if all(kind is None or kind == parameter
                         for kind, parameter in zip(given_kinds, declared.parameters))}
     return kinds.pop() if len(kinds) == 1 else None
+
+
+def _lambda_kind(ctx: RuleContext, call, name: str) -> str | None:
+    """_kind of the call of the lambda ``name`` declared (``auto name = [...](...) -> T {...}``)
+    before ``call`` in a block around it (or the file), read from its trailing return type."""
+    node = call.parent
+    while node is not None:
+        if node.type in ("compound_statement", "translation_unit"):
+            for child in node.named_children:
+                if child.start_byte >= call.start_byte:
+                    break
+                type_node = child.child_by_field_name("type")
+                if child.type != "declaration" or type_node is None or \
+                        ctx.text(type_node) != "auto":
+                    continue
+                for declarator in child.children_by_field_name("declarator"):
+                    target = declarator.child_by_field_name("declarator")
+                    value = declarator.child_by_field_name("value")
+                    if declarator.type == "init_declarator" and target is not None and \
+                            ctx.text(target) == name and value is not None:
+                        return _lambda_return_kind(ctx, value)
+        node = node.parent
+    return None
+
+
+def _lambda_return_kind(ctx: RuleContext, lambda_) -> str | None:
+    """_kind of the value of a lambda expression with a trailing return type, else None."""
+    if lambda_.type != "lambda_expression":
+        return None
+    declarator = lambda_.child_by_field_name("declarator")
+    trailing = next((child for child in (declarator.children if declarator is not None else ())
+                     if child.type == "trailing_return_type"), None)
+    if trailing is None or not trailing.named_child_count:
+        return None
+    return _type_kind(ctx, ctx.text(trailing.named_children[0]), 0)
 
 
 @dataclass(frozen=True)
