@@ -294,6 +294,24 @@ def test_a_class_template_used_with_bf16_is_marked_where_it_converts():
         lines[markers[1]]
 
 
+def test_member_functions_defined_outside_the_body_are_read():
+    """A class template's member function defined outside its body, with its own name for the
+    parameter, counts for the marker; a struct's bf16 member assigned in one is converted."""
+    text = (b"template <class T> struct Acc {\n  T v;\n  __device__ void add(float x);\n};\n"
+            b"template <class U> __device__ void Acc<U>::add(float x) { v += x; }\n"
+            b"template <class T> struct Same {\n  T v;\n  __device__ void set(T x);\n};\n"
+            b"template <class T> __device__ void Same<T>::set(T x) { v = x; }\n"
+            b"struct Plain {\n  __nv_bfloat16 v;\n  __device__ void set(float x);\n};\n"
+            b"__device__ void Plain::set(float x) { v = x; }\n"
+            b"__global__ void k() {\n  Same<__nv_bfloat16> s;\n  Acc<__nv_bfloat16> a;\n}\n")
+    result = _lower(text)
+    lines = result.output.decode().splitlines()
+    markers = [i for i, line in enumerate(lines) if "// rocmigrate LOW001: " in line]
+    assert [lines[i + 1] for i in markers] == ["  Acc<hip_bfloat16> a;"]
+    assert "implicitly (v += x)" in lines[markers[0]]
+    assert "__device__ void Plain::set(float x) { v = rocmigrate_float2bfloat16(x); }" in lines
+
+
 def test_nothing_is_lowered_from_rocm_6():
     text = b"__global__ void k(__nv_bfloat16* p) { p[0] = __float2bfloat16(1.0f); }\n"
     result = _lower(text, "6.0")

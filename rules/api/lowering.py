@@ -193,8 +193,8 @@ class OldRocmLowering(Rule):
     includes), converts a value of arithmetic type to it implicitly (``T v = 0;``, ``return
     x;``, ``p[i] = f;``): the fix belongs in the template, for every type it is used with. So
     is the first use of a class template with a bf16 argument (``Acc<__nv_bfloat16> a;``) where
-    its default member initialisers (``T v = 0;``) or the member functions defined in its body
-    convert one. From ROCm 6.0 API001 renames the CUDA names to HIP's (``__hip_bfloat16``); only
+    its default member initialisers (``T v = 0;``) or its member functions (in its body or
+    outside it: ``Acc<T>::add``) convert one. From ROCm 6.0 API001 renames the CUDA names to HIP's (``__hip_bfloat16``); only
     ``__float2bfloat162_rn`` and ``__floats2bfloat162_rn`` (missing from HIP 6.4.3) and the
     bit casts (which HIPIFY's tables do not know) are lowered there, onto the header written
     for that target. Names inside ``#define`` bodies, and functions that are not called, are
@@ -257,10 +257,9 @@ class OldRocmLowering(Rule):
     marked, as the type's is. Not seen: an
     alias's conversion of a value whose type is not read (it builds, a NaN keeping its
     payload); implicit conversions in function templates whose bf16 argument rocmigrate
-    cannot type (a member, a call), in member functions of a class template defined outside
-    its body, in an aggregate's members after one whose braces are elided or of a nested
-    aggregate, and of values whose type is not read inside a larger expression: they fail to
-    build.
+    cannot type (a member, a call), in an aggregate's members after one whose braces are
+    elided or of a nested aggregate, and of values whose type is not read inside a larger
+    expression: they fail to build.
     """
 
     code = "LOW001"
@@ -1025,9 +1024,15 @@ def _member(ctx: RuleContext, node, suffix: str) -> tuple[str, int] | None:
 def _sibling_member(ctx: RuleContext, name) -> tuple[str, int] | None:
     """(type, pointer levels) of the member of the struct whose body ``name`` is written in
     (``struct S { T a; T b{a}; }``), or None."""
-    node = name.parent
+    node, function = name.parent, None
     while node is not None and node.type != "field_declaration_list":
+        if function is None and node.type == "function_definition":
+            function = node
         node = node.parent
+    if node is None and function is not None:  # S::f() { v = x; } outside S's body
+        owner = _owner_of(function)
+        return None if owner is None else _members(ctx).get(ctx.text(owner), {}).get(
+            ctx.text(name))
     owner = node.parent if node is not None else None
     if owner is None:
         return None
@@ -1036,6 +1041,20 @@ def _sibling_member(ctx: RuleContext, name) -> tuple[str, int] | None:
         type_name = owner.parent.child_by_field_name("declarator")
     return None if type_name is None else _members(ctx).get(ctx.text(type_name), {}).get(
         ctx.text(name))
+
+
+def _owner_of(function):
+    """The name (a tree node) of the struct or class template whose member the function
+    definition defines outside its body (``void S::f()``, ``void Acc<T>::f()``), else None."""
+    declarator = function.child_by_field_name("declarator")
+    name = declarator.child_by_field_name("declarator") if declarator is not None and \
+        declarator.type == "function_declarator" else None
+    scope = name.child_by_field_name("scope") if name is not None and \
+        name.type == "qualified_identifier" else None
+    if scope is not None and scope.type == "template_type":
+        scope = scope.child_by_field_name("name")
+    return scope if scope is not None and scope.type in ("namespace_identifier",
+                                                         "type_identifier") else None
 
 
 def _members(ctx: RuleContext) -> dict[str, dict[str, tuple[str, int] | None]]:
@@ -1182,7 +1201,9 @@ def _template_marker(ctx: RuleContext, replacement: str, use,
 
 
 def _class_templates(ctx: RuleContext) -> dict[str, list]:
-    """name -> the class templates (their template declarations) defined in the file."""
+    """name -> the class templates (their template declarations) defined in the file, and the
+    definitions of their member functions outside their bodies (``template <class T> void
+    Acc<T>::add(float x) {...}``)."""
     found = ctx.cache.get("LOW001.class_templates")
     if found is None:
         found = ctx.cache["LOW001.class_templates"] = {}
@@ -1191,10 +1212,13 @@ def _class_templates(ctx: RuleContext) -> dict[str, list]:
             node = stack.pop()
             if node.type == "template_declaration":
                 defined = next((child for child in node.named_children if child.type in (
-                    "struct_specifier", "class_specifier")), None)
-                name = defined.child_by_field_name("name") if defined is not None else None
-                if name is not None and defined.child_by_field_name("body") is not None:
-                    found.setdefault(ctx.text(name), []).append(node)
+                    "struct_specifier", "class_specifier", "function_definition")), None)
+                name = (defined.child_by_field_name("name")
+                        if defined is not None and defined.type != "function_definition"
+                        and defined.child_by_field_name("body") is not None
+                        else _owner_of(defined) if defined is not None else None)
+                if name is not None:
+                    found.setdefault(ctx.text(name), []).append(defined)
             if node.type not in ("compound_statement", "function_definition"):
                 stack.extend(node.children)
     return found
@@ -1212,19 +1236,33 @@ def _is_class_template(ctx: RuleContext, name: str) -> bool:
 def _class_template_conversions(ctx: RuleContext, name: str,
                                 positions: frozenset[int]) -> list[tuple[str, str, str, str]]:
     """_template_conversions of the class template ``name`` whose type parameters at
-    ``positions`` are bf16: in its default member initialisers (``T v = 0;``) and in the member
-    functions defined in its body (``v += x;``, ``return x;``), and the templates they call."""
+    ``positions`` are bf16: in its default member initialisers (``T v = 0;``) and in its member
+    functions, defined in its body or outside it (``v += x;``, ``return x;``), and the
+    templates they call."""
     found: list[tuple[str, str, str, str]] = []
     seen: set = set()
     for file in _project_contexts(ctx):
         if name.encode() not in file.data:
             continue
-        for template in _class_templates(file).get(name, ()):
-            defined = next(child for child in template.named_children if child.type in (
-                "struct_specifier", "class_specifier"))
+        defined_here = _class_templates(file).get(name, ())
+        # the names the class's body gives its parameters (its members' types are written so)
+        own = next((_template_parameters(file, defined) for defined in defined_here
+                    if defined.type != "function_definition"), [])
+        for defined in defined_here:
             parameters = _template_parameters(file, defined)
+            if defined.type == "function_definition":  # Acc<U>::f: its own names, by position
+                scope = defined.child_by_field_name("declarator").child_by_field_name(
+                    "declarator").child_by_field_name("scope")
+                listed = scope.child_by_field_name("arguments")
+                parameters = [file.text(argument) for argument in (
+                    listed.named_children if listed is not None else ())]
             bound = {parameters[i] for i in positions if i < len(parameters)} - {""}
+            if defined.type == "function_definition" and bound:
+                bound |= {own[i] for i in positions if i < len(own)} - {""}
             if not bound:
+                continue
+            if defined.type == "function_definition":
+                found += _conversions_in(ctx, file, defined, name, bound, seen, 0)
                 continue
             for member in defined.child_by_field_name("body").named_children:
                 if member.type == "template_declaration":
