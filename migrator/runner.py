@@ -580,7 +580,10 @@ class _TreeFiles:
     the cache knows unchanged by its stat is not read for its hash)."""
 
     def __init__(self, items: list[_Item]) -> None:
-        self.files = {item.rel: item for item in items if item.kind in ("convert", "copy")}
+        # a support header rocmigrate wrote (converting its own output again) is no project
+        # file: rules must not learn from it what the first conversion could not see
+        self.files = {item.rel: item for item in items if item.kind in ("convert", "copy")
+                      and not _generated_support(item)}
         self.data: dict[str, bytes | None] = {}
         self.digests: dict[str, str | None] = {}
 

@@ -390,3 +390,22 @@ def test_names_the_target_lacks_ask_for_no_runtime_include():
     assert b"hip_runtime" not in once
     # at a target that has them, they are renamed and do ask for the runtime
     assert b"HIP_2_OVER_PI_F" in converted("float f() { return CUDART_2_OVER_PI_F; }\n")
+
+
+def test_a_support_header_in_a_converted_tree_teaches_the_rules_nothing(tmp_path: Path):
+    """Converting an output tree again: the rocmigrate_bf16.h written beside it is no project
+    file the rules read (its rocmigrate_bfloat162float takes a bf16: LOW001 would mark values
+    passed to it on the second pass only, CCCL's nvbf16.h at ROCm 5.2)."""
+    from migrator import runner
+
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "k.cu").write_bytes(
+        b"#include <cuda_bf16.h>\n"
+        b"template <class T> struct Wrap { T x; __device__ T get() const { return x; } };\n"
+        b"__device__ float first(Wrap<__nv_bfloat16> w) { return __bfloat162float(w.get()); }\n")
+    settings = Settings(rocm=ROCM_52)
+    runner.run(runner.RunOptions(source, tmp_path / "once"), settings)
+    assert (tmp_path / "once" / "rocmigrate_bf16.h").is_file()
+    runner.run(runner.RunOptions(tmp_path / "once", tmp_path / "twice"), settings)
+    assert (tmp_path / "twice" / "k.cu").read_bytes() == (tmp_path / "once" / "k.cu").read_bytes()
