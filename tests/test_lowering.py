@@ -255,6 +255,12 @@ def test_a_lambdas_value_has_its_trailing_return_type(value: str, lowered: str, 
     ("C c{f};", "C c{f};", False),  # a constructor's arguments
     ("D d = {f};", "D d = {f};", False),  # a base class: not read
     ("T t = {f, 2};", "T t = {rocmigrate_float2bfloat16(f), 2};", False),  # typedef struct {...}
+    # an aggregate member's own braced list, by position or designator
+    ("O o = {{f, 1}, 2, f};",
+     "O o = {{rocmigrate_float2bfloat16(f), 1}, 2, rocmigrate_float2bfloat16(f)};", False),
+    ("O o = {.t = {b, 0}, .w = 0.5f};", "O o = {.t = {b, 0}, .w = hip_bfloat16(0.5f)};", False),
+    ("O o = {{d}, 2, f};", "O o = {{d}, 2, rocmigrate_float2bfloat16(f)};", True),
+    ("O o = {f, 1, 2, f};", "O o = {f, 1, 2, f};", False),  # the inner braces elided
 ])
 def test_aggregate_members_of_bf16_are_converted(declaration: str, lowered: str, marked: bool):
     """A brace list initialising an aggregate copy-initialises its bf16 members."""
@@ -264,6 +270,7 @@ def test_aggregate_members_of_bf16_are_converted(declaration: str, lowered: str,
             b"struct C { __device__ C(float x) : v(x) {} bf16 v; };\n"
             b"struct B { int n; };\nstruct D : B { bf16 v; };\n"
             b"typedef struct { bf16 v; int n; } T;\n"
+            b"struct O { T t; int n; bf16 w; };\n"
             b"__device__ void f(float f, double d, bf16 b) {\n  " + declaration.encode()
             + b"\n}\n")
     result = _lower(text)

@@ -178,7 +178,8 @@ class OldRocmLowering(Rule):
     trailing ``-> __nv_bfloat16`` too), an argument where every function of that name declared
     in the project takes one, and a bf16 member of an aggregate (a struct defined in the file
     with no constructor, base or access specifier) initialised from a brace list (``S s = {x,
-    2};``, ``S s{x, 2};``, by position or designator) convert implicitly in CUDA and do not
+    2};``, ``S s{x, 2};``, by position or designator, nested lists too) convert implicitly in
+    CUDA and do not
     build against ``hip_bfloat16``'s explicit float constructor; a ``typedef`` or ``using``
     alias of the type is the type in each of them (``bf16 x = f;``). Each value
     gets its conversion written (``hip_bfloat16(0.f)`` for a literal float holds exactly,
@@ -258,8 +259,8 @@ class OldRocmLowering(Rule):
     alias's conversion of a value whose type is not read (it builds, a NaN keeping its
     payload); implicit conversions in function templates whose bf16 argument rocmigrate
     cannot type (a member, a call), in an aggregate's members after one whose braces are
-    elided or of a nested aggregate, and of values whose type is not read inside a larger
-    expression: they fail to build.
+    elided, and of values whose type is not read inside a larger expression: they fail to
+    build.
     """
 
     code = "LOW001"
@@ -1523,12 +1524,14 @@ def _initialised(ctx: RuleContext, declaration) -> list:
     return values
 
 
-def _bf16_members(ctx: RuleContext, fields: list[tuple[str, str]], listed) -> list:
+def _bf16_members(ctx: RuleContext, fields: list[tuple[str, str]], listed,
+                  depth: int = 0) -> list:
     """The values of the brace list ``listed`` that initialise a bf16 member of the aggregate
-    whose members ``fields`` lists (name, kind): by position up to a member that is not a
-    scalar whose value is not braced (its braces may be elided), by name where designated
-    (``.v = x``). A braced value of a bf16 (``{x}``) is not read."""
-    found = []
+    whose members ``fields`` lists (name, kind), or of an aggregate member's own braced list:
+    by position up to a member that is not a scalar whose value is not braced (its braces may
+    be elided), by name where designated (``.v = x``). A braced value of a bf16 (``{x}``) is
+    not read."""
+    found: list = []
     members = [c for c in listed.named_children if c.type != "comment"]
     for position, member in enumerate(members):
         if member.type == "initializer_pair":
@@ -1539,19 +1542,31 @@ def _bf16_members(ctx: RuleContext, fields: list[tuple[str, str]], listed) -> li
             value = member.child_by_field_name("value")
         else:
             field = fields[position][1] if position < len(fields) else None
-            if field == "other" and member.type != "initializer_list":
+            if field is not None and field not in ("bf16", "scalar") and \
+                    member.type != "initializer_list":
                 break
             value = member
-        if field == "bf16" and value is not None and value.type != "initializer_list":
+        inner = _aggregates(ctx).get(field[len("struct "):]) \
+            if field is not None and field.startswith("struct ") else None
+        if value is None:
+            continue
+        if inner is not None:  # Outer o = {{x, 1}, y}
+            if value.type == "initializer_list" and depth < _NESTED_AGGREGATES:
+                found += _bf16_members(ctx, inner, value, depth + 1)
+        elif field == "bf16" and value.type != "initializer_list":
             found.append(value)
     return found
 
 
+_NESTED_AGGREGATES = 4  # aggregates read inside an aggregate's brace list, at most
+
+
 def _aggregates(ctx: RuleContext) -> dict[str, list[tuple[str, str]]]:
     """struct name -> its non-static data members in order, (name, kind: "bf16", "scalar" (an
-    arithmetic type or a pointer) or "other" (an array, a struct...)), for the structs defined
-    in the file outside functions and templates that are aggregates as rocmigrate can tell: no
-    base class, access specifier, constructor or virtual function."""
+    arithmetic type or a pointer), "struct NAME" (a struct by its name, an aggregate where this
+    table has it) or "other" (an array...)), for the structs defined in the file outside
+    functions and templates that are aggregates as rocmigrate can tell: no base class, access
+    specifier, constructor or virtual function."""
     found = ctx.cache.get("LOW001.aggregates")
     if found is not None:
         return found
@@ -1596,6 +1611,7 @@ def _aggregate_fields(ctx: RuleContext, body, name: str) -> list[tuple[str, str]
                 resolved = _resolved(ctx, ctx.text(type_node))
                 kind = ("bf16" if resolved in BF16_TYPES else "scalar"
                         if type_node.type != "struct_specifier" and is_fundamental(resolved)
+                        else "struct " + resolved if type_node.type == "type_identifier"
                         else "other")
                 fields.append((ctx.text(declarator), kind))
             elif declarator.type == "pointer_declarator":
