@@ -112,7 +112,9 @@ def _conditionals(ctx: RuleContext) -> tuple[list[tuple[int, int]], frozenset[in
     compiler = set()
     tests = []
     defined_marks = [(0, frozenset())]
-    defined_stack: list[tuple[bytes | None, bool]] = []  # (macro, True while the branch needs it)
+    # (macro, True while the branch needs it, the macros every enclosing branch needs): the
+    # set kept per level, so that a directive costs no walk of the stack (deep nesting)
+    defined_stack: list[tuple[bytes | None, bool, frozenset[bytes]]] = []
     next_id = 1
     for start, match in directive_lines(_CONDITIONAL, data):
         if ctx.literals.covering(start) is not None:
@@ -126,13 +128,17 @@ def _conditionals(ctx: RuleContext) -> tuple[list[tuple[int, int]], frozenset[in
             compiler_stack.append(compiler_stack[-1] or _COMPILER_MACRO.search(
                 data, start, tests[-1][2]) is not None)
             test = _DEFINED_TEST.match(data, match.start())
-            defined_stack.append(((test.group(1) or test.group(2)) if test else None,
-                                  directive != b"ifndef"))
+            macro = (test.group(1) or test.group(2)) if test else None
+            needed = directive != b"ifndef"
+            enclosing = defined_stack[-1][2] if defined_stack else frozenset()
+            defined_stack.append((macro, needed, _needing(enclosing, macro, needed)))
         elif directive in (b"elif", b"else"):
             stack[-1] = next_id
             if defined_stack:
-                macro, needed = defined_stack[-1]
-                defined_stack[-1] = (None, False) if directive == b"elif" else (macro, not needed)
+                macro, needed, _ = defined_stack[-1]
+                macro, needed = (None, False) if directive == b"elif" else (macro, not needed)
+                enclosing = defined_stack[-2][2] if len(defined_stack) > 1 else frozenset()
+                defined_stack[-1] = (macro, needed, _needing(enclosing, macro, needed))
         elif len(stack) > 1:
             stack.pop()
             compiler_stack.pop()
@@ -141,10 +147,15 @@ def _conditionals(ctx: RuleContext) -> tuple[list[tuple[int, int]], frozenset[in
             compiler.add(stack[-1])
         next_id += 1
         marks.append((start, stack[-1]))
-        defined_marks.append((start, frozenset(m for m, needed in defined_stack
-                                               if m is not None and needed)))
+        defined_marks.append((start, defined_stack[-1][2] if defined_stack else frozenset()))
     found = ctx.cache["hdr_conditionals"] = (marks, frozenset(compiler), tests, defined_marks)
     return found
+
+
+def _needing(enclosing: frozenset[bytes], macro: bytes | None,
+             needed: bool) -> frozenset[bytes]:
+    """The macros a branch needs defined: its enclosing branches', and its own test's."""
+    return enclosing | {macro} if macro is not None and needed else enclosing
 
 
 def _block_at(marks: list[tuple[int, object]], offset: int):
