@@ -56,7 +56,7 @@ _FIX = operator.attrgetter("fix")
 _START = operator.attrgetter("start")
 
 
-def _fixable(fixes: list[Fix | None], unsafe: bool) -> list[bool]:
+def fixable_flags(fixes: list[Fix | None], unsafe: bool) -> list[bool]:
     """Does each of ``fixes`` apply: a safe one always, an unsafe one with ``unsafe`` (one
     test per finding, without a call each)."""
     if unsafe:
@@ -68,7 +68,7 @@ def _fixable(fixes: list[Fix | None], unsafe: bool) -> list[bool]:
 def choose_fixes(diagnostics: list[Diagnostic], unsafe: bool) -> list[Diagnostic]:
     """Fixes to apply this round: sorted by position; one that overlaps or touches an accepted
     fix waits for the next round (where it is recomputed on the new text)."""
-    return _choose(list(compress(diagnostics, _fixable(list(map(_FIX, diagnostics)), unsafe))))
+    return _choose(list(compress(diagnostics, fixable_flags(list(map(_FIX, diagnostics)), unsafe))))
 
 
 def _choose(with_fix: list[Diagnostic]) -> list[Diagnostic]:
@@ -501,7 +501,7 @@ def fix_source(
                 diagnostics, block = _with_renames(diagnostics, block, renames, sorted(touching))
                 renames.without(touching)
         fixes = list(map(_FIX, diagnostics))
-        fixable = _fixable(fixes, settings.unsafe_fixes)
+        fixable = fixable_flags(fixes, settings.unsafe_fixes)
         chosen = _choose(list(compress(diagnostics, fixable))) if apply_fixes else []
         deferred = len(chosen) < fixable.count(True)
         if not apply_fixes:

@@ -87,6 +87,15 @@ class CommentSpans:
         return None
 
 
+def line_indent(data: bytes, offset: int) -> bytes:
+    """The spaces and tabs that start the line holding ``offset``."""
+    start = data.rfind(b"\n", 0, offset) + 1
+    end = start
+    while end < len(data) and data[end] in b" \t":
+        end += 1
+    return data[start:end]
+
+
 def render_marker(marker: Marker) -> bytes:
     return f"# rocmigrate {marker.code}: {marker.text}".encode()
 
@@ -111,11 +120,6 @@ def marker_fix(ctx: BuildContext, offset: int, marker: Marker) -> Fix | None:
         if not above.startswith(b"# rocmigrate "):
             break
         scan = above_start
-    indent = b""
-    if ctx.language == "cmake":
-        line_end = at
-        while line_end < len(data) and data[line_end] in b" \t":
-            line_end += 1
-        indent = data[at:line_end]
+    indent = line_indent(data, at) if ctx.language == "cmake" else b""
     return Fix(f"mark {marker.code}", (Edit(at, at, indent + text + source.newline),),
                marker=True)

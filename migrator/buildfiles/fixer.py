@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from ..apitables import ApiTables
-from ..diagnostics import Applicability, Diagnostic, Fix
-from ..engine import EngineError, EngineResult, apply_edits, choose_fixes
+from ..diagnostics import Diagnostic
+from ..engine import EngineError, EngineResult, apply_edits, choose_fixes, fixable_flags
 from ..registry import code_enabled
 from ..results import Finding
 from ..settings import Settings
@@ -34,8 +34,9 @@ def fix_build_file(source: Source, rules: list, settings: Settings, tables: ApiT
         diagnostics = parse_suppressions(current, ctx.comments).filter(current, diagnostics)
         chosen = choose_fixes(diagnostics, settings.unsafe_fixes) if apply_fixes else []
         chosen_ids = {id(diag) for diag in chosen}
-        waiting = {id(diag) for diag in diagnostics
-                   if _applies(diag.fix, settings.unsafe_fixes)} - chosen_ids if apply_fixes else ()
+        applicable = fixable_flags([diag.fix for diag in diagnostics], settings.unsafe_fixes)
+        waiting = {id(diag) for diag, applies in zip(diagnostics, applicable) if applies} \
+            - chosen_ids if apply_fixes else ()
         earlier = set(reported)  # an unfixed finding repeats every round: reported once
         for diag in diagnostics:
             if id(diag) in waiting:
@@ -65,10 +66,6 @@ def _finding(source: Source, diag: Diagnostic, fixed: bool, kinds: dict[str, str
                    diag.library or BUILD_LIBRARY, diag.symbol, fixed, fix.title if fix else "",
                    fix.applicability._value_ if fix else "",
                    "attention" if fix is not None and fix.marker else kinds[diag.code])
-
-
-def _applies(fix: Fix | None, unsafe: bool) -> bool:
-    return fix is not None and (unsafe or fix.applicability is Applicability.SAFE)
 
 
 def _balanced(before: Script, after: bytes, codes: set[str]) -> Script:

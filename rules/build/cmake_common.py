@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from migrator.buildfiles.cmake import Argument, Command
+from migrator.buildfiles.context import line_indent
 from migrator.diagnostics import Edit
 
 # commands that set target or source properties as KEY VALUE pairs after PROPERTIES
@@ -95,15 +96,6 @@ def set_values(command: Command) -> list[Argument]:
             break
         values.append(arg)
     return values
-
-
-def line_indent(data: bytes, offset: int) -> bytes:
-    """The spaces and tabs that start the line holding ``offset``."""
-    start = data.rfind(b"\n", 0, offset) + 1
-    end = start
-    while end < len(data) and data[end] in b" \t":
-        end += 1
-    return data[start:end]
 
 
 def newline_of(data: bytes) -> bytes:

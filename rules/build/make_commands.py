@@ -107,7 +107,7 @@ def _read(ctx: BuildContext) -> MakeView:
     compilers = _compiler_variables(assignments)
     flag_lists: list[tuple[Word, ...]] = []
     for command in commands:
-        at = _compiler_at(command, compilers)
+        at = compiler_at(command, compilers)
         if at is not None:
             flag_lists.append(command[at + 1 :])
     for assignment in assignments:
@@ -197,7 +197,7 @@ def is_compiler_word(text: str, compilers: set[str]) -> bool:
     return bool(_COMPILER.match(word)) or variable_of(word) in compilers
 
 
-def _compiler_at(command: tuple[Word, ...], compilers: set[str]) -> int | None:
+def compiler_at(command: tuple[Word, ...], compilers: set[str]) -> int | None:
     """Where the compiler is in a simple command (after NAME=value environment words,
     keywords such as ``do``, ``then``, ``time``, and launcher variables: ``$(EXEC) $(NVCC)``)."""
     for index, word in enumerate(command):

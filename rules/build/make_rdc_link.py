@@ -9,7 +9,7 @@ from migrator.buildfiles.make import Word
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Rule
 
-from .make_commands import _compiler_at, references, view
+from .make_commands import compiler_at, references, view
 from .nvcc_flags import unquote
 
 # options that make relocatable device code: nvcc's and hipcc's spellings
@@ -74,7 +74,7 @@ class MakeRdcLink(Rule):
         links = []
         relocatable = False
         for command in made.commands:
-            at = _compiler_at(command, made.compilers)
+            at = compiler_at(command, made.compilers)
             if at is None:
                 continue
             read = _options(command[at:], values)
