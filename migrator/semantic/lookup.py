@@ -127,7 +127,7 @@ def _type_words(ctx: RuleContext, types: frozenset[str]) -> re.Pattern:
     key = ("lookup.type_words", types)
     pattern = ctx.cache.get(key)
     if pattern is None:
-        aliases = _aliases(ctx)
+        aliases = type_aliases(ctx)
         spelled = set(types) | {"auto"}
         for alias in aliases:
             target, steps = alias, 0
@@ -210,7 +210,7 @@ class _Scope:
 
 def _resolved(ctx: RuleContext, declaration: Declaration) -> Declaration:
     """``declaration`` with its type's file-scope aliases resolved (at most 4 steps)."""
-    aliases = _aliases(ctx)
+    aliases = type_aliases(ctx)
     seen = 0
     while declaration.type in aliases and seen < 4:
         declaration = Declaration(aliases[declaration.type], declaration.pointers,
@@ -336,7 +336,7 @@ def _constructed(declarator) -> bool:
     return True
 
 
-def _aliases(ctx: RuleContext) -> dict[str, str]:
+def type_aliases(ctx: RuleContext) -> dict[str, str]:
     """File-scope ``typedef T U;`` / ``using U = T;`` of one-word types: U -> T."""
     aliases = ctx.cache.get("lookup.aliases")
     if aliases is None:

@@ -11,7 +11,7 @@ from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix
 from migrator.rule import Marker, Rule, RuleContext
 from migrator.source import Source
 from migrator.semantic.calls import arguments, close_of, find_name, lexical_call, trailing_return_type
-from migrator.semantic.lookup import _aliases, value_declaration
+from migrator.semantic.lookup import type_aliases, value_declaration
 from migrator.semantic.types import is_fundamental, normal_type, strip_parens
 from migrator.versions import format_version
 
@@ -837,7 +837,7 @@ def _call_kind(ctx: RuleContext, node) -> str | None:
         return "float"
     if _BF16_FUNCTION.fullmatch(name):
         return "bf16"
-    if name in _aliases(ctx):  # a conversion to a typedef of a type: bf16(x)
+    if name in type_aliases(ctx):  # a conversion to a typedef of a type: bf16(x)
         return _type_kind(ctx, name, 0)
     listed = node.child_by_field_name("arguments")
     given = [argument for argument in (listed.named_children if listed is not None else ())
@@ -1453,7 +1453,7 @@ def _returns_bf16(ctx: RuleContext, statement) -> bool:
 def _resolved(ctx: RuleContext, type_text: str) -> str:
     """The normal type ``type_text`` names, through the file's aliases (``typedef
     __nv_bfloat16 bf16;``, ``using bf16 = ...``), as declarations are looked up."""
-    type_name, aliases = normal_type(type_text), _aliases(ctx)
+    type_name, aliases = normal_type(type_text), type_aliases(ctx)
     for _ in range(4):
         if type_name not in aliases:
             break
