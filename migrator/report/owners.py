@@ -1,6 +1,7 @@
 """Who knows each file: a CODEOWNERS entry where one matches (the last matching line wins, as
-on GitHub and GitLab), else the author with the most lines in ``git blame`` of HEAD, ties
-broken by commits among the repository's recent ones that touch the file. Read with
+on GitHub and GitLab), else the author with the most lines of HEAD (what ``git blame`` says;
+``lineage`` computes it for most files at once), ties broken by commits among the
+repository's recent ones that touch the file. Read with
 gitpython; a tree outside git, a repository without commits, a shallow clone or a detached
 HEAD each give a note in the report, never an error."""
 
@@ -11,6 +12,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
 from pathlib import Path
+
+from .lineage import lines_by_author
 
 RECENT_COMMITS = 500  # the recent history read for "recent commits"
 CODEOWNERS_PLACES = ("CODEOWNERS", ".github/CODEOWNERS", ".gitlab/CODEOWNERS", "docs/CODEOWNERS")
@@ -68,9 +71,9 @@ def repository_notes(repo) -> list[str]:
 
 
 def find_owners(root: Path, rels: list[str], jobs: int = 0) -> Owners:
-    """Owners of the tree's files ``rels``. ``git blame`` runs in ``jobs`` threads (0: one
-    per CPU) and only for the files more than one author has committed to: a file whose whole
-    history (no rename, no merge touching it) has one author has all its lines from them."""
+    """Owners of the tree's files ``rels``. Lines per author come from one replay of the
+    history's diffs (``lineage``); ``git blame`` runs, in ``jobs`` threads (0: one per CPU),
+    only for the files the replay cannot trace (renamed, changed by a merge, binary)."""
     repo, prefix = open_repository(root)
     if repo is None:
         return Owners(False, [prefix])
@@ -81,27 +84,24 @@ def find_owners(root: Path, rels: list[str], jobs: int = 0) -> Owners:
     full = {rel: posixpath.normpath(posixpath.join(prefix, rel)) if prefix else rel
             for rel in rels}
     rules, result.codeowners = _codeowners(repo)
-    history = _file_history(repo, prefix)
+    recent = _recent_commits(repo, prefix)
     tracked = _tracked(repo, prefix)
-    blamed = [path for path in full.values() if path in tracked
-              and not history.single_author(path)]
+    traced = lines_by_author(repo, prefix, HISTORY_LIMIT) or {}
+    blamed = [path for path in full.values() if path in tracked and path not in traced]
     lines_of = dict(zip(blamed, _in_threads(lambda path: _blame(repo, path), blamed, jobs)))
+    lines_of.update(traced)
     untracked = []
     for rel, path in full.items():
-        recent = history.recent.get(path, Counter())
+        touched = recent.get(path, Counter())
         if path not in tracked:
             untracked.append(rel)
-            lines = Counter()
-        elif path in lines_of:
-            lines = lines_of[path]
-        else:  # one author wrote every committed line
-            lines = Counter({next(iter(history.authors[path])): _line_count(repo, path)})
-        authors = sorted(set(lines) | set(recent),
-                         key=lambda a: (-lines[a], -recent.get(a, 0), a))
+        lines = lines_of.get(path, Counter()) if path in tracked else Counter()
+        authors = sorted(set(lines) | set(touched),
+                         key=lambda a: (-lines[a], -touched.get(a, 0), a))
         owners = _codeowner_of(rules, path)
         entry = {"owner": owners or (authors[0] if authors else ""),
                  "source": "CODEOWNERS" if owners else ("blame" if authors else ""),
-                 "authors": [{"name": a, "lines": lines[a], "recent_commits": recent.get(a, 0)}
+                 "authors": [{"name": a, "lines": lines[a], "recent_commits": touched.get(a, 0)}
                              for a in authors[:5]]}
         result.files[rel] = entry
     if untracked:
@@ -130,14 +130,6 @@ def _tracked(repo, prefix: str) -> set[str]:
     return set(listed.splitlines())
 
 
-def _line_count(repo, path: str) -> int:
-    try:
-        data = repo.git.show(f"HEAD:{path}", stdout_as_string=False)
-    except Exception:
-        return 0
-    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
-
-
 def _blame(repo, path: str) -> Counter:
     """Lines of HEAD's ``path`` per author, from ``git blame --incremental`` (each group of
     lines: ``<commit> <line> <line> <count>``, the commit's author given once)."""
@@ -161,52 +153,27 @@ def _blame(repo, path: str) -> Counter:
     return lines
 
 
-HISTORY_LIMIT = 5000  # commits read for who touched each file; beyond, every file is blamed
+HISTORY_LIMIT = 5000  # commits the replay reads; beyond, every file is blamed
 
 
-@dataclass
-class _History:
-    recent: dict[str, Counter]  # path -> commits per author, among the RECENT_COMMITS newest
-    authors: dict[str, set[str]]  # path -> everyone who committed to it
-    moved: set[str]  # paths a rename or copy led to, or a merge touched
-    complete: bool  # the whole history was read
-
-    def single_author(self, path: str) -> bool:
-        return self.complete and path not in self.moved and len(self.authors.get(path, ())) == 1
-
-
-def _file_history(repo, prefix: str) -> _History:
-    """Who committed to each file: ``git log -M -m --name-status`` (renames and copies seen,
-    merges shown against each parent)."""
-    history = _History({}, {}, set(), False)
+def _recent_commits(repo, prefix: str) -> dict[str, Counter]:
+    """Commits per author touching each file among the RECENT_COMMITS newest (renames
+    followed, merges shown against each parent)."""
+    recent: dict[str, Counter] = {}
     try:
-        text = repo.git.log(f"-n{HISTORY_LIMIT}", "-M", "-m", "--name-status",
-                            "--format=%x00%H%x09%aN%x09%P", "--", prefix or ".")
+        text = repo.git.log(f"-n{RECENT_COMMITS}", "-M", "-m", "--name-only",
+                            "--format=%x00%H%x09%aN", "--", prefix or ".")
     except Exception:
-        return history
+        return recent
     seen: set[tuple[str, str]] = set()
-    commits: list[str] = []
     for block in text.split("\x00")[1:]:
         header, _, changes = block.partition("\n")
-        commit, _, rest = header.partition("\t")
-        author, _, parents = rest.partition("\t")
-        if not commits or commits[-1] != commit:
-            commits.append(commit)
-        recent = len(commits) <= RECENT_COMMITS
-        merge = len(parents.split()) > 1
-        for change in changes.split("\n"):
-            fields = change.split("\t")
-            if len(fields) < 2:
-                continue
-            path = fields[-1]
-            history.authors.setdefault(path, set()).add(author)
-            if merge or fields[0][:1] in ("R", "C"):
-                history.moved.add(path)
-            if recent and (commit, path) not in seen:
+        commit, _, author = header.partition("\t")
+        for path in changes.split("\n"):
+            if path and (commit, path) not in seen:
                 seen.add((commit, path))
-                history.recent.setdefault(path, Counter())[author] += 1
-    history.complete = len(commits) < HISTORY_LIMIT
-    return history
+                recent.setdefault(path, Counter())[author] += 1
+    return recent
 
 
 def _codeowners(repo) -> tuple[list[tuple[str, str]], str]:
