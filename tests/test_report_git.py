@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from migrator.cli import _register, app
+from migrator.output.report_markdown import render_markdown
 from migrator.report import HistoryOptions
 from migrator.report.history import CACHE_NAME
 
@@ -82,7 +83,7 @@ def test_owners_from_blame_and_codeowners(repository, tmp_path):
     assert {a["name"]: a["recent_commits"] for a in kernel["authors"]} == {"Alice": 2, "Bob": 1}
     assert (files["b/blas.cu"]["owner"], files["b/blas.cu"]["owner_source"]) == (
         "@team-blas", "CODEOWNERS")
-    # one author ever: all its lines hers without a blame
+    # one author ever: all her lines
     assert files["common/util.h"]["authors"] == [
         {"name": "Alice", "lines": UTIL_H.count(b"\n"), "recent_commits": 1}]
     people = {person["name"]: person for person in document["owners"]["people"]}
@@ -92,6 +93,39 @@ def test_owners_from_blame_and_codeowners(repository, tmp_path):
         files[path]["hours"]["port"] for path in people["Alice"]["files"]), abs=0.01)
     assert document["owners"]["codeowners"] == "CODEOWNERS"
     assert document["commit"] == repo.head.commit.hexsha
+
+
+def test_work_lists_per_owner_follow_the_plan(repository, tmp_path):
+    """Each owner's work list holds their files, each where the plan puts it (pilot or a
+    batch of the full migration, read here from the plan's work items), with the findings a
+    person must see in that file, in the plan's order."""
+    repo, _ = repository
+    document = report_of(Path(repo.working_tree_dir), tmp_path / "report")
+    files = {record["path"]: record for record in document["files"]}
+    place = {}
+    for phase in document["plan"]["phases"]:
+        for number, item in enumerate(phase["work_items"], 1):
+            if phase["name"] in ("pilot", "full migration"):
+                for path in item["paths"]:
+                    place[path] = (0, 0) if phase["name"] == "pilot" else (1, number)
+    for person in document["owners"]["people"]:
+        work = person["work"]
+        assert sorted(w["path"] for w in work) == sorted(person["files"])
+        for entry in work:
+            record = files[entry["path"]]
+            expected_place = place[entry["path"]]
+            assert (entry["phase"], entry["batch"]) == (
+                ("pilot", 0) if expected_place == (0, 0) else ("full migration",
+                                                               expected_place[1]))
+            port = [(w["line"], w["code"], w["class"]) for w in record["work"]
+                    if w["phase"] == "port"]
+            assert [(f["line"], f["code"], f["class"]) for f in entry["findings"]] == port
+            assert entry["blocker"] == record["findings"]["blocker"]
+        assert [place[w["path"]] for w in work] == sorted(place[w["path"]] for w in work)
+    alice = next(p for p in document["owners"]["people"] if p["name"] == "Alice")
+    assert any(entry["findings"] for entry in alice["work"])
+    full = render_markdown(document, full=True)
+    assert "### Alice" in full and "`a/kernel.cu`" in full.split("### Alice")[1]
 
 
 def test_history_matches_each_commit_and_uses_the_cache(repository, tmp_path):

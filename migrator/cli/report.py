@@ -43,7 +43,7 @@ def report(
     fail_on_regression: bool = typer.Option(False, "--fail-on-regression", help="Exit 1 when "
                                             "remaining work grew against the history file's "
                                             "last snapshot."),
-    full: bool = typer.Option(False, "--full", help="Markdown with folders and files too."),
+    full: bool = typer.Option(False, "--full", help="Markdown with folders, files and each owner's work list too."),
     jobs: int = typer.Option(0, "--jobs", "-j", help="Worker processes (0: one per CPU)."),
     config: Optional[Path] = typer.Option(None, "--config", help="Configuration file to use."),
     rules_dir: Optional[Path] = typer.Option(None, "--rules-dir",

@@ -51,6 +51,16 @@ def render_markdown(document: dict, full: bool = False) -> str:
         out += [f"| {_cell(p['name'])} | {len(p['files'])} | {p['hours']:.1f} | {p['review']} | "
                 f"{p['manual']} | {p['blocker']} |" for p in people]
         out.append("")
+        if full:
+            for person in people:
+                out += [f"### {_cell(person['name'])}", ""]
+                out += [f"- {_when(w)}: `{w['path']}`, {w['hours']:.1f} h"
+                        + (": " + ", ".join(f"{f['code']}@{f['line']} {f['class']}"
+                                            for f in w["findings"][:20])
+                           if w["findings"] else "")
+                        + (" …" if len(w["findings"]) > 20 or w["more_findings"] else "")
+                        for w in person["work"]]
+                out.append("")
     history = document.get("history")
     if history and history["commits"]:
         commits = history["commits"] if full else history["commits"][-5:]
@@ -82,3 +92,10 @@ def render_markdown(document: dict, full: bool = False) -> str:
 def _cell(text: str) -> str:
     """Text safe inside a Markdown table cell."""
     return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _when(work: dict) -> str:
+    """A file's place in the plan: pilot, batch N, or not planned (a file that failed)."""
+    if work["phase"] == "pilot":
+        return "pilot"
+    return f"batch {work['batch']}" if work["batch"] else "not planned"

@@ -101,7 +101,7 @@ def build_report(options: ReportOptions, progress=None) -> dict:
         "inventory": {"totals": total, "folders": folders(records), "libraries": libraries},
         "files": records,
         "plan": phases,
-        "owners": _owner_table(records, owners),
+        "owners": _owner_table(records, owners, phases),
         "evidence": {"converted": str(options.converted) if options.converted else None,
                      "build_report": str(options.build_report) if options.build_report else None,
                      "validate_report": str(options.validate_report)
@@ -136,10 +136,29 @@ def _summary(total: dict, phases: dict, model: EffortModel, libraries: list[dict
             "next_blocked_by": [c["text"] for c in phases["next_blocked_by"]]}
 
 
-def _owner_table(records: list[dict], owners) -> dict:
-    """Work grouped by owner: files, lines, findings a person must see and hours."""
+def _placement(phases: dict) -> dict[str, tuple[str, int]]:
+    """Where the plan puts each file: ("pilot", 0) or ("full migration", batch number)."""
+    placed = {}
+    for phase in phases["phases"]:
+        if phase["name"] in ("pilot", "full migration"):
+            for item in phase["work_items"]:
+                for path in item["paths"]:
+                    placed[path] = (phase["name"], item.get("batch", 0))
+    return placed
+
+
+OWNER_FINDINGS = 50  # findings listed per file in an owner's work list
+
+
+def _owner_table(records: list[dict], owners, phases: dict) -> dict:
+    """Work grouped by owner, so a lead can hand it out: per person the totals and a work list
+    (each owned file with its place in the plan, hours and the findings a person must see),
+    in the plan's order."""
     people: dict[str, dict] = defaultdict(lambda: {"files": [], "lines": 0, "hours": 0.0,
-                                                   **{name: 0 for name in CLASSES}})
+                                                   **{name: 0 for name in CLASSES},
+                                                   "work": []})
+    placed = _placement(phases)
+    order = {"pilot": 0, "full migration": 1}
     for record in records:
         if not record["owner"]:
             continue
@@ -149,6 +168,18 @@ def _owner_table(records: list[dict], owners) -> dict:
         person["hours"] = round(person["hours"] + record["hours"]["port"], 3)
         for name in CLASSES:
             person[name] += record["findings"][name]
+        phase, batch = placed.get(record["path"], ("", 0))
+        port = [item for item in record["work"] if item["phase"] == "port"]
+        person["work"].append({
+            "path": record["path"], "phase": phase, "batch": batch,
+            "hours": record["hours"]["port"],
+            **{name: record["findings"][name] for name in CLASSES if name != "automatic"},
+            "findings": [{"line": item["line"], "code": item["code"], "class": item["class"]}
+                         for item in port[:OWNER_FINDINGS]],
+            "more_findings": max(0, len(port) - OWNER_FINDINGS)})
+    for person in people.values():
+        person["work"].sort(key=lambda w: (order.get(w["phase"], 2), w["batch"], -w["hours"],
+                                           w["path"]))
     return {"available": owners.available, "codeowners": owners.codeowners,
             "unowned_files": sum(1 for record in records if not record["owner"]),
             "people": [dict(value, name=name) for name, value in

@@ -261,7 +261,7 @@ def plan(records: list[dict], model: EffortModel, evidence: Evidence,
                    *_validated_state(pilot_paths, evidence, timings=True)),
     ]
     full_items = [{"title": f"batch {number}: {len(names)} module{'s' * (len(names) != 1)}",
-                   "modules": names,
+                   "batch": number, "modules": names,
                    "paths": [p for name in names for p in paths_of[name]],
                    "hours": round(sum(_hours(units[name]) for name in names), 3),
                    "findings": [item for name in names
