@@ -59,6 +59,9 @@ target_link_libraries(b CUDA::cublas)
 """
 
 
+TREE_PATHS = ["common/util.h", "a/kernel.cu", "b/blas.cu", "CMakeLists.txt"]
+
+
 def make_tree(root: Path) -> Path:
     """A small CUDA project: a kernel file with inline PTX including a header with a 32-lane
     warp reduction, a cuBLAS program, a CMakeLists.txt."""
@@ -276,7 +279,7 @@ def test_build_and_validate_reports_are_evidence(tree, tmp_path):
             "optimized": {"verdict": "slower", "timings": []}}}]}
     (tmp_path / "build.json").write_text(json.dumps(build))
     (tmp_path / "validate.json").write_text(json.dumps(validate))
-    evidence = gather(tree, None, tmp_path / "build.json", tmp_path / "validate.json")
+    evidence = gather(TREE_PATHS, None, tmp_path / "build.json", tmp_path / "validate.json")
     assert evidence.built == {"a/kernel.hip": True, "a/kernel.cu": True, "b/blas.hip": False,
                               "b/blas.cu": False}
     assert evidence.validated == {"a/kernel.cu": "pass", "b/blas.cu": "slower"}
@@ -291,9 +294,46 @@ def test_build_and_validate_reports_are_evidence(tree, tmp_path):
     assert optimisation["state"] == "not met" and "b/blas.cu" in optimisation["detail"]
     (tmp_path / "other.json").write_text('{"ok": true}')
     (tmp_path / "bad.json").write_bytes(b"\xff{")
-    notes = gather(tree, None, tmp_path / "other.json", tmp_path / "bad.json").notes
+    notes = gather(TREE_PATHS, None, tmp_path / "other.json", tmp_path / "bad.json").notes
     assert any("not a rocmigrate build report" in n for n in notes)
     assert any("not valid JSON" in n for n in notes)
+
+
+def test_evidence_from_another_root(tmp_path):
+    """Evidence made from a folder above the tree (convert and validate of the whole project,
+    report of its src/) or from a folder inside it (convert of a/ alone) is read under the
+    tree's own paths, with a note; a path outside the tree is left out."""
+    project = tmp_path / "project"
+    tree = make_tree(project / "src")
+    (project / "tools").mkdir()
+    (project / "tools" / "kernel.cu").write_bytes(KERNEL_CU)
+    whole = tmp_path / "whole"
+    assert runner.invoke(app, ["convert", str(project), "-o", str(whole), "--rocm",
+                               "6.4"]).exit_code == 0
+    validate = {"tool": "rocmigrate", "programs": [
+        {"name": "k", "source": "src/a/kernel.cu", "variants": {
+            "optimized": {"verdict": "pass", "timings": [{"key": "t", "port_ms": 1.0}]}}},
+        {"name": "t", "source": "tools/kernel.cu", "variants": {
+            "optimized": {"verdict": "mismatch", "timings": []}}}]}
+    (tmp_path / "validate.json").write_text(json.dumps(validate))
+    document = report_of(tree, tmp_path / "r1", converted=whole,
+                         validate_report=tmp_path / "validate.json")
+    full = {c["text"]: c for c in document["plan"]["phases"][2]["exit_criteria"]}
+    assert full["every file converted"]["state"] == "met"
+    assert full["every program validated"]["state"] == "met"  # tools/ is not this tree's
+    assert any(note.startswith("--converted: made from a folder above this tree: its paths "
+                               "under 'src/'") for note in document["notes"])
+    assert any(note.startswith("--validate-report: made from a folder above")
+               for note in document["notes"])
+
+    part = tmp_path / "part"
+    assert runner.invoke(app, ["convert", str(tree / "a"), "-o", str(part), "--rocm",
+                               "6.4"]).exit_code == 0
+    document = report_of(tree, tmp_path / "r2", converted=part)
+    criterion = document["plan"]["phases"][2]["exit_criteria"][0]
+    assert criterion["state"] == "not met" and "a/kernel.cu" not in criterion["detail"]
+    assert "3 not converted" in criterion["detail"]
+    assert any("made from the tree's folder 'a'" in note for note in document["notes"])
 
 
 def test_tree_without_git_says_so(document):

@@ -81,7 +81,8 @@ def build_report(options: ReportOptions, progress=None) -> dict:
     if options.converted is not None:
         for record in records:
             hashes[record["path"]] = evidence_module.file_hash(source / record["path"])
-    evidence = evidence_module.gather(source, options.converted, options.build_report,
+    evidence = evidence_module.gather([r["path"] for r in records], options.converted,
+                                      options.build_report,
                                       options.validate_report)
     libraries = libraries_needed(records, options.settings.roc)
     target = format_version(options.settings.rocm)

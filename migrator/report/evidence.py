@@ -6,6 +6,8 @@ anything unexpected makes that piece of evidence unusable, with a note, never a 
 from __future__ import annotations
 
 import json
+import posixpath
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,8 +35,9 @@ class Evidence:
         return self.converted.get(rel) == data_hash
 
 
-def gather(root: Path, converted: Path | None, build_json: Path | None,
+def gather(paths: list[str], converted: Path | None, build_json: Path | None,
            validate_json: Path | None) -> Evidence:
+    """The evidence given, with its paths made the tree's (``paths``: the report's files)."""
     evidence = Evidence()
     if converted is not None:
         evidence.converted = _converted(converted, evidence.notes)
@@ -46,7 +49,47 @@ def gather(root: Path, converted: Path | None, build_json: Path | None,
         document = _json(validate_json, evidence.notes)
         if document is not None:
             _validate(document, validate_json, evidence)
+    for name, option in (("converted", "--converted"), ("built", "--build-report"),
+                         ("validated", "--validate-report")):
+        found = getattr(evidence, name)
+        if found:
+            aligned, note = align_paths(found, paths)
+            setattr(evidence, name, aligned)
+            if note:
+                evidence.notes.append(f"{option}: {note}")
+    if evidence.timed and evidence.validated is not None:
+        evidence.timed = set(align_paths(dict.fromkeys(evidence.timed, True), paths)[0])
     return evidence
+
+
+def align_paths(found: dict[str, object], paths: list[str]) -> tuple[dict, str]:
+    """``found`` (keyed by paths relative to the root the evidence was made from) keyed by the
+    tree's ``paths``, and a note when the roots differ. The evidence may come from a folder
+    above the tree (``convert project/`` while the report reads ``project/src``: its paths have
+    a prefix too many) or below it (a prefix too few); the prefix that makes the most of its
+    paths name a file of the tree wins, when it beats the paths as they are."""
+    ours = set(paths)
+    by_name: dict[str, list[str]] = {}
+    for path in paths:
+        by_name.setdefault(posixpath.basename(path), []).append(path)
+    votes: Counter = Counter()
+    for theirs in found:
+        for path in by_name.get(posixpath.basename(theirs), ()):
+            if theirs.endswith("/" + path):
+                votes["drop", theirs[:-len(path)]] += 1
+            elif path.endswith("/" + theirs):
+                votes["add", path[:-len(theirs)]] += 1
+    exact = sum(1 for theirs in found if theirs in ours)
+    if not votes or max(votes.values()) <= exact:
+        return found, ""
+    (how, prefix), _ = min(votes.items(), key=lambda item: (-item[1], len(item[0][1]), item[0]))
+    if how == "drop":
+        aligned = {theirs[len(prefix):]: value for theirs, value in found.items()
+                   if theirs.startswith(prefix)}
+        return aligned, (f"made from a folder above this tree: its paths under '{prefix}' "
+                         f"are this tree's ({len(found) - len(aligned)} others left out)")
+    return ({prefix + theirs: value for theirs, value in found.items()},
+            f"made from the tree's folder '{prefix.rstrip('/')}': its paths are read under it")
 
 
 def _json(path: Path, notes: list[str]):
