@@ -171,3 +171,23 @@ def test_subfolder_and_limit(tmp_path):
     # a history longer than the limit is not replayed (blame then reads every file)
     assert lines_by_author(repo, "dir", commits) is not None
     assert lines_by_author(repo, "dir", commits - 1) is None
+
+
+def test_a_file_moved_into_the_subfolder_is_left_to_blame(tmp_path):
+    """Read for a subfolder, the history shows a file moved in from outside as added; blame
+    follows the rename, so the replay leaves that file to it."""
+    history = RandomHistory(tmp_path / "repo", 5)
+    repo, root = history.repo, history.root
+    ann, bob = git.Actor("Ann", "a@x"), git.Actor("Bob", "b@x")
+    (root / "top.cu").write_text("1\n2\n3\n")
+    (root / "sub").mkdir()
+    (root / "sub" / "own.cu").write_text("x\n")
+    repo.index.add(["top.cu", "sub/own.cu"])
+    repo.index.commit("first", author=ann, committer=ann)
+    repo.git.mv("top.cu", "sub/top.cu")
+    repo.index.commit("move", author=bob, committer=bob)
+    traced = lines_by_author(repo, "sub", 5000)
+    assert "sub/top.cu" not in traced and traced["sub/own.cu"] == Counter({"Ann": 1})
+    owners = find_owners(root / "sub", ["top.cu", "own.cu"])
+    assert [(a["name"], a["lines"]) for a in owners.files["top.cu"]["authors"]
+            if a["lines"]] == [("Ann", 3)] == list(blame_counts(repo, "sub/top.cu").items())

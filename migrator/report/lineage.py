@@ -182,4 +182,21 @@ def lines_by_author(repo, prefix: str, limit: int) -> dict[str, Counter] | None:
             pass
     if replay.commits > limit or not replay.readable:
         return None
-    return replay.result()
+    traced = replay.result()
+    if prefix:  # a file moved in from outside the prefix looked added: blame follows it
+        for path in _renamed_into(repo, prefix, limit):
+            traced.pop(path, None)
+    return traced
+
+
+def _renamed_into(repo, prefix: str, limit: int) -> set[str]:
+    """Paths under ``prefix`` a rename from anywhere in the repository led to."""
+    try:
+        text = repo.git(c="core.quotePath=false").log(
+            "--first-parent", "--diff-merges=first-parent", "-M", "--diff-filter=R",
+            "--name-status", "--format=", f"-n{limit}", "HEAD")
+    except Exception:
+        return set()
+    inside = prefix.rstrip("/") + "/"
+    return {fields[-1] for fields in (line.split("\t") for line in text.splitlines())
+            if len(fields) == 3 and fields[-1].startswith(inside)}
