@@ -51,7 +51,7 @@ def write_reports(report_dir, stem: str, report, render_json, render_markdown,
 
 def _register() -> None:
     # (they register on ``app``)
-    from . import build, convert, lint, nvidia, report, rule, validate  # noqa: F401
+    from . import build, convert, harness, lint, nvidia, report, rule, validate  # noqa: F401
 
 
 def main() -> None:

@@ -1,0 +1,59 @@
+"""`rocmigrate harness`: options -> HarnessOptions -> harness() -> JSON + Markdown reports."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from . import app, write_reports
+from .validate import HipCompiler
+
+
+@app.command()
+def harness(
+    src: Path = typer.Argument(..., help="CUDA source folder (or one file) whose kernels to test."),
+    output: Path = typer.Option(..., "-o", "--output", help="Folder for the specs, harnesses, "
+                                "converted tree, builds and harness.json / harness.md."),
+    kernels: Optional[List[str]] = typer.Option(None, "--kernel", help="Only this kernel "
+                                                "(plain or qualified name; repeatable)."),
+    force: bool = typer.Option(False, "--force", help="Write the default specs over specs "
+                               "edited by hand (kept otherwise)."),
+    build_only: bool = typer.Option(False, "--build-only", help="Build everything, run nothing."),
+    runs: int = typer.Option(3, "--runs", min=1, help="Runs of each side, interleaved."),
+    timeout: float = typer.Option(120.0, "--timeout", min=0.001, help="Seconds per run."),
+    hip_compiler: HipCompiler = typer.Option(HipCompiler.auto, "--hip-compiler",
+                                             help="How the port is built (as for validate)."),
+    cuda_arch: str = typer.Option("sm_90", "--cuda-arch", help="nvcc -arch for NVIDIA builds."),
+    offload_arch: str = typer.Option("gfx90a", "--offload-arch", help="hipcc AMD target."),
+    include: Optional[List[Path]] = typer.Option(None, "-I", "--include", help="An include "
+                                                 "folder, for reading and building (repeatable)."),
+    compile_commands: Optional[Path] = typer.Option(
+        None, "--compile-commands", help="A compile_commands.json: its flags read the kernels."),
+    rocm: Optional[str] = typer.Option(None, "--rocm", help="Target ROCm version X.Y of the "
+                                       "conversion."),
+    jobs: int = typer.Option(0, "--jobs", "-j", min=0, help="Parallel compiles (0: one per CPU)."),
+    config: Optional[Path] = typer.Option(None, "--config", help="Configuration file to use."),
+) -> None:
+    """Generate a harness per kernel, build it on the CUDA original and on the HIP port, run
+    both and compare their outputs and timings."""
+    from ..kernel_harness import HarnessError, HarnessOptions, harness as run_harness
+    from ..output.kernel_harness_json import render_json
+    from ..output.kernel_harness_markdown import render_markdown
+    from ..output.kernel_harness_text import render_summary
+    from ..workspace import Flags
+    from . import workspace_of
+
+    settings = workspace_of([src], Flags(rocm=rocm, config=config)).settings
+    options = HarnessOptions(
+        source=src, output=output, kernels=tuple(kernels or ()), force=force,
+        build_only=build_only, runs=runs, timeout=timeout, hip_compiler=hip_compiler.value,
+        cuda_arch=cuda_arch, offload_arch=offload_arch, include_paths=tuple(include or ()),
+        compile_commands=compile_commands, settings=settings, jobs=jobs)
+    try:
+        report = run_harness(options, progress=lambda line: typer.echo(line, err=True))
+    except HarnessError as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(2) from None
+    write_reports(output, "harness", report, render_json, render_markdown, render_summary)

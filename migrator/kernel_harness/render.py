@@ -1,0 +1,78 @@
+"""Harness sources from a spec: ``templates/kernel_harness/harness.cu.j2`` rendered per side.
+
+The CUDA side includes the original file, the HIP side the converted one; both are the same text
+but for the runtime prefix (cuda/hip), so their inputs and launches match. A file with its own
+``main`` is included with ``main`` defined to ``rocmigrate_original_main`` (and undefined after),
+so the harness's ``main`` is the program's.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .. import __version__
+from .spec import HarnessSpec
+from .types import COMPONENTS
+
+SIDES = {"cuda": "cuda", "hip": "hip"}  # side -> runtime prefix
+_MAIN = re.compile(rb"\bint\s+main\s*\(")
+_MASK = (1 << 64) - 1
+
+
+def has_main(data: bytes) -> bool:
+    return _MAIN.search(data) is not None
+
+
+def buffer_seed(seed: int, index: int) -> int:
+    """The generator state a buffer starts from: distinct per buffer, fixed by the spec's seed."""
+    return (seed * 0xD1342543DE82EF95 + (index + 1) * 0x9E3779B97F4A7C15) & _MASK
+
+
+def render_harness(spec: HarnessSpec, side: str, include: str, includes_main: bool) -> str:
+    """The harness source of ``side`` (cuda | hip) including the file ``include``."""
+    from ..templating import render
+
+    counts = {p.name: p.count for p in spec.parameters if p.kind == "pointer"}
+    buffers, arguments = [], []
+    for parameter in spec.parameters:
+        if parameter.kind == "pointer":
+            low, high = parameter.value_range
+            if parameter.index_of:
+                low, high = 0, max(counts[parameter.index_of] - 1, 0)
+            integer = COMPONENTS[parameter.component].kind in ("int", "uint", "bool")
+            buffers.append({"name": parameter.name, "code": COMPONENTS[parameter.component].code,
+                            "components": parameter.components, "count": parameter.count,
+                            "random": parameter.fill == "random",
+                            "low": _literal(low, integer), "high": _literal(high, integer),
+                            "seed": buffer_seed(spec.seed, len(buffers)),
+                            "written": parameter.written})
+            arguments.append(f"rocmigrate_harness::Pointer{{device[{len(buffers) - 1}]}}")
+        elif parameter.init:
+            arguments.append(f"({parameter.init})")
+        else:
+            arguments.append(_scalar(parameter))
+    return render("kernel_harness/harness.cu.j2", version=__version__, spec=spec, side=side,
+                  rt=SIDES[side], include=include, has_main=includes_main, buffers=buffers,
+                  arguments=arguments, kernel=kernel_expression(spec))
+
+
+def kernel_expression(spec: HarnessSpec) -> str:
+    """How the harness names the kernel: qualified, with its template arguments."""
+    name = spec.kernel.replace("(anonymous namespace)::", "")
+    return name + (f"<{', '.join(spec.template_arguments)}>" if spec.template_arguments else "")
+
+
+def _scalar(parameter) -> str:
+    value = parameter.value
+    kind = COMPONENTS[parameter.component].kind if parameter.component else "int"
+    if kind == "float":
+        return f"rocmigrate_harness::Value<double>{{{float(value)!r}}}"
+    if kind == "uint":
+        return f"rocmigrate_harness::Value<unsigned long long>{{{int(value)}ull}}"
+    return f"rocmigrate_harness::Value<long long>{{{int(value)}ll}}"
+
+
+def _literal(value: float, integer: bool) -> str:
+    """A range bound as a C++ double literal (integers exactly)."""
+    return f"{int(value)}.0" if integer or float(value).is_integer() else repr(float(value))
+

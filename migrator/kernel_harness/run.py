@@ -1,0 +1,467 @@
+"""Specs, harnesses, builds, runs and comparisons: the library behind `rocmigrate harness`.
+
+Steps, each its own function: ``generate`` reads the kernels of the CUDA files (the libclang
+front end, ``migrator.clang.kernels``) and writes or keeps their specs; ``convert`` converts the
+whole source tree into ``DIR/hip-src`` (the engine of `rocmigrate convert`), so local headers
+come along; ``render`` writes both harnesses of each usable spec; ``build`` compiles them in
+parallel (nvcc for the CUDA side; the port as `rocmigrate validate` builds it:
+``migrator.harness.toolchain``); ``run`` checks up front whether the GPUs each side needs are
+here, then runs the two sides interleaved, run by run; ``judge`` compares outputs and timings.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import statistics
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from ..harness.process import run_process
+from ..harness.toolchain import (Toolchain, ToolchainError, amd_gpu, cuda_toolchain, find_nvcc,
+                                 hip_toolchain)
+from ..settings import Settings
+from ..versions import format_version
+from .compare import BufferComparison, compare_outputs
+from .outputs import OutputError, read_output
+from .render import has_main, render_harness
+from .spec import HarnessSpec, SpecError, default_spec, load_spec, write_spec
+
+CUDA_SUFFIXES = (".cu", ".cuh")
+BUILD_TIMEOUT = 900  # seconds for one compile
+TAIL = 2000  # characters of compiler or stderr output kept in the report
+HIP_TREE = "hip-src"  # the converted tree, inside the output folder
+BUILD_DIR = "build"
+
+Progress = Callable[[str], None]
+
+
+class HarnessError(Exception):
+    """A usage problem with the whole run (missing source, no compiler, front end missing...)."""
+
+
+@dataclass(frozen=True)
+class HarnessOptions:
+    source: Path
+    output: Path
+    kernels: tuple[str, ...] = ()  # names (plain or qualified); empty: all
+    force: bool = False  # overwrite edited specs
+    build_only: bool = False
+    runs: int = 3
+    timeout: float = 120.0  # seconds per run
+    hip_compiler: str = "auto"
+    cuda_arch: str = "sm_90"
+    offload_arch: str = "gfx90a"
+    include_paths: tuple[Path, ...] = ()
+    compile_commands: Path | None = None
+    settings: Settings = Settings()
+    jobs: int = 0
+
+    def as_dict(self) -> dict:
+        return {"source": str(self.source), "output": str(self.output),
+                "kernels": list(self.kernels), "force": self.force,
+                "build_only": self.build_only, "runs": self.runs, "timeout": self.timeout,
+                "hip_compiler": self.hip_compiler, "cuda_arch": self.cuda_arch,
+                "offload_arch": self.offload_arch, "rocm": format_version(self.settings.rocm),
+                "include_paths": [str(p) for p in self.include_paths],
+                "compile_commands": str(self.compile_commands) if self.compile_commands else None}
+
+
+@dataclass
+class Build:
+    toolchain: str
+    command: str
+    ok: bool
+    seconds: float
+    output_tail: str = ""
+
+
+@dataclass
+class SideRun:
+    rc: int | None
+    seconds: float
+    timed_out: bool
+    kernel_ms: list[float] = field(default_factory=list)
+    output: str = ""  # the output file, relative to the output folder
+    stderr_tail: str = ""
+
+
+@dataclass
+class Timing:
+    median_ms: float | None
+    min_ms: float | None
+    max_ms: float | None
+    spread: float | None  # (max - min) / median over every timed launch of every run
+    launches: int
+
+
+@dataclass
+class HarnessOutcome:
+    name: str  # <kernel>[-<n>]
+    kernel: str
+    file: str  # relative to the source root
+    spec: str  # relative to the output folder
+    spec_status: str  # written | unchanged | kept (edited by hand)
+    needs_edit: str = ""
+    spec_error: str = ""
+    sources: dict[str, str] = field(default_factory=dict)  # side -> harness file (relative)
+    builds: dict[str, Build] = field(default_factory=dict)
+    runs: dict[str, list[SideRun]] = field(default_factory=dict)
+    buffers: list[BufferComparison] = field(default_factory=list)
+    consistent: dict[str, bool] = field(default_factory=dict)  # each side's runs gave one output
+    timings: dict[str, Timing] = field(default_factory=dict)
+    ratio: float | None = None  # port / original, medians
+    verdict: str = "failed"  # pass | mismatch | failed | built | skipped | needs-edit | spec-error
+    problems: list[str] = field(default_factory=list)
+    loaded: HarnessSpec | None = field(default=None, repr=False)  # the spec as read back
+
+
+@dataclass
+class HarnessReport:
+    settings: dict
+    toolchains: dict[str, dict]
+    gpus: dict[str, dict]  # side -> {"usable": bool, "seen": what was found, or why not}
+    conversion: dict  # {"files", "failed": [{"path", "message"}]}
+    files: list[dict]  # {"path", "reader_notes": [...]} per CUDA file read
+    harnesses: list[HarnessOutcome]
+
+    def verdicts(self) -> Counter:
+        return Counter(outcome.verdict for outcome in self.harnesses)
+
+    @property
+    def ok(self) -> bool:
+        return all(v in ("pass", "built", "skipped", "needs-edit") for v in self.verdicts())
+
+
+def harness(options: HarnessOptions, progress: Progress | None = None) -> HarnessReport:
+    """Every step for every selected kernel of ``options.source``."""
+    say = progress or (lambda message: None)
+    if not options.source.exists():
+        raise HarnessError(f"{options.source} does not exist")
+    if options.runs < 1 or options.timeout <= 0:
+        raise HarnessError("runs must be at least 1 and the time limit above 0 s")
+    if options.output.exists() and not options.output.is_dir():
+        raise HarnessError(f"{options.output} exists and is not a folder")
+    source = options.source.resolve()
+    root = source.parent if source.is_file() else source
+    outcomes, files = generate(options, say)
+    nvcc = find_nvcc()
+    if nvcc is None:
+        raise HarnessError("nvcc not found: put CUDA's bin folder on PATH or set CUDA_HOME")
+    scratch = options.output / BUILD_DIR
+    try:
+        cuda = cuda_toolchain(nvcc, options.cuda_arch)
+        hip = hip_toolchain(options.hip_compiler, nvcc, options.cuda_arch, options.offload_arch,
+                            scratch.resolve(), tuple(f"-I{p}" for p in options.include_paths))
+    except ToolchainError as err:
+        raise HarnessError(str(err)) from None
+    say(f"port built with {hip.name}: {hip.reason}")
+    gpus = gpus_for(hip)  # known before anything is built: the terminal says it at once
+    if not options.build_only:
+        for side, gpu in gpus.items():
+            if not gpu["usable"]:
+                say(f"runs will be skipped: the {side} side needs a GPU ({gpu['seen']})")
+    usable = [o for o in outcomes if not o.needs_edit and not o.spec_error]
+    conversion = convert(source, options, say) if usable else {"files": 0, "failed": []}
+    render(usable, root, options, conversion)
+    build(usable, root, options, cuda, hip, say)
+    if not options.build_only:
+        run(usable, options, gpus, say)
+    for outcome in outcomes:
+        judge(outcome, options, gpus)
+    return HarnessReport(options.as_dict(), {"cuda": cuda.describe(), "hip": hip.describe()},
+                         gpus, conversion, files, outcomes)
+
+
+# --- specs ---------------------------------------------------------------------------------------
+
+
+def cuda_files(source: Path, output: Path) -> tuple[Path, list[str]]:
+    """(root, the CUDA files under it, relative): ``source`` itself when it is a file."""
+    from ..workspace.discovery import walk
+
+    if source.is_file():
+        return source.parent, [source.name]
+    entries = walk(source, skip_folder=output.resolve(), skip_outputs=True)
+    return source, [e.rel for e in entries
+                    if e.kind == "file" and e.rel.endswith(CUDA_SUFFIXES)]
+
+
+def generate(options: HarnessOptions, say: Progress) -> tuple[list[HarnessOutcome], list[dict]]:
+    """Read every CUDA file's kernels; write (or keep) one spec per selected instantiation and
+    load it back. Raises HarnessError when the front end is missing or --kernel names none."""
+    from ..clang.kernels import ReadOptions, read_kernels
+    from .sitevalues import SiteValues
+
+    root, rels = cuda_files(options.source.resolve(), options.output)
+    read = ReadOptions(include_paths=tuple(options.include_paths),
+                       compile_commands=options.compile_commands)
+    outcomes: list[HarnessOutcome] = []
+    files: list[dict] = []
+    for rel in rels:
+        try:
+            reading = read_kernels(root / rel, read)
+        except NotImplementedError as err:
+            raise HarnessError(f"the libclang kernel reader is not available: {err}") from None
+        files.append({"path": rel, "kernels": len(reading.kernels), "notes": reading.notes})
+        chosen = [k for k in reading.kernels
+                  if not options.kernels or k.name in options.kernels
+                  or k.qualified_name in options.kernels]
+        if not chosen:
+            continue
+        values = SiteValues((root / rel).read_bytes(), rel)
+        stem = rel.rsplit(".", 1)[0]
+        pairs = [(k, i) for k in chosen for i in (k.instantiations or (None,))]
+        for kernel, instantiation in pairs:
+            same = [p for p in pairs if p[0].name == kernel.name]
+            name = kernel.name if len(same) == 1 else f"{kernel.name}-{same.index((kernel, instantiation)) + 1}"
+            spec_rel = f"{stem}/{name}.toml"
+            document = default_spec(kernel, instantiation, rel, values, name)
+            status = write_spec(options.output / spec_rel, document, options.force)
+            if status == "kept":
+                say(f"kept {spec_rel}: edited by hand (--force writes the defaults over it)")
+            outcome = HarnessOutcome(name, kernel.qualified_name or kernel.name, rel, spec_rel,
+                                     status)
+            try:
+                spec = load_spec(options.output / spec_rel)
+            except SpecError as err:
+                outcome.spec_error = str(err)
+            else:
+                outcome.needs_edit, outcome.loaded = spec.needs_edit, spec
+            outcomes.append(outcome)
+    if options.kernels:
+        found = {o.kernel for o in outcomes} | {o.kernel.rsplit("::", 1)[-1] for o in outcomes}
+        missing = [name for name in options.kernels if name not in found]
+        if missing:
+            raise HarnessError(f"no kernel {', '.join(missing)} under {options.source}")
+    say(f"{len(outcomes)} harness spec(s) under {options.output}")
+    return outcomes, files
+
+
+# --- conversion and sources ----------------------------------------------------------------------
+
+
+def convert(source: Path, options: HarnessOptions, say: Progress) -> dict:
+    """Convert the source (a tree, or one file) into DIR/hip-src with the normal conversion."""
+    from ..runner import ConvertError, RunOptions, output_name, run as convert_tree
+
+    say(f"converting {options.source} into {options.output / HIP_TREE}")
+    tree = options.output / HIP_TREE
+    target = tree / output_name(source.name, options.settings) if source.is_file() else tree
+    try:
+        result = convert_tree(RunOptions(source=source, output=target, jobs=options.jobs),
+                              options.settings)
+    except ConvertError as err:
+        return {"files": 0, "failed": [{"path": ".", "message": str(err)}]}
+    return {"files": len(result.results),
+            "failed": [{"path": r.rel, "message": r.message} for r in result.results
+                       if r.status == "failed"]}
+
+
+def render(outcomes: list[HarnessOutcome], root: Path, options: HarnessOptions,
+           conversion: dict) -> None:
+    """Both harness sources of every usable spec (the HIP one only where its file converted)."""
+    from ..fsutil import atomic_write
+    from ..runner import output_name
+
+    failed = {f["path"] for f in conversion["failed"]}
+    for outcome in outcomes:
+        spec = outcome.loaded
+        includes_main = has_main((root / outcome.file).read_bytes())
+        stem = outcome.spec[:-len(".toml")]
+        for side, suffix in (("cuda", ".cuda.cu"), ("hip", ".hip.cpp")):
+            if side == "hip" and (outcome.file in failed or "." in failed):
+                continue
+            rel = stem + suffix
+            include = outcome.file if side == "cuda" else output_name(outcome.file,
+                                                                      options.settings)
+            atomic_write(options.output / rel,
+                         render_harness(spec, side, include, includes_main).encode())
+            outcome.sources[side] = rel
+
+
+# --- building ------------------------------------------------------------------------------------
+
+
+def build(outcomes: list[HarnessOutcome], root: Path, options: HarnessOptions, cuda: Toolchain,
+          hip: Toolchain, say: Progress) -> None:
+    from ..pool import worker_count
+
+    jobs = []
+    for outcome in outcomes:
+        for side, rel in outcome.sources.items():
+            tree = root if side == "cuda" else (options.output / HIP_TREE).resolve()
+            jobs.append((outcome, side, cuda if side == "cuda" else hip, rel, tree))
+    if not jobs:
+        return
+    say(f"building {len(jobs)} harnesses (CUDA with {cuda.name}, HIP with {hip.name})")
+    with ThreadPoolExecutor(max_workers=worker_count(options.jobs)) as pool:
+        built = list(pool.map(lambda job: compile_harness(
+            job[2], options.output / job[3], _binary(options, job[0], job[1]), job[4],
+            options.include_paths), jobs))
+    for (outcome, side, *_), result in zip(jobs, built):
+        outcome.builds[side] = result
+
+
+def _binary(options: HarnessOptions, outcome: HarnessOutcome, side: str) -> Path:
+    return options.output / BUILD_DIR / f"{outcome.spec[:-len('.toml')]}.{side}"
+
+
+def compile_harness(toolchain: Toolchain, source: Path, binary: Path, tree: Path,
+                    include_paths: tuple[Path, ...]) -> Build:
+    """Compile and link one harness; the tree it includes its kernel file from comes first on
+    the include path, then the user's folders."""
+    binary.parent.mkdir(parents=True, exist_ok=True)
+    command = toolchain.command(source.resolve(), binary.resolve(),
+                                (tree, *(p.resolve() for p in include_paths)))
+    start = time.perf_counter()
+    # temporary files beside the binary (HIP 5.2's hipcc leaves a folder in TMPDIR per compile)
+    done = run_process(command, None, BUILD_TIMEOUT,
+                       env={**toolchain.environment(), "TMPDIR": str(binary.parent.resolve())})
+    if done.error is not None:
+        ok, output = False, done.error
+    elif done.timed_out:
+        ok, output = False, f"the compile took longer than {BUILD_TIMEOUT} s and was stopped"
+    else:
+        ok, output = done.rc == 0 and binary.is_file(), done.stdout + done.stderr
+    return Build(toolchain.name, toolchain.display(command), ok,
+                 round(time.perf_counter() - start, 3), output[-TAIL:])
+
+
+# --- running -------------------------------------------------------------------------------------
+
+
+def nvidia_gpu() -> tuple[bool, str]:
+    """Is an NVIDIA GPU usable here, and what was seen (``nvidia-smi -L``)."""
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        if not Path("/dev/nvidiactl").exists():
+            return False, "no NVIDIA GPU (no /dev/nvidiactl, no nvidia-smi)"
+        return False, "/dev/nvidiactl exists but nvidia-smi is not installed"
+    done = run_process([smi, "-L"], None, 60)
+    listed = [line for line in done.stdout.splitlines() if line.startswith("GPU ")]
+    if done.rc != 0 or not listed:
+        detail = (done.stdout + done.stderr).strip().splitlines()
+        return False, f"nvidia-smi lists no GPU ({(detail or [done.error or 'no output'])[0]})"
+    return True, listed[0].split(" (UUID")[0]
+
+
+def gpus_for(hip: Toolchain) -> dict[str, dict]:
+    """side -> {"usable": whether its binaries can run here, "seen": the GPU, or why not}."""
+    nvidia = nvidia_gpu()
+    port = amd_gpu() if hip.name == "hipcc-amd" else nvidia
+    return {side: {"usable": usable, "seen": seen}
+            for side, (usable, seen) in (("cuda", nvidia), ("hip", port))}
+
+
+def run(outcomes: list[HarnessOutcome], options: HarnessOptions, gpus: dict[str, dict],
+        say: Progress) -> None:
+    """Run the two sides of each built harness ``options.runs`` times, interleaved."""
+    runnable = [o for o in outcomes if o.builds and all(b.ok for b in o.builds.values())
+                and len(o.builds) == 2]
+    if not runnable or not all(gpu["usable"] for gpu in gpus.values()):
+        return
+    for outcome in runnable:
+        say(f"running {outcome.spec[:-len('.toml')]} ({options.runs} runs per side)")
+        for number in range(1, options.runs + 1):
+            for side in ("cuda", "hip"):
+                runs = outcome.runs.setdefault(side, [])
+                if not any(r.timed_out for r in runs):
+                    runs.append(run_side(_binary(options, outcome, side), options, number))
+
+
+def run_side(binary: Path, options: HarnessOptions, number: int) -> SideRun:
+    output = binary.with_name(f"{binary.name}.{number}.out")
+    output.unlink(missing_ok=True)
+    done = run_process([str(binary.resolve()), str(output.resolve())], None, options.timeout)
+    stderr = (done.error or done.stderr)[-TAIL:]
+    if done.timed_out:
+        stderr += f"\n[rocmigrate] killed after the time limit of {options.timeout:g} s"
+    timings = []
+    for line in done.stdout.splitlines():
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict) and isinstance(value.get("kernel_ms"), (int, float)):
+            timings.append(float(value["kernel_ms"]))
+    return SideRun(done.rc, done.seconds, done.timed_out, timings,
+                   output.relative_to(options.output).as_posix() if output.is_file() else "",
+                   stderr)
+
+
+# --- judging -------------------------------------------------------------------------------------
+
+
+def judge(outcome: HarnessOutcome, options: HarnessOptions, gpus: dict[str, dict]) -> None:
+    """The verdict of one harness, with its reasons."""
+    if outcome.spec_error:
+        outcome.verdict, outcome.problems = "spec-error", [outcome.spec_error]
+        return
+    if outcome.needs_edit:
+        outcome.verdict, outcome.problems = "needs-edit", [outcome.needs_edit]
+        return
+    problems = [f"the {side} harness did not build" for side, b in outcome.builds.items()
+                if not b.ok]
+    if "hip" not in outcome.sources:
+        problems.append(f"{outcome.file} did not convert: no HIP harness")
+    if problems:
+        outcome.verdict, outcome.problems = "failed", problems
+        return
+    if options.build_only:
+        outcome.verdict = "built"
+        return
+    not_here = [f"{side}: {gpu['seen']}" for side, gpu in gpus.items() if not gpu["usable"]]
+    if not_here:
+        outcome.verdict, outcome.problems = "skipped", [f"not run ({'; '.join(not_here)})"]
+        return
+    for side, runs in outcome.runs.items():
+        for number, side_run in enumerate(runs, 1):
+            if side_run.timed_out or side_run.rc != 0 or not side_run.output:
+                why = ("timed out" if side_run.timed_out
+                       else f"exited with {side_run.rc}" if side_run.rc != 0
+                       else "wrote no output")
+                problems.append(f"{side} run {number} {why}")
+    if problems:
+        outcome.verdict, outcome.problems = "failed", problems
+        return
+    try:
+        outputs = {side: [read_output(options.output / r.output) for r in runs]
+                   for side, runs in outcome.runs.items()}
+    except OutputError as err:
+        outcome.verdict, outcome.problems = "failed", [str(err)]
+        return
+    outcome.buffers = compare_outputs(outputs["cuda"][0], outputs["hip"][0],
+                                      outcome.loaded.tolerances)
+    for side, results in outputs.items():
+        outcome.consistent[side] = all(r == results[0] for r in results[1:])
+    for side, runs in outcome.runs.items():
+        outcome.timings[side] = timing([ms for r in runs for ms in r.kernel_ms])
+    cuda_ms, hip_ms = outcome.timings["cuda"].median_ms, outcome.timings["hip"].median_ms
+    outcome.ratio = hip_ms / cuda_ms if cuda_ms and hip_ms is not None else None
+    problems = [_difference(b) for b in outcome.buffers if not b.equal]
+    outcome.verdict, outcome.problems = ("mismatch" if problems else "pass"), problems
+    for side, same in outcome.consistent.items():
+        if not same:
+            outcome.problems.append(f"the {side} side's own runs gave different outputs "
+                                    "(a kernel that is not deterministic: atomics, races)")
+
+
+def timing(values: list[float]) -> Timing:
+    if not values:
+        return Timing(None, None, None, None, 0)
+    middle = statistics.median(values)
+    spread = (max(values) - min(values)) / middle if middle else None
+    return Timing(middle, min(values), max(values), spread, len(values))
+
+
+def _difference(buffer: BufferComparison) -> str:
+    if buffer.problem:
+        return f"{buffer.name}: {buffer.problem}"
+    return (f"{buffer.name}: {buffer.mismatches} value(s) differ, first at {buffer.first_index}: "
+            f"original {buffer.first_original}, port {buffer.first_port}")
+

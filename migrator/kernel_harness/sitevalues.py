@@ -1,0 +1,187 @@
+"""Values a launch site's expressions have, read from the file without a compiler.
+
+Integers come from ``migrator.semantic.constants`` (literals, ``#define``s, ``const`` integers)
+and, for names it does not know, from a variable the file declares exactly once with an
+initialiser and never assigns again (``int threads = 256;`` in ``main``). On top of that: ``sizeof``
+of the arithmetic and vector types, ``dim3`` variables and constructors, float literals and
+constants, and the byte count of a ``cudaMalloc`` of a named pointer. Anything else is unknown
+(None): the spec then says where its default came from.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import operator
+import re
+
+from ..rule import RuleContext
+from ..semantic.constants import constant_value
+from ..settings import Settings
+from ..source import Source
+from .types import COMPONENTS, element_layout
+
+_OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+              ast.Mod: operator.mod, ast.LShift: operator.lshift, ast.RShift: operator.rshift,
+              ast.BitAnd: operator.and_, ast.BitOr: operator.or_, ast.BitXor: operator.xor}
+_SIZEOF = re.compile(r"\bsizeof\s*\(\s*([A-Za-z_][\w:\s]*?)\s*\)")
+_CAST = re.compile(r"\(\s*(?:unsigned\s+|signed\s+)?(?:int|long|long\s+long|size_t|unsigned|"
+                   r"float|double|u?int(?:32|64)_t)\s*\)|static_cast\s*<[^<>]*>")
+_NUMBER_SUFFIX = re.compile(r"(?<=[\d.])(?:[uU][lL]{0,2}|[lL]{1,2}[uU]?|[fF])\b")
+_DIM3 = re.compile(r"\bdim3\s+(\w+)\s*(?:=\s*(?:dim3\s*)?)?[({]([^;{}]*)[)}]\s*;")
+_ALLOCATION = re.compile(r"\bcudaMalloc(?:Managed)?\s*\(")
+_ADDRESS = re.compile(r"^(?:\(\s*void\s*\*\s*\*\s*\)|reinterpret_cast\s*<\s*void\s*\*\s*\*\s*>)?"
+                      r"\s*\(?\s*&\s*([A-Za-z_][\w.]*(?:->\w+)*)\s*\)?$")
+_SIMPLE_TYPES = (r"(?:const\s+)?(?:unsigned\s+|signed\s+)?(?:int|long\s+long|long|short|size_t|"
+                 r"unsigned|float|double|u?int(?:32|64)_t|auto)")
+
+
+class SiteValues:
+    """The constants of one file, for the expressions of its launch sites."""
+
+    def __init__(self, data: bytes, rel: str = "") -> None:
+        self.context = RuleContext(Source(rel, data), Settings(), None)
+        self.code = self.context.code.decode("utf-8", "replace")  # comments, literals blanked
+
+    def integer(self, text: str, depth: int = 0) -> int | None:
+        """The value of an integer expression, or None."""
+        if depth > 8:
+            return None
+        value = self.number(text, depth)
+        if isinstance(value, float):
+            return int(value) if value.is_integer() else None
+        return value
+
+    def number(self, text: str, depth: int = 0) -> int | float | None:
+        """The value of an arithmetic expression (integer or float), or None."""
+        text = _SIZEOF.sub(lambda m: str(_size_of(m.group(1)) or m.group(0)), text.strip())
+        text = _CAST.sub(" ", text).strip()
+        if not text or "sizeof" in text or depth > 8:
+            return None
+        known = constant_value(self.context, text)
+        if known is not None:
+            return known
+        python = _NUMBER_SUFFIX.sub("", text).replace("/", "//")
+        try:
+            tree = ast.parse(python, mode="eval")
+        except SyntaxError:
+            return None
+        return self._evaluate(tree.body, depth)
+
+    def dim3(self, text: str) -> tuple[int, int, int] | None:
+        """A grid or block expression as three sizes: an integer, ``dim3(a, b[, c])`` or a
+        ``dim3`` variable declared once in the file."""
+        text = text.strip()
+        inline = re.fullmatch(r"dim3\s*[({](.*)[)}]", text, re.DOTALL)
+        if inline:
+            return self._dims(inline.group(1))
+        if re.fullmatch(r"[A-Za-z_]\w*", text):
+            found = [m for m in _DIM3.finditer(self.code) if m.group(1) == text]
+            if len(found) == 1 and not self._assigned_again(text, found[0].end()):
+                return self._dims(found[0].group(2))
+            if found:
+                return None
+        value = self.integer(text)
+        return (value, 1, 1) if value is not None and value > 0 else None
+
+    def allocated_bytes(self, name: str) -> int | None:
+        """Bytes of the one ``cudaMalloc(&name, bytes)`` in the file (``name`` may be a member,
+        ``b.in``), or None."""
+        name = re.sub(r"\s+", "", name)
+        sizes = set()
+        for match in _ALLOCATION.finditer(self.code):
+            arguments = _arguments(self.code, match.end())
+            if len(arguments) < 2:
+                continue
+            address = _ADDRESS.match(arguments[0].strip())
+            if address and address.group(1) == name:
+                sizes.add(self.integer(arguments[1]))
+        return sizes.pop() if len(sizes) == 1 else None
+
+    def _dims(self, inner: str) -> tuple[int, int, int] | None:
+        parts = [self.integer(part) for part in _split(inner)] if inner.strip() else []
+        if not parts or len(parts) > 3 or any(p is None or p <= 0 for p in parts):
+            return None
+        return tuple(parts + [1] * (3 - len(parts)))  # type: ignore[return-value]
+
+    def _evaluate(self, node, depth: int) -> int | float | None:
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) \
+                and not isinstance(node.value, bool):
+            return node.value
+        if isinstance(node, ast.Name):
+            return self._variable(node.id, depth)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            value = self._evaluate(node.operand, depth)
+            return None if value is None else (-value if isinstance(node.op, ast.USub) else value)
+        if isinstance(node, ast.BinOp):
+            left, right = self._evaluate(node.left, depth), self._evaluate(node.right, depth)
+            if left is None or right is None:
+                return None
+            if isinstance(node.op, ast.FloorDiv):
+                if not right:
+                    return None
+                if isinstance(left, int) and isinstance(right, int):
+                    return int(left / right) if left * right < 0 else left // right  # C: toward 0
+                return left / right
+            if type(node.op) in _OPERATORS:
+                if not isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)) and (
+                        not isinstance(left, int) or not isinstance(right, int) or
+                        (isinstance(node.op, ast.Mod) and not right)):
+                    return None
+                return _OPERATORS[type(node.op)](left, right)
+        return None
+
+    def _variable(self, name: str, depth: int) -> int | float | None:
+        """A variable declared exactly once with an initialiser and not assigned again."""
+        known = constant_value(self.context, name)
+        if known is not None:
+            return known
+        found = _declarations(self.code, name)
+        if len(found) != 1 or self._assigned_again(name, found[0][1]):
+            return None
+        return self.number(found[0][0], depth + 1)
+
+    def _assigned_again(self, name: str, after: int) -> bool:
+        pattern = rf"(?<![\w.>])(?:\+\+|--)?{re.escape(name)}\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)"
+        pattern += rf"|(?:\+\+|--)\s*{re.escape(name)}\b|\b{re.escape(name)}\s*(?:\+\+|--)"
+        return re.search(pattern, self.code[after:]) is not None
+
+
+@functools.lru_cache(maxsize=256)
+def _size_of(type_name: str) -> int | None:
+    layout = element_layout(type_name)
+    return None if layout is None else COMPONENTS[layout[0]].size * layout[1]
+
+
+def _declarations(code: str, name: str) -> list[tuple[str, int]]:
+    """(initialiser, end offset) of each declaration of ``name`` with a value: ``TYPE name =
+    value;``, ``TYPE name(value);`` or a later declarator (``const int rows = 8, name = 4;``)."""
+    found = []
+    pattern = rf"(?<![\w.>]){re.escape(name)}\s*(?:=\s*([^;,{{}}=]+)|[({{]([^;{{}}]*)[)}}])\s*[;,]"
+    for match in re.finditer(pattern, code):
+        statement = max(code.rfind(mark, 0, match.start()) for mark in ";{})") + 1
+        if re.match(rf"\s*{_SIMPLE_TYPES}\s+\w", code[statement:match.start() + 1]):
+            found.append(((match.group(1) or match.group(2) or "").strip(), match.end()))
+    return found
+
+
+def _arguments(code: str, start: int) -> list[str]:
+    """The top-level comma-separated arguments after the ``(`` ending at ``start``."""
+    depth, current, parts = 0, start, []
+    for index in range(start, min(len(code), start + 2000)):
+        char = code[index]
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            if depth == 0:
+                parts.append(code[current:index])
+                return parts
+            depth -= 1
+        elif char == "," and depth == 0:
+            parts.append(code[current:index])
+            current = index + 1
+    return []
+
+
+def _split(inner: str) -> list[str]:
+    return _arguments(inner + ")", 0)

@@ -1,0 +1,464 @@
+"""Harness specs: one TOML file per kernel instantiation, generated with defaults a user may edit.
+
+``default_spec`` builds the document from the front end's view of a kernel and its launch sites;
+``write_spec`` writes it unless the file on disk was edited since rocmigrate wrote it (its first
+key holds a digest of the rest: a spec whose digest no longer matches is the user's and is kept,
+unless ``force``); ``load_spec`` reads a spec back, checking every field.
+
+Defaults (each choice is recorded in the parameter's ``origin``):
+- element count of a pointer: the bytes of the ``cudaMalloc`` of the launch site's argument,
+  else the product of the size parameters' values (or the launch's thread count, if larger);
+- a size parameter (``n``, ``size``, ``count``, ``num*``, ``width``, ``rows``...): its value at the
+  launch site, else a share of ``DEFAULT_ELEMENTS`` (1 << 20 for one size, 1024 x 1024 for two);
+  another integer: its value at the launch site, else 1; a float: its value there, else 0.5;
+- grid and block: the launch site's when they evaluate, else blocks of 256 threads (16 x 16 when
+  the kernel takes a width and a height) covering the element count;
+- inputs: ``const`` pointees and pointers the body only reads; outputs: pointers it writes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import __version__
+from .types import (COMPONENTS, DEFAULT_RANGES, DEFAULT_TOLERANCES, FLOATING, element_layout,
+                    plain)
+
+DEFAULT_ELEMENTS = 1 << 20
+DEFAULT_BLOCK = 256
+MAX_ELEMENTS = 1 << 28  # a product of size parameters above this is not taken as a count
+DIGEST_KEY = "rocmigrate_digest"
+ROLES = ("input", "output", "inout")
+FILLS = ("random", "zero")
+_SIZE_NAME = re.compile(
+    r"^(?:[nNmMkK]|n_\w+|n[A-Z]\w*|n(?:elem|item|row|col|point|pt|x|y|z|data|sample|node|edge|"
+    r"cell|particle|bin|vert)\w*|num\w*|N[A-Z_]\w*|\w*(?:size|Size|SIZE|len|Len|LEN|length|Length|count|"
+    r"Count|COUNT|elems|Elems|elements|Elements|total)|width|height|depth|rows|cols|nrows|ncols|"
+    r"w|h|d|dim\w*|[xyz]_?dim|extent\w*)$")
+_X_DIM = re.compile(r"^(?:width|w|cols|ncols|n_?cols|nx|dim_?x|x_?dim|columns?)$", re.IGNORECASE)
+_Y_DIM = re.compile(r"^(?:height|h|rows|nrows|n_?rows|ny|dim_?y|y_?dim)$", re.IGNORECASE)
+_INDEX_NAME = re.compile(r"(?:^|_)(?:idx|index|indices|perm\w*|map|ind|offsets?|row_?ptr|col_?idx|"
+                         r"col_?ind|row_?ind)(?:$|_)|(?:Idx|Index|Indices|Ptr|Ind)$",
+                         re.IGNORECASE)
+
+
+class SpecError(Exception):
+    """A spec that cannot be used as it is (bad TOML, a missing or wrong field)."""
+
+
+@dataclass(frozen=True)
+class ParameterSpec:
+    name: str
+    kind: str  # pointer | scalar | struct
+    type: str  # the parameter's type (resolved)
+    role: str = "input"  # pointers
+    component: str = ""  # pointers and scalars: a types.COMPONENTS name
+    components: int = 1
+    count: int = 0  # pointers: elements
+    fill: str = "random"
+    value_range: tuple[float, float] = (0, 0)
+    index_of: str = ""  # integer pointers: values kept in [0, that buffer's count)
+    value: float | int = 0  # scalars
+    init: str = ""  # structs: a C++ expression of the parameter's type
+
+    @property
+    def element_size(self) -> int:
+        return COMPONENTS[self.component].size * self.components if self.component else 0
+
+    @property
+    def written(self) -> bool:
+        return self.kind == "pointer" and self.role in ("output", "inout")
+
+
+@dataclass(frozen=True)
+class HarnessSpec:
+    name: str  # the harness's name: <kernel>[-<n>]
+    kernel: str  # qualified name, as the harness calls it
+    file: str  # the CUDA file, relative to the source root
+    template_arguments: tuple[str, ...]
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    shared_bytes: int
+    seed: int
+    warmup: int
+    repetitions: int
+    parameters: tuple[ParameterSpec, ...]
+    tolerances: dict = field(default_factory=dict)
+    needs_edit: str = ""
+
+
+def is_size_name(name: str) -> bool:
+    return bool(_SIZE_NAME.match(name)) and not re.search(r"stride|pitch|step|ld", name, re.I)
+
+
+def default_spec(kernel, instantiation, rel: str, values, name: str) -> dict:
+    """The spec document of one instantiation of ``kernel`` (front-end dataclasses), with the
+    constants of its file in ``values`` (``SiteValues``)."""
+    edits: list[str] = []
+    parameters = instantiation.parameters if instantiation else kernel.parameters
+    template_arguments = list(instantiation.template_arguments) if instantiation else []
+    if kernel.template_parameters and not instantiation:
+        edits.append(f"{kernel.name} is a template and the file instantiates it nowhere: set "
+                     "kernel.template_arguments and the parameters' types")
+    launches = instantiation.launches if instantiation else ()
+    launch, grid, block = _launch(launches, values)
+    site_args = _site_arguments(launch, parameters, values)
+    sizes = {p.name: site_args.get(p.name) for p in parameters
+             if p.kind == "scalar" and _is_integer(p) and is_size_name(p.name)}
+    dims = _default_dims([n for n in sizes if sizes[n] is None])
+    sizes = {n: v if v is not None else dims[n] for n, v in sizes.items()}
+    threads = math.prod(grid) * math.prod(block) if grid and block else 0
+    product = math.prod(sizes.values()) if sizes else 0
+    if product > MAX_ELEMENTS:  # several sizes of one buffer's length each: not their product
+        product = max(sizes.values())
+    elements = max(product, threads) or DEFAULT_ELEMENTS
+    if grid is None or block is None:
+        grid, block, launch_origin = _default_launch(parameters, sizes, elements)
+    else:
+        launch_origin = f"launch site {launch.file}:{launch.line}: <<<{launch.grid}, {launch.block}>>>"
+    shared = 0
+    if launch is not None and launch.shared_bytes:
+        known = values.integer(launch.shared_bytes)
+        if known is None:
+            edits.append(f"the dynamic shared memory of {launch.file}:{launch.line} "
+                         f"({launch.shared_bytes}) is not a constant: set launch.shared_bytes")
+        shared = known or 0
+    elif kernel.dynamic_shared:
+        edits.append("the kernel uses extern __shared__ memory and no launch site gives its "
+                      "size: set launch.shared_bytes")
+    documents = []
+    for index, parameter in enumerate(parameters):
+        document, why = _parameter(parameter, index, site_args, sizes, elements, launch, values)
+        documents.append(document)
+        if why:
+            edits.append(why)
+    spec = {"kernel": {"name": kernel.qualified_name or kernel.name, "file": rel,
+                       "line": kernel.line, "template_arguments": template_arguments,
+                       "reader": kernel.reader, "note": kernel.note},
+            "launch": {"grid": list(grid), "block": list(block), "shared_bytes": shared,
+                       "origin": launch_origin},
+            "run": {"seed": 1, "warmup": 3, "repetitions": 20},
+            "parameters": documents,
+            "tolerance": {kind: dict(values_) for kind, values_ in DEFAULT_TOLERANCES.items()}}
+    if edits:
+        spec = {"needs_edit": "; ".join(edits), **spec}
+    spec["kernel"]["harness"] = name
+    return spec
+
+
+def _is_integer(parameter) -> bool:
+    layout = element_layout(parameter.type)
+    return layout is not None and COMPONENTS[layout[0]].kind in ("int", "uint")
+
+
+def _launch(launches, values):
+    """The first launch site whose grid and block evaluate (else the first), and those."""
+    for launch in launches:
+        grid, block = values.dim3(launch.grid), values.dim3(launch.block)
+        if grid and block:
+            return launch, grid, block
+    return (launches[0] if launches else None), None, None
+
+
+def _site_arguments(launch, parameters, values) -> dict[str, int | float]:
+    """The launch site's scalar arguments that evaluate, by parameter name."""
+    if launch is None or len(launch.arguments) != len(parameters):
+        return {}
+    found = {}
+    for parameter, argument in zip(parameters, launch.arguments):
+        if parameter.kind == "scalar":
+            value = values.number(argument)
+            if value is not None:
+                found[parameter.name] = value
+    return found
+
+
+def _default_dims(names: list[str]) -> dict[str, int]:
+    """Sizes for size parameters the site does not give: their product is about DEFAULT_ELEMENTS."""
+    if not names:
+        return {}
+    each = 1 << (DEFAULT_ELEMENTS.bit_length() - 1) // len(names)
+    return {name: each for name in names}
+
+
+def _default_launch(parameters, sizes: dict[str, int], elements: int):
+    x = next((sizes[n] for n in sizes if _X_DIM.match(n)), None)
+    y = next((sizes[n] for n in sizes if _Y_DIM.match(n)), None)
+    if x and y:
+        return ((-(-x // 16), -(-y // 16), 1), (16, 16, 1),
+                f"no launch site to read: 16 x 16 blocks covering {x} x {y}")
+    return ((-(-elements // DEFAULT_BLOCK), 1, 1), (DEFAULT_BLOCK, 1, 1),
+            f"no launch site to read: blocks of {DEFAULT_BLOCK} threads covering {elements} "
+            "elements")
+
+
+def _parameter(parameter, index: int, site_args, sizes, elements: int, launch, values):
+    """(the parameter's document, why it needs a hand edit or "")."""
+    name = parameter.name or f"arg{index}"
+    document = {"name": name, "kind": parameter.kind, "type": parameter.type}
+    if parameter.kind == "pointer":
+        return _pointer(parameter, name, document, index, elements, launch, values)
+    if parameter.kind == "scalar":
+        layout = element_layout(parameter.type)
+        if name in sizes:
+            value, origin = sizes[name], ("launch site" if name in site_args
+                                          else "default size")
+        elif name in site_args:
+            value, origin = site_args[name], "launch site"
+        elif layout is not None and COMPONENTS[layout[0]].kind == "float":
+            value, origin = 0.5, "default value"
+        else:  # integers, bool, enums: 1 is in range of each and a harmless stride or flag
+            value, origin = 1, "default value"
+        if layout is not None and COMPONENTS[layout[0]].kind == "float":
+            value = float(value)
+        elif isinstance(value, float):
+            value = int(value)
+        document.update(value=value, origin=origin)
+        return document, ""
+    if parameter.kind == "struct":
+        document.update(init="", origin="the front end gives no fields of a struct")
+        return document, (f"parameter {name} is a struct passed by value ({parameter.type}): set "
+                          f"its init to a C++ expression of that type")
+    document["origin"] = "a parameter kind the harness cannot fill"
+    return document, f"parameter {name} ({parameter.type}) cannot be filled: set its init"
+
+
+def _pointer(parameter, name: str, document: dict, index: int, elements: int, launch, values):
+    if parameter.const or not parameter.written_to:
+        role = "input"
+    else:
+        role = "inout" if parameter.read_from else "output"
+    layout = element_layout(parameter.element) if parameter.element else None
+    count, origin = elements, "the element count of the size parameters or the launch"
+    if launch is not None and len(launch.arguments) > index:
+        argument = launch.arguments[index]
+        allocated = values.allocated_bytes(argument)
+        size = parameter.element_size or (
+            COMPONENTS[layout[0]].size * layout[1] if layout else 0)
+        if allocated and size and allocated % size == 0:
+            count, origin = allocated // size, f"cudaMalloc of {argument.strip()}"
+    document.update(role=role, count=count, fill="zero" if role == "output" else "random")
+    why = ""
+    if "*" in parameter.element or not parameter.element:
+        why = f"parameter {name} points to a pointer ({parameter.type}): the harness cannot fill it"
+        document.update(component="", components=1)
+    elif layout is None:
+        why = (f"parameter {name} points to {plain(parameter.element)}, whose fields the front end "
+               "does not give: set its component (a type code such as f32, or bytes) and "
+               "components")
+        if parameter.element_size:
+            why += f" ({parameter.element_size} bytes per element)"
+        document.update(component="", components=1)
+    else:
+        component, components = layout
+        if parameter.element_size and parameter.element_size != COMPONENTS[component].size * components:
+            why = (f"parameter {name}: {plain(parameter.element)} is {parameter.element_size} "
+                   f"bytes, not {COMPONENTS[component].size * components}: set its component")
+        document.update(component=component, components=components,
+                        range=list(DEFAULT_RANGES[component]))
+        if COMPONENTS[component].kind in ("int", "uint") and _INDEX_NAME.search(name) \
+                and role != "output":
+            why = (f"parameter {name} looks like an index array: set its range, or index_of to "
+                   "the buffer it indexes, so that its values stay in bounds")
+    document["origin"] = origin
+    return document, why
+
+
+# --- writing and keeping -----------------------------------------------------------------------
+
+
+def render_spec(document: dict) -> str:
+    """The spec as TOML: a comment header, the digest of the rest, then the document (tables
+    and arrays of tables; short arrays inline, so that a grid reads ``[128, 128, 1]``)."""
+    body = _toml(document)
+    digest = hashlib.sha256(body.encode()).hexdigest()[:32]
+    return (f"# rocmigrate {__version__}: harness spec of kernel "
+            f"{document['kernel']['name']} ({document['kernel']['file']}).\n"
+            "# Edit freely: an edited spec is kept when the harnesses are generated again\n"
+            "# (rocmigrate harness --force overwrites it). Fields: docs/kernel_harness.md.\n"
+            f'{DIGEST_KEY} = "{digest}"\n' + body)
+
+
+def _toml(document: dict, prefix: str = "") -> str:
+    """TOML of a document whose tables hold scalars, arrays of scalars, tables and arrays of
+    tables (tomli_w spells the scalars)."""
+    lines, tables = [], []
+    for key, value in document.items():
+        if isinstance(value, dict) or (isinstance(value, list) and value
+                                       and all(isinstance(v, dict) for v in value)):
+            tables.append((key, value))
+        else:
+            lines.append(f"{key} = {_value(value)}\n")
+    text = "".join(lines)
+    for key, value in tables:
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            text += f"\n[{name}]\n" + _toml(value, f"{name}.")
+        else:
+            text += "".join(f"\n[[{name}]]\n" + _toml(item, f"{name}.") for item in value)
+    return text
+
+
+def _value(value) -> str:
+    import tomli_w
+
+    if isinstance(value, list):
+        return "[" + ", ".join(_value(item) for item in value) + "]"
+    return tomli_w.dumps({"v": value})[4:].rstrip("\n")
+
+
+def edited(text: str) -> bool:
+    """Whether a spec on disk is no longer what rocmigrate wrote (its digest line is gone or
+    does not match the rest)."""
+    match = re.search(rf'^{DIGEST_KEY} = "([0-9a-f]+)"\n', text, re.MULTILINE)
+    if match is None:
+        return True
+    body = text[match.end():]
+    return hashlib.sha256(body.encode()).hexdigest()[:32] != match.group(1)
+
+
+def write_spec(path: Path, document: dict, force: bool) -> str:
+    """Write the spec; returns written | unchanged | kept (edited by hand, not ``force``d)."""
+    from ..fsutil import atomic_write
+
+    text = render_spec(document)
+    if path.is_file():
+        try:
+            current = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            current = None
+        if current == text:
+            return "unchanged"
+        if current is not None and edited(current) and not force:
+            return "kept"
+    atomic_write(path, text.encode())
+    return "written"
+
+
+# --- reading -------------------------------------------------------------------------------------
+
+
+def load_spec(path: Path) -> HarnessSpec:
+    """Read and check a spec; SpecError says what is wrong and where."""
+    try:
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as err:
+        raise SpecError(f"{path}: cannot read: {err}") from None
+    except tomllib.TOMLDecodeError as err:
+        raise SpecError(f"{path}: not TOML: {err}") from None
+    return spec_from(document, str(path))
+
+
+def spec_from(document: dict, where: str) -> HarnessSpec:
+    kernel, launch, run = (_table(document, key, where) for key in ("kernel", "launch", "run"))
+    parameters = document.get("parameters", [])
+    if not isinstance(parameters, list):
+        raise SpecError(f"{where}: parameters must be an array of tables")
+    tolerances = {kind: dict(DEFAULT_TOLERANCES[kind]) for kind in FLOATING}
+    for kind, table in _table(document, "tolerance", where, required=False).items():
+        if kind not in tolerances or not isinstance(table, dict):
+            raise SpecError(f"{where}: tolerance.{kind}: expected one of {', '.join(FLOATING)}")
+        for key, value in table.items():
+            if key not in ("ulp", "relative", "absolute") or not _number(value) or value < 0:
+                raise SpecError(f"{where}: tolerance.{kind}.{key} must be ulp, relative or "
+                                "absolute, a number >= 0")
+            tolerances[kind][key] = value
+    specs = tuple(_parameter_spec(p, f"{where}: parameters[{i}]")
+                  for i, p in enumerate(parameters))
+    names = [p.name for p in specs]
+    for p in specs:
+        if p.index_of and p.index_of not in names:
+            raise SpecError(f"{where}: {p.name}.index_of names no parameter ({p.index_of})")
+    return HarnessSpec(
+        name=_string(kernel, "harness", where), kernel=_string(kernel, "name", where),
+        file=_string(kernel, "file", where),
+        template_arguments=tuple(_strings(kernel, "template_arguments", where)),
+        grid=_dims(launch, "grid", where), block=_dims(launch, "block", where),
+        shared_bytes=_integer(launch, "shared_bytes", where, 0),
+        seed=_integer(run, "seed", where, 0), warmup=_integer(run, "warmup", where, 0),
+        repetitions=_integer(run, "repetitions", where, 1),
+        parameters=specs, tolerances=tolerances,
+        needs_edit=str(document.get("needs_edit", "")))
+
+
+def _parameter_spec(table, where: str) -> ParameterSpec:
+    if not isinstance(table, dict):
+        raise SpecError(f"{where}: expected a table")
+    name, kind = _string(table, "name", where), _string(table, "kind", where)
+    where = f"{where} ({name})"
+    if kind == "pointer":
+        component = table.get("component", "")
+        if component not in COMPONENTS:
+            raise SpecError(f"{where}: component must be one of {', '.join(COMPONENTS)}")
+        role, fill = table.get("role", "input"), table.get("fill", "random")
+        if role not in ROLES or fill not in FILLS:
+            raise SpecError(f"{where}: role must be one of {', '.join(ROLES)}, fill one of "
+                            f"{', '.join(FILLS)}")
+        value_range = table.get("range", DEFAULT_RANGES.get(component, [0, 0]))
+        if (not isinstance(value_range, list) or len(value_range) != 2
+                or not all(_number(v) and math.isfinite(v) for v in value_range)
+                or value_range[0] > value_range[1]):
+            raise SpecError(f"{where}: range must be [low, high], finite, with low <= high")
+        return ParameterSpec(name, kind, _string(table, "type", where), role, component,
+                             _integer(table, "components", where, 1),
+                             _integer(table, "count", where, 1), fill, tuple(value_range),
+                             str(table.get("index_of", "")))
+    if kind == "scalar":
+        if "init" in table and table["init"]:
+            return ParameterSpec(name, kind, _string(table, "type", where),
+                                 init=str(table["init"]))
+        value = table.get("value")
+        if not _number(value) and not isinstance(value, bool):
+            raise SpecError(f"{where}: value must be a number")
+        layout = element_layout(_string(table, "type", where))
+        return ParameterSpec(name, kind, table["type"], component=layout[0] if layout else "",
+                             value=value)
+    init = table.get("init", "")
+    if not isinstance(init, str) or not init.strip():
+        raise SpecError(f"{where}: a {kind} parameter needs init: a C++ expression of its type")
+    return ParameterSpec(name, kind, _string(table, "type", where), init=init)
+
+
+def _table(document: dict, key: str, where: str, required: bool = True) -> dict:
+    value = document.get(key, None if required else {})
+    if not isinstance(value, dict):
+        raise SpecError(f"{where}: [{key}] is missing or not a table")
+    return value
+
+
+def _string(table: dict, key: str, where: str) -> str:
+    value = table.get(key)
+    if not isinstance(value, str) or not value:
+        raise SpecError(f"{where}: {key} must be a non-empty string")
+    return value
+
+
+def _strings(table: dict, key: str, where: str) -> list[str]:
+    value = table.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise SpecError(f"{where}: {key} must be a list of strings")
+    return value
+
+
+def _integer(table: dict, key: str, where: str, minimum: int) -> int:
+    value = table.get(key)
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise SpecError(f"{where}: {key} must be an integer >= {minimum}")
+    return value
+
+
+def _dims(table: dict, key: str, where: str) -> tuple[int, int, int]:
+    value = table.get(key)
+    if (not isinstance(value, list) or not 1 <= len(value) <= 3
+            or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in value)):
+        raise SpecError(f"{where}: launch.{key} must be 1 to 3 positive integers")
+    return tuple(value + [1] * (3 - len(value)))  # type: ignore[return-value]
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
