@@ -1,0 +1,1008 @@
+"""What a harness needs to know about a CUDA file's kernels: each ``__global__`` function with
+its template parameters, its parameters' types resolved through typedefs, aliases and
+templates, their qualifiers, which pointers the body writes through, and the launch sites
+that instantiate it.
+
+Entry point: ``read_kernels(path, options)``. libclang reads the file as CUDA (host side, no
+CUDA toolkit needed: a small set of CUDA declarations ships with rocmigrate); where it cannot
+(no libclang, a missing header, a parse error in the kernel), each kernel says so in ``note``
+and carries what tree-sitter sees instead (``reader == "tree-sitter"``: types as written).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from ..parsing import treesitter
+from .check import find_resource_dir
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """A kernel parameter, for one instantiation of the kernel."""
+
+    name: str  # as declared ("" when unnamed)
+    written: str  # the type as written in the declaration ("const T *__restrict__")
+    type: str  # resolved: typedefs, aliases and template parameters replaced ("const float *")
+    kind: str  # "pointer", "scalar" (arithmetic, enum, bool), "struct" (class by value), "other"
+    element: str = ""  # pointers: the resolved pointee type without qualifiers ("float")
+    element_size: int = 0  # pointers: sizeof the pointee; scalars/structs: sizeof the type (0: unknown)
+    const: bool = False  # pointers: the pointee is const (an input)
+    restrict: bool = False  # the pointer is __restrict__
+    written_to: bool = False  # pointers: the body (or a device function it passes it to) writes through it
+    read_from: bool = True  # pointers: the body reads through it
+
+
+@dataclass(frozen=True)
+class Launch:
+    """A ``kernel<<<grid, block, shared, stream>>>(args)`` site (or hipLaunchKernelGGL-style)."""
+
+    file: str
+    line: int
+    template_arguments: tuple[str, ...]  # as resolved at the site ("float", "256"); () if none
+    grid: str  # the expressions as written
+    block: str
+    shared_bytes: str = ""  # "" when not given
+    stream: str = ""
+    arguments: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Instantiation:
+    """One set of template arguments the file instantiates the kernel with (the only one, with
+    no template arguments, for a plain kernel)."""
+
+    template_arguments: tuple[str, ...]
+    parameters: tuple[Parameter, ...]
+    launches: tuple[Launch, ...] = ()
+
+
+@dataclass(frozen=True)
+class Kernel:
+    name: str
+    qualified_name: str  # with namespaces ("ns::scale")
+    file: str
+    line: int
+    template_parameters: tuple[str, ...]  # ("typename T", "int BLOCK")
+    parameters: tuple[Parameter, ...]  # as declared (types of a template: written, unresolved)
+    instantiations: tuple[Instantiation, ...]
+    dynamic_shared: bool = False  # uses extern __shared__ memory
+    reader: str = "clang"  # "clang" or "tree-sitter"
+    note: str = ""  # why the types come from tree-sitter, or what is unknown
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    include_paths: tuple[Path, ...] = ()
+    defines: tuple[str, ...] = ()
+    compile_commands: Path | None = None  # a compile_commands.json: its flags for the file win
+    cuda_include: Path | None = None  # a CUDA toolkit's include folder; None: shipped declarations
+
+
+@dataclass
+class KernelReading:
+    path: Path
+    kernels: list[Kernel] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # file-level: libclang missing, parse errors...
+
+
+_DECLARATIONS = Path(__file__).with_name("cuda_declarations")
+_BASE_ARGUMENTS = ("-x", "cuda", "--cuda-host-only", "-nocudainc", "-nocudalib", "-fsyntax-only")
+_STANDARD = "-std=c++17"
+# what a compile command may carry over: the rest (nvcc's -arch, -O3, -Xcompiler...) is about
+# code generation, or unknown to clang
+_KEPT_WITH_VALUE = ("-I", "-isystem", "-iquote", "-idirafter", "-D", "-U", "-include")
+_NVCC_SPELLINGS = {"--include-path": "-I", "--define-macro": "-D", "--undefine-macro": "-U",
+                   "--pre-include": "-include", "--system-include": "-isystem"}
+_PATH_FLAGS = ("-I", "-isystem", "-iquote", "-idirafter", "-include")
+_ARITHMETIC = frozenset({
+    "BOOL", "CHAR_U", "UCHAR", "CHAR16", "CHAR32", "USHORT", "UINT", "ULONG", "ULONGLONG",
+    "UINT128", "CHAR_S", "SCHAR", "WCHAR", "SHORT", "INT", "LONG", "LONGLONG", "INT128", "FLOAT",
+    "DOUBLE", "LONGDOUBLE", "HALF", "FLOAT16", "FLOAT128", "BFLOAT16", "ENUM"})
+# sizes of fundamental types as written, for kernels tree-sitter reads (LP64)
+_FUNDAMENTAL_SIZES = {
+    "bool": 1, "char": 1, "signed char": 1, "unsigned char": 1, "int8_t": 1, "uint8_t": 1,
+    "short": 2, "unsigned short": 2, "int16_t": 2, "uint16_t": 2, "__half": 2,
+    "__nv_bfloat16": 2, "half": 2, "int": 4, "unsigned": 4, "unsigned int": 4, "int32_t": 4,
+    "uint32_t": 4, "float": 4, "long": 8, "unsigned long": 8, "long long": 8,
+    "unsigned long long": 8, "int64_t": 8, "uint64_t": 8, "size_t": 8, "double": 8}
+_READ_ONLY_CALLS = frozenset({"__ldg", "__ldcg", "__ldca", "__ldcs", "__ldlu", "__ldcv",
+                              "printf", "__builtin_assume_aligned"})
+_CASTS = frozenset({"CSTYLE_CAST_EXPR", "CXX_STATIC_CAST_EXPR", "CXX_REINTERPRET_CAST_EXPR",
+                    "CXX_CONST_CAST_EXPR", "CXX_FUNCTIONAL_CAST_EXPR", "CXX_DYNAMIC_CAST_EXPR"})
+# statements that only test or discard a value: a pointer or an element in them is read
+_READING_STATEMENTS = frozenset({"IF_STMT", "WHILE_STMT", "DO_STMT", "FOR_STMT", "SWITCH_STMT",
+                                 "COMPOUND_STMT", "CASE_STMT", "DEFAULT_STMT"})
+_ASSIGNMENTS = frozenset({"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="})
+_CALLEE_DEPTH = 4  # device functions followed into, for what they do with a pointer
+
+
+def read_kernels(path: Path, options: ReadOptions = ReadOptions()) -> KernelReading:
+    """The kernels of the CUDA file ``path`` (never raises on bad input: notes say why)."""
+    path = Path(path)
+    reading = KernelReading(path)
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        reading.notes.append(f"cannot read {path}: {err.strerror or err}")
+        return reading
+    if b"\0" in data:
+        reading.notes.append(f"{path} is not a text file")
+        return reading
+    if b"__global__" not in data:
+        return reading
+    sketch = _sketch(path, data)
+    read, why = _clang_kernels(path, data, options, sketch, reading.notes)
+    by_place = {(kernel.name, kernel.line): (kernel, unsure) for kernel, unsure in read}
+    for drawn in sketch.kernels:
+        kernel, unsure = by_place.pop((drawn.name, drawn.line), (None, ""))
+        if kernel is None or unsure:
+            reason = unsure or why or \
+                "libclang does not see it (an inactive #if branch, or a macro)"
+            kernel = replace(drawn, note=reason)
+        reading.kernels.append(kernel)
+    # kernels only clang sees (spelt through macros); unsure ones keep clang's reading
+    reading.kernels += [replace(kernel, note=unsure) if unsure else kernel
+                        for kernel, unsure in by_place.values()]
+    reading.kernels.sort(key=lambda kernel: kernel.line)
+    return reading
+
+
+# ---- libclang -----------------------------------------------------------------------------
+
+def clang_arguments(path: Path, options: ReadOptions, resource_dir: Path | None) -> list[str]:
+    """The arguments libclang parses ``path`` with: CUDA's host side, the shipped declarations
+    (or ``options.cuda_include``'s toolkit), the include paths and defines of ``options``, then
+    the compile command's own include paths, defines and standard when it has one."""
+    arguments = list(_BASE_ARGUMENTS)
+    if resource_dir is not None:
+        arguments += ["-resource-dir", str(resource_dir)]
+    command = _compile_command_flags(path, options.compile_commands)
+    if not any(flag.startswith(("-std=", "--std")) for flag in command):
+        arguments.append(_STANDARD)
+    for include in options.include_paths:
+        arguments += ["-I", str(include)]
+    arguments += [f"-D{define}" for define in options.defines]
+    arguments += command
+    if options.cuda_include is not None:
+        arguments.remove("-nocudainc")
+        arguments.append(f"--cuda-path={Path(options.cuda_include).parent}")
+    else:
+        arguments += ["-isystem", str(_DECLARATIONS), "-include", "cuda_runtime.h"]
+    return arguments
+
+
+def _compile_command_flags(path: Path, compile_commands: Path | None) -> list[str]:
+    """Include paths, defines, forced includes and the language standard of ``path``'s entry
+    in a ``compile_commands.json`` (relative paths made absolute against its directory)."""
+    if compile_commands is None:
+        return []
+    try:
+        entries = json.loads(Path(compile_commands).read_text(encoding="utf-8", errors="replace"))
+    except (OSError, ValueError):
+        return []
+    target = os.path.realpath(path)
+    for entry in entries if isinstance(entries, list) else ():
+        if not isinstance(entry, dict) or "file" not in entry:
+            continue
+        directory = Path(str(entry.get("directory", ".")))
+        if os.path.realpath(directory / str(entry["file"])) != target:
+            continue
+        words = entry.get("arguments")
+        if not isinstance(words, list):
+            try:
+                words = shlex.split(str(entry.get("command", "")))
+            except ValueError:
+                return []
+        return _kept_flags([str(word) for word in words[1:]], directory)
+    return []
+
+
+def _kept_flags(words: list[str], directory: Path) -> list[str]:
+    kept: list[str] = []
+    index = 0
+    while index < len(words):
+        word = words[index]
+        index += 1
+        flag, value = word, None
+        if "=" in word and word.split("=", 1)[0] in _NVCC_SPELLINGS:
+            flag, value = word.split("=", 1)
+        flag = _NVCC_SPELLINGS.get(flag, flag)
+        if flag.startswith(("-std=", "--std=")):
+            kept.append("-std=" + flag.split("=", 1)[1])
+            continue
+        if flag in ("-std", "--std") and index < len(words):
+            kept.append("-std=" + words[index])
+            index += 1
+            continue
+        for prefix in _KEPT_WITH_VALUE:
+            if flag == prefix or (flag.startswith(prefix) and prefix in ("-I", "-D", "-U")):
+                if value is None:
+                    value = flag[len(prefix):]
+                    if not value:
+                        if index >= len(words):
+                            break
+                        value = words[index]
+                        index += 1
+                if prefix in _PATH_FLAGS:
+                    value = str(directory / value)
+                kept += [prefix, value]
+                break
+    return kept
+
+
+def _clang_kernels(path: Path, data: bytes, options: ReadOptions, sketch: _Sketch,
+                   notes: list[str]) -> tuple[list[tuple[Kernel, str]], str]:
+    """The kernels libclang reads in ``path``, each with why its reading is unsure ("": it is
+    not), and, when it reads none, why (for every kernel's note)."""
+    try:
+        import clang.cindex as cindex
+    except ImportError as err:
+        return [], f"libclang is not installed ({err})"
+    resource_dir = find_resource_dir()
+    if resource_dir is None:
+        notes.append("no clang builtin headers found (set ROCMIGRATE_CLANG_RESOURCE_DIR)")
+    arguments = clang_arguments(path, options, resource_dir)
+    probes = _probes(sketch.kernels)
+    unsaved = None
+    try:
+        text = data.decode("utf-8")
+        if probes:
+            unsaved = [(str(path), text + "\n" + "\n".join(probes) + "\n")]
+    except UnicodeDecodeError:
+        pass
+    try:
+        unit = cindex.Index.create().parse(str(path), args=arguments, unsaved_files=unsaved)
+    except cindex.TranslationUnitLoadError as err:
+        return [], f"libclang could not parse the file ({err})"
+    except Exception as err:  # a libclang that cannot be loaded (no shared library)
+        return [], f"libclang is unusable ({err})"
+    last_line = data.count(b"\n") + 1
+    errors, fatal = _errors(unit, path, last_line)
+    if fatal:
+        return [], f"libclang: {fatal}"
+    if errors:
+        notes.append(f"libclang: {len(errors)} error(s), first: {errors[0][2]}")
+    reader = _ClangReader(cindex, unit, path, data, sketch.launches)
+    return reader.kernels(errors), ""
+
+
+def _errors(unit, path: Path, last_line: int) -> tuple[list[tuple[str, int, str]], str]:
+    """(errors as (file, line, text), the first fatal error's text or "") of a parse, without
+    those of the probes appended after the file's last line."""
+    errors, fatal = [], ""
+    main = os.path.realpath(path)
+    for diagnostic in unit.diagnostics:
+        if diagnostic.severity < 3:
+            continue
+        location = diagnostic.location
+        name = os.path.realpath(location.file.name) if location.file else main
+        if name == main and location.line > last_line:
+            continue
+        where = f"{Path(name).name}:{location.line}: {diagnostic.spelling}"
+        if diagnostic.severity >= 4 and not fatal:
+            fatal = where
+        errors.append((name, location.line, where))
+    return errors, fatal
+
+
+def _probes(sketches: list[Kernel]) -> list[str]:
+    """Declarations appended to the file that name each explicit instantiation, so that
+    libclang resolves it (libclang's cursors do not show explicit instantiations)."""
+    probes = []
+    for sketch in sketches:
+        for instantiation in sketch.instantiations:
+            if instantiation.template_arguments and not instantiation.launches:
+                arguments = ", ".join(instantiation.template_arguments)
+                probes.append(f"static const void *const __rocmigrate_probe_{len(probes)} = "
+                              f"(const void *)&{sketch.qualified_name}<{arguments}>;")
+    return probes
+
+
+class _ClangReader:
+    """Kernels, their instantiations and launches, from one translation unit."""
+
+    def __init__(self, cindex, unit, path: Path, data: bytes, launches: list[_WrittenLaunch]):
+        self.cindex = cindex
+        self.kinds = cindex.CursorKind
+        self.unit = unit
+        self.path = path
+        self.main = os.path.realpath(path)
+        self.data = data
+        self.launches = {(written.launch.line, written.column): written for written in launches}
+        self.last_line = data.count(b"\n") + 1
+        self._kernel_flags: dict[int, bool] = {}
+        self._invalid = getattr(cindex.conf.lib, "clang_isInvalidDeclaration", None)
+        self._template_of = cindex.conf.lib.clang_getSpecializedCursorTemplate
+        self._written: dict[tuple[str, int], tuple[bool, bool]] = {}
+
+    # -- finding kernels and what refers to them
+    def kernels(self, errors) -> list[tuple[Kernel, str]]:
+        definitions, references = [], []
+        self._walk(self.unit.cursor, definitions, references)
+        uses: dict[str, list] = {}
+        for reference, parents in references:
+            target = reference.referenced
+            template = self._template_of(target)
+            key = (template if template is not None and
+                   template.kind == self.kinds.FUNCTION_TEMPLATE else target).get_usr()
+            uses.setdefault(key, []).append((reference, target, parents))
+        return [self._kernel(cursor, uses.get(cursor.get_usr(), []), errors)
+                for cursor in definitions]
+
+    def _walk(self, cursor, definitions, references, parents=()):
+        for child in cursor.get_children():
+            location = child.location
+            if location.file is None or os.path.realpath(location.file.name) != self.main:
+                if child.kind != self.kinds.NAMESPACE:
+                    continue
+            kind = child.kind
+            if kind in (self.kinds.FUNCTION_DECL, self.kinds.FUNCTION_TEMPLATE) and \
+                    child.is_definition() and self._is_kernel(child):
+                definitions.append(child)
+            elif kind in (self.kinds.DECL_REF_EXPR, self.kinds.CALL_EXPR) and \
+                    child.referenced is not None and \
+                    child.referenced.kind == self.kinds.FUNCTION_DECL and \
+                    self._is_kernel(child.referenced):
+                if kind == self.kinds.CALL_EXPR or not parents or \
+                        not self._is_launch(parents[-1]):
+                    references.append((child, parents))
+            self._walk(child, definitions, references, parents + (child,))
+
+    def _is_kernel(self, cursor) -> bool:
+        flag = self._kernel_flags.get(cursor.hash)
+        if flag is None:
+            flag = any(child.kind == self.kinds.CUDAGLOBAL_ATTR
+                       for child in cursor.get_children())
+            self._kernel_flags[cursor.hash] = flag
+        return flag
+
+    def _is_launch(self, call) -> bool:
+        """Whether ``call`` is ``kernel<<<...>>>(...)``: its second child is the call of the
+        launch configuration clang makes of the ``<<<...>>>``."""
+        if call.kind != self.kinds.CALL_EXPR:
+            return False
+        children = list(call.get_children())
+        return len(children) > 1 and children[1].kind == self.kinds.CALL_EXPR and \
+            children[1].spelling in ("__cudaPushCallConfiguration", "cudaConfigureCall")
+
+    # -- one kernel
+    def _kernel(self, cursor, uses, errors) -> tuple[Kernel, str]:
+        line = cursor.location.line
+        template = cursor.kind == self.kinds.FUNCTION_TEMPLATE
+        parameters = [child for child in cursor.get_children()
+                      if child.kind == self.kinds.PARM_DECL]
+        writes = self._parameter_writes(cursor, parameters)
+        declared = tuple(self._parameter(p, p.type, writes[i]) for i, p in enumerate(parameters))
+        template_parameters = tuple(
+            _normal_space(self._text(child)) for child in cursor.get_children()
+            if child.kind in (self.kinds.TEMPLATE_TYPE_PARAMETER,
+                              self.kinds.TEMPLATE_NON_TYPE_PARAMETER,
+                              self.kinds.TEMPLATE_TEMPLATE_PARAMETER))
+        notes = []
+        by_arguments: dict[tuple[str, ...], tuple[tuple[Parameter, ...], list[Launch]]] = {}
+        if not template:
+            by_arguments[()] = (declared, [])
+        for reference, target, parents in uses:
+            if template:
+                arguments = self._template_arguments(target)
+                if arguments is None:
+                    notes.append(f"template arguments at line {reference.location.line} "
+                                 "not read")
+                    continue
+                if arguments not in by_arguments:
+                    resolved = tuple(self._parameter(p, p.type, writes[i])
+                                     for i, p in enumerate(target.get_arguments()))
+                    by_arguments[arguments] = (resolved, [])
+            else:
+                arguments = ()
+            launch = self._launch(reference, parents, arguments)
+            if launch is not None and reference.location.line <= self.last_line:
+                by_arguments[arguments][1].append(launch)
+        notes += self._dependent_launches(cursor)
+        if template and not by_arguments:
+            notes.append("no instantiation in the file")
+        kernel = Kernel(
+            name=cursor.spelling, qualified_name=self._qualified_name(cursor),
+            file=str(self.path), line=line, template_parameters=template_parameters,
+            parameters=declared,
+            instantiations=tuple(Instantiation(arguments, resolved, tuple(launches))
+                                 for arguments, (resolved, launches) in by_arguments.items()),
+            dynamic_shared=self._dynamic_shared(cursor, set()), reader="clang",
+            note="; ".join(dict.fromkeys(notes)))
+        return kernel, self._unsure(cursor, parameters, errors)
+
+    def _unsure(self, cursor, parameters, errors) -> str:
+        """Why the kernel's clang reading cannot be trusted ("" when it can): an error inside
+        it, or a type its parameters name that clang could not declare."""
+        start, end = cursor.extent.start.line, cursor.extent.end.line
+        for name, line, text in errors:
+            if name == self.main and start <= line <= end:
+                return f"libclang: {text}"
+        if self._invalid is None:
+            return ""
+        for parameter in parameters:
+            for node in parameter.walk_preorder():
+                referenced = node.referenced if node.kind in (self.kinds.TYPE_REF,
+                                                              self.kinds.TEMPLATE_REF) else None
+                if referenced is not None and self._invalid(referenced):
+                    return (f"libclang: the type {referenced.spelling} of parameter "
+                            f"{parameter.spelling} is invalid")
+        return ""
+
+    def _qualified_name(self, cursor) -> str:
+        names = [cursor.spelling]
+        parent = cursor.semantic_parent
+        while parent is not None and parent.kind != self.kinds.TRANSLATION_UNIT:
+            if parent.spelling and parent.kind != self.kinds.LINKAGE_SPEC:
+                names.append(parent.spelling)
+            parent = parent.semantic_parent
+        return "::".join(reversed(names))
+
+    def _template_arguments(self, specialization) -> tuple[str, ...] | None:
+        count = specialization.get_num_template_arguments()
+        if count < 0:
+            return None
+        kind = self.cindex.TemplateArgumentKind
+        template = self._template_of(specialization)
+        parameter_types = [child.type.kind.name for child in template.get_children()
+                           if child.kind in (self.kinds.TEMPLATE_TYPE_PARAMETER,
+                                             self.kinds.TEMPLATE_NON_TYPE_PARAMETER,
+                                             self.kinds.TEMPLATE_TEMPLATE_PARAMETER)]
+        arguments = []
+        for index in range(count):
+            argument_kind = specialization.get_template_argument_kind(index)
+            if argument_kind == kind.TYPE:
+                arguments.append(_plain_type(
+                    specialization.get_template_argument_type(index).get_canonical().spelling))
+            elif argument_kind == kind.INTEGRAL:
+                value = specialization.get_template_argument_value(index)
+                if index < len(parameter_types) and parameter_types[index] == "BOOL":
+                    arguments.append("true" if value else "false")
+                else:
+                    arguments.append(str(value))
+            else:
+                return None
+        return tuple(arguments)
+
+    def _launch(self, reference, parents, arguments) -> Launch | None:
+        """The launch ``reference`` is (a ``<<<...>>>`` call), or is the kernel of (a
+        ``cudaLaunchKernel``-style call); None when it only names the kernel."""
+        line = reference.location.line
+        if reference.kind == self.kinds.CALL_EXPR and self._is_launch(reference):
+            start = reference.extent.start
+            written = self.launches.get((start.line, start.column))
+            if written is not None:
+                return replace(written.launch, template_arguments=arguments)
+            children = list(reference.get_children())
+            configuration = [self._text(argument) for argument in children[1].get_children()]
+            configuration += [""] * (4 - len(configuration))
+            return Launch(str(self.path), line, arguments, configuration[0], configuration[1],
+                          configuration[2], configuration[3],
+                          tuple(self._text(argument) for argument in children[2:]))
+        call = next((parent for parent in reversed(parents)
+                     if parent.kind == self.kinds.CALL_EXPR), None)
+        if call is None or not call.spelling.startswith(("cudaLaunchKernel",
+                                                         "cudaLaunchCooperativeKernel")):
+            return None
+        texts = [self._text(argument) for argument in call.get_arguments()]
+        if len(texts) < 3:
+            return None
+        texts += [""] * (6 - len(texts))
+        return Launch(str(self.path), call.location.line, arguments, texts[1], texts[2],
+                      texts[4], texts[5], ())
+
+    def _dependent_launches(self, cursor) -> list[str]:
+        return [f"launch at line {written.launch.line} depends on the parameters of the "
+                "template around it" for written in self.launches.values()
+                if written.kernel == cursor.spelling and written.dependent]
+
+    def _dynamic_shared(self, cursor, seen: set) -> bool:
+        """Whether the function declares, or reaches through the functions it calls, an
+        ``extern __shared__`` array."""
+        seen.add(cursor.get_usr())
+        for node in cursor.walk_preorder():
+            if node.kind == self.kinds.VAR_DECL and \
+                    node.storage_class == self.cindex.StorageClass.EXTERN and \
+                    any(child.kind == self.kinds.CUDASHARED_ATTR for child in node.get_children()):
+                return True
+            if node.kind == self.kinds.CALL_EXPR and node.referenced is not None:
+                definition = node.referenced.get_definition()
+                if definition is not None and definition.get_usr() not in seen and \
+                        len(seen) < 32 and self._dynamic_shared(definition, seen):
+                    return True
+        return False
+
+    # -- parameters
+    def _parameter(self, cursor, type_, writes: tuple[bool, bool]) -> Parameter:
+        canonical = type_.get_canonical()
+        if "type-parameter-" in canonical.spelling:
+            canonical = type_  # a template's own parameter: its names as declared
+        kind_name = canonical.kind.name
+        written_to, read_from = writes
+        written = self._written_type(cursor) or type_.spelling
+        if kind_name == "POINTER":
+            pointee = canonical.get_pointee()
+            return Parameter(cursor.spelling, written, _plain_type(canonical.spelling), "pointer",
+                             element=_unqualified(pointee.spelling),
+                             element_size=max(pointee.get_size(), 0),
+                             const=pointee.is_const_qualified(),
+                             restrict=canonical.is_restrict_qualified(),
+                             written_to=written_to, read_from=read_from)
+        kind = "scalar" if kind_name in _ARITHMETIC else "struct" if kind_name == "RECORD" \
+            else "other"
+        return Parameter(cursor.spelling, written, _plain_type(canonical.spelling), kind,
+                         element_size=max(canonical.get_size(), 0), written_to=False)
+
+    def _written_type(self, cursor) -> str:
+        """The parameter's declaration as written, without its name and default value."""
+        extent = cursor.extent
+        if extent.start.file is None or os.path.realpath(extent.start.file.name) != self.main:
+            return ""
+        start, end = extent.start.offset, extent.end.offset
+        name = cursor.location.offset if cursor.spelling else end
+        if not start <= name <= end:
+            return ""
+        after = self.data[name + len(cursor.spelling.encode()):end].split(b"=")[0] \
+            if cursor.spelling else b""
+        return _normal_space((self.data[start:name] + after).decode("utf-8", "replace"))
+
+    def _text(self, cursor) -> str:
+        extent = cursor.extent
+        if extent.start.file is None or os.path.realpath(extent.start.file.name) != self.main:
+            return ""  # a default argument, or text of a header
+        return _normal_space(self.data[extent.start.offset:extent.end.offset]
+                             .decode("utf-8", "replace"))
+
+    def _parameter_writes(self, function, parameters) -> list[tuple[bool, bool]]:
+        """(written_to, read_from) of each pointer parameter of ``function``'s body."""
+        body = next((child for child in function.get_children()
+                     if child.kind == self.kinds.COMPOUND_STMT), None)
+        if body is None:
+            return [(True, True)] * len(parameters)
+        return _PointerUses(self, body, parameters).results()
+
+    def callee_writes(self, callee, index: int, depth: int) -> tuple[bool, bool] | None:
+        """What a function defined in the unit does through its pointer parameter ``index``
+        (None: no definition to follow)."""
+        definition = callee.get_definition()
+        if definition is None or depth >= _CALLEE_DEPTH:
+            return None
+        key = (definition.get_usr(), index)
+        if key in self._written:
+            return self._written[key]
+        parameters = [child for child in definition.get_children()
+                      if child.kind == self.kinds.PARM_DECL]
+        body = next((child for child in definition.get_children()
+                     if child.kind == self.kinds.COMPOUND_STMT), None)
+        if index >= len(parameters) or body is None:
+            return None
+        self._written[key] = (True, True)  # recursion: conservative until known
+        result = _PointerUses(self, body, [parameters[index]], depth + 1).results()[0]
+        self._written[key] = result
+        return result
+
+
+class _PointerUses:
+    """Which pointer parameters a function body writes through and reads through.
+
+    Each use of a parameter is followed up the expression tree, the value being either the
+    pointer (``p``, ``p + i``, ``(float4 *)p``) or an element it designates (``p[i]``, ``*p``,
+    ``p->f``, ``p[i].x``): an element assigned, incremented, or passed by non-const
+    reference is written; a pointer passed to a call whose parameter points to non-const data,
+    or whose callee clang cannot resolve (a dependent call in a template), is written unless
+    the callee is followed into; a pointer copied into a local variable is followed through
+    that variable. Whatever the walk does not understand counts as a write (and a read)."""
+
+    def __init__(self, reader: _ClangReader, body, parameters, depth: int = 0):
+        self.reader = reader
+        self.kinds = reader.kinds
+        self.body = body
+        self.depth = depth
+        self.origin = {parameter.hash: index for index, parameter in enumerate(parameters)}
+        self.aliases: dict[int, tuple[int, str]] = {hash_: (index, "pointer")
+                                                    for hash_, index in self.origin.items()}
+        self.written = [False] * len(parameters)
+        self.read = [False] * len(parameters)
+
+    def results(self) -> list[tuple[bool, bool]]:
+        for _ in range(4):  # aliases of aliases
+            known = len(self.aliases)
+            self.written = [False] * len(self.written)
+            self.read = [False] * len(self.read)
+            self._walk(self.body, [self.body])
+            if len(self.aliases) == known:
+                break
+        return list(zip(self.written, self.read))
+
+    def _walk(self, cursor, stack):
+        for child in cursor.get_children():
+            stack.append(child)
+            if child.kind == self.kinds.DECL_REF_EXPR and child.referenced is not None:
+                alias = self.aliases.get(child.referenced.hash)
+                if alias is not None:
+                    self._follow(stack, *alias)
+            self._walk(child, stack)
+            stack.pop()
+
+    def _mark(self, index: int, written: bool, read: bool):
+        self.written[index] |= written
+        self.read[index] |= read
+
+    def _follow(self, stack, index: int, state: str):
+        kinds = self.kinds
+        position = len(stack) - 1
+        while position > 0:
+            child, parent = stack[position], stack[position - 1]
+            kind = parent.kind.name
+            first = _first_child(parent)
+            if kind in ("UNEXPOSED_EXPR", "PAREN_EXPR"):
+                pass
+            elif kind in _CASTS:
+                if state == "element" and parent.type.get_canonical().kind.name != \
+                        "LVALUEREFERENCE":
+                    return self._mark(index, False, True)
+            elif kind == "ARRAY_SUBSCRIPT_EXPR":
+                if state != "pointer" or first != child:
+                    return self._mark(index, False, True) if state == "element" else None
+                state = "element"
+            elif kind == "UNARY_OPERATOR":
+                operator = _unary_operator(self.reader.data, parent, child)
+                if operator == "*" and state == "pointer":
+                    state = "element"
+                elif operator == "&" and state == "element":
+                    state = "pointer"
+                elif operator in ("++", "--") and state == "element":
+                    return self._mark(index, True, True)
+                elif state == "element":
+                    return self._mark(index, False, True)
+                else:
+                    return None
+            elif kind == "MEMBER_REF_EXPR":
+                referenced = parent.referenced
+                if referenced is not None and referenced.kind in (kinds.CXX_METHOD,
+                                                                   kinds.CONVERSION_FUNCTION):
+                    return self._mark(index, not referenced.is_const_method(), True)
+                state = "element"
+            elif kind == "BINARY_OPERATOR" or kind == "COMPOUND_ASSIGNMENT_OPERATOR":
+                operator = _binary_operator(self.reader.data, parent, first)
+                left = first == child
+                if operator in _ASSIGNMENTS:
+                    if left:
+                        if state == "element":
+                            return self._mark(index, True, operator != "=")
+                        return None  # the pointer variable itself is reassigned
+                    if state == "pointer" and operator == "=":
+                        return self._alias(first, index, state)
+                    return self._mark(index, False, True) if state == "element" else None
+                if operator == ",":
+                    if left:
+                        return self._mark(index, False, True) if state == "element" else None
+                elif operator in ("+", "-") and state == "pointer":
+                    pass
+                else:
+                    return self._mark(index, False, True) if state == "element" else None
+            elif kind == "CONDITIONAL_OPERATOR":
+                if first == child:
+                    return self._mark(index, False, True) if state == "element" else None
+            elif kind == "CALL_EXPR":
+                return self._call(parent, child, index, state)
+            elif kind == "VAR_DECL":
+                return self._alias(parent, index, state)
+            elif kind in _READING_STATEMENTS:
+                return self._mark(index, False, True) if state == "element" else None
+            elif kind == "RETURN_STMT" and state == "element":
+                return self._mark(index, False, True)
+            else:
+                return self._mark(index, True, True)  # an escape the walk does not follow
+            position -= 1
+        return None
+
+    def _alias(self, target, index: int, state: str):
+        """``q = p`` or ``T *q = p``: follow the variable, unless it cannot write."""
+        kinds = self.kinds
+        if target.kind == kinds.DECL_REF_EXPR and target.referenced is not None:
+            target = target.referenced
+        if target.kind not in (kinds.VAR_DECL, kinds.PARM_DECL):
+            return self._mark(index, True, True)
+        canonical = target.type.get_canonical()
+        if state == "pointer" and canonical.kind.name == "POINTER":
+            if canonical.get_pointee().is_const_qualified():
+                return self._mark(index, False, True)
+            self.aliases.setdefault(target.hash, (index, "pointer"))
+            return None
+        if state == "element" and canonical.kind.name == "LVALUEREFERENCE":
+            if canonical.get_pointee().is_const_qualified():
+                return self._mark(index, False, True)
+            self.aliases.setdefault(target.hash, (index, "element"))
+            return None
+        if state == "element" or canonical.kind.name in _ARITHMETIC:
+            return self._mark(index, False, True)  # a copy of the value
+        return self._mark(index, True, True)
+
+    def _call(self, call, child, index: int, state: str):
+        arguments = list(call.get_arguments())
+        position = next((i for i, argument in enumerate(arguments) if argument == child), None)
+        name = call.spelling
+        if position is None:
+            return self._mark(index, state == "element", True)  # the callee, or its object
+        if name in _READ_ONLY_CALLS:
+            return self._mark(index, False, True)
+        if name.startswith("operator"):
+            operator = name[len("operator"):].strip()
+            if position == 0 and operator in _ASSIGNMENTS:
+                return self._mark(index, True, operator != "=")
+            if position == 0 and operator in ("++", "--"):
+                return self._mark(index, True, True)
+        callee = call.referenced
+        parameters = [] if callee is None else [
+            c for c in callee.get_children() if c.kind == self.kinds.PARM_DECL]
+        if callee is None:  # unresolved (a dependent call in a template)
+            if name.startswith("operator"):
+                return self._mark(index, False, True)  # no assignment: arithmetic, comparison
+            type_ = child.type.get_canonical()
+            if state == "pointer":
+                const = type_.kind.name == "POINTER" and type_.get_pointee().is_const_qualified()
+            else:
+                const = type_.is_const_qualified()
+            return self._mark(index, not const, True)
+        if position >= len(parameters):
+            return self._mark(index, False, True)  # variadic: printf("%p", p)
+        type_ = parameters[position].type.get_canonical()
+        reference = type_.kind.name in ("LVALUEREFERENCE", "RVALUEREFERENCE")
+        pointee_const = type_.kind.name in ("POINTER", "LVALUEREFERENCE", "RVALUEREFERENCE") \
+            and type_.get_pointee().is_const_qualified()
+        if state == "element":
+            return self._mark(index, reference and not pointee_const, True)
+        if type_.kind.name != "POINTER" and not reference:
+            return self._mark(index, False, True)  # the pointer's value (an address)
+        if pointee_const and not reference:
+            return self._mark(index, False, True)
+        followed = self.reader.callee_writes(callee, position, self.depth)
+        if followed is not None and not reference:
+            return self._mark(index, *followed)
+        return self._mark(index, True, True)
+
+
+def _first_child(cursor):
+    return next(iter(cursor.get_children()), None)
+
+
+def _unary_operator(data: bytes, operator, operand) -> str:
+    """The operator of a unary expression: before its operand, or after it (``p[i]++``)."""
+    before = data[operator.extent.start.offset:operand.extent.start.offset].strip()
+    if before:
+        return before.decode("latin-1")
+    return data[operand.extent.end.offset:operator.extent.end.offset].strip().decode("latin-1")
+
+
+def _binary_operator(data: bytes, operator, left) -> str:
+    if left is None:
+        return ""
+    rest = data[left.extent.end.offset:operator.extent.end.offset]
+    match = re.match(rb"\s*(?:/\*.*?\*/\s*|//[^\n]*\n\s*)*([-+*/%&|^<>=!,]+)", rest, re.DOTALL)
+    if match is None:
+        return ""
+    operator_text = match.group(1).decode("latin-1")
+    for candidate in sorted(_ASSIGNMENTS | {"==", "!=", "<=", ">=", "&&", "||", "<<", ">>"},
+                            key=len, reverse=True):
+        if operator_text.startswith(candidate):
+            return candidate
+    return operator_text[:1]
+
+
+def _normal_space(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _plain_type(spelling: str) -> str:
+    """A canonical type's spelling without ``__restrict`` (the parameter's ``restrict`` says
+    it)."""
+    return _normal_space(re.sub(r"\b__restrict\b", "", spelling)).replace(" *", " *")
+
+
+def _unqualified(spelling: str) -> str:
+    return _normal_space(re.sub(r"\b(?:const|volatile|__restrict)\b", "", spelling))
+
+
+# ---- tree-sitter ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _WrittenLaunch:
+    """A launch as tree-sitter reads it, with what matching it to clang's cursors needs."""
+
+    launch: Launch
+    kernel: str  # the launched name, unqualified
+    column: int
+    dependent: bool  # inside a template whose parameters its template arguments name
+
+
+@dataclass
+class _Sketch:
+    kernels: list[Kernel]
+    launches: list[_WrittenLaunch]
+
+
+def _sketch(path: Path, data: bytes) -> _Sketch:
+    """The kernels of ``data`` as tree-sitter reads them: types as written."""
+    tree = treesitter.parse(data)
+    definitions, launches, explicit = [], [], []
+    pending = [(tree.root_node, (), ())]
+    while pending:
+        node, namespaces, template_names = pending.pop()
+        kind = node.type
+        if kind == "function_definition":
+            if _is_global(data, node):
+                definitions.append((node, namespaces))
+            names = template_names
+            if node.parent is not None and node.parent.type == "template_declaration":
+                names = template_names + _template_names(data, node.parent)
+            pending.extend((child, namespaces, names) for child in node.children)
+            continue
+        if kind == "call_expression" and any(c.type == "kernel_call_syntax"
+                                             for c in node.children):
+            launches.append((node, template_names))
+        if kind == "template_instantiation" and _is_global(data, node):
+            explicit.append(node)
+        if kind == "namespace_definition":
+            name = node.child_by_field_name("name")
+            namespaces = namespaces + ((_node_text(data, name),) if name is not None else ())
+        pending.extend((child, namespaces, template_names) for child in node.children)
+    read_launches = [_read_launch(path, data, node, names) for node, names in launches]
+    kernels = []
+    for node, namespaces in definitions:
+        kernel = _sketch_kernel(path, data, node, namespaces, read_launches, explicit)
+        if kernel is not None:
+            kernels.append(kernel)
+    return _Sketch(sorted(kernels, key=lambda kernel: kernel.line), read_launches)
+
+
+def _is_global(data: bytes, node) -> bool:
+    declarator = node.child_by_field_name("declarator")
+    head = data[node.start_byte:declarator.start_byte if declarator is not None else
+                node.end_byte]
+    return re.search(rb"\b__global__\b", head) is not None
+
+
+def _template_names(data: bytes, template) -> tuple[str, ...]:
+    parameters = template.child_by_field_name("parameters")
+    if parameters is None:
+        return ()
+    names = []
+    for parameter in parameters.named_children:
+        identifiers = [n for n in _descendants(parameter)
+                       if n.type in ("type_identifier", "identifier")]
+        if identifiers:
+            names.append(_node_text(data, identifiers[-1]))
+    return tuple(names)
+
+
+def _descendants(node):
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        yield current
+        pending.extend(reversed(current.children))
+
+
+def _node_text(data: bytes, node) -> str:
+    return data[node.start_byte:node.end_byte].decode("utf-8", "replace")
+
+
+def _callee_parts(data: bytes, function) -> tuple[str, tuple[str, ...]]:
+    """(kernel name, template arguments as written) of a launched expression."""
+    arguments: tuple[str, ...] = ()
+    for node in _descendants(function):
+        if node.type == "template_argument_list":
+            arguments = tuple(_normal_space(_node_text(data, argument))
+                              for argument in node.named_children if argument.type != "comment")
+            break
+    text = _node_text(data, function)
+    text = text.split("<", 1)[0]
+    return _normal_space(text.split("::")[-1]).strip("() "), arguments
+
+
+def _read_launch(path: Path, data: bytes, call, template_names) -> _WrittenLaunch:
+    function = call.child_by_field_name("function")
+    configuration = next(c for c in call.children if c.type == "kernel_call_syntax")
+    arguments = call.child_by_field_name("arguments")
+    name, template_arguments = _callee_parts(data, function) if function is not None else ("",
+                                                                                           ())
+    settings = [_normal_space(_node_text(data, c)) for c in configuration.named_children
+                if c.type != "comment"]
+    settings += [""] * (4 - len(settings))
+    words = set(re.findall(r"\w+", " ".join(template_arguments)))
+    launch = Launch(str(path), call.start_point[0] + 1, template_arguments, settings[0],
+                    settings[1], settings[2], settings[3],
+                    tuple(_normal_space(_node_text(data, a)) for a in arguments.named_children
+                          if a.type != "comment") if arguments is not None else ())
+    return _WrittenLaunch(launch, name, call.start_point[1] + 1,
+                          bool(words & set(template_names)))
+
+
+def _sketch_kernel(path: Path, data: bytes, node, namespaces, launches, explicit):
+    declarator = node.child_by_field_name("declarator")
+    while declarator is not None and declarator.type != "function_declarator":
+        declarator = declarator.child_by_field_name("declarator")
+    if declarator is None:
+        return None
+    name_node = declarator.child_by_field_name("declarator")
+    parameter_list = declarator.child_by_field_name("parameters")
+    if name_node is None or parameter_list is None:
+        return None
+    name = _node_text(data, name_node).split("::")[-1].split("<")[0].strip()
+    template = node.parent if node.parent is not None and \
+        node.parent.type == "template_declaration" else None
+    template_parameters = ()
+    if template is not None:
+        parameters_node = template.child_by_field_name("parameters")
+        template_parameters = tuple(_normal_space(_node_text(data, p))
+                                    for p in parameters_node.named_children
+                                    if p.type != "comment") if parameters_node else ()
+    parameters = tuple(_sketch_parameter(data, p) for p in parameter_list.named_children
+                       if p.type in ("parameter_declaration", "optional_parameter_declaration"))
+    qualified = "::".join((*namespaces, name))
+    by_arguments: dict[tuple[str, ...], list] = {}
+    if not template_parameters:
+        by_arguments[()] = []
+    for written in launches:
+        if written.kernel == name and not written.dependent:
+            by_arguments.setdefault(written.launch.template_arguments, []).append(written.launch)
+    for instantiation in explicit:
+        function = instantiation.child_by_field_name("declarator")
+        target = function.child_by_field_name("declarator") if function is not None else None
+        if target is None:
+            continue
+        explicit_name, arguments = _callee_parts(data, target)
+        if explicit_name == name and arguments:
+            by_arguments.setdefault(arguments, [])
+    body = node.child_by_field_name("body")
+    dynamic = body is not None and re.search(
+        rb"\bextern\s+(?:\w+\s+)*__shared__\b|\b__shared__\s+extern\b",
+        data[body.start_byte:body.end_byte]) is not None
+    return Kernel(name, qualified, str(path), name_node.start_point[0] + 1, template_parameters,
+                  parameters,
+                  tuple(Instantiation(arguments, parameters, tuple(found))
+                        for arguments, found in by_arguments.items()),
+                  dynamic_shared=dynamic, reader="tree-sitter")
+
+
+def _sketch_parameter(data: bytes, node) -> Parameter:
+    nodes = list(_descendants(node))
+    declarator = node.child_by_field_name("declarator")
+    names = [n for n in _descendants(declarator) if n.type == "identifier"] \
+        if declarator is not None else []
+    name = names[-1] if names else None
+    start, end = node.start_byte, node.end_byte
+    if node.type == "optional_parameter_declaration":
+        default = node.child_by_field_name("default_value")
+        if default is not None:
+            end = default.start_byte
+    text = data[start:end].decode("utf-8", "replace").rstrip().rstrip("=")
+    written = _normal_space(text if name is None else
+                            _node_text(data, node)[:name.start_byte - start] +
+                            data[name.end_byte:end].decode("utf-8", "replace").rstrip()
+                            .rstrip("="))
+    type_node = node.child_by_field_name("type")
+    base = _normal_space(_node_text(data, type_node)) if type_node is not None else ""
+    pointer = any(n.type in ("pointer_declarator", "abstract_pointer_declarator",
+                             "array_declarator", "abstract_array_declarator") for n in nodes)
+    reference = any(n.type in ("reference_declarator", "abstract_reference_declarator")
+                    for n in nodes)
+    qualifiers = {_node_text(data, n) for n in node.children if n.type == "type_qualifier"}
+    parameter_name = _node_text(data, name) if name is not None else ""
+    if pointer:
+        const = "const" in qualifiers
+        return Parameter(parameter_name, written, written, "pointer", element=base,
+                         element_size=_FUNDAMENTAL_SIZES.get(base, 0), const=const,
+                         restrict=re.search(r"\b(?:__restrict__|__restrict|restrict)\b",
+                                            written) is not None,
+                         written_to=not const, read_from=True)
+    kind = "other" if reference else "scalar" if base in _FUNDAMENTAL_SIZES else "other"
+    return Parameter(parameter_name, written, written, kind,
+                     element_size=_FUNDAMENTAL_SIZES.get(base, 0) if kind == "scalar" else 0)

@@ -1,0 +1,242 @@
+"""The libclang kernel front end (migrator.clang.kernels): resolved types, qualifiers, which
+pointers a kernel writes, launch sites, and the tree-sitter fallback with its reasons."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from migrator.clang import ReadOptions, find_resource_dir, read_kernels
+from migrator.clang.kernels import clang_arguments
+from tests.conftest import ROOT, require
+
+LIBRARIES = ROOT / "fixtures" / "kernel_libraries"
+
+
+def _clang_ready() -> None:
+    try:
+        import clang.cindex  # noqa: F401
+    except ImportError:
+        require(False, "the libclang wheel")
+    require(find_resource_dir() is not None, "clang's builtin headers")
+
+
+def _kernel(reading, name):
+    found = [kernel for kernel in reading.kernels if kernel.name == name]
+    assert len(found) == 1, [kernel.name for kernel in reading.kernels]
+    return found[0]
+
+
+def _instantiation(kernel, *arguments):
+    found = [i for i in kernel.instantiations if i.template_arguments == arguments]
+    assert len(found) == 1, [i.template_arguments for i in kernel.instantiations]
+    return found[0]
+
+
+def _parameters(parameters):
+    return {parameter.name: parameter for parameter in parameters}
+
+
+@pytest.fixture(scope="module")
+def templates():
+    _clang_ready()
+    return read_kernels(LIBRARIES / "templates.cu")
+
+
+def test_template_kernels_resolve_per_instantiation(templates):
+    kernel = _kernel(templates, "scale_add")
+    assert kernel.reader == "clang" and kernel.note == ""
+    assert kernel.qualified_name == "blas::detail::scale_add"
+    assert kernel.template_parameters == ("typename T", "int BLOCK")
+    declared = _parameters(kernel.parameters)
+    assert declared["x"].written == "const T *__restrict__"
+    assert declared["x"].type == "const T *" and declared["x"].element_size == 0
+    assert declared["n"].written == "index_t" and declared["n"].type == "long long"
+    assert {i.template_arguments for i in kernel.instantiations} == {("float", "256"),
+                                                                     ("double", "128")}
+    doubles = _parameters(_instantiation(kernel, "double", "128").parameters)
+    assert (doubles["x"].type, doubles["x"].element, doubles["x"].element_size) == \
+        ("const double *", "double", 8)
+    assert doubles["x"].const and doubles["x"].restrict and not doubles["x"].written_to
+    assert doubles["y"].type == "double *" and doubles["y"].restrict
+    assert doubles["y"].written_to and doubles["y"].read_from  # y[i] += ...
+    assert (doubles["alpha"].kind, doubles["alpha"].type, doubles["alpha"].element_size) == \
+        ("scalar", "double", 8)
+    floats = _parameters(_instantiation(kernel, "float", "256").parameters)
+    assert floats["x"].element == "float" and floats["x"].element_size == 4
+
+
+def test_launch_expressions_as_written(templates):
+    kernel = _kernel(templates, "scale_add")
+    (launch,) = _instantiation(kernel, "float", "256").launches
+    assert (launch.line, launch.grid, launch.block, launch.shared_bytes, launch.stream) == \
+        (44, "(n + 255) / 256", "256", "0", "stream")
+    assert launch.arguments == ("dx", "dy", "2.0f", "n")
+    (launch,) = _instantiation(kernel, "double", "128").launches
+    assert (launch.grid, launch.block, launch.shared_bytes, launch.stream) == \
+        ("dim3((n + 127) / 128)", "dim3(128)", "", "")
+
+
+def test_dynamic_shared_memory_and_explicit_instantiation(templates):
+    kernel = _kernel(templates, "block_reduce")
+    assert kernel.dynamic_shared and kernel.qualified_name == "blas::block_reduce"
+    (launch,) = _instantiation(kernel, "float").launches
+    assert launch.shared_bytes == "128 * sizeof(float)"
+    explicit = _instantiation(kernel, "int")  # template __global__ void block_reduce<int>
+    assert explicit.launches == ()
+    ints = _parameters(explicit.parameters)
+    assert ints["in"].type == "const int *" and ints["in"].const
+    # written only through a local pointer into shared memory, and at out[blockIdx.x]
+    assert ints["out"].written_to and not ints["out"].read_from
+    assert not _kernel(templates, "scale_add").dynamic_shared
+
+
+def test_aliased_parameter_types(templates):
+    kernel = _kernel(templates, "copy_alias")
+    (instantiation,) = kernel.instantiations
+    assert instantiation.template_arguments == () and instantiation.parameters == \
+        kernel.parameters
+    parameters = _parameters(kernel.parameters)
+    assert (parameters["source"].written, parameters["source"].type) == \
+        ("cfloat_ptr", "const float *")
+    assert parameters["source"].const and not parameters["source"].written_to
+    assert (parameters["destination"].written, parameters["destination"].type) == \
+        ("real_t *", "float *")
+    assert parameters["destination"].written_to and not parameters["destination"].read_from
+    assert parameters["count"].kind == "scalar" and parameters["count"].element_size == 8
+
+
+def test_writes_through_calls_atomics_members_and_aliases():
+    _clang_ready()
+    kernel = _kernel(read_kernels(LIBRARIES / "structs.cu"), "apply")
+    assert kernel.reader == "clang", kernel.note
+    parameters = _parameters(kernel.parameters)
+    assert (parameters["p"].kind, parameters["p"].type, parameters["p"].element_size) == \
+        ("struct", "Params", 16)
+    written = {name for name, parameter in parameters.items() if parameter.written_to}
+    # store(&via_device[i], ...) writes through its pointer; peek(float *) only reads;
+    # atomicAdd(&counter[0]); pairs->key = i; float *row = aliased + ...; *row = 0
+    assert written == {"out", "via_device", "counter", "pairs", "aliased"}
+    assert parameters["only_read"].read_from and not parameters["only_read"].const
+    assert parameters["counter"].read_from  # an atomic reads too
+    assert not parameters["out"].read_from
+    assert parameters["pairs"].element == "Pair" and parameters["pairs"].element_size == 8
+
+
+def test_missing_header_falls_back_to_tree_sitter_with_a_note():
+    _clang_ready()
+    reading = read_kernels(LIBRARIES / "missing_header.cu")
+    kernel = _kernel(reading, "accumulate")
+    assert kernel.reader == "tree-sitter"
+    assert "not_shipped/library_types.h" in kernel.note and "not found" in kernel.note
+    parameters = _parameters(kernel.parameters)
+    assert (parameters["in"].written, parameters["in"].element, parameters["in"].const) == \
+        ("const library_real *", "library_real", True)
+    assert parameters["out"].written_to and not parameters["in"].written_to
+    assert parameters["n"].kind == "scalar" and parameters["n"].element_size == 4
+
+
+def test_an_error_inside_one_kernel_only_sends_that_one_back():
+    _clang_ready()
+    reading = read_kernels(LIBRARIES / "broken.cu")
+    good, bad = _kernel(reading, "good"), _kernel(reading, "bad")
+    assert good.reader == "clang" and good.note == ""
+    assert bad.reader == "tree-sitter" and "undeclared_type" in bad.note
+    assert any("undeclared_type" in note for note in reading.notes)
+
+
+def test_without_libclang_every_kernel_says_why(monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_clang(name, *args, **kwargs):
+        if name.startswith("clang"):
+            raise ImportError("No module named 'clang'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_clang)
+    reading = read_kernels(LIBRARIES / "templates.cu")
+    assert [kernel.name for kernel in reading.kernels] == ["scale_add", "block_reduce",
+                                                           "copy_alias"]
+    assert all(kernel.reader == "tree-sitter" and "libclang is not installed" in kernel.note
+               for kernel in reading.kernels)
+    kernel = _kernel(reading, "scale_add")
+    assert {i.template_arguments for i in kernel.instantiations} == {("float", "256"),
+                                                                     ("double", "128")}
+    assert _kernel(reading, "block_reduce").dynamic_shared
+    assert ("int",) in {i.template_arguments for i in _kernel(reading, "block_reduce")
+                        .instantiations}
+
+
+@pytest.mark.parametrize("name, content, expected", [
+    ("binary.cu", None, "not a text file"),
+    ("empty.cu", b"", None),
+    ("missing.cu", "absent", "cannot read"),
+    ("folder.cu", "folder", "cannot read"),
+])
+def test_bad_input_never_raises(tmp_path, name, content, expected):
+    path = LIBRARIES / name if content is None else tmp_path / name
+    if content == "folder":
+        path.mkdir()
+    elif isinstance(content, bytes):
+        path.write_bytes(content)
+    reading = read_kernels(path)
+    assert reading.kernels == []
+    if expected is None:
+        assert reading.notes == []
+    else:
+        assert any(expected in note for note in reading.notes), reading.notes
+
+
+def test_kernels_of_the_demo_corpus_are_read_by_clang():
+    _clang_ready()
+    files = sorted((ROOT / "kernels").glob("*.cu"))
+    assert files
+    for path in files:
+        reading = read_kernels(path)
+        assert len(reading.kernels) == path.read_text().count("__global__"), path.name
+        for kernel in reading.kernels:
+            assert (kernel.reader, kernel.note) == ("clang", ""), (path.name, kernel.name)
+            assert kernel.instantiations and all(i.launches for i in kernel.instantiations), \
+                (path.name, kernel.name)
+
+
+def test_compile_commands_give_include_paths_and_defines(tmp_path):
+    _clang_ready()
+    include = tmp_path / "include"
+    include.mkdir()
+    (include / "precision.h").write_text("#ifdef USE_DOUBLE\ntypedef double real;\n#else\n"
+                                         "typedef float real;\n#endif\n")
+    source = tmp_path / "src" / "k.cu"
+    source.parent.mkdir()
+    source.write_text('#include "precision.h"\n__global__ void k(real *out) { *out = 1; }\n')
+    commands = tmp_path / "compile_commands.json"
+    commands.write_text(json.dumps([{
+        "directory": str(tmp_path), "file": "src/k.cu",
+        "command": "nvcc -arch=sm_90 -O3 -Iinclude -DUSE_DOUBLE --std=c++17 -c src/k.cu"}]))
+    without = _kernel(read_kernels(source), "k")
+    assert without.reader == "tree-sitter" and "precision.h" in without.note
+    (parameter,) = _kernel(read_kernels(source, ReadOptions(compile_commands=commands)),
+                           "k").parameters
+    assert (parameter.type, parameter.element_size, parameter.written_to) == \
+        ("double *", 8, True)
+    flags = clang_arguments(source, ReadOptions(compile_commands=commands), None)
+    assert "-arch=sm_90" not in flags and "-O3" not in flags
+    assert flags.count("-std=c++17") == 1
+    (parameter,) = _kernel(read_kernels(source, ReadOptions(include_paths=(include,))),
+                           "k").parameters
+    assert parameter.type == "float *"
+
+
+def test_a_real_toolkit_replaces_the_shipped_declarations(tmp_path):
+    toolkit = tmp_path / "cuda" / "include"
+    flags = clang_arguments(tmp_path / "k.cu", ReadOptions(cuda_include=toolkit), None)
+    assert f"--cuda-path={toolkit.parent}" in flags and "-nocudainc" not in flags
+    assert "cuda_runtime.h" not in flags  # clang's own CUDA wrapper includes the toolkit's
+    shipped = clang_arguments(tmp_path / "k.cu", ReadOptions(), None)
+    assert "-nocudainc" in shipped and shipped[-2:] == ["-include", "cuda_runtime.h"]
+    declarations = Path(shipped[shipped.index("-isystem") + 1])
+    assert (declarations / "cuda_runtime.h").is_file() and (declarations / "cuda_fp16.h").is_file()
