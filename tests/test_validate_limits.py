@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -191,3 +192,28 @@ def test_compiles_and_probes_leave_no_process_behind_either(tmp_path: Path, monk
     assert time.monotonic() - start < 3.5
     assert not build.ok and "took longer than 1 s" in build.output_tail
     assert gone_soon(child_pid(tmp_path))
+
+
+def test_another_child_of_this_process_is_no_part_of_a_run(tmp_path: Path):
+    """Parallel builds: a process this one starts for another run holds a copy of every pipe
+    open here between its fork and its exec; it must not be killed as part of this run. A
+    process that left the run (reparented away from this one) holding the pipe still is."""
+    from migrator.harness.process import run_processes
+
+    read, write = os.pipe()
+    pipe = f"pipe:[{os.fstat(read).st_ino}]"
+    sibling = subprocess.Popen(["sleep", "20"], pass_fds=(write,))
+    escaped = subprocess.Popen(["sh", "-c", 'setsid sleep 20 & echo $! > "$0"',
+                                str(tmp_path / "child.pid")], pass_fds=(write,))
+    try:
+        escaped.wait(5)
+        orphan = child_pid(tmp_path)
+        found = run_processes(os.getpid() + 10 ** 7, "no-token", {pipe})  # a run long gone
+        assert sibling.pid not in found
+        assert orphan in found
+    finally:
+        sibling.kill()
+        sibling.wait()
+        os.kill(child_pid(tmp_path), 9)
+        os.close(read)
+        os.close(write)

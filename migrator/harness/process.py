@@ -204,7 +204,8 @@ def _kill_run(pid: int, token: str, pipes: set[str]) -> int:
 
 def run_processes(pid: int, token: str, pipes: set[str]) -> set[int]:
     """Live processes of the run started as ``pid``: its descendants, and every process whose
-    environment holds the run's mark or that holds one of ``pipes`` open. Empty without /proc."""
+    environment holds the run's mark or that holds one of ``pipes`` open, except the other
+    children of this process (runs of their own). Empty without /proc."""
     mark = f"{RUN_MARK}={token}".encode()
     parents: dict[int, int] = {}
     found: set[int] = set()
@@ -224,6 +225,10 @@ def run_processes(pid: int, token: str, pipes: set[str]) -> set[int]:
         if fields[0] == b"Z":
             continue  # a zombie: nothing left to kill
         parents[other] = int(fields[1])
+        if parents[other] == me and other != pid:
+            # another run started by this process (a parallel build): between fork and exec it
+            # holds a copy of every pipe open here, this run's included, and is no part of it
+            continue
         if _carries(other, mark) or _holds(other, pipes):
             found.add(other)
     children: dict[int, list[int]] = collections.defaultdict(list)
