@@ -35,12 +35,21 @@ def validate(
     variants: Optional[List[Variant]] = typer.Option(
         None, "--variant", help="optimized (normal conversion) and/or naive (--no-optimize); "
         "default both."),
-    runs: int = typer.Option(3, "--runs", min=1, help="Runs of each binary."),
+    runs: int = typer.Option(10, "--runs", min=1, help="Timed runs of each binary (a timing "
+                             "verdict needs 7 a side at the default confidence)."),
+    warmup: int = typer.Option(1, "--warmup", min=0,
+                               help="Untimed runs of each binary first (results still compared)."),
     timeout: float = typer.Option(120.0, "--timeout", min=0.001, help="Seconds per run."),
     tolerance: float = typer.Option(0.0, "--tolerance", min=0.0,
                                     help="Relative tolerance for float results."),
-    max_slowdown: float = typer.Option(0.02, "--max-slowdown", min=0.0,
-                                       help="Flag a port slower than (1 + this) x the original."),
+    max_slowdown: float = typer.Option(
+        0.02, "--max-slowdown", min=0.0, help="Call a port slower when it is significantly more "
+        "than (1 + this) x the original (README: Validating a port)."),
+    confidence: float = typer.Option(0.999, "--confidence", min=0.5, max=0.999999,
+                                     help="Confidence of the interval a timing verdict rests on."),
+    gpu: str = typer.Option("auto", "--gpu", envvar="ROCMIGRATE_GPU",
+                            help="auto (detect), none, nvidia, amd or nvidia,amd: the GPUs to take "
+                            "as present; without one for a side, runs are skipped."),
     hip_compiler: HipCompiler = typer.Option(HipCompiler.auto, "--hip-compiler",
                                              help="How the port is built (auto: see README)."),
     cuda_arch: str = typer.Option("sm_90", "--cuda-arch", help="nvcc -arch for NVIDIA builds."),
@@ -70,7 +79,8 @@ def validate(
     options = ValidateOptions(
         source=src, variants=tuple(v.value for v in variants or list(Variant)),
         programs=tuple(programs or ()), settings=settings,
-        runs=runs, timeout=timeout, tolerance=tolerance, max_slowdown=max_slowdown,
+        runs=runs, warmup=warmup, timeout=timeout, tolerance=tolerance,
+        max_slowdown=max_slowdown, confidence=confidence, gpu=gpu,
         hip_compiler=hip_compiler.value, cuda_arch=cuda_arch, offload_arch=offload_arch,
         build_only=build_only, keep_build=keep_build, build_flags=tuple(build_flags or ()))
     if report_dir.exists() and not report_dir.is_dir():

@@ -1,10 +1,21 @@
 """The output contract of a validated program, and how an original and its port are compared.
 
 A program prints one line of flat JSON on stdout, then ``PASS`` or ``FAIL`` last. Keys ending
-``_ms`` are timings (medians compared, a port slower than allowed is flagged); keys ending
-``_per_s`` or ``_x`` are derived figures (reported, not compared); ``result`` must be ``"PASS"``;
-every other key is a result that must be identical (floats within a relative tolerance). The last
-stdout line that parses as a JSON object counts. Without one, the whole stdout is the result.
+``_ms`` are timings (compared by a test over the runs, below); keys ending ``_per_s`` or ``_x``
+are derived figures (reported, not compared); ``result`` must be ``"PASS"``; every other key is a
+result that must be identical (floats within a relative tolerance). The last stdout line that
+parses as a JSON object counts. Without one, the whole stdout is the result.
+
+Timings: a port is called slower (or faster) only when the difference is both significant and
+larger than allowed. The test is Mann-Whitney's, on the logarithms of the times, so that it is
+about the ratio port / original: the Hodges-Lehmann interval (the pairwise log differences'
+order statistics that the exact null distribution of U picks) holds the true ratio with
+``CONFIDENCE`` whatever the distribution of the run times, and is reproducible (no resampling).
+A port is slower when the interval's lower end exceeds ``1 + max_slowdown`` and also what the
+original shows against itself (its odd runs against its even runs, the same binary on the same
+machine): identical binaries are not called slower because the machine drifted. With too few
+runs for any interval at that confidence (fewer than 7 a side at 99.9%), a timing beyond the
+allowed ratio is ``undecided``, never slower.
 """
 
 from __future__ import annotations
@@ -13,10 +24,13 @@ import json
 import math
 import statistics
 from dataclasses import dataclass
+from functools import lru_cache
 
 STATUS_KEY = "result"
 TIMING_SUFFIX = "_ms"
 DERIVED_SUFFIXES = ("_per_s", "_x")
+CONFIDENCE = 0.999  # of the interval a timing verdict rests on
+EXACT_LIMIT = 10_000  # runs original x port up to which U's null distribution is exact
 _MISSING = object()
 
 
@@ -31,6 +45,7 @@ class Run:
     json: dict | None  # the last stdout line that is a JSON object
     stdout: str | None  # the whole stdout when it holds no JSON object (it is the result then)
     stderr_tail: str
+    warmup: bool = False  # a warm-up run: its results count, its timings do not
 
     @classmethod
     def from_output(cls, rc: int | None, seconds: float, timed_out: bool, stdout: str,
@@ -81,8 +96,31 @@ class TimingComparison:
     original_ms: float | None  # median over the runs
     port_ms: float | None
     ratio: float | None  # port / original
-    flag: str  # ok | slower | noise | faster | missing
+    flag: str  # ok | slower | faster | noise | undecided | missing
     spread: float | None = None  # the original's own run-to-run spread: (max - min) / median
+    # the interval of port / original the verdict rests on, at ``confidence`` (None: too few
+    # runs); p_value: Mann-Whitney's, two-sided, for "both sides' times are one distribution"
+    interval: tuple[float, float] | None = None
+    confidence: float | None = None
+    p_value: float | None = None
+    same_binary: float | None = None  # the original's odd runs against its even runs, >= 1
+    threshold: float | None = None  # the ratio the interval must clear to call a port slower
+    runs: tuple[int, int] = (0, 0)  # timed runs that report the key: original, port
+
+    @property
+    def reason(self) -> str:
+        """The flag in words, with the figures it rests on."""
+        if self.flag == "missing":
+            return f"{self.key}: missing on the {'port' if self.port_ms is None else 'original'}"
+        ratio = f"port {self.ratio:.3f}x the original" if self.ratio is not None else \
+            f"port {self.port_ms:.6g} ms, original {self.original_ms:.6g} ms"
+        runs = f"{self.runs[0]} and {self.runs[1]} runs"
+        if self.interval is None:
+            return f"{self.key}: {self.flag} ({runs}): {ratio}; too few runs for an interval"
+        low, high = self.interval
+        return (f"{self.key}: {self.flag}: {ratio}, {self.confidence:.1%} interval "
+                f"{low:.3f}-{high:.3f}x (threshold {self.threshold:.3f}x), p = "
+                f"{self.p_value:.2g}, {runs}")
 
 
 @dataclass
@@ -158,33 +196,140 @@ def compare_results(original_runs: list[Run], port_runs: list[Run],
     return comparisons
 
 
-def compare_timings(original_runs: list[Run], port_runs: list[Run],
-                    max_slowdown: float) -> list[TimingComparison]:
-    """Median of every timing key on each side. A port slower than ``1 + max_slowdown`` times
-    the original is flagged slower, unless the original's own runs spread wider than that: a
-    port within that spread is flagged ``noise`` (the measurement cannot tell them apart), not
-    slower. Faster than ``1 - max_slowdown`` times: faster."""
+def compare_timings(original_runs: list[Run], port_runs: list[Run], max_slowdown: float,
+                    confidence: float = CONFIDENCE,
+                    keys: list[str] | None = None) -> list[TimingComparison]:
+    """Every timing key of the timed runs (warm-ups left out): medians, their ratio, and a flag.
+    ``slower``: the ratio's ``confidence`` interval lies above the threshold, the larger of
+    ``1 + max_slowdown`` and the original's own odd-vs-even ratio; ``faster``: below the mirror
+    threshold (the smaller of ``1 - max_slowdown`` and its inverse); otherwise ``ok`` when the
+    median ratio is within ``max_slowdown``, ``noise`` when it is not but the interval does not
+    clear the threshold, ``undecided`` when there are too few runs for an interval at all.
+    ``keys``: these timing keys only (default: every one either side reports)."""
     comparisons = []
-    for key in _keys(original_runs, port_runs, "timing"):
-        original, port = median(original_runs, key), median(port_runs, key)
+    for key in _keys(original_runs, port_runs, "timing") if keys is None else keys:
+        originals, ports = _values(original_runs, key), _values(port_runs, key)
+        original = statistics.median(originals) if originals else None
+        port = statistics.median(ports) if ports else None
         ratio = port / original if original and port is not None else None
-        spread = _spread(original_runs, key)
+        comparison = TimingComparison(key, original, port, ratio, "missing",
+                                      _spread(original_runs, key),
+                                      runs=(len(originals), len(ports)))
+        comparisons.append(comparison)
         if original is None or port is None:
-            flag = "missing"
-        elif ratio is None:  # the original took no measurable time
-            flag = "slower" if port > 0 else "ok"
-        elif ratio > 1 + max_slowdown:
-            flag = "noise" if spread is not None and ratio <= 1 + spread else "slower"
-        elif ratio < 1 - max_slowdown:
-            flag = "faster"
-        else:
-            flag = "ok"
-        comparisons.append(TimingComparison(key, original, port, ratio, flag, spread))
+            continue
+        if min(originals + ports) <= 0:  # no ratio test on times of zero
+            comparison.flag = "ok" if original == port else "undecided"
+            continue
+        comparison.interval = ratio_interval(originals, ports, confidence)
+        comparison.confidence = confidence
+        comparison.p_value = mann_whitney_p(originals, ports)
+        # the same binary against itself: the original's odd runs against its even runs
+        itself = ratio_estimate(originals[1::2], originals[0::2]) if len(originals) >= 4 else None
+        comparison.same_binary = max(itself, 1 / itself) if itself else None
+        comparison.threshold = max(1 + max_slowdown, comparison.same_binary or 1)
+        comparison.flag = timing_flag(ratio, comparison.interval, comparison.threshold,
+                                      max_slowdown)
     return comparisons
 
 
+def timing_flag(ratio: float, interval: tuple[float, float] | None, threshold: float,
+                max_slowdown: float) -> str:
+    """slower | faster | ok | noise | undecided (see compare_timings)."""
+    slower_above = threshold
+    faster_below = min(1 - max_slowdown, 1 / threshold)
+    if interval is not None and interval[0] > slower_above:
+        return "slower"
+    if interval is not None and interval[1] < faster_below:
+        return "faster"
+    if 1 - max_slowdown <= ratio <= 1 + max_slowdown:
+        return "ok"
+    return "noise" if interval is not None else "undecided"
+
+
+def ratio_interval(original: list[float], port: list[float],
+                   confidence: float = CONFIDENCE) -> tuple[float, float] | None:
+    """The Hodges-Lehmann ``confidence`` interval of the scale ratio port / original (times >
+    0): the k-th smallest and k-th largest of the pairwise ratios, k from Mann-Whitney's null
+    distribution (exact, or normal beyond EXACT_LIMIT pairs). None when the runs are too few for
+    that confidence."""
+    n, m = len(original), len(port)
+    k = _rank_of_bound(n, m, (1 - confidence) / 2)
+    if k == 0:
+        return None
+    differences = _log_differences(original, port)
+    return math.exp(differences[k - 1]), math.exp(differences[n * m - k])
+
+
+def ratio_estimate(original: list[float], port: list[float]) -> float | None:
+    """The Hodges-Lehmann estimate of port / original: the median pairwise ratio."""
+    if not original or not port:
+        return None
+    return math.exp(statistics.median(_log_differences(original, port)))
+
+
+def runs_needed(confidence: float = CONFIDENCE) -> int:
+    """The fewest runs a side for which ``ratio_interval`` gives an interval."""
+    runs = 1
+    while _rank_of_bound(runs, runs, (1 - confidence) / 2) == 0:
+        runs += 1
+    return runs
+
+
+def mann_whitney_p(original: list[float], port: list[float]) -> float | None:
+    """Two-sided p-value of Mann-Whitney's U (ties count half) for "both are one distribution";
+    None without runs on a side."""
+    n, m = len(original), len(port)
+    if not n or not m:
+        return None
+    u = sum((p > o) + 0.5 * (p == o) for o in original for p in port)
+    cdf = _u_cdf(n, m)
+    low, high = cdf(math.floor(u)), 1 - cdf(math.ceil(u) - 1)
+    return min(1.0, 2 * min(low, high))
+
+
+def _log_differences(original: list[float], port: list[float]) -> list[float]:
+    return sorted(math.log(p) - math.log(o) for o in original for p in port)
+
+
+def _rank_of_bound(n: int, m: int, tail: float) -> int:
+    """The largest k with P(U <= k - 1) <= ``tail`` under the null hypothesis (0: none)."""
+    if not n or not m:
+        return 0
+    cdf, k = _u_cdf(n, m), 0
+    while k < n * m and cdf(k) <= tail:
+        k += 1
+    return k
+
+
+def _u_cdf(n: int, m: int):
+    """u -> P(U <= u) for Mann-Whitney's U with ``n`` and ``m`` runs, no ties."""
+    if n * m > EXACT_LIMIT:
+        normal = statistics.NormalDist(n * m / 2, math.sqrt(n * m * (n + m + 1) / 12))
+        return lambda u: normal.cdf(u + 0.5)
+    cumulative = _u_cumulative(min(n, m), max(n, m))
+    return lambda u: cumulative[min(u, n * m)] if u >= 0 else 0.0
+
+
+@lru_cache(maxsize=64)
+def _u_cumulative(n: int, m: int) -> tuple[float, ...]:
+    """P(U <= u) for u = 0..n*m: U's counts are the coefficients of the Gaussian binomial
+    [n+m choose n], the product of (1 - q^(m+i)) / (1 - q^i) over i = 1..n (exact integers)."""
+    counts = [1] + [0] * (n * m)
+    for i in range(1, n + 1):
+        for u in range(n * m, m + i - 1, -1):  # times (1 - q^(m+i))
+            counts[u] -= counts[u - m - i]
+        for u in range(i, n * m + 1):  # divided by (1 - q^i)
+            counts[u] += counts[u - i]
+    total, running, cumulative = sum(counts), 0, []
+    for count in counts:
+        running += count
+        cumulative.append(running / total)
+    return tuple(cumulative)
+
+
 def _spread(runs: list[Run], key: str) -> float | None:
-    """(max - min) / median of a timing over the completed runs; None with fewer than 3."""
+    """(max - min) / median of a timing over the timed runs; None with fewer than 3."""
     values = _values(runs, key)
     if len(values) < 3 or not statistics.median(values):
         return None
@@ -197,15 +342,15 @@ def derived_figures(original_runs: list[Run], port_runs: list[Run]) -> list[Deri
 
 
 def median(runs: list[Run], key: str) -> float | None:
-    """Median of a numeric key over the completed runs that report it."""
+    """Median of a numeric key over the timed runs (completed, no warm-up) that report it."""
     values = _values(runs, key)
     return statistics.median(values) if values else None
 
 
 def _values(runs: list[Run], key: str) -> list[float]:
-    """A numeric key's values over the completed runs that report it."""
-    return [run.json[key] for run in runs
-            if run.completed and run.json and _is_number(run.json.get(key))]
+    """A numeric key's values over the timed runs (completed, no warm-up) that report it."""
+    return [run.json[key] for run in runs if run.completed and not run.warmup and run.json
+            and _is_number(run.json.get(key))]
 
 
 def _keys(original_runs: list[Run], port_runs: list[Run], kind: str) -> list[str]:

@@ -3,7 +3,10 @@
 Each variant (``optimized``: the normal conversion; ``naive``: a pure port without the AMD
 optimisation rules) converts the whole source tree into a temporary folder, so local headers
 come along. The CUDA originals and every port are built in parallel; binaries run one at a time
-(timings must not share the machine), the original and its ports interleaved run by run.
+(timings must not share the machine), the original and its ports interleaved run by run, the
+warm-up round included, in an order that rotates from round to round (no side always runs
+first). Whether each side can run here (a GPU of its platform, ``devices``) is known before
+anything is built: without one everything is still built, and every run is reported skipped.
 """
 
 from __future__ import annotations
@@ -20,8 +23,9 @@ from typing import Callable
 
 from ..settings import Settings
 from ..versions import format_version
-from .compare import (DerivedFigure, ResultComparison, Run, TimingComparison, compare_results,
-                      compare_timings, derived_figures, median)
+from .compare import (CONFIDENCE, DerivedFigure, ResultComparison, Run, TimingComparison,
+                      compare_results, compare_timings, derived_figures, median, runs_needed)
+from .devices import GPU_ENV, gpu_check, gpu_setting
 from .process import run_process
 from .programs import Program, find_programs, local_includes, select_programs
 from .toolchain import Toolchain, ToolchainError, cuda_toolchain, find_nvcc, hip_toolchain
@@ -41,10 +45,13 @@ class ValidateOptions:
     variants: tuple[str, ...] = VARIANTS
     programs: tuple[str, ...] = ()  # names to validate; empty: all
     settings: Settings = Settings()  # the workspace's: target, launch syntax, rules...
-    runs: int = 3
+    runs: int = 10  # timed runs of each binary (a timing verdict needs 7 a side at 99.9%)
+    warmup: int = 1  # untimed runs of each binary first (their results are compared)
     timeout: float = 120.0  # seconds per run
     tolerance: float = 0.0  # relative, for float results
-    max_slowdown: float = 0.02  # a port slower than 1 + this times the original is "slower"
+    max_slowdown: float = 0.02  # "slower": significantly more than 1 + this times the original
+    confidence: float = CONFIDENCE  # of the interval a timing verdict rests on
+    gpu: str | None = None  # auto | none | nvidia | amd | nvidia,amd (None: $ROCMIGRATE_GPU)
     hip_compiler: str = "auto"  # auto | hipcc | nvcc
     cuda_arch: str = "sm_90"
     offload_arch: str = "gfx90a"
@@ -56,8 +63,9 @@ class ValidateOptions:
     def as_dict(self) -> dict:
         return {"source": str(self.source), "variants": list(self.variants),
                 "programs": list(self.programs), "rocm": format_version(self.settings.rocm),
-                "launch_syntax": self.settings.launch_syntax, "runs": self.runs, "timeout": self.timeout,
-                "tolerance": self.tolerance, "max_slowdown": self.max_slowdown,
+                "launch_syntax": self.settings.launch_syntax, "runs": self.runs,
+                "warmup": self.warmup, "timeout": self.timeout, "tolerance": self.tolerance,
+                "max_slowdown": self.max_slowdown, "confidence": self.confidence,
                 "hip_compiler": self.hip_compiler, "cuda_arch": self.cuda_arch,
                 "offload_arch": self.offload_arch, "build_only": self.build_only,
                 "keep_build": self.keep_build, "build_flags": list(self.build_flags)}
@@ -75,7 +83,8 @@ class Build:
 @dataclass
 class Original:
     build: Build
-    runs: list[Run] = field(default_factory=list)
+    runs: list[Run] = field(default_factory=list)  # the timed runs
+    warmups: list[Run] = field(default_factory=list)
 
 
 @dataclass
@@ -88,6 +97,8 @@ class VariantOutcome:
     derived: list[DerivedFigure] = field(default_factory=list)
     verdict: str = "failed"  # pass | slower | mismatch | failed | built | skipped
     problems: list[str] = field(default_factory=list)
+    warmups: list[Run] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # timings that are noise or undecided
 
 
 @dataclass
@@ -98,6 +109,8 @@ class VariantRatio:
     naive_ms: float | None
     optimized_ms: float | None
     ratio: float | None  # optimized / naive
+    interval: tuple[float, float] | None = None  # of optimized / naive, as a port's timings'
+    p_value: float | None = None
 
 
 @dataclass
@@ -122,6 +135,8 @@ class ValidationReport:
     conversions: dict[str, Conversion]
     programs: list[ProgramOutcome]
     build_dir: str | None  # kept build folder (--keep-build)
+    gpus: dict[str, dict] = field(default_factory=dict)  # side -> devices.GpuCheck.as_dict()
+    not_run: str | None = None  # why nothing was run (no GPU to run a side on)
 
     def verdicts(self) -> Counter:
         return Counter(outcome.verdict for program in self.programs
@@ -144,8 +159,15 @@ def validate(options: ValidateOptions, progress: Progress | None = None) -> Vali
     unknown = [v for v in options.variants if v not in VARIANTS]
     if unknown or not options.variants:
         raise ValidateError(f"variants must be among {', '.join(VARIANTS)}")
-    if options.runs < 1 or options.timeout <= 0:
-        raise ValidateError("runs must be at least 1 and the time limit above 0 s")
+    if options.runs < 1 or options.warmup < 0 or options.timeout <= 0:
+        raise ValidateError("runs must be at least 1, warm-up runs at least 0 and the time limit "
+                            "above 0 s")
+    if not 0 < options.confidence < 1:
+        raise ValidateError("the confidence must lie between 0 and 1")
+    try:
+        gpu_setting(options.gpu)
+    except ValueError as err:
+        raise ValidateError(str(err)) from None
     source = options.source.resolve()
     root, found = find_programs(source)
     try:
@@ -168,6 +190,20 @@ def validate(options: ValidateOptions, progress: Progress | None = None) -> Vali
         except ToolchainError as err:
             raise ValidateError(str(err)) from None
         say(f"port built with {hip.name}: {hip.reason}")
+        checks = {platform: gpu_check(platform, options.gpu)
+                  for platform in dict.fromkeys(("nvidia", hip.runs_on))}
+        gpus = {"cuda": checks["nvidia"], "hip": checks[hip.runs_on]}
+        absent = list(dict.fromkeys(check.reason for check in gpus.values() if not check.present))
+        not_run = "; ".join(absent) if absent and not options.build_only else None
+        if not_run:
+            say(f"{not_run}: everything is built, nothing is run (every run is reported "
+                f"skipped; --gpu or {GPU_ENV} overrides the detection)")
+        elif not options.build_only:
+            needed = runs_needed(options.confidence)
+            if options.runs < needed:
+                say(f"{options.runs} runs per binary: too few for a timing verdict at "
+                    f"{options.confidence:.1%} (at least {needed}); a timing beyond "
+                    "--max-slowdown is reported undecided")
         trees: dict[str, Path] = {}
         conversions: dict[str, Conversion] = {}
         for variant in variants:
@@ -175,15 +211,17 @@ def validate(options: ValidateOptions, progress: Progress | None = None) -> Vali
             trees[variant], conversions[variant] = _convert(source, scratch / variant,
                                                             variant, options)
         outcomes = _build(programs, root, trees, conversions, cuda, hip, scratch, options, say)
-        if not options.build_only:
+        if not options.build_only and not not_run:
             for program, outcome in zip(programs, outcomes):
-                say(f"running {program.name} ({options.runs} runs per binary)")
+                say(f"running {program.name} ({options.warmup} warm-up and {options.runs} "
+                    "timed runs per binary)")
                 _run_program(program, outcome, root, trees, scratch, options)
         for outcome in outcomes:
-            _judge(outcome, options)
+            _judge(outcome, options, not_run)
         return ValidationReport(options.as_dict(),
                                 {"cuda": cuda.describe(), "hip": hip.describe()}, conversions,
-                                outcomes, str(scratch) if options.keep_build else None)
+                                outcomes, str(scratch) if options.keep_build else None,
+                                {side: check.as_dict() for side, check in gpus.items()}, not_run)
     finally:
         if not options.keep_build:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -263,19 +301,25 @@ def _compile(toolchain: Toolchain, source: Path, binary: Path,
 
 def _run_program(program: Program, outcome: ProgramOutcome, root: Path, trees: dict[str, Path],
                  scratch: Path, options: ValidateOptions) -> None:
-    """Run the original and every built port ``options.runs`` times, interleaved, each in its
-    own tree's copy of the program's folder (so relative data files are found). A binary that
-    timed out is not run again: its verdict is "failed" already."""
+    """Run the original and every built port ``options.warmup`` then ``options.runs`` times,
+    each in its own tree's copy of the program's folder (so relative data files are found).
+    The sides take turns run by run, and the order rotates every round (original first, then
+    a port first...), so that neither a drift of the machine nor the position in a round
+    favours one side. A binary that timed out is not run again: its verdict is "failed"."""
     if not outcome.original.build.ok:
         return
     folder = Path(program.rel).parent
-    sides = [("cuda", root / folder, outcome.original.runs)]
-    sides += [(variant, trees[variant] / folder, port.runs)
+    sides = [("cuda", root / folder, outcome.original)]
+    sides += [(variant, trees[variant] / folder, port)
               for variant, port in outcome.variants.items() if port.build and port.build.ok]
-    for _ in range(options.runs):
-        for side, cwd, runs in sides:
-            if not any(run.timed_out for run in runs):
-                runs.append(run_binary(_binary(scratch, side, program), cwd, options.timeout))
+    for number in range(options.warmup + options.runs):
+        warmup = number < options.warmup
+        shift = number % len(sides)
+        for side, cwd, holder in sides[shift:] + sides[:shift]:
+            if not any(run.timed_out for run in (*holder.warmups, *holder.runs)):
+                run = run_binary(_binary(scratch, side, program), cwd, options.timeout)
+                run.warmup = warmup
+                (holder.warmups if warmup else holder.runs).append(run)
 
 
 def run_binary(binary: Path, cwd: Path, timeout: float) -> Run:
@@ -293,26 +337,34 @@ def run_binary(binary: Path, cwd: Path, timeout: float) -> Run:
     return Run.from_output(outcome.rc, outcome.seconds, outcome.timed_out, outcome.stdout, stderr)
 
 
-def _judge(outcome: ProgramOutcome, options: ValidateOptions) -> None:
+def _judge(outcome: ProgramOutcome, options: ValidateOptions, not_run: str | None = None) -> None:
     """Compare each port with the original and give it a verdict with its reasons."""
     original = outcome.original
     for variant, port in outcome.variants.items():
-        port.results = compare_results(original.runs, port.runs, options.tolerance)
-        port.timings = compare_timings(original.runs, port.runs, options.max_slowdown)
+        port.results = compare_results(original.warmups + original.runs,
+                                       port.warmups + port.runs, options.tolerance)
+        port.timings = compare_timings(original.runs, port.runs, options.max_slowdown,
+                                       options.confidence)
         port.derived = derived_figures(original.runs, port.runs)
-        port.verdict, port.problems = verdict(original, port, options)
+        port.verdict, port.problems = verdict(original, port, options, not_run)
+        port.notes = [timing.reason for timing in port.timings
+                      if timing.flag in ("noise", "undecided") and port.verdict == "pass"]
     if "naive" in outcome.variants and "optimized" in outcome.variants:
         naive, optimized = outcome.variants["naive"].runs, outcome.variants["optimized"].runs
         for timing in outcome.variants["optimized"].timings:
             slow, fast = median(naive, timing.key), median(optimized, timing.key)
-            outcome.naive_vs_optimized.append(VariantRatio(
-                timing.key, slow, fast, fast / slow if slow and fast is not None else None))
+            row = VariantRatio(timing.key, slow, fast,
+                               fast / slow if slow and fast is not None else None)
+            [both] = compare_timings(naive, optimized, options.max_slowdown, options.confidence,
+                                     keys=[timing.key])
+            row.interval, row.p_value = both.interval, both.p_value
+            outcome.naive_vs_optimized.append(row)
 
 
-def verdict(original: Original, port: VariantOutcome,
-            options: ValidateOptions) -> tuple[str, list[str]]:
-    """failed (convert, build or run), built (--build-only), mismatch, slower or pass; with the
-    reasons."""
+def verdict(original: Original, port: VariantOutcome, options: ValidateOptions,
+            not_run: str | None = None) -> tuple[str, list[str]]:
+    """failed (convert, build or run), built (--build-only), skipped (``not_run``: no GPU to
+    run on; or the original printed SKIP), mismatch, slower or pass; with the reasons."""
     problems = [f"conversion failed: {e['path']}: {e['message']}" for e in port.conversion_errors]
     if not original.build.ok:
         problems.append("the CUDA original did not build")
@@ -322,30 +374,37 @@ def verdict(original: Original, port: VariantOutcome,
         return "failed", problems
     if options.build_only:
         return "built", []
-    for side, runs in (("original", original.runs), ("port", port.runs)):
-        for number, run in enumerate(runs, 1):
+    if not_run:
+        return "skipped", [f"not run: {not_run}"]
+    runs = {"original": _numbered(original), "port": _numbered(port)}
+    for side, numbered in runs.items():
+        for name, run in numbered:
             if run.timed_out:
-                problems.append(f"{side} run {number} timed out after {options.timeout:g} s")
+                problems.append(f"{side} {name} timed out after {options.timeout:g} s")
             elif not run.completed:
-                problems.append(f"{side} run {number} {_ending(run.rc)} and printed no "
-                                "PASS/FAIL line")
+                problems.append(f"{side} {name} {_ending(run.rc)} and printed no PASS/FAIL line")
     if problems:
         return "failed", problems
-    if original.runs and all(run.status == "SKIP" for run in original.runs):
+    ran = original.warmups + original.runs
+    if ran and all(run.status == "SKIP" for run in ran):
         return "skipped", ["the original skipped itself (it printed SKIP): it cannot run here"]
-    for side, runs in (("original", original.runs), ("port", port.runs)):
-        problems += [f"{side} run {number} did not pass ({run.why_not_passed()})"
-                     for number, run in enumerate(runs, 1) if not run.passed]
+    for side, numbered in runs.items():
+        problems += [f"{side} {name} did not pass ({run.why_not_passed()})"
+                     for name, run in numbered if not run.passed]
     problems += [f"result {r.key} differs: original {_short(r.original)}, port {_short(r.port)}"
                  for r in port.results if not r.equal]
     if problems:
         return "mismatch", problems
-    slower = [t for t in port.timings if t.flag == "slower"]
+    slower = [timing.reason for timing in port.timings if timing.flag == "slower"]
     if slower:
-        return "slower", [f"{t.key}: port {t.port_ms:.6g} ms, original {t.original_ms:.6g} ms"
-                          + (f" ({t.ratio:.3f}x)" if t.ratio is not None else "")
-                          for t in slower]
+        return "slower", slower
     return "pass", []
+
+
+def _numbered(side: Original | VariantOutcome) -> list[tuple[str, Run]]:
+    """A side's runs with the names the report gives them: warm-up run N, run N."""
+    return [(f"warm-up run {number}", run) for number, run in enumerate(side.warmups, 1)] + \
+        [(f"run {number}", run) for number, run in enumerate(side.runs, 1)]
 
 
 def _ending(rc: int | None) -> str:

@@ -1,9 +1,10 @@
 """The compilers of `rocmigrate validate`: nvcc for the CUDA original, and how the port is built.
 
-The port, with ``--hip-compiler auto``: hipcc for AMD when an AMD GPU is present (``/dev/kfd``
-and a gfx agent in ``rocminfo``); else hipcc on its NVIDIA platform when a test compile shows
-that it works (a platform name proves nothing: Debian's HIP 5.2 NVIDIA headers do not compile
-against CUDA 13); else nvcc through rocmigrate's own NVIDIA headers (``migrator.nvidia``).
+The port, with ``--hip-compiler auto``: hipcc for AMD when an AMD GPU is present
+(``devices.amd_gpu``: ``/dev/kfd`` and a gfx agent in ``rocminfo``); else hipcc on its NVIDIA
+platform when a test compile shows that it works (a platform name proves nothing: Debian's HIP
+5.2 NVIDIA headers do not compile against CUDA 13); else nvcc through rocmigrate's own NVIDIA
+headers (``migrator.nvidia``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from .devices import amd_gpu
 from .process import run_process
 
 HIP_COMPILERS = ("auto", "hipcc", "nvcc")
@@ -48,6 +50,11 @@ class Toolchain:
                     for arg in ("-I", folder)]
         return [self.compiler, "-O3", "-std=c++17", *self.arch_flags, *includes,
                 "-x", self.language, "-o", str(binary), str(source), *extra]
+
+    @property
+    def runs_on(self) -> str:
+        """The GPU platform its binaries need (a devices.gpu_check platform)."""
+        return "amd" if self.name == "hipcc-amd" else "nvidia"
 
     def environment(self) -> dict[str, str]:
         return {**os.environ, **dict(self.env)}
@@ -83,23 +90,6 @@ def compiler_version(compiler: str, env: dict[str, str] | None = None) -> str:
     lines = [line.strip() for line in (done.stdout + done.stderr).splitlines()
              if re.search(r"version|release", line, re.IGNORECASE)]
     return "; ".join(lines) or "unknown"
-
-
-def amd_gpu() -> tuple[bool, str]:
-    """Is an AMD GPU usable here, and what was seen."""
-    if not Path("/dev/kfd").exists():
-        return False, "no AMD GPU (/dev/kfd is absent)"
-    rocminfo = shutil.which("rocminfo")
-    if rocminfo is None:
-        return False, "/dev/kfd exists but rocminfo is not installed"
-    done = run_process([rocminfo], None, PROBE_TIMEOUT)
-    if done.error is not None or done.timed_out:
-        return False, f"rocminfo failed: {done.error or f'no answer within {PROBE_TIMEOUT} s'}"
-    listing = done.stdout
-    agent = re.search(r"^\s*Name:\s*(gfx\w+)", listing, re.MULTILINE)
-    if agent is None:
-        return False, "/dev/kfd exists but rocminfo lists no gfx agent"
-    return True, f"AMD GPU present ({agent.group(1)})"
 
 
 def cuda_toolchain(nvcc: str, cuda_arch: str) -> Toolchain:
