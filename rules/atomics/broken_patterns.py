@@ -41,11 +41,12 @@ class BrokenHalfAtomic(Rule):
 
     ## Why is this bad on AMD
     A read-modify-write is three steps: concurrent threads read the same old value and all but
-    one update is lost (a ``*p = __hadd(*p, v)`` "atomic" kept 6 % of 16384 adds on an H200;
-    rocmigrate's helper kept all of them, as the native half atomic did). A 32-bit CAS over a
-    16-bit value compares and replaces the value next to it too, and is misaligned for values at
-    an address 2 mod 4: the neighbour is corrupted or the access faults. This happens on NVIDIA
-    and AMD alike, so the port would carry the bug over.
+    one of their updates are lost (rocmigrate's helpers, like the native half atomics, lost
+    none of ``kernels/atomics.cu``'s 2^21 contended adds on an NVIDIA H200, CUDA 13.0:
+    docs/benchmarks.md). A 32-bit CAS over a 16-bit value compares and replaces the value next
+    to it too, and is misaligned for values at an address 2 mod 4: the neighbour is corrupted
+    or the access faults. This happens on NVIDIA and AMD alike, so the port would carry the bug
+    over.
 
     ## Example
     ```cpp

@@ -27,10 +27,11 @@ class FloatAtomicTradeoff(Rule):
     HIP's ``atomicAdd(float*)`` and ``atomicAdd(double*)`` are the safe form by default. On MI200
     (gfx90a), hipcc compiles them on global memory to a compare-and-swap loop
     (``global_atomic_cmpswap``); with ``-munsafe-fp-atomics`` they become the hardware float
-    atomics (``global_atomic_add_f32``, ``flat_atomic_add_f64``), which are faster under
-    contention but, as HIP's ``amd_hip_unsafe_atomics.h`` says, undefined on fine-grained memory
-    (``hipHostMalloc``'d or coherent host memory, memory shared with peers) and may round or
-    treat denormals differently. ``unsafeAtomicAdd`` and ``safeAtomicAdd`` pick one form per call,
+    atomics (``global_atomic_add_f32``, ``flat_atomic_add_f64``). AMD's documentation of
+    ``unsafeAtomicAdd`` (HIP's ``amd_hip_unsafe_atomics.h``) calls them "fast hardware floating
+    point atomic operations" that "may handle rounding and subnormal values differently", and
+    undefined on fine-grained memory (``hipHostMalloc``'d or coherent host memory, memory
+    shared with peers). ``unsafeAtomicAdd`` and ``safeAtomicAdd`` pick one form per call,
     whatever the flag. Which one is right depends on where the memory comes from, which a
     converter cannot see: the choice is reported, not made.
 

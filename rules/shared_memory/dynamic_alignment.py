@@ -29,8 +29,10 @@ class DynamicSharedAlignment(Rule):
     ## Why is this bad on AMD
     Kernels commonly carve one dynamic buffer into arrays of different types (``float4*``,
     ``double*``) by pointer arithmetic. Without an explicit alignment the buffer is only
-    aligned for its declared element type; wide LDS accesses (``ds_read_b128``) need 16-byte
-    alignment, and misaligned accesses are split into narrower ones or fault.
+    aligned for its declared element type. AMD's CDNA ISA reference guides (MI200, MI300) have
+    128-bit LDS instructions for 16-byte values (``ds_read_b128``, ``ds_write_b128``); those
+    wide accesses need 16-byte alignment, and misaligned ones are split into narrower accesses
+    or fault.
 
     ## Example
     ```cpp

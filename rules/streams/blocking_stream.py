@@ -34,11 +34,13 @@ class BlockingStream(Rule):
 
     ## Why is this bad on AMD
     The null stream is the legacy blocking stream in HIP as in CUDA: a stream made by
-    ``hipStreamCreate`` waits for work on the null stream and the null stream waits for it.
-    Every ``hipMemcpy`` or launch without a stream then serialises with this stream, and
-    independent work that should overlap does not. Streams created non-blocking do not take
-    part in that implicit ordering; dependencies between streams are then stated with events
-    (``hipEventRecord`` + ``hipStreamWaitEvent``).
+    ``hipStreamCreate`` waits for work on the null stream and the null stream waits for it
+    (AMD's HIP runtime API reference: ``hipStreamSynchronize`` on the null stream "will cause
+    the command to wait for other streams on the same device"). Every ``hipMemcpy`` or launch
+    without a stream then serialises with this stream, and independent work that should
+    overlap does not. A stream created with ``hipStreamNonBlocking`` "does not implicitly
+    synchronize with null stream" (the same reference, on that flag); dependencies between
+    streams are then stated with events (``hipEventRecord`` + ``hipStreamWaitEvent``).
 
     ## Example
     ```cpp

@@ -26,10 +26,13 @@ class HostOrdering(Rule):
     copy on a different stream ``b``, with no other wait in between. Report only.
 
     ## Why is this bad on AMD
-    The host blocks until stream ``a`` drains, and only then submits ``b``'s work: the GPU
-    idles for a round trip through the host, and the host cannot queue anything meanwhile. An
-    event states the same dependency on the GPU: ``hipEventRecord(e, a)`` then
-    ``hipStreamWaitEvent(b, e, 0)``; ``b`` starts as soon as ``a`` reaches the event.
+    The host blocks until stream ``a`` is empty (``hipStreamSynchronize`` is host-synchronous:
+    AMD's HIP runtime API reference), and only then submits ``b``'s work: the GPU idles for a
+    round trip through the host, and the host cannot queue anything meanwhile. An event states
+    the same dependency on the GPU: ``hipEventRecord(e, a)``, then
+    ``hipStreamWaitEvent(b, e, 0)``, after which all work submitted to ``b`` "will wait until
+    event reports completion before beginning execution" (the same reference): ``b`` starts as
+    soon as ``a`` reaches the event, and the host never waits.
 
     ## Example
     ```cpp

@@ -34,9 +34,14 @@ class AdjacentCopies(Rule):
     smaller than 4 KiB are reported: pack them into one transfer where the layout allows.
 
     ## Why is this bad on AMD
-    Every copy pays a fixed cost (a runtime call, a command on a queue, a DMA setup), a few
-    microseconds whatever its size. For small copies that cost is all there is: measured on an
-    H200, 4096 copies of 1 KiB took 7.8 ms one by one and 0.08 ms as one copy (98x).
+    Every copy pays a fixed cost whatever its size: a runtime call, a command on a queue, a DMA
+    setup (and, from pageable memory, the runtime's staging: AMD's HIP runtime API reference,
+    ``hipHostMalloc``, says pinned memory avoids "some of the setup required for regular
+    unpinned memory"). For small copies that cost is all there is; AMD's HIP performance
+    guidelines (data transfers between host and device) advise keeping such transfers few. On
+    an NVIDIA H200 (CUDA 13.0, medians of 9, 2026-11-30; docs/benchmarks.md), 4096 copies of
+    1 KiB from ``malloc``'d memory took 26.84 ms one by one, and 0.0888 ms once XFR002 had
+    merged them into one copy (from memory XFR001 pinned). No AMD GPU has measured it.
 
     ## Example
     ```cpp
@@ -78,8 +83,8 @@ class AdjacentCopies(Rule):
             if size is not None and size < SMALL_COPY_BYTES:
                 line, _ = ctx.source.position(copy.loop.start)
                 message = (f"a loop (line {line}) issues {copy.name.decode()} calls of {size} "
-                           "bytes each: pack small copies into one transfer (H200: 4096 x 1 KiB "
-                           "took 7.8 ms one by one, 0.08 ms as one copy)")
+                           "bytes each: pack small copies into one transfer (each copy has a "
+                           "fixed cost: `rocmigrate rule XFR002`)")
                 yield Diagnostic("XFR002", message, copy.start, copy.end,
                                  unproven_fix(ctx, copy.start, "XFR002", message),
                                  library="runtime", symbol=_symbol(ctx, copy))
@@ -125,8 +130,8 @@ def _merge(ctx: RuleContext, copy: Copy) -> Diagnostic | None:
     fix = Fix("merge the loop's copies into one copy",
               (Edit(loop.start, loop.end, raw_bytes(replacement)),))
     return Diagnostic("XFR002", f"the loop at line {line} copies adjacent regions one "
-                      f"{copy.name.decode()} at a time: one copy of all of them avoids the "
-                      "per-copy cost (H200: 4096 x 1 KiB 7.8 ms one by one, 0.08 ms as one copy)",
+                      f"{copy.name.decode()} at a time: one copy of all of them pays the "
+                      "fixed per-copy cost once (`rocmigrate rule XFR002`)",
                       copy.start, copy.end, fix, library="runtime", symbol=_symbol(ctx, copy))
 
 

@@ -59,12 +59,15 @@ class PageableCopies(Rule):
     under 4 KiB are left to XFR002 (pack them into one transfer).
 
     ## Why is this bad on AMD
-    The HIP programming guide: a copy to or from pageable memory is staged by the runtime
-    through its own pinned buffers, chunk by chunk, while pinned memory (``hipHostMalloc``, or
-    ``hipHostRegister``'d) is transferred by DMA directly; and ``hipMemcpyAsync`` on pageable
-    memory is synchronous, so copies spread over several streams do not overlap (as with CUDA).
-    Measured on an NVIDIA H200 (CUDA 13), BERT-large's 391 gradient tensors (1.34 GB) copied
-    one by one device to host ran 3.6-4.6x faster into pinned memory than into pageable memory.
+    A copy to or from pageable memory is staged by the runtime through its own pinned buffers,
+    chunk by chunk, while pinned memory (``hipHostMalloc``, or ``hipHostRegister``'d) "can be
+    read or written with much higher bandwidth than pageable memory" (AMD's HIP runtime API
+    reference, ``hipHostMalloc``); and ``hipMemcpyAsync`` on memory that is not pinned "will be
+    performed synchronously" (the same reference, ``hipMemcpyAsync``), so copies spread over
+    several streams do not overlap (as with CUDA). On an NVIDIA H200 (CUDA 13.0, 2026-11-30;
+    docs/benchmarks.md), BERT-large's 391 gradient tensors (1.34 GB) copied one by one device to
+    host took 3.7-4.6x as long into pageable memory as into a pinned buffer. No AMD GPU has
+    measured it.
 
     ## Example
     ```cpp
@@ -87,11 +90,11 @@ class PageableCopies(Rule):
     ## Fix safety
     The rewrite is unsafe (applied with ``--unsafe-fixes``), for its cost rather than its
     meaning: registering pins every page of the range each time the code before the loop runs.
-    Measured on an NVIDIA H200 (CUDA 13), one step of BERT-large's 391 per-tensor copies into a
-    ``std::vector`` took 140.8 ms pageable, 126.7 ms registered around the loop (the
-    registration of 1.34 GB costs most of the gain) and 27.7 ms registered once: it pays where
-    the registered loop runs many steps, and a buffer that lives long is better registered once
-    where it is allocated. Its meaning is kept: the copies stay synchronous, the loop leaves no
+    On an NVIDIA H200 (CUDA 13.0, 2026-12-01; docs/benchmarks.md), one step of BERT-large's
+    391 per-tensor copies into a ``std::vector`` took 140.8 ms pageable, 126.7 ms registered
+    around the loop (the registration of 1.34 GB costs most of the gain) and 27.7 ms registered
+    once: there it paid where the registered loop runs many steps, and a buffer that lives long
+    is better registered once where it is allocated. No AMD GPU has measured it. Its meaning is kept: the copies stay synchronous, the loop leaves no
     other way than its end (no ``return``, ``goto``, ``throw`` in it), the vector is not
     resized in it, and memory registered before (the registration then fails) is not
     unregistered. Asynchronous copies are only reported: into pinned memory they become truly
@@ -244,11 +247,10 @@ def _report(ctx: RuleContext, copy: Copy, index: int, host: _Host) -> Diagnostic
     direction = "into" if index == 0 else "from"
     asynchronous = copy.name.endswith(b"Async")
     subject = (f"the loop (line {line}) copies {direction} '{host.name}', pageable memory "
-               f"({host.origin}): AMD stages such copies through pinned buffers"
+               f"({host.origin}): HIP's runtime stages such copies through pinned buffers"
                + ("; an asynchronous copy of pageable memory is synchronous, so streams do not "
                   "overlap it" if asynchronous else "")
-               + "; such copies ran 3.6-4.6x faster into pinned memory (391 gradient tensors, "
-                 "NVIDIA H200, CUDA 13)")
+               + " (`rocmigrate rule XFR005`)")
     advice = ("register it where it is allocated (hipHostRegister; hipHostUnregister before it "
               "is freed) or copy through a pinned staging buffer")
     rewrite, why_not = None, ""

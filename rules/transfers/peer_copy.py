@@ -27,9 +27,12 @@ class PeerCopy(Rule):
     ## Why is this bad on AMD
     ``hipMemcpyDeviceToDevice`` does not say which devices take part: the runtime works it out
     from unified addressing in the current device's context, and a copy it cannot map directly
-    is staged. The peer API names both devices, so the copy engine of the source device moves the
-    data straight to the destination (over xGMI or PCIe peer-to-peer once
-    ``hipDeviceEnablePeerAccess`` is on), which is what multi-GPU gradient exchange needs.
+    is staged (AMD's HIP runtime API reference, ``hipMemcpyAsync``: without peer access "the
+    hipMemcpy will still work, but will perform the copy using a staging buffer on the host",
+    and a stream of the device that holds the source is recommended). The peer API names both
+    devices, so the copy engine of the source device moves the data straight to the destination
+    (over xGMI or PCIe peer-to-peer once ``hipDeviceEnablePeerAccess`` is on), which is what
+    multi-GPU gradient exchange needs.
 
     ## Example
     ```cpp

@@ -34,11 +34,16 @@ class PinnedHostBuffer(Rule):
     pointer null, as ``malloc`` did.
 
     ## Why is this bad on AMD
-    A copy from pageable memory is staged by the runtime through its own pinned buffer, chunk
-    by chunk, and a synchronous copy to pageable memory cannot overlap anything. Pinned memory
-    is copied by the DMA engines directly. Measured on an H200 for the 391 gradient tensors of
-    BERT-large (1.34 GB) device to host: per-tensor copies into pageable memory took 94-139 ms,
-    into one pinned buffer 24.9 ms, one copy of a contiguous buffer 24.2 ms (3.8-5.6x).
+    AMD's HIP runtime API reference (``hipHostMalloc``): pinned host memory "can be accessed
+    directly by the GPU device, and can be read or written with much higher bandwidth than
+    pageable memory obtained with functions such as malloc()", and the runtime "can avoid some
+    of the setup required for regular unpinned memory". A copy from pageable memory is staged
+    by the runtime through its own pinned buffer, chunk by chunk, and a copy of memory that is
+    not pinned is synchronous even through ``hipMemcpyAsync`` (the API reference's warning on
+    that function), so it cannot overlap anything. On an NVIDIA H200 (CUDA 13.0, medians of 9,
+    2026-11-30; docs/benchmarks.md), per-tensor copies of BERT-large's 391 gradient tensors
+    (1.34 GB) device to host took 115.49 ms into ``malloc``'d memory and 25.00 ms once XFR001
+    had pinned the buffer (and XFR003 queued the copies). No AMD GPU has measured it.
 
     ## Example
     ```cpp
@@ -114,8 +119,8 @@ def _pin(ctx: RuleContext, copy: Copy, name: str) -> Diagnostic | None:
     if size_spans is None or len(size_spans) != 1 or statement_to is None:
         problems.append("its allocation is not a plain malloc(bytes) statement")
     subject = (f"copies in a loop (line {line}) move data to or from '{name}', pageable memory "
-               "from malloc: copies of pinned memory ran 3.8-5.6x faster (H200, BERT-large "
-               "gradients)")
+               "from malloc, which HIP's runtime stages through pinned buffers of its own "
+               "(`rocmigrate rule XFR001`)")
     if size_spans is None or statement_to is None or len(frees) != 1:
         return _unproven(ctx, allocation, subject, problems, name)
     size = raw_text(data[size_spans[0][0] : size_spans[0][1]])

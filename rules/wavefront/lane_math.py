@@ -57,11 +57,12 @@ class LaneMath(Rule):
     ``__device__``/``__global__`` code.
 
     ## Why is this bad on AMD
-    AMD Instinct (CDNA) GPUs run 64-lane wavefronts. ``threadIdx.x % 32`` is no longer the lane,
-    ``/ 32`` no longer the warp index, ``blockDim.x / 32`` counts twice the wavefronts a block
-    has (per-wavefront partial results left unwritten, loops over them reading garbage), and a
-    reduction that starts at offset 16 combines lanes within halves of the wavefront only:
-    lanes 32-63 never reach lane 0. The code runs and gives wrong answers.
+    AMD Instinct (CDNA) GPUs run 64-lane wavefronts (AMD's HIP programming guide, on the
+    hardware implementation; HIP's ``warpSize`` is 64 there). ``threadIdx.x % 32`` is no
+    longer the lane, ``/ 32`` no longer the warp index, ``blockDim.x / 32`` counts twice the
+    wavefronts a block has (per-wavefront partial results left unwritten, loops over them
+    reading garbage), and a reduction that starts at offset 16 combines lanes within halves of
+    the wavefront only: lanes 32-63 never reach lane 0. The code runs and gives wrong answers.
 
     ## Example
     ```cpp

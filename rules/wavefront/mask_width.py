@@ -31,9 +31,10 @@ class MaskWidth(Rule):
     ``// rocmigrate WAV002:`` marker.
 
     ## Why is this bad on AMD
-    HIP's sync builtins take a 64-bit mask: AMD Instinct wavefronts have 64 lanes. A 32-bit mask
-    names lanes 0-31 only, so lanes 32-63 are left out of the exchange; recent ROCm releases
-    reject 32-bit masks at compile time.
+    HIP's sync builtins take a 64-bit mask: AMD Instinct wavefronts have 64 lanes (AMD's HIP
+    programming guide, on the hardware implementation). A 32-bit mask names lanes 0-31 only,
+    so lanes 32-63 are left out of the exchange; recent ROCm releases reject 32-bit masks at
+    compile time.
 
     ## Example
     ```cpp
