@@ -18,7 +18,12 @@ import pytest
 
 from migrator import registry
 
-RULES = Path(__file__).resolve().parent.parent / "rules"
+ROOT = Path(__file__).resolve().parent.parent
+RULES = ROOT / "rules"
+# the product's prose about rules and their figures (docs/benchmarks.md, the lead's record of
+# measurements, dates its sections by machine instead)
+PROSE = ("README.md", "CONTRIBUTING.md", "docs/build.md", "docs/build_files.md",
+         "docs/build_files_cmake.md", "docs/report.md")
 
 # a figure: a time, a bandwidth or a ratio ("2.24x", "3.7-4.6x"; not "32x32" nor "0x7fff")
 _FIGURE = re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|us|µs|ns)\b|\bGB/s\b"
@@ -131,6 +136,21 @@ def test_tables_quote_no_gpu_figures_and_comments_name_their_hardware():
         assert nvidia_as_proof(comments) == [], path
 
 
+def nvidia_figures_without_toolkit(text: str) -> list[str]:
+    """The sentences of ``text`` that name an NVIDIA GPU beside a figure or a measurement but
+    not the toolkit (a CPU timing, which names no GPU, is not asked for one)."""
+    return [s for s in _sentences(text)
+            if _NVIDIA_GPU.search(s) and (_FIGURE.search(s) or re.search(r"\b[Mm]easured\b", s))
+            and not _TOOLKIT.search(s)]
+
+
+@pytest.mark.parametrize("name", PROSE)
+def test_product_prose_names_the_toolkit_of_nvidia_figures(name):
+    text = (ROOT / name).read_text(encoding="utf-8")
+    assert nvidia_figures_without_toolkit(text) == []
+    assert nvidia_as_proof(text) == []
+
+
 def test_speed_claims_on_amd_cite_amd_documents():
     rules = registry.all_rules()
     assert any(cls.optimization for cls in rules)
@@ -154,6 +174,14 @@ def test_an_unsourced_figure_is_found(text):
 ])
 def test_a_sourced_figure_or_none_passes(text):
     assert unsourced_figures(text) == []
+
+
+def test_an_nvidia_figure_without_toolkit_is_found():
+    old = ("The figures behind each rule, measured on an H200 with `rocmigrate validate`, are "
+           "in `docs/benchmarks.md`.")
+    assert nvidia_figures_without_toolkit(old) == [old]
+    assert nvidia_figures_without_toolkit("Measured on a 2-core AMD EPYC: 1.2 s.") == []
+    assert nvidia_figures_without_toolkit("On an NVIDIA H200 (CUDA 13.0) it took 3 ms.") == []
 
 
 def test_proof_and_message_patterns():
