@@ -26,14 +26,14 @@ class FloatAtomicTradeoff(Rule):
     ## Why is this bad on AMD
     HIP's ``atomicAdd(float*)`` and ``atomicAdd(double*)`` are the safe form by default. On MI200
     (gfx90a), hipcc compiles them on global memory to a compare-and-swap loop
-    (``global_atomic_cmpswap``); with ``-munsafe-fp-atomics`` they become the hardware float
-    atomics (``global_atomic_add_f32``, ``flat_atomic_add_f64``). AMD's documentation of
-    ``unsafeAtomicAdd`` (HIP's ``amd_hip_unsafe_atomics.h``) calls them "fast hardware floating
-    point atomic operations" that "may handle rounding and subnormal values differently", and
-    undefined on fine-grained memory (``hipHostMalloc``'d or coherent host memory, memory
-    shared with peers). ``unsafeAtomicAdd`` and ``safeAtomicAdd`` pick one form per call,
-    whatever the flag. Which one is right depends on where the memory comes from, which a
-    converter cannot see: the choice is reported, not made.
+    (``global_atomic_cmpswap``: Debian's hipcc 5.2, checked); with ``-munsafe-fp-atomics`` they
+    become the hardware float atomics (``global_atomic_add_f32``, ``flat_atomic_add_f64``).
+    AMD's documentation of ``unsafeAtomicAdd`` (HIP's ``amd_hip_unsafe_atomics.h``) calls them
+    "fast hardware floating point atomic operations" that "may handle rounding and subnormal
+    values differently", and undefined on fine-grained memory (``hipHostMalloc``'d or coherent
+    host memory, memory shared with peers). ``unsafeAtomicAdd`` and ``safeAtomicAdd`` pick one
+    form per call, whatever the flag. Which one is right depends on where the memory comes
+    from, which a converter cannot see: the choice is reported, not made.
 
     ## Example
     ```cpp

@@ -30,9 +30,11 @@ class DynamicSharedAlignment(Rule):
     Kernels commonly carve one dynamic buffer into arrays of different types (``float4*``,
     ``double*``) by pointer arithmetic. Without an explicit alignment the buffer is only
     aligned for its declared element type. AMD's CDNA ISA reference guides (MI200, MI300) have
-    128-bit LDS instructions for 16-byte values (``ds_read_b128``, ``ds_write_b128``); those
-    wide accesses need 16-byte alignment, and misaligned ones are split into narrower accesses
-    or fault.
+    128-bit LDS instructions for 16-byte values (``ds_read_b128``, ``ds_write_b128``), which
+    the compiler uses only where it knows the alignment: Debian's hipcc 5.2 (gfx90a) reads
+    ``reinterpret_cast<float4*>(smem)[threadIdx.x]`` of an ``extern __shared__ float smem[]``
+    with two ``ds_read2_b32``, and of the same buffer declared ``aligned(16)`` with one
+    ``ds_read_b128``.
 
     ## Example
     ```cpp
