@@ -54,8 +54,8 @@ def test_template_kernels_resolve_per_instantiation(templates):
     assert declared["x"].written == "const T *__restrict__"
     assert declared["x"].type == "const T *" and declared["x"].element_size == 0
     assert declared["n"].written == "index_t" and declared["n"].type == "long long"
-    assert {i.template_arguments for i in kernel.instantiations} == {("float", "256"),
-                                                                     ("double", "128")}
+    assert {i.template_arguments for i in kernel.instantiations} == {
+        ("float", "256"), ("double", "128"), ("float", "64")}
     doubles = _parameters(_instantiation(kernel, "double", "128").parameters)
     assert (doubles["x"].type, doubles["x"].element, doubles["x"].element_size) == \
         ("const double *", "double", 8)
@@ -72,11 +72,21 @@ def test_launch_expressions_as_written(templates):
     kernel = _kernel(templates, "scale_add")
     (launch,) = _instantiation(kernel, "float", "256").launches
     assert (launch.line, launch.grid, launch.block, launch.shared_bytes, launch.stream) == \
-        (44, "(n + 255) / 256", "256", "0", "stream")
+        (57, "(n + 255) / 256", "256", "0", "stream")
     assert launch.arguments == ("dx", "dy", "2.0f", "n")
     (launch,) = _instantiation(kernel, "double", "128").launches
     assert (launch.grid, launch.block, launch.shared_bytes, launch.stream) == \
         ("dim3((n + 127) / 128)", "dim3(128)", "", "")
+
+
+def test_a_launch_inside_a_host_template_is_resolved_where_the_file_instantiates_it(templates):
+    (launch,) = _instantiation(_kernel(templates, "scale_add"), "float", "64").launches
+    assert (launch.line, launch.grid, launch.block) == (46, "(n + 63) / 64", "64")
+    assert launch.arguments == ("x", "y", "T(1)", "n")  # as written in the template
+    kernel = _kernel(templates, "block_reduce")  # reduce_later<T> is never instantiated
+    assert "launch at line 51 depends on the parameters of the template around it" in \
+        kernel.note
+    assert kernel.reader == "clang"
 
 
 def test_dynamic_shared_memory_and_explicit_instantiation(templates):
@@ -125,7 +135,7 @@ def test_writes_through_calls_atomics_members_and_aliases():
     assert parameters["pairs"].element == "Pair" and parameters["pairs"].element_size == 8
 
 
-def test_missing_header_falls_back_to_tree_sitter_with_a_note():
+def test_a_missing_header_sends_back_only_the_kernels_that_need_it():
     _clang_ready()
     reading = read_kernels(LIBRARIES / "missing_header.cu")
     kernel = _kernel(reading, "accumulate")
@@ -136,6 +146,10 @@ def test_missing_header_falls_back_to_tree_sitter_with_a_note():
         ("const library_real *", "library_real", True)
     assert parameters["out"].written_to and not parameters["in"].written_to
     assert parameters["n"].kind == "scalar" and parameters["n"].element_size == 4
+    kernel = _kernel(reading, "fill")  # needs nothing of the missing header
+    assert (kernel.reader, kernel.note) == ("clang", "")
+    assert _parameters(kernel.parameters)["out"].type == "double *"
+    assert any("not_shipped/library_types.h" in note for note in reading.notes)
 
 
 def test_an_error_inside_one_kernel_only_sends_that_one_back():

@@ -92,7 +92,13 @@ class KernelReading:
 
 
 _DECLARATIONS = Path(__file__).with_name("cuda_declarations")
-_BASE_ARGUMENTS = ("-x", "cuda", "--cuda-host-only", "-nocudainc", "-nocudalib", "-fsyntax-only")
+_BASE_ARGUMENTS = ("-x", "cuda", "--cuda-host-only", "-nocudainc", "-nocudalib", "-fsyntax-only",
+                   "-ferror-limit=0")
+# headers the file includes that cannot be found are given empty, in this folder that does not
+# exist (libclang's unsaved files), so that the kernels that need nothing of them still read
+_MISSING = _DECLARATIONS.parent / "missing-headers"
+_MISSING_HEADER = re.compile(r"^'(.+)' file not found$")
+_MISSING_LIMIT = 8
 _STANDARD = "-std=c++17"
 # what a compile command may carry over: the rest (nvcc's -arch, -O3, -Xcompiler...) is about
 # code generation, or unknown to clang
@@ -247,21 +253,34 @@ def _clang_kernels(path: Path, data: bytes, options: ReadOptions, sketch: _Sketc
     resource_dir = find_resource_dir()
     if resource_dir is None:
         notes.append("no clang builtin headers found (set ROCMIGRATE_CLANG_RESOURCE_DIR)")
-    arguments = clang_arguments(path, options, resource_dir)
+    arguments = clang_arguments(path, options, resource_dir) + ["-isystem", str(_MISSING)]
     probes = _probes(sketch.kernels)
-    unsaved = None
+    unsaved = []
     try:
         text = data.decode("utf-8")
         if probes:
-            unsaved = [(str(path), text + "\n" + "\n".join(probes) + "\n")]
+            unsaved.append((str(path), text + "\n" + "\n".join(probes) + "\n"))
     except UnicodeDecodeError:
         pass
-    try:
-        unit = cindex.Index.create().parse(str(path), args=arguments, unsaved_files=unsaved)
-    except cindex.TranslationUnitLoadError as err:
-        return [], f"libclang could not parse the file ({err})"
-    except Exception as err:  # a libclang that cannot be loaded (no shared library)
-        return [], f"libclang is unusable ({err})"
+    missing: list[str] = []
+    while True:
+        try:
+            unit = cindex.Index.create().parse(str(path), args=arguments, unsaved_files=unsaved)
+        except cindex.TranslationUnitLoadError as err:
+            return [], f"libclang could not parse the file ({err})"
+        except Exception as err:  # a libclang that cannot be loaded (no shared library)
+            return [], f"libclang is unusable ({err})"
+        header = next((match.group(1) for match in (
+            _MISSING_HEADER.match(d.spelling) for d in unit.diagnostics if d.severity >= 4)
+            if match), None)
+        if header is None or header in missing or len(missing) >= _MISSING_LIMIT or \
+                header.startswith(("/", "..")):
+            break
+        missing.append(header)
+        unsaved.append((str(_MISSING / header), ""))
+    if missing:
+        notes.append("read without the headers it includes that are not found: " +
+                     ", ".join(missing))
     last_line = data.count(b"\n") + 1
     errors, fatal = _errors(unit, path, last_line)
     if fatal:
@@ -269,7 +288,9 @@ def _clang_kernels(path: Path, data: bytes, options: ReadOptions, sketch: _Sketc
     if errors:
         notes.append(f"libclang: {len(errors)} error(s), first: {errors[0][2]}")
     reader = _ClangReader(cindex, unit, path, data, sketch.launches)
-    return reader.kernels(errors), ""
+    without = f" (read without {', '.join(missing)}: not found)" if missing else ""
+    return [(kernel, unsure + without if unsure else "")
+            for kernel, unsure in reader.kernels(errors)], ""
 
 
 def _errors(unit, path: Path, last_line: int) -> tuple[list[tuple[str, int, str]], str]:
@@ -285,7 +306,8 @@ def _errors(unit, path: Path, last_line: int) -> tuple[list[tuple[str, int, str]
         if name == main and location.line > last_line:
             continue
         where = f"{Path(name).name}:{location.line}: {diagnostic.spelling}"
-        if diagnostic.severity >= 4 and not fatal:
+        if diagnostic.severity >= 4 and not fatal and \
+                diagnostic.spelling != "too many errors emitted, stopping now":
             fatal = where
         errors.append((name, location.line, where))
     return errors, fatal
@@ -317,6 +339,8 @@ class _ClangReader:
         self.launches = {(written.launch.line, written.column): written for written in launches}
         self.last_line = data.count(b"\n") + 1
         self._kernel_flags: dict[int, bool] = {}
+        self._files: dict[str, bool] = {}
+        self._entered: set[int] = set()  # instantiated function templates walked
         self._invalid = getattr(cindex.conf.lib, "clang_isInvalidDeclaration", None)
         self._template_of = cindex.conf.lib.clang_getSpecializedCursorTemplate
         self._written: dict[tuple[str, int], tuple[bool, bool]] = {}
@@ -336,23 +360,41 @@ class _ClangReader:
                 for cursor in definitions]
 
     def _walk(self, cursor, definitions, references, parents=()):
+        """Collect the kernels defined in the file and what refers to them, also in the
+        bodies of the function templates the file instantiates (where a launch written
+        ``k<T><<<...>>>`` names its template arguments)."""
+        kinds = self.kinds
         for child in cursor.get_children():
             location = child.location
-            if location.file is None or os.path.realpath(location.file.name) != self.main:
-                if child.kind != self.kinds.NAMESPACE:
-                    continue
+            if location.file is None or not self._in_main(location.file.name):
+                continue
             kind = child.kind
-            if kind in (self.kinds.FUNCTION_DECL, self.kinds.FUNCTION_TEMPLATE) and \
-                    child.is_definition() and self._is_kernel(child):
-                definitions.append(child)
-            elif kind in (self.kinds.DECL_REF_EXPR, self.kinds.CALL_EXPR) and \
-                    child.referenced is not None and \
-                    child.referenced.kind == self.kinds.FUNCTION_DECL and \
-                    self._is_kernel(child.referenced):
-                if kind == self.kinds.CALL_EXPR or not parents or \
-                        not self._is_launch(parents[-1]):
-                    references.append((child, parents))
+            if kind in (kinds.FUNCTION_DECL, kinds.FUNCTION_TEMPLATE):
+                if child.is_definition() and self._is_kernel(child):
+                    definitions.append(child)
+            elif kind in (kinds.DECL_REF_EXPR, kinds.CALL_EXPR, kinds.MEMBER_REF_EXPR):
+                referenced = child.referenced
+                if referenced is not None and referenced.kind == kinds.FUNCTION_DECL and \
+                        self._is_kernel(referenced):
+                    if kind == kinds.CALL_EXPR or not parents or \
+                            not self._is_launch(parents[-1]):
+                        references.append((child, parents))
+                elif referenced is not None and referenced.kind in (
+                        kinds.FUNCTION_DECL, kinds.CXX_METHOD) and \
+                        referenced.hash not in self._entered and \
+                        self._template_of(referenced) is not None:
+                    self._entered.add(referenced.hash)
+                    definition = referenced.get_definition()
+                    if definition is not None and definition.location.file is not None and \
+                            self._in_main(definition.location.file.name):
+                        self._walk(definition, definitions, references)
             self._walk(child, definitions, references, parents + (child,))
+
+    def _in_main(self, name: str) -> bool:
+        known = self._files.get(name)
+        if known is None:
+            known = self._files[name] = os.path.realpath(name) == self.main
+        return known
 
     def _is_kernel(self, cursor) -> bool:
         flag = self._kernel_flags.get(cursor.hash)
@@ -404,7 +446,10 @@ class _ClangReader:
             launch = self._launch(reference, parents, arguments)
             if launch is not None and reference.location.line <= self.last_line:
                 by_arguments[arguments][1].append(launch)
-        notes += self._dependent_launches(cursor)
+        resolved_lines = {launch.line for _, launches in by_arguments.values()
+                          for launch in launches}
+        notes += [note for line, note in self._dependent_launches(cursor)
+                  if line not in resolved_lines]
         if template and not by_arguments:
             notes.append("no instantiation in the file")
         kernel = Kernel(
@@ -497,9 +542,11 @@ class _ClangReader:
         return Launch(str(self.path), call.location.line, arguments, texts[1], texts[2],
                       texts[4], texts[5], ())
 
-    def _dependent_launches(self, cursor) -> list[str]:
-        return [f"launch at line {written.launch.line} depends on the parameters of the "
-                "template around it" for written in self.launches.values()
+    def _dependent_launches(self, cursor) -> list[tuple[int, str]]:
+        """(line, note) of the launches inside a template that names its parameters."""
+        return [(written.launch.line, f"launch at line {written.launch.line} depends on the "
+                 "parameters of the template around it, which the file does not instantiate")
+                for written in self.launches.values()
                 if written.kernel == cursor.spelling and written.dependent]
 
     def _dynamic_shared(self, cursor, seen: set) -> bool:

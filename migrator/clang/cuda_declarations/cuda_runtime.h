@@ -22,7 +22,6 @@
 #define __launch_bounds__(...) __attribute__((launch_bounds(__VA_ARGS__)))
 #define __grid_constant__
 #define __forceinline__ __inline__ __attribute__((always_inline))
-#define __noinline__ __attribute__((noinline))
 #define __align__(n) __attribute__((aligned(n)))
 #define __builtin_align__(n) __attribute__((aligned(n)))
 #define __device_builtin__
@@ -34,6 +33,7 @@
  * function called in a kernel is a wrong-side call, which clang reports only for code it emits:
  * a host-side parse emits no device code, so the host declarations serve both sides. */
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
@@ -410,5 +410,6 @@ static inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(
 }
 
 #include "device_functions.h"
+#include "device_math.h"
 
 #endif
