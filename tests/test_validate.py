@@ -182,6 +182,10 @@ def test_too_few_runs_are_undecided_never_slower():
     assert timing.reason == ("kernel_ms: undecided (3 and 3 runs): port 1.300x the original; "
                              "too few runs for an interval")
     assert runs_needed() == 7 and runs_needed(0.99) == 5
+    [zero] = compare_timings(timed(*[0.0] * 7), timed(*[0.5] * 7), 0.02)
+    assert (zero.ratio, zero.flag, zero.interval) == (None, "undecided", None)
+    assert zero.reason == "kernel_ms: undecided: port 0.5 ms, original 0 ms; times of 0 ms: no " \
+        "ratio to test"
     port = VariantOutcome([], Build("nvcc", "nvcc ...", True, 1.0), timed(1.3, 1.31, 1.29))
     original = Original(Build("nvcc", "nvcc ...", True, 1.0), timed(1.0, 1.01, 0.99))
     outcome = ProgramOutcome("p", "p.cu", original, {"naive": port})

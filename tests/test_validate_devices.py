@@ -203,6 +203,15 @@ def test_with_a_gpu_the_runs_take_turns_warm_up_included(fake_machine: Path, mon
         assert port["verdict"] == "pass"
         [timing] = port["timings"]
         assert (timing["flag"], timing["interval"], timing["runs"]) == ("ok", [1.0, 1.0], [7, 7])
+    # 5 runs: too few at 99.9%, said at the start; enough at 99%
+    few = validate(fake_machine, "--runs", "5")
+    assert "5 runs per binary: too few for a timing verdict at 99.9% (at least 7)" in few.output
+    document = json.loads((fake_machine / "r" / "validate.json").read_text())
+    assert document["programs"][0]["variants"]["naive"]["timings"][0]["interval"] is None
+    validate(fake_machine, "--runs", "5", "--confidence", "0.99")
+    document = json.loads((fake_machine / "r" / "validate.json").read_text())
+    assert document["settings"]["confidence"] == 0.99
+    assert document["programs"][0]["variants"]["naive"]["timings"][0]["interval"] == [1.0, 1.0]
     # --gpu wins over the variable
     result = validate(fake_machine, "--gpu", "none")
     assert result.exit_code == 0 and "2 skipped" in result.output

@@ -44,7 +44,7 @@ def validate(
                                     help="Relative tolerance for float results."),
     max_slowdown: float = typer.Option(
         0.02, "--max-slowdown", min=0.0, help="Call a port slower when it is significantly more "
-        "than (1 + this) x the original (README: Validating a port)."),
+        "than (1 + this) x the original (docs/validate.md)."),
     confidence: float = typer.Option(0.999, "--confidence", min=0.5, max=0.999999,
                                      help="Confidence of the interval a timing verdict rests on."),
     gpu: str = typer.Option("auto", "--gpu", envvar="ROCMIGRATE_GPU",

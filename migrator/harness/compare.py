@@ -115,6 +115,8 @@ class TimingComparison:
         ratio = f"port {self.ratio:.3f}x the original" if self.ratio is not None else \
             f"port {self.port_ms:.6g} ms, original {self.original_ms:.6g} ms"
         runs = f"{self.runs[0]} and {self.runs[1]} runs"
+        if self.confidence is None:
+            return f"{self.key}: {self.flag}: {ratio}; times of 0 ms: no ratio to test"
         if self.interval is None:
             return f"{self.key}: {self.flag} ({runs}): {ratio}; too few runs for an interval"
         low, high = self.interval
@@ -236,11 +238,9 @@ def compare_timings(original_runs: list[Run], port_runs: list[Run], max_slowdown
 def timing_flag(ratio: float, interval: tuple[float, float] | None, threshold: float,
                 max_slowdown: float) -> str:
     """slower | faster | ok | noise | undecided (see compare_timings)."""
-    slower_above = threshold
-    faster_below = min(1 - max_slowdown, 1 / threshold)
-    if interval is not None and interval[0] > slower_above:
+    if interval is not None and interval[0] > threshold:
         return "slower"
-    if interval is not None and interval[1] < faster_below:
+    if interval is not None and interval[1] < min(1 - max_slowdown, 1 / threshold):
         return "faster"
     if 1 - max_slowdown <= ratio <= 1 + max_slowdown:
         return "ok"
