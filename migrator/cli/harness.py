@@ -32,7 +32,8 @@ def harness(
     compile_commands: Optional[Path] = typer.Option(
         None, "--compile-commands", help="A compile_commands.json: its flags read the kernels."),
     rocm: Optional[str] = typer.Option(None, "--rocm", help="Target ROCm version X.Y of the "
-                                       "conversion."),
+                                       "conversion, or auto: the installed HIP's (the default "
+                                       "where hipcc is found; else 6.4)."),
     jobs: int = typer.Option(0, "--jobs", "-j", min=0, help="Parallel compiles (0: one per CPU)."),
     config: Optional[Path] = typer.Option(None, "--config", help="Configuration file to use."),
 ) -> None:
@@ -45,7 +46,8 @@ def harness(
     from ..workspace import Flags
     from . import workspace_of
 
-    settings = workspace_of([src], Flags(rocm=rocm, config=config)).settings
+    # the port may be built with the installed hipcc: without --rocm, convert for its HIP
+    settings = workspace_of([src], Flags(rocm=rocm, config=config, detect_hip=True)).settings
     options = HarnessOptions(
         source=src, output=output, kernels=tuple(kernels or ()), force=force,
         build_only=build_only, runs=runs, timeout=timeout, hip_compiler=hip_compiler.value,

@@ -29,7 +29,8 @@ from ..versions import format_version
 from .compare import BufferComparison, compare_outputs
 from .outputs import OutputError, read_output
 from .render import has_main, render_harness
-from .spec import HarnessSpec, SpecError, default_spec, load_spec, write_spec
+from .spec import (HarnessSpec, SpecError, default_spec, load_spec, needs_edit_of,
+                   write_spec)
 
 CUDA_SUFFIXES = (".cu", ".cuh")
 BUILD_TIMEOUT = 900  # seconds for one compile
@@ -228,8 +229,9 @@ def generate(options: HarnessOptions, say: Progress) -> tuple[list[HarnessOutcom
                                      status)
             try:
                 spec = load_spec(options.output / spec_rel)
-            except SpecError as err:
-                outcome.spec_error = str(err)
+            except SpecError as err:  # waiting for its edit, or edited wrongly
+                outcome.needs_edit = needs_edit_of(options.output / spec_rel)
+                outcome.spec_error = "" if outcome.needs_edit else str(err)
             else:
                 outcome.needs_edit, outcome.loaded = spec.needs_edit, spec
             outcomes.append(outcome)
@@ -415,9 +417,9 @@ def judge(outcome: HarnessOutcome, options: HarnessOptions, gpus: dict[str, dict
     if options.build_only:
         outcome.verdict = "built"
         return
-    not_here = [f"{side}: {gpu['seen']}" for side, gpu in gpus.items() if not gpu["usable"]]
+    not_here = {gpu["seen"] for gpu in gpus.values() if not gpu["usable"]}
     if not_here:
-        outcome.verdict, outcome.problems = "skipped", [f"not run ({'; '.join(not_here)})"]
+        outcome.verdict, outcome.problems = "skipped", [f"not run: {'; '.join(sorted(not_here))}"]
         return
     for side, runs in outcome.runs.items():
         for number, side_run in enumerate(runs, 1):

@@ -32,6 +32,8 @@ _DIM3 = re.compile(r"\bdim3\s+(\w+)\s*(?:=\s*(?:dim3\s*)?)?[({]([^;{}]*)[)}]\s*;
 _ALLOCATION = re.compile(r"\bcudaMalloc(?:Managed)?\s*\(")
 _ADDRESS = re.compile(r"^(?:\(\s*void\s*\*\s*\*\s*\)|reinterpret_cast\s*<\s*void\s*\*\s*\*\s*>)?"
                       r"\s*\(?\s*&\s*([A-Za-z_][\w.]*(?:->\w+)*)\s*\)?$")
+_POINTER_CAST = re.compile(r"^\(\s*(?:const\s+)?[\w:<>\s]+\*\s*\)|^(?:reinterpret|static)_cast\s*<[^<>]*>"
+                           r"(?=\s*\()")
 _SIMPLE_TYPES = (r"(?:const\s+)?(?:unsigned\s+|signed\s+)?(?:int|long\s+long|long|short|size_t|"
                  r"unsigned|float|double|u?int(?:32|64)_t|auto)")
 
@@ -87,7 +89,7 @@ class SiteValues:
     def allocated_bytes(self, name: str) -> int | None:
         """Bytes of the one ``cudaMalloc(&name, bytes)`` in the file (``name`` may be a member,
         ``b.in``), or None."""
-        name = re.sub(r"\s+", "", name)
+        name = re.sub(r"\s+", "", _POINTER_CAST.sub("", name.strip()))
         sizes = set()
         for match in _ALLOCATION.finditer(self.code):
             arguments = _arguments(self.code, match.end())
@@ -142,8 +144,11 @@ class SiteValues:
         return self.number(found[0][0], depth + 1)
 
     def _assigned_again(self, name: str, after: int) -> bool:
+        """Whether ``name`` may change after offset ``after``: assigned, incremented, or its
+        address taken (``cudaDeviceGetAttribute(&khz, ...)``)."""
         pattern = rf"(?<![\w.>])(?:\+\+|--)?{re.escape(name)}\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)"
         pattern += rf"|(?:\+\+|--)\s*{re.escape(name)}\b|\b{re.escape(name)}\s*(?:\+\+|--)"
+        pattern += rf"|&\s*{re.escape(name)}\b(?!\s*\[)"  # its address taken: written through it
         return re.search(pattern, self.code[after:]) is not None
 
 

@@ -120,12 +120,14 @@ def default_spec(kernel, instantiation, rel: str, values, name: str) -> dict:
     if grid is None or block is None:
         grid, block, launch_origin = _default_launch(parameters, sizes, elements)
     else:
-        launch_origin = f"launch site {launch.file}:{launch.line}: <<<{launch.grid}, {launch.block}>>>"
+        launch_origin = (f"launch site {_shown_file(launch.file, rel)}:{launch.line}: "
+                         f"<<<{launch.grid}, {launch.block}>>>")
     shared = 0
     if launch is not None and launch.shared_bytes:
         known = values.integer(launch.shared_bytes)
         if known is None:
-            edits.append(f"the dynamic shared memory of {launch.file}:{launch.line} "
+            edits.append(f"the dynamic shared memory of {_shown_file(launch.file, rel)}:"
+                         f"{launch.line} "
                          f"({launch.shared_bytes}) is not a constant: set launch.shared_bytes")
         shared = known or 0
     elif kernel.dynamic_shared:
@@ -149,6 +151,11 @@ def default_spec(kernel, instantiation, rel: str, values, name: str) -> dict:
         spec = {"needs_edit": "; ".join(edits), **spec}
     spec["kernel"]["harness"] = name
     return spec
+
+
+def _shown_file(path: str, rel: str) -> str:
+    """A launch site's file as the spec shows it: ``rel`` when it is the kernel's own file."""
+    return rel if Path(path).as_posix().endswith("/" + rel) or path == rel else Path(path).name
 
 
 def _is_integer(parameter) -> bool:
@@ -352,6 +359,16 @@ def load_spec(path: Path) -> HarnessSpec:
     except tomllib.TOMLDecodeError as err:
         raise SpecError(f"{path}: not TOML: {err}") from None
     return spec_from(document, str(path))
+
+
+def needs_edit_of(path: Path) -> str:
+    """The ``needs_edit`` line of a spec, read without checking the rest ("" when absent or
+    unreadable): a spec waiting for an edit may not load until then."""
+    try:
+        value = tomllib.loads(path.read_text(encoding="utf-8")).get("needs_edit", "")
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return ""
+    return value if isinstance(value, str) else ""
 
 
 def spec_from(document: dict, where: str) -> HarnessSpec:

@@ -1,0 +1,478 @@
+"""`rocmigrate harness`: specs from kernels and launch sites, harness sources, the binary output
+format and the comparison of outputs. The compiler tests (marked slow) build real harnesses with
+nvcc and with hipcc for gfx90a; nothing here needs a GPU."""
+
+from __future__ import annotations
+
+import math
+import struct
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from conftest import ROOT, require_tool
+from migrator.clang.kernels import Instantiation, Kernel, KernelReading, Launch, Parameter
+from migrator.kernel_harness import HarnessOptions, harness
+from migrator.kernel_harness.compare import compare_outputs
+from migrator.kernel_harness.outputs import (OutputBuffer, OutputError, parse_output,
+                                             read_output, write_output)
+from migrator.kernel_harness.render import buffer_seed, render_harness
+from migrator.kernel_harness.sitevalues import SiteValues
+from migrator.kernel_harness.spec import (SpecError, default_spec, edited, load_spec,
+                                          render_spec, spec_from, write_spec)
+from migrator.kernel_harness.types import COMPONENTS
+
+FIXTURES = ROOT / "fixtures" / "kernel_harness"
+
+
+def scalar(name: str, type_: str = "int", size: int = 4) -> Parameter:
+    return Parameter(name, type_, type_, "scalar", element_size=size)
+
+
+def pointer(name: str, element: str = "float", size: int = 4, const: bool = False,
+            written: bool = False, read: bool = True) -> Parameter:
+    type_ = f"{'const ' if const else ''}{element} *"
+    return Parameter(name, type_, type_, "pointer", element, size, const=const,
+                     written_to=written, read_from=read)
+
+
+def kernel(name: str, parameters: tuple, launches: tuple = (), template: tuple = (),
+           arguments: tuple = (), dynamic_shared: bool = False) -> Kernel:
+    return Kernel(name, name, "k.cu", 1, template, parameters,
+                  (Instantiation(arguments, parameters, launches),), dynamic_shared)
+
+
+def spec_of(kernel_: Kernel, source: str = "", instantiation: int | None = 0) -> dict:
+    chosen = kernel_.instantiations[instantiation] if instantiation is not None else None
+    return default_spec(kernel_, chosen, "k.cu", SiteValues(source.encode()), kernel_.name)
+
+
+def parameter(document: dict, name: str) -> dict:
+    return next(p for p in document["parameters"] if p["name"] == name)
+
+
+SAXPY_HOST = """
+#define THREADS 128
+__global__ void saxpy(int n, float a, const float* x, float* y);
+int main() {
+  const int n = 1 << 16;
+  const float a = 2.5f;
+  int blocks = (n + THREADS - 1) / THREADS;
+  float *dx, *dy;
+  cudaMalloc(&dx, n * sizeof(float));
+  cudaMalloc((void**)&dy, 2 * n * sizeof(float));
+  saxpy<<<blocks, THREADS>>>(n, a, dx, dy);
+}
+"""
+SAXPY = kernel("saxpy", (scalar("n"), scalar("a", "float"), pointer("x", const=True),
+                         pointer("y", written=True)),
+               (Launch("k.cu", 11, (), "blocks", "THREADS", "", "", ("n", "a", "dx", "dy")),))
+
+
+# --- specs ---------------------------------------------------------------------------------------
+
+
+def test_spec_reads_the_launch_site():
+    document = spec_of(SAXPY, SAXPY_HOST)
+    assert "needs_edit" not in document
+    assert document["launch"]["grid"] == [512, 1, 1]
+    assert document["launch"]["block"] == [128, 1, 1]
+    assert parameter(document, "n")["value"] == 65536
+    assert parameter(document, "a")["value"] == 2.5
+    x, y = parameter(document, "x"), parameter(document, "y")
+    assert (x["role"], x["fill"], x["count"]) == ("input", "random", 65536)
+    assert (y["role"], y["count"]) == ("inout", 2 * 65536)  # from its cudaMalloc
+    assert y["origin"] == "cudaMalloc of dy"
+    assert x["component"] == "f32" and x["range"] == [-1.0, 1.0]
+
+
+def test_spec_defaults_without_a_launch_site():
+    lone = kernel("scale", (pointer("out", written=True, read=False), pointer("in", const=True),
+                            scalar("count"), scalar("stride"), scalar("gain", "double", 8)))
+    document = spec_of(lone)
+    assert parameter(document, "count")["value"] == 1 << 20
+    assert parameter(document, "stride")["value"] == 1  # not a size: a stride of 1 stays in bounds
+    assert parameter(document, "gain")["value"] == 0.5
+    assert parameter(document, "out")["role"] == "output"
+    assert parameter(document, "out")["fill"] == "zero"
+    assert parameter(document, "in")["count"] == 1 << 20
+    assert document["launch"]["grid"] == [4096, 1, 1] and document["launch"]["block"] == [256, 1, 1]
+
+
+def test_spec_two_dimensions_cover_the_image():
+    image = kernel("blur", (pointer("image", written=True), scalar("width"), scalar("height")))
+    document = spec_of(image)
+    assert parameter(document, "width")["value"] == 1024
+    assert parameter(document, "height")["value"] == 1024
+    assert parameter(document, "image")["count"] == 1024 * 1024
+    assert document["launch"]["block"] == [16, 16, 1]
+    assert document["launch"]["grid"] == [64, 64, 1]
+
+
+def test_spec_dim3_variables_and_dynamic_shared_memory():
+    source = """
+#define TILE 16
+#define ROWS 64
+dim3 block(TILE, TILE);
+dim3 grid = dim3(ROWS / TILE, 2 * ROWS / TILE);
+void go(float* out) { reduce<<<grid, block, TILE * TILE * sizeof(double)>>>(out); }
+"""
+    reduce = kernel("reduce", (pointer("out", written=True),),
+                    (Launch("k.cu", 6, (), "grid", "block", "TILE * TILE * sizeof(double)", "",
+                            ("out",)),), dynamic_shared=True)
+    document = spec_of(reduce, source)
+    assert document["launch"] == {"grid": [4, 8, 1], "block": [16, 16, 1], "shared_bytes": 2048,
+                                  "origin": "launch site k.cu:6: <<<grid, block>>>"}
+    assert parameter(document, "out")["count"] == 4 * 8 * 16 * 16  # the launch's threads
+
+
+@pytest.mark.parametrize("parameters, dynamic, why", [
+    ((Parameter("f", "Affine", "Affine", "struct", element_size=8),), False, "struct passed by value"),
+    ((Parameter("rows", "float **", "float **", "pointer", "float *", 8, written_to=True),), False,
+     "points to a pointer"),
+    ((Parameter("p", "Particle *", "Particle *", "pointer", "Particle", 24, written_to=True),),
+     False, "whose fields the front end does not give"),
+    ((pointer("table", const=True), pointer("indices", "int", const=True)), False,
+     "looks like an index array"),
+    ((pointer("out", written=True),), True, "extern __shared__"),
+    ((pointer("v", "float4", 8, written=True),), False, "is 8 bytes, not 16"),
+])
+def test_spec_needs_edit(parameters, dynamic, why):
+    document = spec_of(kernel("k", parameters, dynamic_shared=dynamic))
+    assert why in document["needs_edit"]
+
+
+def test_spec_template_without_instantiation_needs_edit():
+    template = Kernel("fill", "fill", "k.cu", 1, ("typename T",), (pointer("out", "T", 0, written=True),), ())
+    document = default_spec(template, None, "k.cu", SiteValues(b""), "fill")
+    assert "instantiates it nowhere" in document["needs_edit"]
+
+
+def test_spec_vector_and_half_elements():
+    document = spec_of(kernel("k", (pointer("v", "float4", 16, written=True),
+                                    pointer("h", "__half", 2, const=True),
+                                    pointer("b", "__nv_bfloat162", 4, const=True))))
+    assert "needs_edit" not in document
+    assert (parameter(document, "v")["component"], parameter(document, "v")["components"]) == ("f32", 4)
+    assert parameter(document, "h")["component"] == "f16"
+    assert (parameter(document, "b")["component"], parameter(document, "b")["components"]) == ("bf16", 2)
+
+
+def test_spec_round_trips_through_toml():
+    document = spec_of(SAXPY, SAXPY_HOST)
+    text = render_spec(document)
+    loaded = tomllib.loads(text)
+    del loaded["rocmigrate_digest"]
+    assert loaded == document
+    assert "grid = [512, 1, 1]" in text  # short arrays stay on one line
+    spec = spec_from(tomllib.loads(text), "saxpy.toml")
+    assert spec.grid == (512, 1, 1) and spec.repetitions == 20
+    assert [p.name for p in spec.parameters] == ["n", "a", "x", "y"]
+    assert spec.tolerances["f32"] == {"ulp": 4, "relative": 1e-5, "absolute": 0.0}
+
+
+def test_edited_spec_survives_regeneration(tmp_path: Path):
+    path = tmp_path / "saxpy.toml"
+    document = spec_of(SAXPY, SAXPY_HOST)
+    assert write_spec(path, document, force=False) == "written"
+    assert write_spec(path, document, force=False) == "unchanged"
+    assert not edited(path.read_text())
+    changed = path.read_text().replace("repetitions = 20", "repetitions = 50")
+    path.write_text(changed)
+    assert edited(changed)
+    assert write_spec(path, document, force=False) == "kept"
+    assert path.read_text() == changed
+    assert load_spec(path).repetitions == 50
+    assert write_spec(path, document, force=True) == "written"
+    assert load_spec(path).repetitions == 20
+    # an unedited spec takes new defaults
+    other = spec_of(SAXPY, SAXPY_HOST.replace("1 << 16", "1 << 12"))
+    assert write_spec(path, other, force=False) == "written"
+    assert load_spec(path).parameters[0].value == 4096
+
+
+@pytest.mark.parametrize("edit, message", [
+    (("component = \"f32\"", "component = \"f33\""), "component must be one of"),
+    (("range = [-1.0, 1.0]", "range = [1.0, -1.0]"), "low <= high"),
+    (("grid = [512, 1, 1]", "grid = [0, 1, 1]"), "launch.grid"),
+    (("[run]", "[walk]"), "[run] is missing"),
+    (("ulp = 4", "ulp = -4"), "tolerance.f32.ulp"),
+    (("role = \"input\"", "role = \"both\""), "role must be one of"),
+])
+def test_spec_errors_say_what_is_wrong(tmp_path: Path, edit, message):
+    path = tmp_path / "saxpy.toml"
+    path.write_text(render_spec(spec_of(SAXPY, SAXPY_HOST)).replace(*edit, 1))
+    with pytest.raises(SpecError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        load_spec(path)
+
+
+def test_spec_error_for_bad_toml(tmp_path: Path):
+    path = tmp_path / "bad.toml"
+    path.write_text("[kernel\n")
+    with pytest.raises(SpecError, match="not TOML"):
+        load_spec(path)
+
+
+# --- launch-site values --------------------------------------------------------------------------
+
+
+def test_site_values():
+    values = SiteValues(b"""
+#define N (1 << 10)
+const int rows = 8, cols = 4;
+int threads = 64;
+int changed = 3;
+int khz = 0;
+void f() { changed += 1; cudaDeviceGetAttribute(&khz, attr, 0); }
+size_t bytes = (size_t)rows * cols * sizeof(double);
+struct Buffers { float* in; } b;
+cudaMalloc(&b.in, N * sizeof(float4));
+float* d;
+cudaMalloc(reinterpret_cast<void**>(&d), bytes);
+const double scale = -1.5e-3;
+""")
+    assert values.integer("N / threads") == 16
+    assert values.integer("cols") == 4 and values.integer("bytes") == 256
+    assert values.integer("changed") is None  # assigned again
+    assert values.integer("khz") is None  # its address is taken
+    assert values.dim3("dim3(rows, cols)") == (8, 4, 1)
+    assert values.dim3("threads") == (64, 1, 1)
+    assert values.allocated_bytes("b.in") == 1024 * 16
+    assert values.allocated_bytes("(float*)d") == 256
+    assert values.number("scale") == -1.5e-3
+    assert values.integer("-7 / 2") == -3  # C division
+    assert values.integer("unknown + 1") is None
+
+
+# --- harness sources -----------------------------------------------------------------------------
+
+
+def test_harness_sources_differ_only_in_the_runtime():
+    spec = spec_from(tomllib.loads(render_spec(spec_of(SAXPY, SAXPY_HOST))), "saxpy")
+    cuda = render_harness(spec, "cuda", "lib/saxpy.cu", includes_main=True)
+    hip = render_harness(spec, "hip", "lib/saxpy.cu", includes_main=True)
+    assert '#include "lib/saxpy.cu"' in cuda
+    assert "#define main rocmigrate_original_main" in cuda and "#undef main" in cuda
+    assert "cudaMalloc" in cuda and "hipMalloc" not in cuda
+    assert "hipMalloc" in hip and "cudaMalloc" not in hip
+    assert cuda.replace("cuda", "hip").replace("#include <hip_runtime.h>",
+                                               "#include <hip/hip_runtime.h>") == hip
+    assert f"{buffer_seed(1, 1)}ull" in cuda  # y: the second buffer
+    assert "saxpy<<<grid, block, shared_bytes>>>(" in cuda
+    assert "Value<long long>{65536ll}" in cuda and "Value<double>{2.5}" in cuda
+
+
+def test_harness_template_arguments_and_struct_init():
+    document = spec_of(Kernel("k", "ns::k", "k.cu", 1, ("typename T", "int B"),
+                              (Parameter("f", "Affine", "Affine", "struct", element_size=8),),
+                              (Instantiation(("float", "256"), (Parameter(
+                                  "f", "Affine", "Affine", "struct", element_size=8),)),)))
+    assert "struct passed by value" in document["needs_edit"]
+    document.pop("needs_edit")
+    document["parameters"][0]["init"] = "Affine{2.0f, 1.0f}"
+    spec = spec_from(document, "k")
+    source = render_harness(spec, "cuda", "k.cu", includes_main=False)
+    assert "ns::k<float, 256><<<grid, block, shared_bytes>>>(" in source
+    assert "(Affine{2.0f, 1.0f})" in source
+    assert "#define main" not in source
+
+
+# --- the binary output format -------------------------------------------------------------------
+
+
+def buffer(name: str, kind: str, values, components: int = 1) -> OutputBuffer:
+    component = COMPONENTS[kind]
+    dtype = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i32": np.int32,
+             "u8": np.uint8, "u64": np.uint64, "bf16": np.uint16}[kind]
+    data = np.asarray(values, dtype=dtype).tobytes()
+    return OutputBuffer(name, component, components, component.size * components,
+                        len(data) // (component.size * components), data)
+
+
+def test_output_file_round_trip(tmp_path: Path):
+    buffers = [buffer("y", "f32", [1.0, 2.5, -3.0, 0.0], components=2),
+               buffer("hist", "u64", [1, 2, 3])]
+    path = tmp_path / "out.bin"
+    write_output(path, buffers)
+    data = path.read_bytes()
+    assert data[:4] == b"RMKH" and struct.unpack_from("<II", data, 4) == (1, 2)
+    # first descriptor: name length, name, type code, components, element size, count
+    assert struct.unpack_from("<H", data, 12) == (1,) and data[14:15] == b"y"
+    assert struct.unpack_from("<BBIQ", data, 15) == (11, 2, 8, 2)
+    assert read_output(path) == buffers
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda d: b"XXXX" + d[4:], "no RMKH magic"),
+    (lambda d: d[:8] + struct.pack("<I", 2) + d[12:], "cut short"),
+    (lambda d: d[:4] + struct.pack("<I", 7) + d[8:], "format version 7"),
+    (lambda d: d[:-1], "cut short"),
+    (lambda d: d + b"\0", "after the last buffer"),
+    (lambda d: d[:15] + bytes([99]) + d[16:], "unknown type code 99"),
+])
+def test_output_file_damage_is_reported(tmp_path: Path, damage, message):
+    path = tmp_path / "out.bin"
+    write_output(path, [buffer("y", "f32", [1.0, 2.0])])
+    with pytest.raises(OutputError, match=message):
+        parse_output(damage(path.read_bytes()))
+
+
+# --- comparison ----------------------------------------------------------------------------------
+
+
+def compared(original: OutputBuffer, port: OutputBuffer, tolerances: dict | None = None):
+    (result,) = compare_outputs([original], [port], tolerances)
+    return result
+
+
+def test_integers_compare_exactly():
+    same = compared(buffer("c", "i32", [1, 2, 3]), buffer("c", "i32", [1, 2, 3]))
+    assert same.equal and same.mismatches == 0
+    differ = compared(buffer("c", "i32", [1, 2, 3, 4]), buffer("c", "i32", [1, 2, 4, 5]))
+    assert not differ.equal and differ.mismatches == 2
+    assert (differ.first_index, differ.first_original, differ.first_port) == (2, 3, 4)
+
+
+def test_floats_within_ulp_or_relative_tolerance():
+    one = np.float32(1.0)
+    near = np.nextafter(np.nextafter(one, np.float32(2)), np.float32(2))  # 2 ULP above
+    far = np.float32(1.001)
+    result = compared(buffer("y", "f32", [one, one]), buffer("y", "f32", [near, far]))
+    assert result.mismatches == 1 and result.first_index == 1
+    assert result.max_ulp == 8389  # 1.001 is 8389 float ULP above 1.0
+    assert math.isclose(result.max_relative, 0.001 / 1.001, rel_tol=1e-3)
+    strict = compared(buffer("y", "f32", [one]), buffer("y", "f32", [near]),
+                      {"f32": {"ulp": 1, "relative": 0.0}})
+    assert not strict.equal
+    loose = compared(buffer("y", "f32", [one]), buffer("y", "f32", [far]),
+                     {"f32": {"relative": 1e-2}})
+    assert loose.equal
+
+
+def test_nan_and_infinity():
+    nan, inf = float("nan"), float("inf")
+    same = compared(buffer("y", "f32", [nan, inf, -inf, 0.0]),
+                    buffer("y", "f32", [nan, inf, -inf, -0.0]))
+    assert same.equal
+    for port in ([1.0, inf, -inf, 0.0], [nan, -inf, -inf, 0.0], [nan, 3.4e38, -inf, 0.0]):
+        result = compared(buffer("y", "f32", [nan, inf, -inf, 0.0]), buffer("y", "f32", port))
+        assert not result.equal and result.mismatches == 1, port
+    assert compared(buffer("y", "f32", [nan]), buffer("y", "f32", [1.0])).first_original == "nan"
+
+
+def test_half_bfloat16_and_double():
+    assert compared(buffer("h", "f16", [1.0, 0.5]), buffer("h", "f16", [1.0009765625, 0.5])).equal
+    assert not compared(buffer("h", "f16", [1.0]), buffer("h", "f16", [1.01])).equal
+    # bf16 bits: 1.0 is 0x3F80, its neighbours 0x3F81 (1 ULP), 0x3F90 (16 ULP, 1.125)
+    assert compared(buffer("b", "bf16", [0x3F80]), buffer("b", "bf16", [0x3F81])).equal
+    wide = compared(buffer("b", "bf16", [0x3F80]), buffer("b", "bf16", [0x3F90]))
+    assert not wide.equal and wide.first_port == 1.125 and wide.max_ulp == 16
+    # opposite signs far apart: the ULP distance is computed without overflowing
+    doubles = compared(buffer("d", "f64", [-1e308]), buffer("d", "f64", [1e308]))
+    assert not doubles.equal and doubles.max_ulp > 2 ** 63
+
+
+def test_length_type_and_missing_buffers_differ():
+    (length,) = compare_outputs([buffer("y", "f32", [1.0, 2.0])], [buffer("y", "f32", [1.0])])
+    assert not length.equal and "length differs" in length.problem
+    (kind,) = compare_outputs([buffer("y", "f32", [1.0])], [buffer("y", "i32", [1])])
+    assert "type differs" in kind.problem
+    results = compare_outputs([buffer("a", "u8", [1])], [buffer("b", "u8", [1])])
+    assert [(r.name, r.equal, r.problem) for r in results] == [
+        ("a", False, "missing in the port's output"), ("b", False, "missing in the original's output")]
+
+
+# --- the command ---------------------------------------------------------------------------------
+
+
+def fake_reader(kernels: dict[str, list[Kernel]]):
+    def read(path: Path, options=None) -> KernelReading:
+        return KernelReading(path, kernels.get(path.name, []))
+    return read
+
+
+def test_cli_bad_input_is_a_clear_message(tmp_path: Path):
+    from migrator.cli import _register, app
+
+    _register()
+    result = CliRunner().invoke(app, ["harness", str(tmp_path / "missing"), "-o",
+                                      str(tmp_path / "out")])
+    assert result.exit_code == 2 and "does not exist" in result.output
+
+
+def test_unknown_kernel_is_a_clear_message(tmp_path: Path, monkeypatch):
+    import migrator.clang.kernels as front_end
+    from migrator.kernel_harness import HarnessError
+
+    monkeypatch.setattr(front_end, "read_kernels", fake_reader({"k.cu": [SAXPY]}))
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "k.cu").write_text(SAXPY_HOST)
+    with pytest.raises(HarnessError, match="no kernel nothing"):
+        harness(HarnessOptions(tmp_path / "src", tmp_path / "out", kernels=("nothing",)))
+
+
+@pytest.mark.slow
+def test_harnesses_build_without_a_gpu_and_runs_are_skipped(tmp_path: Path, monkeypatch):
+    """Hand-built kernels of fixtures/kernel_harness/program.cu: specs, both harnesses built with
+    nvcc (the port through rocmigrate's NVIDIA headers), runs skipped with the reason."""
+    require_tool("nvcc", "/usr/local/cuda/bin/nvcc")
+    import migrator.clang.kernels as front_end
+    import migrator.kernel_harness.run as steps
+
+    if steps.nvidia_gpu()[0]:
+        pytest.skip("a GPU is here: the runs would not be skipped")
+    parameters = (pointer("a", const=True), pointer("b", const=True),
+                  pointer("c", written=True, read=False), scalar("rows"), scalar("cols"))
+    add = kernel("add_matrices", parameters,
+                 (Launch("program.cu", 35, (), "grid", "block", "", "",
+                         ("a", "b", "c", "ROWS", "COLS")),))
+    monkeypatch.setattr(front_end, "read_kernels", fake_reader({"program.cu": [add]}))
+    said: list[str] = []
+    report = harness(HarnessOptions(FIXTURES / "program.cu", tmp_path / "out",
+                                    hip_compiler="nvcc", runs=1), progress=said.append)
+    (outcome,) = report.harnesses
+    assert outcome.verdict == "skipped", outcome.problems
+    assert all(build.ok for build in outcome.builds.values()), outcome.builds
+    assert any("runs will be skipped" in line for line in said)
+    assert said.index(next(l for l in said if "runs will be skipped" in l)) < said.index(
+        next(l for l in said if l.startswith("building")))  # said before anything was built
+    spec = load_spec(tmp_path / "out" / "program" / "add_matrices.toml")
+    assert spec.grid == (16, 32, 1) and spec.block == (16, 16, 1)
+    assert [p.count for p in spec.parameters[:3]] == [512 * 256] * 3
+
+
+def _front_end_or_skip():
+    from migrator.clang.kernels import read_kernels
+
+    try:
+        return read_kernels(FIXTURES / "program.cu")
+    except NotImplementedError as err:
+        pytest.skip(f"the libclang front end is not there yet: {err}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("compiler", ["nvcc", "hipcc"])
+def test_fixture_harnesses_compile(tmp_path: Path, compiler: str):
+    """The kernels of fixtures/kernel_harness (a library with templates, typedefs, __restrict__,
+    a struct by value, dynamic shared memory; a program with launch sites) as the front end reads
+    them: specs that need edits are named, the others build with nvcc, and the port with nvcc
+    through rocmigrate's NVIDIA headers or with hipcc for gfx90a."""
+    require_tool("nvcc", "/usr/local/cuda/bin/nvcc")
+    if compiler == "hipcc":
+        require_tool("hipcc")
+    _front_end_or_skip()
+    report = harness(HarnessOptions(FIXTURES, tmp_path / "out", hip_compiler=compiler,
+                                    build_only=True))
+    verdicts = {outcome.spec: outcome.verdict for outcome in report.harnesses}
+    assert verdicts == {"library/axpby.toml": "built", "library/block_max.toml": "built",
+                        "library/apply.toml": "needs-edit", "library/histogram.toml": "built",
+                        "library/gather.toml": "needs-edit", "library/image_scale.toml": "built",
+                        "program/add_matrices.toml": "built",
+                        "program/count_positive.toml": "built"}, report.harnesses
+    hip = report.toolchains["hip"]["name"]
+    assert hip == ("hipcc-amd" if compiler == "hipcc" else "nvcc-nvidia-headers")
+    block_max = load_spec(tmp_path / "out" / "library" / "block_max.toml")
+    assert block_max.template_arguments == ("float", "256") and block_max.shared_bytes == 1024
