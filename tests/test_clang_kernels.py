@@ -135,6 +135,16 @@ def test_writes_through_calls_atomics_members_and_aliases():
     assert parameters["pairs"].element == "Pair" and parameters["pairs"].element_size == 8
 
 
+def test_writes_into_array_members_and_inside_nested_calls():
+    _clang_ready()
+    kernel = _kernel(read_kernels(LIBRARIES / "structs.cu"), "lanes")
+    parameters = _parameters(kernel.parameters)
+    assert parameters["out"].written_to and parameters["out"].read_from  # out->s0[i] += ...
+    assert (parameters["out"].element, parameters["out"].element_size) == ("Lanes", 32)
+    assert parameters["in"].const and not parameters["in"].written_to
+    assert parameters["tallies"].written_to  # tally(): int previous = atomicAdd(slot, n)
+
+
 def test_a_missing_header_sends_back_only_the_kernels_that_need_it():
     _clang_ready()
     reading = read_kernels(LIBRARIES / "missing_header.cu")

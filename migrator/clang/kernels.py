@@ -688,6 +688,7 @@ class _PointerUses:
             child, parent = stack[position], stack[position - 1]
             kind = parent.kind.name
             first = _first_child(parent)
+            leading = first is not None and _place(first) == _place(child)
             if kind in ("UNEXPOSED_EXPR", "PAREN_EXPR"):
                 pass
             elif kind in _CASTS:
@@ -695,9 +696,9 @@ class _PointerUses:
                         "LVALUEREFERENCE":
                     return self._mark(index, False, True)
             elif kind == "ARRAY_SUBSCRIPT_EXPR":
-                if state != "pointer" or first != child:
+                if first is None or _place(first) != _place(child):  # the index
                     return self._mark(index, False, True) if state == "element" else None
-                state = "element"
+                state = "element"  # p[i], or an array member of an element: p->a[i]
             elif kind == "UNARY_OPERATOR":
                 operator = _unary_operator(self.reader.data, parent, child)
                 if operator == "*" and state == "pointer":
@@ -718,7 +719,7 @@ class _PointerUses:
                 state = "element"
             elif kind == "BINARY_OPERATOR" or kind == "COMPOUND_ASSIGNMENT_OPERATOR":
                 operator = _binary_operator(self.reader.data, parent, first)
-                left = first == child
+                left = leading
                 if operator in _ASSIGNMENTS:
                     if left:
                         if state == "element":
@@ -735,7 +736,7 @@ class _PointerUses:
                 else:
                     return self._mark(index, False, True) if state == "element" else None
             elif kind == "CONDITIONAL_OPERATOR":
-                if first == child:
+                if leading:
                     return self._mark(index, False, True) if state == "element" else None
             elif kind == "CALL_EXPR":
                 return self._call(parent, child, index, state)
@@ -774,7 +775,9 @@ class _PointerUses:
 
     def _call(self, call, child, index: int, state: str):
         arguments = list(call.get_arguments())
-        position = next((i for i, argument in enumerate(arguments) if argument == child), None)
+        place = _place(child)
+        position = next((i for i, argument in enumerate(arguments)
+                         if _place(argument) == place), None)
         name = call.spelling
         if position is None:
             return self._mark(index, state == "element", True)  # the callee, or its object
@@ -814,6 +817,13 @@ class _PointerUses:
         if followed is not None and not reference:
             return self._mark(index, *followed)
         return self._mark(index, True, True)
+
+
+def _place(cursor) -> tuple[int, int, int]:
+    """Where an expression is: cursors of one expression reached by two paths (a call's
+    children and its arguments) do not compare equal."""
+    extent = cursor.extent
+    return cursor.kind.value, extent.start.offset, extent.end.offset
 
 
 def _first_child(cursor):
