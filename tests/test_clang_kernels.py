@@ -135,6 +135,18 @@ def test_writes_through_calls_atomics_members_and_aliases():
     assert parameters["pairs"].element == "Pair" and parameters["pairs"].element_size == 8
 
 
+def test_a_parameters_own_qualifiers_are_not_in_its_type():
+    _clang_ready()
+    kernel = _kernel(read_kernels(LIBRARIES / "structs.cu"), "qualified")
+    parameters = _parameters(kernel.parameters)
+    assert (parameters["out"].written, parameters["out"].type) == ("float *const", "float *")
+    assert (parameters["count"].written, parameters["count"].type) == ("const int", "int")
+    flags = parameters["flags"]
+    assert (flags.type, flags.element, flags.element_size) == \
+        ("volatile unsigned int *", "unsigned int", 4)
+    assert flags.written_to and not flags.const
+
+
 def test_writes_into_array_members_and_inside_nested_calls():
     _clang_ready()
     kernel = _kernel(read_kernels(LIBRARIES / "structs.cu"), "lanes")

@@ -7,6 +7,15 @@ Entry point: ``read_kernels(path, options)``. libclang reads the file as CUDA (h
 CUDA toolkit needed: a small set of CUDA declarations ships with rocmigrate); where it cannot
 (no libclang, a missing header, a parse error in the kernel), each kernel says so in ``note``
 and carries what tree-sitter sees instead (``reader == "tree-sitter"``: types as written).
+
+What libclang sees is one preprocessing of the file: the host side (``__CUDA_ARCH__`` is not
+defined) with the include paths and defines given, so only the active branch of each ``#if``
+is read; a kernel in an inactive branch comes from tree-sitter, which reads every branch. A
+header that is not found is read as empty: the kernels that need nothing of it stay clang's,
+the others fall back with the error that names what is missing. Template instantiations are
+those the file makes: launches (also in the bodies of the host templates the file
+instantiates), ``cudaLaunchKernel``-style calls and other references to a specialization, and
+explicit instantiations (resolved through a declaration appended to the parse).
 """
 
 from __future__ import annotations
@@ -575,7 +584,8 @@ class _ClangReader:
         written = self._written_type(cursor) or type_.spelling
         if kind_name == "POINTER":
             pointee = canonical.get_pointee()
-            return Parameter(cursor.spelling, written, _plain_type(canonical.spelling), "pointer",
+            return Parameter(cursor.spelling, written, _parameter_type(canonical.spelling),
+                             "pointer",
                              element=_unqualified(pointee.spelling),
                              element_size=max(pointee.get_size(), 0),
                              const=pointee.is_const_qualified(),
@@ -583,7 +593,7 @@ class _ClangReader:
                              written_to=written_to, read_from=read_from)
         kind = "scalar" if kind_name in _ARITHMETIC else "struct" if kind_name == "RECORD" \
             else "other"
-        return Parameter(cursor.spelling, written, _plain_type(canonical.spelling), kind,
+        return Parameter(cursor.spelling, written, _parameter_type(canonical.spelling), kind,
                          element_size=max(canonical.get_size(), 0), written_to=False)
 
     def _written_type(self, cursor) -> str:
@@ -860,7 +870,17 @@ def _normal_space(text: str) -> str:
 def _plain_type(spelling: str) -> str:
     """A canonical type's spelling without ``__restrict`` (the parameter's ``restrict`` says
     it)."""
-    return _normal_space(re.sub(r"\b__restrict\b", "", spelling)).replace(" *", " *")
+    return _normal_space(re.sub(r"\b__restrict\b", "", spelling))
+
+
+def _parameter_type(spelling: str) -> str:
+    """A parameter's type without ``__restrict`` and its own top-level ``const`` (``const int
+    n``, ``float *const p``: what the caller passes is an ``int``, a ``float *``)."""
+    plain = _plain_type(spelling)
+    if re.search(r"[*&]\s*(?:const|volatile|\s)*$", plain):
+        return re.sub(r"([*&])\s*(?:const|volatile|\s)*$", r"\1", plain)
+    return _normal_space(re.sub(r"^(?:(?:const|volatile)\s+)+|(?:\s+(?:const|volatile))+$", "",
+                                plain))
 
 
 def _unqualified(spelling: str) -> str:

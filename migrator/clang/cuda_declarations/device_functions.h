@@ -144,9 +144,32 @@ ROCMIGRATE_D unsigned int __uhadd(unsigned int x, unsigned int y);
 ROCMIGRATE_D unsigned int __urhadd(unsigned int x, unsigned int y);
 ROCMIGRATE_D unsigned int __sad(int x, int y, unsigned int z);
 ROCMIGRATE_D unsigned int __usad(unsigned int x, unsigned int y, unsigned int z);
+ROCMIGRATE_D unsigned int __vabsdiffu2(unsigned int a, unsigned int b);
 ROCMIGRATE_D unsigned int __vabsdiffu4(unsigned int a, unsigned int b);
 ROCMIGRATE_D int __dp4a(int srcA, int srcB, int c);
 ROCMIGRATE_D unsigned int __dp4a(unsigned int srcA, unsigned int srcB, unsigned int c);
+
+/* ---- SIMD functions on two 16-bit or four 8-bit lanes of an unsigned int ---- */
+#define ROCMIGRATE_SIMD1(name) ROCMIGRATE_D unsigned int name##2(unsigned int a); \
+  ROCMIGRATE_D unsigned int name##4(unsigned int a);
+#define ROCMIGRATE_SIMD2(name) ROCMIGRATE_D unsigned int name##2(unsigned int a, unsigned int b); \
+  ROCMIGRATE_D unsigned int name##4(unsigned int a, unsigned int b);
+ROCMIGRATE_SIMD1(__vabs) ROCMIGRATE_SIMD1(__vabsss) ROCMIGRATE_SIMD1(__vneg)
+ROCMIGRATE_SIMD1(__vnegss)
+ROCMIGRATE_SIMD2(__vabsdiffs) ROCMIGRATE_SIMD2(__vadd) ROCMIGRATE_SIMD2(__vaddss)
+ROCMIGRATE_SIMD2(__vaddus) ROCMIGRATE_SIMD2(__vavgs) ROCMIGRATE_SIMD2(__vavgu)
+ROCMIGRATE_SIMD2(__vcmpeq) ROCMIGRATE_SIMD2(__vcmpges) ROCMIGRATE_SIMD2(__vcmpgeu)
+ROCMIGRATE_SIMD2(__vcmpgts) ROCMIGRATE_SIMD2(__vcmpgtu) ROCMIGRATE_SIMD2(__vcmples)
+ROCMIGRATE_SIMD2(__vcmpleu) ROCMIGRATE_SIMD2(__vcmplts) ROCMIGRATE_SIMD2(__vcmpltu)
+ROCMIGRATE_SIMD2(__vcmpne) ROCMIGRATE_SIMD2(__vhaddu) ROCMIGRATE_SIMD2(__vmaxs)
+ROCMIGRATE_SIMD2(__vmaxu) ROCMIGRATE_SIMD2(__vmins) ROCMIGRATE_SIMD2(__vminu)
+ROCMIGRATE_SIMD2(__vsads) ROCMIGRATE_SIMD2(__vsadu) ROCMIGRATE_SIMD2(__vseteq)
+ROCMIGRATE_SIMD2(__vsetges) ROCMIGRATE_SIMD2(__vsetgeu) ROCMIGRATE_SIMD2(__vsetgts)
+ROCMIGRATE_SIMD2(__vsetgtu) ROCMIGRATE_SIMD2(__vsetles) ROCMIGRATE_SIMD2(__vsetleu)
+ROCMIGRATE_SIMD2(__vsetlts) ROCMIGRATE_SIMD2(__vsetltu) ROCMIGRATE_SIMD2(__vsetne)
+ROCMIGRATE_SIMD2(__vsub) ROCMIGRATE_SIMD2(__vsubss) ROCMIGRATE_SIMD2(__vsubus)
+#undef ROCMIGRATE_SIMD1
+#undef ROCMIGRATE_SIMD2
 
 /* ---- min and max overloads the CUDA math API declares ---- */
 ROCMIGRATE_HD int min(int a, int b);
