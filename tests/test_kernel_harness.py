@@ -444,6 +444,38 @@ def test_harnesses_build_without_a_gpu_and_runs_are_skipped(tmp_path: Path, monk
     assert [p.count for p in spec.parameters[:3]] == [512 * 256] * 3
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("compiler", ["nvcc", "hipcc"])
+def test_kernels_harnesses_compile(tmp_path: Path, compiler: str):
+    """Every kernel of kernels/, read by the front end: specs from their launch sites, the
+    harnesses built with nvcc, the port with nvcc (rocmigrate's NVIDIA headers) or hipcc gfx90a
+    (converted for the installed HIP, as the command does)."""
+    require_tool("nvcc", "/usr/local/cuda/bin/nvcc")
+    if compiler == "hipcc":
+        require_tool("hipcc")
+    _front_end_or_skip()
+    from migrator.workspace import Flags, open_workspace
+
+    settings = open_workspace([ROOT / "kernels"], Flags(detect_hip=True)).settings
+    out = tmp_path / "out"
+    report = harness(HarnessOptions(ROOT / "kernels", out, hip_compiler=compiler,
+                                    build_only=True, settings=settings))
+    verdicts = {outcome.spec: outcome.verdict for outcome in report.harnesses}
+    assert len(verdicts) == 20
+    assert verdicts.pop("shared_memory/random_gather.toml") == "needs-edit"  # perm: an index array
+    assert set(verdicts.values()) == {"built"}, report.harnesses
+    saxpy = load_spec(out / "vector_ops" / "saxpy.toml")
+    assert saxpy.grid == (4096, 1, 1) and saxpy.block == (256, 1, 1)
+    assert [(p.name, p.role, p.count) for p in saxpy.parameters if p.kind == "pointer"] == [
+        ("x", "input", 1 << 20), ("y", "inout", 1 << 20)]
+    assert load_spec(out / "vector_ops" / "scale-2.toml").template_arguments == ("double",)
+    block_sum = load_spec(out / "shared_memory" / "block_sum.toml")
+    assert block_sum.shared_bytes == 4096 and block_sum.grid == (16384, 1, 1)
+    transpose = load_spec(out / "transpose" / "transpose_tiled.toml")
+    assert transpose.grid == (128, 128, 1) and transpose.block == (32, 8, 1)
+    assert [p.count for p in transpose.parameters[:2]] == [4096 * 4096] * 2
+
+
 def _front_end_or_skip():
     from migrator.clang.kernels import read_kernels
 
@@ -476,3 +508,213 @@ def test_fixture_harnesses_compile(tmp_path: Path, compiler: str):
     assert hip == ("hipcc-amd" if compiler == "hipcc" else "nvcc-nvidia-headers")
     block_max = load_spec(tmp_path / "out" / "library" / "block_max.toml")
     assert block_max.template_arguments == ("float", "256") and block_max.shared_bytes == 1024
+
+
+# --- running and judging (binaries stand in for harnesses: no GPU needed) ------------------------
+
+
+FAKE_HARNESS = """#!{python}
+import json, struct, sys
+from pathlib import Path
+values = {values}
+run = int(Path(sys.argv[1]).name.rsplit(".", 2)[-2])
+data = struct.pack("<%df" % len(values), *values)
+if {varies}:
+    data = struct.pack("<%df" % len(values), *[v + run for v in values])
+head = b"RMKH" + struct.pack("<II", 1, 1) + struct.pack("<H", 1) + b"y" + struct.pack(
+    "<BBIQ", 11, 1, 4, len(values))
+Path(sys.argv[1]).write_bytes(head + data)
+for repetition, ms in enumerate({timings}, 1):
+    print(json.dumps({{"harness": "saxpy", "repetition": repetition, "kernel_ms": ms}}))
+sys.exit({exit})
+"""
+
+
+def built_folder(tmp_path: Path, sides: dict[str, dict]) -> Path:
+    """An output folder as `harness --build-only` leaves it, with scripts as binaries."""
+    import json
+    import sys
+
+    out = tmp_path / "out"
+    write_spec(out / "k" / "saxpy.toml", spec_of(SAXPY, SAXPY_HOST), force=False)
+    builds = {}
+    for side, fake in sides.items():
+        binary = out / "build" / "k" / f"saxpy.{side}"
+        binary.parent.mkdir(parents=True, exist_ok=True)
+        binary.write_text(FAKE_HARNESS.format(python=sys.executable, **{
+            "values": [1.0, 2.0], "varies": False, "timings": [1.0, 1.0, 1.0], "exit": 0,
+            **fake}))
+        binary.chmod(0o755)
+        builds[side] = {"toolchain": side, "command": "", "ok": True, "seconds": 0.0,
+                        "output_tail": ""}
+    (out / "harness.json").write_text(json.dumps({
+        "settings": {"source": str(tmp_path)},
+        "toolchains": {"cuda": {"name": "nvcc"}, "hip": {"name": "nvcc-nvidia-headers"}},
+        "harnesses": [{"name": "saxpy", "kernel": "saxpy", "file": "k.cu",
+                       "spec": "k/saxpy.toml", "spec_status": "written", "needs_edit": "",
+                       "spec_error": "", "builds": builds,
+                       "sources": {side: f"k/saxpy.{side}.cu" for side in sides}}]}))
+    return out
+
+
+@pytest.fixture
+def gpus_here(monkeypatch):
+    import migrator.kernel_harness.run as steps
+
+    monkeypatch.setattr(steps, "gpus_for", lambda name: {
+        side: {"usable": True, "seen": "GPU 0: a test"} for side in ("cuda", "hip")})
+
+
+def test_runs_interleaved_compared_and_timed(tmp_path: Path, gpus_here):
+    from migrator.kernel_harness.run import run_again
+
+    one_ulp = float(np.nextafter(np.float32(2.0), np.float32(3.0)))
+    out = built_folder(tmp_path, {"cuda": {"timings": [1.0, 2.0, 3.0]},
+                                  "hip": {"values": [1.0, one_ulp], "timings": [2.0, 4.0, 6.0]}})
+    report = run_again(out, runs=2)
+    (outcome,) = report.harnesses
+    assert outcome.verdict == "pass", outcome.problems
+    assert [r.output for r in outcome.runs["cuda"]] == ["build/k/saxpy.cuda.1.out",
+                                                        "build/k/saxpy.cuda.2.out"]
+    (y,) = outcome.buffers
+    assert y.equal and y.max_ulp == 1
+    assert outcome.timings["cuda"].median_ms == 2.0 and outcome.timings["cuda"].launches == 6
+    assert outcome.timings["hip"].spread == 1.0  # (6 - 2) / 4
+    assert outcome.ratio == 2.0
+    assert outcome.consistent == {"cuda": True, "hip": True}
+
+
+def test_a_different_output_is_a_mismatch(tmp_path: Path, gpus_here):
+    from migrator.kernel_harness.run import run_again
+
+    out = built_folder(tmp_path, {"cuda": {}, "hip": {"values": [1.0, 2.5]}})
+    (outcome,) = run_again(out, runs=1).harnesses
+    assert outcome.verdict == "mismatch"
+    assert outcome.problems == ["y: 1 value(s) differ, first at 1: original 2.0, port 2.5"]
+
+
+def test_outputs_that_change_from_run_to_run_are_named(tmp_path: Path, gpus_here):
+    from migrator.kernel_harness.run import run_again
+
+    out = built_folder(tmp_path, {"cuda": {"varies": True}, "hip": {"varies": True}})
+    (outcome,) = run_again(out, runs=2).harnesses
+    assert outcome.consistent == {"cuda": False, "hip": False}
+    assert any("not deterministic" in problem for problem in outcome.problems)
+
+
+def test_a_crashing_run_fails(tmp_path: Path, gpus_here):
+    from migrator.kernel_harness.run import run_again
+
+    out = built_folder(tmp_path, {"cuda": {}, "hip": {"exit": 3}})
+    (outcome,) = run_again(out, runs=1).harnesses
+    assert outcome.verdict == "failed" and outcome.problems == ["hip run 1 exited with 3"]
+
+
+def test_run_again_without_a_build_report(tmp_path: Path):
+    from migrator.kernel_harness import HarnessError
+    from migrator.kernel_harness.__main__ import main
+
+    with pytest.raises(HarnessError, match="not the report of a harness build"):
+        from migrator.kernel_harness.run import run_again
+        run_again(tmp_path)
+    assert main([str(tmp_path)]) == 2
+
+
+# --- the harness's host code: inputs as documented, half and bfloat16 rounding ------------------
+
+
+def splitmix64(state: int):
+    mask = (1 << 64) - 1
+    while True:
+        state = (state + 0x9E3779B97F4A7C15) & mask
+        z = state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+        yield z ^ (z >> 31)
+
+
+def expected_fill(kind: str, values: int, low: float, high: float, seed: int) -> bytes:
+    """docs/kernel_harness.md's generator, in Python."""
+    numbers = splitmix64(seed)
+    out = []
+    for _ in range(values):
+        r = next(numbers)
+        if kind in ("f16", "f32", "f64"):
+            value = low + (high - low) * ((r >> 11) * 2.0 ** -53)
+            dtype = {"f16": np.float16, "f32": np.float32, "f64": np.float64}[kind]
+            out.append(np.asarray(np.float32(value) if kind != "f64" else value).astype(dtype).tobytes())
+        else:
+            value = (int(low) + r % (int(high) - int(low) + 1)) & 0xFFFFFFFF
+            out.append(struct.pack("<I", value))
+    return b"".join(out)
+
+
+def nearest_bf16(value: float) -> int:
+    """bfloat16 bits of a finite float32, rounding to nearest even, by comparing distances."""
+    bits = struct.unpack("<I", struct.pack("<f", value))[0]
+    down, up = bits >> 16, (bits >> 16) + 1
+    widen = lambda b: struct.unpack("<f", struct.pack("<I", (b << 16) & 0xFFFFFFFF))[0]
+    gap_down, gap_up = abs(value - widen(down)), abs(widen(up) - value)
+    return up if gap_up < gap_down or (gap_up == gap_down and down & 1) else down
+
+
+@pytest.mark.slow
+def test_harness_host_code_fills_and_rounds_as_documented(tmp_path: Path):
+    import subprocess
+
+    compiler = require_tool("g++")
+    spec = spec_from(tomllib.loads(render_spec(spec_of(SAXPY, SAXPY_HOST))), "saxpy")
+    source = render_harness(spec, "cuda", "k.cu", includes_main=False)
+    block = source[source.index("namespace rocmigrate_harness {"):
+                   source.index("}  // namespace rocmigrate_harness") + 1]
+    specials = [0.0, -0.0, 1.0, 1.0009765625, 1.00048828125, 1.00146484375, 65504.0, 65520.0,
+                1e5, 6.1e-5, 5.96e-8, 2.98e-8, 2.99e-8, 1e-10, -3.14159265, 1.0078125, 1.01171875]
+    buffers = [("f32", 1, 6, -1.0, 1.0, 42), ("f16", 2, 3, -2.0, 2.0, 9), ("f64", 1, 4, 0.0, 5.0, 3),
+               ("i32", 1, 6, -1000, 1000, 7), ("u32", 1, 3, 0, 1000, 11)]
+    program = "#include <cstdint>\n#include <cstdio>\n#include <cstring>\n#include <vector>\n"
+    program += block + "\nint main() {\n  using namespace rocmigrate_harness;\n"
+    program += "  const float specials[] = {" + ", ".join(f"{v!r}f" for v in specials) + "};\n"
+    program += ("  for (float f : specials) std::printf(\"%04x %04x\\n\", half_bits(f), "
+                "bf16_bits(f));\n")
+    program += "  Buffer buffers[] = {" + ", ".join(
+        f'{{"b", {COMPONENTS[kind].code}, {components}, {count}ull, true, {float(low)!r}, '
+        f'{float(high)!r}, {seed}ull, false}}'
+        for kind, components, count, low, high, seed in buffers) + "};\n"
+    program += ("  for (const Buffer& b : buffers) {\n    std::vector<unsigned char> host;\n"
+                "    fill(b, host);\n    for (unsigned char c : host) std::printf(\"%02x\", c);\n"
+                "    std::printf(\"\\n\");\n  }\n}\n")
+    (tmp_path / "host.cpp").write_text(program)
+    subprocess.run([compiler, "-std=c++17", "-O2", "-o", str(tmp_path / "host"),
+                    str(tmp_path / "host.cpp")], check=True, capture_output=True)
+    lines = subprocess.run([str(tmp_path / "host")], check=True, capture_output=True,
+                           text=True).stdout.splitlines()
+    for value, line in zip(specials, lines):
+        half, bf16 = (int(word, 16) for word in line.split())
+        single = np.float32(value)
+        with np.errstate(over="ignore"):  # 1e5 is past binary16's range: infinity
+            assert half == int(single.astype(np.float16).view(np.uint16)), value
+        assert bf16 == nearest_bf16(float(single)), value
+    for (kind, components, count, low, high, seed), line in zip(buffers, lines[len(specials):]):
+        assert bytes.fromhex(line) == expected_fill(kind, components * count, low, high, seed), kind
+
+
+def test_hip_side_spells_template_arguments_and_inits_as_the_conversion():
+    from migrator.kernel_harness.render import hip_spelling
+    from migrator.settings import Settings
+    from migrator.versions import parse_version
+
+    document = spec_of(Kernel("k", "k", "k.cu", 1, ("typename T", "int B"),
+                              (Parameter("v", "T", "__nv_bfloat16", "struct", element_size=2),),
+                              (Instantiation(("__nv_bfloat16", "256"), (Parameter(
+                                  "v", "T", "__nv_bfloat16", "struct", element_size=2),)),)))
+    document.pop("needs_edit")
+    document["parameters"][0]["init"] = "__float2bfloat16(1.5f)"
+    spec = spec_from(document, "k")
+    new = hip_spelling(spec, Settings(rocm=parse_version("6.4")))
+    assert new.template_arguments == ("__hip_bfloat16", "256")
+    assert new.parameters[0].init == "__float2bfloat16(1.5f)"
+    old = hip_spelling(spec, Settings(rocm=parse_version("5.2")))
+    assert old.template_arguments == ("hip_bfloat16", "256")
+    assert old.parameters[0].init == "hip_bfloat16(1.5f)"
+    assert "k<hip_bfloat16, 256><<<" in render_harness(old, "hip", "k.cu", includes_main=False)
+    assert spec.template_arguments == ("__nv_bfloat16", "256")  # the CUDA side keeps its spelling

@@ -3,12 +3,15 @@
 The CUDA side includes the original file, the HIP side the converted one; both are the same text
 but for the runtime prefix (cuda/hip), so their inputs and launches match. A file with its own
 ``main`` is included with ``main`` defined to ``rocmigrate_original_main`` (and undefined after),
-so the harness's ``main`` is the program's.
+so the harness's ``main`` is the program's. The spec's template arguments and ``init``
+expressions are written in CUDA; ``hip_spelling`` converts them for the HIP side with the engine
+of `rocmigrate convert` (``__nv_bfloat16`` -> ``__hip_bfloat16``), as the kernel file itself is.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from .. import __version__
 from .spec import HarnessSpec
@@ -54,6 +57,27 @@ def render_harness(spec: HarnessSpec, side: str, include: str, includes_main: bo
     return render("kernel_harness/harness.cu.j2", version=__version__, spec=spec, side=side,
                   rt=SIDES[side], include=include, has_main=includes_main, buffers=buffers,
                   arguments=arguments, kernel=kernel_expression(spec))
+
+
+def hip_spelling(spec: HarnessSpec, settings) -> HarnessSpec:
+    """The spec with its template arguments and ``init`` expressions as the conversion (at
+    ``settings``) spells them; each text the engine cannot convert stays as written."""
+    from ..convert import convert_bytes
+
+    texts = [*spec.template_arguments, *(p.init for p in spec.parameters if p.init)]
+    if not texts:
+        return spec
+    lines = "".join(f"using rocmigrate_spelling_{i} = rocmigrate_list<{text}>;\n"
+                    for i, text in enumerate(texts))
+    result = convert_bytes("rocmigrate_spelling.cu", lines.encode(), settings)
+    output = result.output.decode("utf-8", "replace") if result.output else ""
+    found = dict(re.findall(r"^using rocmigrate_spelling_(\d+) = rocmigrate_list<(.*)>;$",
+                            output, re.MULTILINE))
+    converted = [found.get(str(i), text) for i, text in enumerate(texts)]
+    arguments = tuple(converted[:len(spec.template_arguments)])
+    inits = iter(converted[len(spec.template_arguments):])
+    parameters = tuple(replace(p, init=next(inits)) if p.init else p for p in spec.parameters)
+    return replace(spec, template_arguments=arguments, parameters=parameters)
 
 
 def kernel_expression(spec: HarnessSpec) -> str:

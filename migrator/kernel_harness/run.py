@@ -28,7 +28,7 @@ from ..settings import Settings
 from ..versions import format_version
 from .compare import BufferComparison, compare_outputs
 from .outputs import OutputError, read_output
-from .render import has_main, render_harness
+from .render import has_main, hip_spelling, render_harness
 from .spec import (HarnessSpec, SpecError, default_spec, load_spec, needs_edit_of,
                    write_spec)
 
@@ -161,7 +161,7 @@ def harness(options: HarnessOptions, progress: Progress | None = None) -> Harnes
     except ToolchainError as err:
         raise HarnessError(str(err)) from None
     say(f"port built with {hip.name}: {hip.reason}")
-    gpus = gpus_for(hip)  # known before anything is built: the terminal says it at once
+    gpus = gpus_for(hip.name)  # known before anything is built: the terminal says it at once
     if not options.build_only:
         for side, gpu in gpus.items():
             if not gpu["usable"]:
@@ -279,10 +279,13 @@ def render(outcomes: list[HarnessOutcome], root: Path, options: HarnessOptions,
             if side == "hip" and (outcome.file in failed or "." in failed):
                 continue
             rel = stem + suffix
-            include = outcome.file if side == "cuda" else output_name(outcome.file,
-                                                                      options.settings)
+            if side == "cuda":
+                include, spelled = outcome.file, spec
+            else:
+                include = output_name(outcome.file, options.settings)
+                spelled = hip_spelling(spec, options.settings)
             atomic_write(options.output / rel,
-                         render_harness(spec, side, include, includes_main).encode())
+                         render_harness(spelled, side, include, includes_main).encode())
             outcome.sources[side] = rel
 
 
@@ -352,10 +355,11 @@ def nvidia_gpu() -> tuple[bool, str]:
     return True, listed[0].split(" (UUID")[0]
 
 
-def gpus_for(hip: Toolchain) -> dict[str, dict]:
-    """side -> {"usable": whether its binaries can run here, "seen": the GPU, or why not}."""
+def gpus_for(hip_toolchain: str) -> dict[str, dict]:
+    """side -> {"usable": whether its binaries can run here, "seen": the GPU, or why not}; the
+    port needs an AMD GPU when ``hip_toolchain`` (a Toolchain's name) builds for AMD."""
     nvidia = nvidia_gpu()
-    port = amd_gpu() if hip.name == "hipcc-amd" else nvidia
+    port = amd_gpu() if hip_toolchain == "hipcc-amd" else nvidia
     return {side: {"usable": usable, "seen": seen}
             for side, (usable, seen) in (("cuda", nvidia), ("hip", port))}
 
@@ -394,6 +398,45 @@ def run_side(binary: Path, options: HarnessOptions, number: int) -> SideRun:
     return SideRun(done.rc, done.seconds, done.timed_out, timings,
                    output.relative_to(options.output).as_posix() if output.is_file() else "",
                    stderr)
+
+
+def run_again(output: Path, runs: int = 3, timeout: float = 120.0,
+              progress: Progress | None = None) -> HarnessReport:
+    """Run and judge the harnesses that ``rocmigrate harness --build-only`` built into
+    ``output``, from its harness.json and specs: on a machine with the GPUs but without the
+    compilers or rocmigrate's other dependencies (this needs the standard library and numpy;
+    ``python -m migrator.kernel_harness DIR``)."""
+    say = progress or (lambda message: None)
+    try:
+        document = json.loads((output / "harness.json").read_text(encoding="utf-8"))
+        settings, harnesses = document["settings"], document["harnesses"]
+        toolchains = document["toolchains"]
+        outcomes = [HarnessOutcome(
+            h["name"], h["kernel"], h["file"], h["spec"], h["spec_status"], h["needs_edit"],
+            h["spec_error"], h["sources"], {side: Build(**b) for side, b in h["builds"].items()})
+            for h in harnesses]
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise HarnessError(f"{output / 'harness.json'} is not the report of a harness build: "
+                           f"{err}") from None
+    for outcome in outcomes:
+        if outcome.needs_edit or outcome.spec_error:
+            continue
+        try:
+            outcome.loaded = load_spec(output / outcome.spec)
+        except SpecError as err:
+            outcome.spec_error = str(err)
+    options = HarnessOptions(source=Path(settings["source"]), output=output, runs=runs,
+                             timeout=timeout)
+    gpus = gpus_for(toolchains["hip"]["name"])
+    for side, gpu in gpus.items():
+        if not gpu["usable"]:
+            say(f"runs will be skipped: the {side} side needs a GPU ({gpu['seen']})")
+    run([o for o in outcomes if o.loaded is not None], options, gpus, say)
+    for outcome in outcomes:
+        judge(outcome, options, gpus)
+    settings = {**settings, "runs": runs, "timeout": timeout, "build_only": False}
+    return HarnessReport(settings, toolchains, gpus, document.get("conversion", {}),
+                         document.get("files", []), outcomes)
 
 
 # --- judging -------------------------------------------------------------------------------------
