@@ -55,7 +55,7 @@ def test_template_kernels_resolve_per_instantiation(templates):
     assert declared["x"].type == "const T *" and declared["x"].element_size == 0
     assert declared["n"].written == "index_t" and declared["n"].type == "long long"
     assert {i.template_arguments for i in kernel.instantiations} == {
-        ("float", "256"), ("double", "128"), ("float", "64")}
+        ("float", "256"), ("double", "128"), ("float", "64"), ("float", "32")}
     doubles = _parameters(_instantiation(kernel, "double", "128").parameters)
     assert (doubles["x"].type, doubles["x"].element, doubles["x"].element_size) == \
         ("const double *", "double", 8)
@@ -77,6 +77,16 @@ def test_launch_expressions_as_written(templates):
     (launch,) = _instantiation(kernel, "double", "128").launches
     assert (launch.grid, launch.block, launch.shared_bytes, launch.stream) == \
         ("dim3((n + 127) / 128)", "dim3(128)", "", "")
+
+
+def test_hip_launch_macro_launches(templates):
+    (launch,) = _instantiation(_kernel(templates, "scale_add"), "float", "32").launches
+    assert (launch.line, launch.grid, launch.block, launch.shared_bytes, launch.stream) == \
+        (65, "dim3(n / 32)", "dim3(32)", "0", "stream")
+    assert launch.arguments == ("dx", "dy", "3.0f", "n")
+    launches = _kernel(templates, "copy_alias").instantiations[0].launches
+    assert [(launch.line, launch.grid, launch.arguments) for launch in launches] == \
+        [(60, "1", ("dx", "dy", "n")), (67, "dim3(1)", ("dx", "dy", "n"))]
 
 
 def test_a_launch_inside_a_host_template_is_resolved_where_the_file_instantiates_it(templates):
@@ -133,6 +143,11 @@ def test_writes_through_calls_atomics_members_and_aliases():
     assert parameters["counter"].read_from  # an atomic reads too
     assert not parameters["out"].read_from
     assert parameters["pairs"].element == "Pair" and parameters["pairs"].element_size == 8
+    assert [(f.name, f.type, f.offset, f.size) for f in parameters["p"].fields] == \
+        [("scale", "float", 0, 4), ("offset", "int", 4, 4), ("bias", "double", 8, 8)]
+    assert [(f.name, f.type, f.offset) for f in parameters["pairs"].fields] == \
+        [("key", "int", 0), ("value", "float", 4)]
+    assert parameters["out"].fields == ()
 
 
 def test_a_parameters_own_qualifiers_are_not_in_its_type():
@@ -199,9 +214,12 @@ def test_without_libclang_every_kernel_says_why(monkeypatch):
                                                            "copy_alias"]
     assert all(kernel.reader == "tree-sitter" and "libclang is not installed" in kernel.note
                for kernel in reading.kernels)
-    kernel = _kernel(reading, "scale_add")
-    assert {i.template_arguments for i in kernel.instantiations} == {("float", "256"),
-                                                                     ("double", "128")}
+    kernel = _kernel(reading, "scale_add")  # tree-sitter: launches as written, none in a template
+    assert {i.template_arguments for i in kernel.instantiations} == {
+        ("float", "256"), ("double", "128"), ("float", "32")}
+    doubles = _parameters(_instantiation(kernel, "double", "128").parameters)
+    assert (doubles["x"].type, doubles["x"].element, doubles["x"].const) == \
+        ("const T *__restrict__", "T", True)  # types as written
     assert _kernel(reading, "block_reduce").dynamic_shared
     assert ("int",) in {i.template_arguments for i in _kernel(reading, "block_reduce")
                         .instantiations}
@@ -265,6 +283,25 @@ def test_compile_commands_give_include_paths_and_defines(tmp_path):
     (parameter,) = _kernel(read_kernels(source, ReadOptions(include_paths=(include,))),
                            "k").parameters
     assert parameter.type == "float *"
+
+
+def test_compile_command_flags_in_nvcc_and_gcc_spellings(tmp_path):
+    source = tmp_path / "k.cu"
+    commands = tmp_path / "compile_commands.json"
+    commands.write_text(json.dumps([
+        {"directory": str(tmp_path / "other"), "file": "k.cu", "arguments": ["nvcc", "-DWRONG"]},
+        {"directory": str(tmp_path), "file": str(source), "arguments": [
+            "nvcc", "--include-path=inc", "-isystem", "/opt/lib/include", "-I", "sub",
+            "--define-macro=N=4", "-UNDEBUG", "-Xcompiler", "-fopenmp", "-gencode",
+            "arch=compute_90,code=sm_90", "-std", "c++20", "-o", "k.o", "-c", "k.cu"]}]))
+    flags = clang_arguments(source, ReadOptions(compile_commands=commands), None)
+    kept = flags[flags.index("-std=c++20") - 10:flags.index("-std=c++20") + 1]
+    assert kept == ["-I", str(tmp_path / "inc"), "-isystem", "/opt/lib/include",
+                    "-I", str(tmp_path / "sub"), "-D", "N=4", "-U", "NDEBUG", "-std=c++20"]
+    assert "-DWRONG" not in flags and "-fopenmp" not in flags and "-std=c++17" not in flags
+    commands.write_text("not json")
+    assert clang_arguments(source, ReadOptions(compile_commands=commands), None) == \
+        clang_arguments(source, ReadOptions(), None)
 
 
 def test_a_real_toolkit_replaces_the_shipped_declarations(tmp_path):

@@ -13,8 +13,8 @@ template instantiations, parameter types and launch sites (``kernels``). Both ne
 from __future__ import annotations
 
 from .check import ClangError, ClangMessage, check_hip, find_resource_dir
-from .kernels import (Instantiation, Kernel, KernelReading, Launch, Parameter, ReadOptions,
-                      read_kernels)
+from .kernels import (Field, Instantiation, Kernel, KernelReading, Launch, Parameter,
+                      ReadOptions, read_kernels)
 
-__all__ = ["ClangError", "ClangMessage", "Instantiation", "Kernel", "KernelReading", "Launch",
+__all__ = ["ClangError", "ClangMessage", "Field", "Instantiation", "Kernel", "KernelReading", "Launch",
            "Parameter", "ReadOptions", "check_hip", "find_resource_dir", "read_kernels"]

@@ -32,6 +32,16 @@ from .check import find_resource_dir
 
 
 @dataclass(frozen=True)
+class Field:
+    """A data member of a struct a kernel takes by value or points to, as clang lays it out."""
+
+    name: str
+    type: str  # resolved ("float", "int [4]", "Inner")
+    offset: int  # bytes from the start of the struct
+    size: int  # bytes (0: unknown, or a bit-field)
+
+
+@dataclass(frozen=True)
 class Parameter:
     """A kernel parameter, for one instantiation of the kernel."""
 
@@ -45,6 +55,7 @@ class Parameter:
     restrict: bool = False  # the pointer is __restrict__
     written_to: bool = False  # pointers: the body (or a device function it passes it to) writes through it
     read_from: bool = True  # pointers: the body reads through it
+    fields: tuple[Field, ...] = ()  # structs by value, pointers to structs: the data members
 
 
 @dataclass(frozen=True)
@@ -590,11 +601,13 @@ class _ClangReader:
                              element_size=max(pointee.get_size(), 0),
                              const=pointee.is_const_qualified(),
                              restrict=canonical.is_restrict_qualified(),
-                             written_to=written_to, read_from=read_from)
+                             written_to=written_to, read_from=read_from,
+                             fields=_fields(pointee))
         kind = "scalar" if kind_name in _ARITHMETIC else "struct" if kind_name == "RECORD" \
             else "other"
         return Parameter(cursor.spelling, written, _parameter_type(canonical.spelling), kind,
-                         element_size=max(canonical.get_size(), 0), written_to=False)
+                         element_size=max(canonical.get_size(), 0), written_to=False,
+                         fields=_fields(canonical))
 
     def _written_type(self, cursor) -> str:
         """The parameter's declaration as written, without its name and default value."""
@@ -829,6 +842,19 @@ class _PointerUses:
         return self._mark(index, True, True)
 
 
+def _fields(type_) -> tuple[Field, ...]:
+    """The data members of a struct type (() for any other type, or one still dependent)."""
+    if type_.get_canonical().kind.name != "RECORD" or type_.get_size() < 0:
+        return ()
+    fields = []
+    for member in type_.get_canonical().get_fields():
+        offset = member.get_field_offsetof()
+        bits = member.is_bitfield()
+        fields.append(Field(member.spelling, _plain_type(member.type.get_canonical().spelling),
+                            max(offset, 0) // 8, 0 if bits else max(member.type.get_size(), 0)))
+    return tuple(fields)
+
+
 def _place(cursor) -> tuple[int, int, int]:
     """Where an expression is: cursors of one expression reached by two paths (a call's
     children and its arguments) do not compare equal."""
@@ -921,8 +947,9 @@ def _sketch(path: Path, data: bytes) -> _Sketch:
                 names = template_names + _template_names(data, node.parent)
             pending.extend((child, namespaces, names) for child in node.children)
             continue
-        if kind == "call_expression" and any(c.type == "kernel_call_syntax"
-                                             for c in node.children):
+        if kind == "call_expression" and (
+                any(c.type == "kernel_call_syntax" for c in node.children) or
+                _is_ggl_launch(data, node)):
             launches.append((node, template_names))
         if kind == "template_instantiation" and _is_global(data, node):
             explicit.append(node)
@@ -984,20 +1011,37 @@ def _callee_parts(data: bytes, function) -> tuple[str, tuple[str, ...]]:
     return _normal_space(text.split("::")[-1]).strip("() "), arguments
 
 
-def _read_launch(path: Path, data: bytes, call, template_names) -> _WrittenLaunch:
+def _is_ggl_launch(data: bytes, call) -> bool:
     function = call.child_by_field_name("function")
-    configuration = next(c for c in call.children if c.type == "kernel_call_syntax")
+    return function is not None and _node_text(data, function) == "hipLaunchKernelGGL"
+
+
+def _read_launch(path: Path, data: bytes, call, template_names) -> _WrittenLaunch:
+    """``k<<<grid, block, shared, stream>>>(args)``, or ``hipLaunchKernelGGL(k, grid, block,
+    shared, stream, args...)`` (``k`` maybe in ``HIP_KERNEL_NAME(...)``)."""
     arguments = call.child_by_field_name("arguments")
+    values = [a for a in arguments.named_children if a.type != "comment"] \
+        if arguments is not None else []
+    if _is_ggl_launch(data, call):
+        function = values[0] if values else None
+        if function is not None and function.type == "call_expression" and \
+                _node_text(data, function).startswith("HIP_KERNEL_NAME"):
+            inner = function.child_by_field_name("arguments")
+            function = inner.named_children[0] if inner and inner.named_children else None
+        settings = [_normal_space(_node_text(data, c)) for c in values[1:5]]
+        values = values[5:]
+    else:
+        function = call.child_by_field_name("function")
+        configuration = next(c for c in call.children if c.type == "kernel_call_syntax")
+        settings = [_normal_space(_node_text(data, c)) for c in configuration.named_children
+                    if c.type != "comment"]
     name, template_arguments = _callee_parts(data, function) if function is not None else ("",
                                                                                            ())
-    settings = [_normal_space(_node_text(data, c)) for c in configuration.named_children
-                if c.type != "comment"]
     settings += [""] * (4 - len(settings))
     words = set(re.findall(r"\w+", " ".join(template_arguments)))
     launch = Launch(str(path), call.start_point[0] + 1, template_arguments, settings[0],
                     settings[1], settings[2], settings[3],
-                    tuple(_normal_space(_node_text(data, a)) for a in arguments.named_children
-                          if a.type != "comment") if arguments is not None else ())
+                    tuple(_normal_space(_node_text(data, a)) for a in values))
     return _WrittenLaunch(launch, name, call.start_point[1] + 1,
                           bool(words & set(template_names)))
 

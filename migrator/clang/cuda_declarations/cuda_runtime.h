@@ -314,6 +314,15 @@ cudaError_t cudaConfigureCall(dim3 gridDim, dim3 blockDim, size_t sharedMem = 0,
                               cudaStream_t stream = 0);
 }
 
+/* HIP's launch macro, which code written for both CUDA and HIP may use in a CUDA build */
+#ifndef hipLaunchKernelGGL
+#define hipLaunchKernelGGL(kernel, grid, block, shared, stream, ...) \
+  kernel<<<grid, block, shared, stream>>>(__VA_ARGS__)
+#endif
+#ifndef HIP_KERNEL_NAME
+#define HIP_KERNEL_NAME(...) __VA_ARGS__
+#endif
+
 static inline struct cudaPitchedPtr make_cudaPitchedPtr(void *d, size_t p, size_t xsz,
                                                         size_t ysz) {
   struct cudaPitchedPtr s = {d, p, xsz, ysz};

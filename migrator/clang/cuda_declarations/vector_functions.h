@@ -1,2 +1,2 @@
-/* rocmigrate's CUDA declarations: the make_ functions of the vector types live in cuda_runtime.h. */
+/* rocmigrate's CUDA declarations: the make_ functions live in vector_types.h. */
 #include "cuda_runtime.h"
