@@ -186,7 +186,8 @@ def test_a_missing_header_sends_back_only_the_kernels_that_need_it():
     kernel = _kernel(reading, "fill")  # needs nothing of the missing header
     assert (kernel.reader, kernel.note) == ("clang", "")
     assert _parameters(kernel.parameters)["out"].type == "double *"
-    assert any("not_shipped/library_types.h" in note for note in reading.notes)
+    assert "read without the headers it includes that are not found: " \
+        "not_shipped/library_types.h, ../elsewhere/more_types.h" in reading.notes
 
 
 def test_an_error_inside_one_kernel_only_sends_that_one_back():
@@ -302,6 +303,16 @@ def test_compile_command_flags_in_nvcc_and_gcc_spellings(tmp_path):
     commands.write_text("not json")
     assert clang_arguments(source, ReadOptions(compile_commands=commands), None) == \
         clang_arguments(source, ReadOptions(), None)
+
+
+def test_a_compile_command_database_without_the_file_says_so(tmp_path):
+    _clang_ready()
+    commands = tmp_path / "compile_commands.json"
+    commands.write_text(json.dumps([{"directory": str(tmp_path), "file": "other.cu",
+                                     "command": "nvcc -c other.cu"}]))
+    reading = read_kernels(LIBRARIES / "structs.cu", ReadOptions(compile_commands=commands))
+    assert any("has no entry for this file" in note for note in reading.notes)
+    assert all(kernel.reader == "clang" for kernel in reading.kernels)
 
 
 def test_a_real_toolkit_replaces_the_shipped_declarations(tmp_path):

@@ -20,6 +20,7 @@ explicit instantiations (resolved through a declaration appended to the parse).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -188,7 +189,7 @@ def clang_arguments(path: Path, options: ReadOptions, resource_dir: Path | None)
     arguments = list(_BASE_ARGUMENTS)
     if resource_dir is not None:
         arguments += ["-resource-dir", str(resource_dir)]
-    command = _compile_command_flags(path, options.compile_commands)
+    command = _compile_command_flags(path, options.compile_commands) or []
     if not any(flag.startswith(("-std=", "--std")) for flag in command):
         arguments.append(_STANDARD)
     for include in options.include_paths:
@@ -203,17 +204,19 @@ def clang_arguments(path: Path, options: ReadOptions, resource_dir: Path | None)
     return arguments
 
 
-def _compile_command_flags(path: Path, compile_commands: Path | None) -> list[str]:
+def _compile_command_flags(path: Path, compile_commands: Path | None) -> list[str] | None:
     """Include paths, defines, forced includes and the language standard of ``path``'s entry
-    in a ``compile_commands.json`` (relative paths made absolute against its directory)."""
+    in a ``compile_commands.json`` (relative paths made absolute against its directory); None
+    when there is no such entry, or no such file."""
     if compile_commands is None:
         return []
     try:
-        entries = json.loads(Path(compile_commands).read_text(encoding="utf-8", errors="replace"))
-    except (OSError, ValueError):
-        return []
+        stat = os.stat(compile_commands)
+    except OSError:
+        return None
     target = os.path.realpath(path)
-    for entry in entries if isinstance(entries, list) else ():
+    for entry in _compile_commands(os.path.realpath(compile_commands), stat.st_mtime_ns,
+                                   stat.st_size):
         if not isinstance(entry, dict) or "file" not in entry:
             continue
         directory = Path(str(entry.get("directory", ".")))
@@ -226,7 +229,17 @@ def _compile_command_flags(path: Path, compile_commands: Path | None) -> list[st
             except ValueError:
                 return []
         return _kept_flags([str(word) for word in words[1:]], directory)
-    return []
+    return None
+
+
+@functools.lru_cache(maxsize=4)
+def _compile_commands(path: str, mtime: int, size: int) -> tuple:
+    """The entries of a compile_commands.json, read once per version of the file."""
+    try:
+        entries = json.loads(Path(path).read_text(encoding="utf-8", errors="replace"))
+    except (OSError, ValueError):
+        return ()
+    return tuple(entries) if isinstance(entries, list) else ()
 
 
 def _kept_flags(words: list[str], directory: Path) -> list[str]:
@@ -273,6 +286,9 @@ def _clang_kernels(path: Path, data: bytes, options: ReadOptions, sketch: _Sketc
     resource_dir = find_resource_dir()
     if resource_dir is None:
         notes.append("no clang builtin headers found (set ROCMIGRATE_CLANG_RESOURCE_DIR)")
+    if _compile_command_flags(path, options.compile_commands) is None:
+        notes.append(f"{options.compile_commands} has no entry for this file (or cannot be "
+                     "read): its flags are not used")
     arguments = clang_arguments(path, options, resource_dir) + ["-isystem", str(_MISSING)]
     probes = _probes(sketch.kernels)
     unsaved = []
@@ -294,10 +310,13 @@ def _clang_kernels(path: Path, data: bytes, options: ReadOptions, sketch: _Sketc
             _MISSING_HEADER.match(d.spelling) for d in unit.diagnostics if d.severity >= 4)
             if match), None)
         if header is None or header in missing or len(missing) >= _MISSING_LIMIT or \
-                header.startswith(("/", "..")):
+                os.path.isabs(header):
             break
         missing.append(header)
-        unsaved.append((str(_MISSING / header), ""))
+        # "../x.h" is found from a search folder one level down
+        folder = _MISSING.joinpath(*["up"] * header.replace("\\", "/").split("/").count(".."))
+        arguments += ["-isystem", str(folder)]
+        unsaved.append((f"{folder}/{header}", ""))  # as clang joins them: not normalised
     if missing:
         notes.append("read without the headers it includes that are not found: " +
                      ", ".join(missing))
@@ -357,7 +376,6 @@ class _ClangReader:
         self.main = os.path.realpath(path)
         self.data = data
         self.launches = {(written.launch.line, written.column): written for written in launches}
-        self.last_line = data.count(b"\n") + 1
         self._kernel_flags: dict[int, bool] = {}
         self._files: dict[str, bool] = {}
         self._entered: set[int] = set()  # instantiated function templates walked
@@ -464,8 +482,9 @@ class _ClangReader:
             else:
                 arguments = ()
             launch = self._launch(reference, parents, arguments)
-            if launch is not None and reference.location.line <= self.last_line:
-                by_arguments[arguments][1].append(launch)
+            found = by_arguments[arguments][1]
+            if launch is not None and launch not in found:  # once per instantiated template
+                found.append(launch)
         resolved_lines = {launch.line for _, launches in by_arguments.values()
                           for launch in launches}
         notes += [note for line, note in self._dependent_launches(cursor)
@@ -612,7 +631,7 @@ class _ClangReader:
     def _written_type(self, cursor) -> str:
         """The parameter's declaration as written, without its name and default value."""
         extent = cursor.extent
-        if extent.start.file is None or os.path.realpath(extent.start.file.name) != self.main:
+        if extent.start.file is None or not self._in_main(extent.start.file.name):
             return ""
         start, end = extent.start.offset, extent.end.offset
         name = cursor.location.offset if cursor.spelling else end
@@ -624,7 +643,7 @@ class _ClangReader:
 
     def _text(self, cursor) -> str:
         extent = cursor.extent
-        if extent.start.file is None or os.path.realpath(extent.start.file.name) != self.main:
+        if extent.start.file is None or not self._in_main(extent.start.file.name):
             return ""  # a default argument, or text of a header
         return _normal_space(self.data[extent.start.offset:extent.end.offset]
                              .decode("utf-8", "replace"))
