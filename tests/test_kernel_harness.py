@@ -489,7 +489,8 @@ def _front_end_or_skip():
 @pytest.mark.parametrize("compiler", ["nvcc", "hipcc"])
 def test_fixture_harnesses_compile(tmp_path: Path, compiler: str):
     """The kernels of fixtures/kernel_harness (a library with templates, typedefs, __restrict__,
-    a struct by value, dynamic shared memory; a program with launch sites) as the front end reads
+    a struct by value, dynamic shared memory; a program with launch sites; a file whose host
+    code calls a function defined in another file) as the front end reads
     them: specs that need edits are named, the others build with nvcc, and the port with nvcc
     through rocmigrate's NVIDIA headers or with hipcc for gfx90a."""
     require_tool("nvcc", "/usr/local/cuda/bin/nvcc")
@@ -503,7 +504,12 @@ def test_fixture_harnesses_compile(tmp_path: Path, compiler: str):
                         "library/apply.toml": "needs-edit", "library/histogram.toml": "built",
                         "library/gather.toml": "needs-edit", "library/image_scale.toml": "built",
                         "program/add_matrices.toml": "built",
-                        "program/count_positive.toml": "built"}, report.harnesses
+                        "program/count_positive.toml": "built",
+                        "partial/elsewhere/negate.toml": "built"}, report.harnesses
+    # its file's host code calls a function defined elsewhere: linked without the unused code
+    negate = next(o for o in report.harnesses if o.name == "negate")
+    assert all("linked without the unused host code" in build.output_tail
+               for build in negate.builds.values())
     hip = report.toolchains["hip"]["name"]
     assert hip == ("hipcc-amd" if compiler == "hipcc" else "nvcc-nvidia-headers")
     block_max = load_spec(tmp_path / "out" / "library" / "block_max.toml")
@@ -718,3 +724,23 @@ def test_hip_side_spells_template_arguments_and_inits_as_the_conversion():
     assert old.parameters[0].init == "hip_bfloat16(1.5f)"
     assert "k<hip_bfloat16, 256><<<" in render_harness(old, "hip", "k.cu", includes_main=False)
     assert spec.template_arguments == ("__nv_bfloat16", "256")  # the CUDA side keeps its spelling
+
+
+def test_failed_compile_shows_its_errors_before_the_warnings():
+    from migrator.kernel_harness.run import TAIL, compiler_errors
+
+    output = "a.cu:3:1: error: no viable overloaded '+='\n" + "a.cu:9: warning: unused\n" * 500
+    shown = compiler_errors(output)
+    assert shown.startswith("[rocmigrate] the first errors:\na.cu:3:1: error: no viable")
+    assert shown.endswith("warning: unused\n") and len(shown) < TAIL + 200
+    assert compiler_errors("x.cu:1: error: bad\n") == "x.cu:1: error: bad\n"
+
+
+def test_block_size_template_argument_sets_the_default_block():
+    parameters = (pointer("out", written=True), scalar("n"))
+    templated = Kernel("reduce", "reduce", "k.cu", 1, ("typename T", "int NUM_THREADS"),
+                       parameters, (Instantiation(("float", "64"), parameters),))
+    document = spec_of(templated)
+    assert document["launch"]["block"] == [64, 1, 1]
+    assert document["launch"]["grid"] == [(1 << 20) // 64, 1, 1]
+    assert "NUM_THREADS = 64" in document["launch"]["origin"]

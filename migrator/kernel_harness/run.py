@@ -12,6 +12,7 @@ here, then runs the two sides interleaved, run by run; ``judge`` compares output
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import statistics
 import time
@@ -319,10 +320,34 @@ def _binary(options: HarnessOptions, outcome: HarnessOutcome, side: str) -> Path
 def compile_harness(toolchain: Toolchain, source: Path, binary: Path, tree: Path,
                     include_paths: tuple[Path, ...]) -> Build:
     """Compile and link one harness; the tree it includes its kernel file from comes first on
-    the include path, then the user's folders."""
+    the include path, then the user's folders. The kernel's file may call host code of other
+    files the harness does not build (an option parser, a timer): when the link misses symbols,
+    it is linked again keeping only the sections the harness uses, so that what it never calls
+    needs no definition."""
+    first = _compile(toolchain, source, binary, tree, include_paths, ())
+    if first.ok or "undefined reference" not in first.output_tail:
+        return first
+    again = _compile(toolchain, source, binary, tree, include_paths, _unused_sections(toolchain))
+    if again.ok:
+        again.output_tail = ("[rocmigrate] linked without the unused host code of the kernel's "
+                             "file (its first link missed symbols)\n" + again.output_tail)[-TAIL:]
+        again.seconds = round(again.seconds + first.seconds, 3)
+        return again
+    return first
+
+
+def _unused_sections(toolchain: Toolchain) -> tuple[str, ...]:
+    """Flags that drop the functions and data nothing calls at link time."""
+    if Path(toolchain.compiler).name.startswith("nvcc") or toolchain.name == "hipcc-nvidia":
+        return ("-Xcompiler", "-ffunction-sections,-fdata-sections", "-Xlinker", "--gc-sections")
+    return ("-ffunction-sections", "-fdata-sections", "-Wl,--gc-sections")
+
+
+def _compile(toolchain: Toolchain, source: Path, binary: Path, tree: Path,
+             include_paths: tuple[Path, ...], extra: tuple[str, ...]) -> Build:
     binary.parent.mkdir(parents=True, exist_ok=True)
     command = toolchain.command(source.resolve(), binary.resolve(),
-                                (tree, *(p.resolve() for p in include_paths)))
+                                (tree, *(p.resolve() for p in include_paths)), extra)
     start = time.perf_counter()
     # temporary files beside the binary (HIP 5.2's hipcc leaves a folder in TMPDIR per compile)
     done = run_process(command, None, BUILD_TIMEOUT,
@@ -334,7 +359,19 @@ def compile_harness(toolchain: Toolchain, source: Path, binary: Path, tree: Path
     else:
         ok, output = done.rc == 0 and binary.is_file(), done.stdout + done.stderr
     return Build(toolchain.name, toolchain.display(command), ok,
-                 round(time.perf_counter() - start, 3), output[-TAIL:])
+                 round(time.perf_counter() - start, 3), "" if ok else compiler_errors(output))
+
+
+def compiler_errors(output: str) -> str:
+    """A failed compile's output for the report: its first error lines (warnings can bury
+    them: hipcc prints hundreds for a converted file), then its last lines."""
+    lines = output.splitlines()
+    errors = [line for line in lines if re.search(r"\berror\b", line, re.IGNORECASE)]
+    tail = output[-TAIL:]
+    if not errors or all(line in tail for line in errors):
+        return tail
+    return "\n".join(["[rocmigrate] the first errors:", *errors[:15], "[rocmigrate] the end:",
+                      tail])
 
 
 # --- running -------------------------------------------------------------------------------------

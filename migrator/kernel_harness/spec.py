@@ -11,8 +11,9 @@ Defaults (each choice is recorded in the parameter's ``origin``):
 - a size parameter (``n``, ``size``, ``count``, ``num*``, ``width``, ``rows``...): its value at the
   launch site, else a share of ``DEFAULT_ELEMENTS`` (1 << 20 for one size, 1024 x 1024 for two);
   another integer: its value at the launch site, else 1; a float: its value there, else 0.5;
-- grid and block: the launch site's when they evaluate, else blocks of 256 threads (16 x 16 when
-  the kernel takes a width and a height) covering the element count;
+- grid and block: the launch site's when they evaluate, else blocks of the kernel's block-size
+  template argument (``int BLOCK_SIZE``), or 256 threads (16 x 16 when the kernel takes a width
+  and a height), covering the element count;
 - inputs: ``const`` pointees and pointers the body only reads; outputs: pointers it writes.
 """
 
@@ -40,6 +41,8 @@ _SIZE_NAME = re.compile(
     r"cell|particle|bin|vert)\w*|num\w*|N[A-Z_]\w*|\w*(?:size|Size|SIZE|len|Len|LEN|length|Length|count|"
     r"Count|COUNT|elems|Elems|elements|Elements|total)|width|height|depth|rows|cols|nrows|ncols|"
     r"w|h|d|dim\w*|[xyz]_?dim|extent\w*)$")
+_BLOCK_NAME = re.compile(r"THREAD|BLOCK|\bTPB\b|\bBS\b|_BS\b|BLK|WG_?SIZE|WORKGROUP",
+                         re.IGNORECASE)
 _X_DIM = re.compile(r"^(?:width|w|cols|ncols|n_?cols|nx|dim_?x|x_?dim|columns?)$", re.IGNORECASE)
 _Y_DIM = re.compile(r"^(?:height|h|rows|nrows|n_?rows|ny|dim_?y|y_?dim)$", re.IGNORECASE)
 _INDEX_NAME = re.compile(r"(?:^|_)(?:idx|index|indices|perm\w*|map|ind|offsets?|row_?ptr|col_?idx|"
@@ -118,7 +121,8 @@ def default_spec(kernel, instantiation, rel: str, values, name: str) -> dict:
         product = max(sizes.values())
     elements = max(product, threads) or DEFAULT_ELEMENTS
     if grid is None or block is None:
-        grid, block, launch_origin = _default_launch(parameters, sizes, elements)
+        grid, block, launch_origin = _default_launch(sizes, elements,
+                                                     _template_block(kernel, template_arguments))
     else:
         launch_origin = (f"launch site {_shown_file(launch.file, rel)}:{launch.line}: "
                          f"<<<{launch.grid}, {launch.block}>>>")
@@ -193,9 +197,27 @@ def _default_dims(names: list[str]) -> dict[str, int]:
     return {name: each for name in names}
 
 
-def _default_launch(parameters, sizes: dict[str, int], elements: int):
+def _template_block(kernel, arguments: list[str]) -> tuple[str, int] | None:
+    """(name, value) of an integer template parameter that names the block size
+    (``int BLOCK_SIZE``, ``int NUM_THREADS``...) with its value in this instantiation."""
+    for declared, argument in zip(kernel.template_parameters, arguments):
+        name = declared.split()[-1] if declared.split() else ""
+        if (not declared.startswith(("typename", "class")) and _BLOCK_NAME.search(name)
+                and re.fullmatch(r"\d+[uUlL]*", argument.strip())):
+            value = int(re.sub(r"[uUlL]+$", "", argument.strip()))
+            if 0 < value <= 1024:
+                return name, value
+    return None
+
+
+def _default_launch(sizes: dict[str, int], elements: int, template_block):
     x = next((sizes[n] for n in sizes if _X_DIM.match(n)), None)
     y = next((sizes[n] for n in sizes if _Y_DIM.match(n)), None)
+    if template_block is not None:
+        name, threads = template_block
+        return ((-(-elements // threads), 1, 1), (threads, 1, 1),
+                f"no launch site to read: blocks of {name} = {threads} threads covering "
+                f"{elements} elements")
     if x and y:
         return ((-(-x // 16), -(-y // 16), 1), (16, 16, 1),
                 f"no launch site to read: 16 x 16 blocks covering {x} x {y}")
