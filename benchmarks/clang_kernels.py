@@ -78,6 +78,7 @@ def main() -> int:
             counts["instantiated templates"] += bool(kernel.template_parameters) and any(
                 i.template_arguments for i in kernel.instantiations)
             counts["with a note"] += bool(kernel.note)
+            counts["launched"] += any(i.launches for i in kernel.instantiations)
             if kernel.reader == "clang" and kernel.note:
                 for note in kernel.note.split("; "):
                     notes[reason(note)] += 1
@@ -92,11 +93,11 @@ def main() -> int:
     seconds = time.perf_counter() - started
     print(f"{len(files)} files of {len(programs)} programs, {total} kernels "
           f"({counts['templates']} templates, {counts['instantiated templates']} of them "
-          f"instantiated in their file)")
+          f"instantiated there or in the file that includes theirs)")
     if total:
         print(f"read by clang: {counts['clang']} ({100 * counts['clang'] / total:.1f}%), "
               f"tree-sitter fallback: {counts['tree-sitter']}, with a note: "
-              f"{counts['with a note']}")
+              f"{counts['with a note']}; with a launch site read: {counts['launched']}")
     for part in ("standalone", "included"):
         print(f"  in {part} files: clang {counts[part, 'clang']}, tree-sitter "
               f"{counts[part, 'tree-sitter']}")

@@ -190,6 +190,29 @@ def test_a_missing_header_sends_back_only_the_kernels_that_need_it():
         "not_shipped/library_types.h, ../elsewhere/more_types.h" in reading.notes
 
 
+def test_a_file_another_one_includes_is_read_as_part_of_it():
+    _clang_ready()
+    folder = LIBRARIES / "included"
+    reading = read_kernels(folder / "kernels.cu")
+    assert reading.notes == ["read as part of main.cu, which includes it"]
+    compress, gather = _kernel(reading, "compress"), _kernel(reading, "gather")
+    assert (compress.reader, compress.note, compress.file) == \
+        ("clang", "", str(folder / "kernels.cu"))
+    parameters = _parameters(compress.parameters)
+    assert (parameters["image"].written, parameters["image"].type) == ("fp *", "double *")
+    (launch,) = compress.instantiations[0].launches
+    assert (launch.file, launch.line, launch.grid, launch.block) == \
+        (str(folder / "main.cu"), 10, "(n + BLOCK - 1) / BLOCK", "BLOCK")
+    (instantiation,) = gather.instantiations
+    assert instantiation.template_arguments == ("2",)
+    assert _parameters(instantiation.parameters)["out"].element_size == 8
+    assert instantiation.launches[0].grid == "n / (2 * BLOCK)"
+    alone = read_kernels(folder / "kernels.cu", ReadOptions(through_includer=False))
+    assert all(kernel.reader == "tree-sitter" and "'fp'" in kernel.note
+               for kernel in alone.kernels)
+    assert read_kernels(folder / "main.cu").kernels == []
+
+
 def test_an_error_inside_one_kernel_only_sends_that_one_back():
     _clang_ready()
     reading = read_kernels(LIBRARIES / "broken.cu")

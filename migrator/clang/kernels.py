@@ -15,7 +15,9 @@ header that is not found is read as empty: the kernels that need nothing of it s
 the others fall back with the error that names what is missing. Template instantiations are
 those the file makes: launches (also in the bodies of the host templates the file
 instantiates), ``cudaLaunchKernel``-style calls and other references to a specialization, and
-explicit instantiations (resolved through a declaration appended to the parse).
+explicit instantiations (resolved through a declaration appended to the parse). A file that
+another file of its folder includes (``#include "kernels.cu"``, after the names it uses) is
+parsed as part of that file, whose launches then count too.
 """
 
 from __future__ import annotations
@@ -103,6 +105,9 @@ class ReadOptions:
     defines: tuple[str, ...] = ()
     compile_commands: Path | None = None  # a compile_commands.json: its flags for the file win
     cuda_include: Path | None = None  # a CUDA toolkit's include folder; None: shipped declarations
+    # a file that another file of its folder includes (#include "kernels.cu") is read as part of
+    # that file: its names and the launch sites are there
+    through_includer: bool = True
 
 
 @dataclass
@@ -147,6 +152,8 @@ _READING_STATEMENTS = frozenset({"IF_STMT", "WHILE_STMT", "DO_STMT", "FOR_STMT",
                                  "COMPOUND_STMT", "CASE_STMT", "DEFAULT_STMT"})
 _ASSIGNMENTS = frozenset({"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="})
 _CALLEE_DEPTH = 4  # device functions followed into, for what they do with a pointer
+_INCLUDER_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".h", ".hpp")
+_INCLUDER_LIMIT = 4 * 1024 * 1024  # bytes: larger files are not searched for an #include
 
 
 def read_kernels(path: Path, options: ReadOptions = ReadOptions()) -> KernelReading:
@@ -163,8 +170,11 @@ def read_kernels(path: Path, options: ReadOptions = ReadOptions()) -> KernelRead
         return reading
     if b"__global__" not in data:
         return reading
-    sketch = _sketch(path, data)
-    read, why = _clang_kernels(path, data, options, sketch, reading.notes)
+    includer = _includer(path) if options.through_includer else None
+    if includer is not None:
+        reading.notes.append(f"read as part of {includer[0].name}, which includes it")
+    sketch = _sketch(path, data, includer)
+    read, why = _clang_kernels(path, data, options, sketch, reading.notes, includer)
     by_place = {(kernel.name, kernel.line): (kernel, unsure) for kernel, unsure in read}
     for drawn in sketch.kernels:
         kernel, unsure = by_place.pop((drawn.name, drawn.line), (None, ""))
@@ -181,6 +191,27 @@ def read_kernels(path: Path, options: ReadOptions = ReadOptions()) -> KernelRead
 
 
 # ---- libclang -----------------------------------------------------------------------------
+
+def _includer(path: Path) -> tuple[Path, bytes] | None:
+    """The first other source file of ``path``'s folder that includes it by name."""
+    try:
+        siblings = sorted(entry for entry in path.parent.iterdir()
+                          if entry.suffix in _INCLUDER_SUFFIXES and entry.name != path.name)
+    except OSError:
+        return None
+    name = re.escape(path.name.encode())
+    pattern = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"(?:\./)?' + name + rb'"', re.MULTILINE)
+    for sibling in siblings:
+        try:
+            if sibling.stat().st_size > _INCLUDER_LIMIT or not sibling.is_file():
+                continue
+            data = sibling.read_bytes()
+        except OSError:
+            continue
+        if b"\0" not in data and pattern.search(data):
+            return sibling, data
+    return None
+
 
 def clang_arguments(path: Path, options: ReadOptions, resource_dir: Path | None) -> list[str]:
     """The arguments libclang parses ``path`` with: CUDA's host side, the shipped declarations
@@ -276,9 +307,11 @@ def _kept_flags(words: list[str], directory: Path) -> list[str]:
 
 
 def _clang_kernels(path: Path, data: bytes, options: ReadOptions, sketch: _Sketch,
-                   notes: list[str]) -> tuple[list[tuple[Kernel, str]], str]:
-    """The kernels libclang reads in ``path``, each with why its reading is unsure ("": it is
-    not), and, when it reads none, why (for every kernel's note)."""
+                   notes: list[str], includer: tuple[Path, bytes] | None = None
+                   ) -> tuple[list[tuple[Kernel, str]], str]:
+    """The kernels libclang reads in ``path`` (parsed as part of ``includer`` when given),
+    each with why its reading is unsure ("": it is not), and, when it reads none, why (for
+    every kernel's note)."""
     try:
         import clang.cindex as cindex
     except ImportError as err:
@@ -289,19 +322,21 @@ def _clang_kernels(path: Path, data: bytes, options: ReadOptions, sketch: _Sketc
     if _compile_command_flags(path, options.compile_commands) is None:
         notes.append(f"{options.compile_commands} has no entry for this file (or cannot be "
                      "read): its flags are not used")
-    arguments = clang_arguments(path, options, resource_dir) + ["-isystem", str(_MISSING)]
+    unit_path, unit_data = includer or (path, data)
+    arguments = clang_arguments(unit_path, options, resource_dir) + ["-isystem", str(_MISSING)]
     probes = _probes(sketch.kernels)
     unsaved = []
     try:
-        text = data.decode("utf-8")
+        text = unit_data.decode("utf-8")
         if probes:
-            unsaved.append((str(path), text + "\n" + "\n".join(probes) + "\n"))
+            unsaved.append((str(unit_path), text + "\n" + "\n".join(probes) + "\n"))
     except UnicodeDecodeError:
         pass
     missing: list[str] = []
     while True:
         try:
-            unit = cindex.Index.create().parse(str(path), args=arguments, unsaved_files=unsaved)
+            unit = cindex.Index.create().parse(str(unit_path), args=arguments,
+                                               unsaved_files=unsaved)
         except cindex.TranslationUnitLoadError as err:
             return [], f"libclang could not parse the file ({err})"
         except Exception as err:  # a libclang that cannot be loaded (no shared library)
@@ -320,13 +355,12 @@ def _clang_kernels(path: Path, data: bytes, options: ReadOptions, sketch: _Sketc
     if missing:
         notes.append("read without the headers it includes that are not found: " +
                      ", ".join(missing))
-    last_line = data.count(b"\n") + 1
-    errors, fatal = _errors(unit, path, last_line)
+    errors, fatal = _errors(unit, unit_path, unit_data.count(b"\n") + 1)
     if fatal:
         return [], f"libclang: {fatal}"
     if errors:
         notes.append(f"libclang: {len(errors)} error(s), first: {errors[0][2]}")
-    reader = _ClangReader(cindex, unit, path, data, sketch.launches)
+    reader = _ClangReader(cindex, unit, path, data, sketch.launches, includer)
     without = f" (read without {', '.join(missing)}: not found)" if missing else ""
     return [(kernel, unsure + without if unsure else "")
             for kernel, unsure in reader.kernels(errors)], ""
@@ -368,16 +402,23 @@ def _probes(sketches: list[Kernel]) -> list[str]:
 class _ClangReader:
     """Kernels, their instantiations and launches, from one translation unit."""
 
-    def __init__(self, cindex, unit, path: Path, data: bytes, launches: list[_WrittenLaunch]):
+    def __init__(self, cindex, unit, path: Path, data: bytes, launches: list[_WrittenLaunch],
+                 includer: tuple[Path, bytes] | None = None):
         self.cindex = cindex
         self.kinds = cindex.CursorKind
         self.unit = unit
         self.path = path
-        self.main = os.path.realpath(path)
+        self.main = os.path.realpath(path)  # where the kernels are defined
         self.data = data
-        self.launches = {(written.launch.line, written.column): written for written in launches}
+        # the files whose references (launches) count, and their text: the main one and its
+        # includer
+        self.texts = {self.main: data}
+        if includer is not None:
+            self.texts[os.path.realpath(includer[0])] = includer[1]
+        self.launches = {(os.path.realpath(written.launch.file), written.launch.line,
+                          written.column): written for written in launches}
         self._kernel_flags: dict[int, bool] = {}
-        self._files: dict[str, bool] = {}
+        self._files: dict[str, str] = {}
         self._entered: set[int] = set()  # instantiated function templates walked
         self._invalid = getattr(cindex.conf.lib, "clang_isInvalidDeclaration", None)
         self._template_of = cindex.conf.lib.clang_getSpecializedCursorTemplate
@@ -404,11 +445,12 @@ class _ClangReader:
         kinds = self.kinds
         for child in cursor.get_children():
             location = child.location
-            if location.file is None or not self._in_main(location.file.name):
+            if location.file is None or not self._in_scope(location.file.name):
                 continue
             kind = child.kind
             if kind in (kinds.FUNCTION_DECL, kinds.FUNCTION_TEMPLATE):
-                if child.is_definition() and self._is_kernel(child):
+                if child.is_definition() and self._is_kernel(child) and \
+                        self._in_main(location.file.name):
                     definitions.append(child)
             elif kind in (kinds.DECL_REF_EXPR, kinds.CALL_EXPR, kinds.MEMBER_REF_EXPR):
                 referenced = child.referenced
@@ -424,14 +466,20 @@ class _ClangReader:
                     self._entered.add(referenced.hash)
                     definition = referenced.get_definition()
                     if definition is not None and definition.location.file is not None and \
-                            self._in_main(definition.location.file.name):
+                            self._in_scope(definition.location.file.name):
                         self._walk(definition, definitions, references)
             self._walk(child, definitions, references, parents + (child,))
 
     def _in_main(self, name: str) -> bool:
+        return self._real(name) == self.main
+
+    def _in_scope(self, name: str) -> bool:
+        return self._real(name) in self.texts
+
+    def _real(self, name: str) -> str:
         known = self._files.get(name)
         if known is None:
-            known = self._files[name] = os.path.realpath(name) == self.main
+            known = self._files[name] = os.path.realpath(name)
         return known
 
     def _is_kernel(self, cursor) -> bool:
@@ -560,13 +608,15 @@ class _ClangReader:
         line = reference.location.line
         if reference.kind == self.kinds.CALL_EXPR and self._is_launch(reference):
             start = reference.extent.start
-            written = self.launches.get((start.line, start.column))
+            written = self.launches.get((self._real(start.file.name) if start.file else "",
+                                         start.line, start.column))
             if written is not None:
                 return replace(written.launch, template_arguments=arguments)
             children = list(reference.get_children())
             configuration = [self._text(argument) for argument in children[1].get_children()]
             configuration += [""] * (4 - len(configuration))
-            return Launch(str(self.path), line, arguments, configuration[0], configuration[1],
+            return Launch(self._file(reference), line, arguments, configuration[0],
+                          configuration[1],
                           configuration[2], configuration[3],
                           tuple(self._text(argument) for argument in children[2:]))
         call = next((parent for parent in reversed(parents)
@@ -578,8 +628,13 @@ class _ClangReader:
         if len(texts) < 3:
             return None
         texts += [""] * (6 - len(texts))
-        return Launch(str(self.path), call.location.line, arguments, texts[1], texts[2],
+        return Launch(self._file(call), call.location.line, arguments, texts[1], texts[2],
                       texts[4], texts[5], ())
+
+    def _file(self, cursor) -> str:
+        """The file of a launch: the path read, or its includer's."""
+        file = cursor.location.file
+        return str(self.path) if file is None or self._in_main(file.name) else file.name
 
     def _dependent_launches(self, cursor) -> list[tuple[int, str]]:
         """(line, note) of the launches inside a template that names its parameters."""
@@ -643,9 +698,10 @@ class _ClangReader:
 
     def _text(self, cursor) -> str:
         extent = cursor.extent
-        if extent.start.file is None or not self._in_main(extent.start.file.name):
+        data = self.texts.get(self._real(extent.start.file.name)) if extent.start.file else None
+        if data is None:
             return ""  # a default argument, or text of a header
-        return _normal_space(self.data[extent.start.offset:extent.end.offset]
+        return _normal_space(data[extent.start.offset:extent.end.offset]
                              .decode("utf-8", "replace"))
 
     def _parameter_writes(self, function, parameters) -> list[tuple[bool, bool]]:
@@ -950,8 +1006,28 @@ class _Sketch:
     launches: list[_WrittenLaunch]
 
 
-def _sketch(path: Path, data: bytes) -> _Sketch:
-    """The kernels of ``data`` as tree-sitter reads them: types as written."""
+def _sketch(path: Path, data: bytes, includer: tuple[Path, bytes] | None = None) -> _Sketch:
+    """The kernels of ``data`` as tree-sitter reads them (types as written), with the launches
+    and explicit instantiations of ``data`` and of the file that includes it."""
+    definitions, launches, explicit = _sketch_nodes(data)
+    written = [_read_launch(path, data, node, names) for node, names in launches]
+    instantiated = [_callee_parts(data, node) for node in explicit]
+    if includer is not None:
+        _, outer_launches, outer_explicit = _sketch_nodes(includer[1])
+        written += [_read_launch(includer[0], includer[1], node, names)
+                    for node, names in outer_launches]
+        instantiated += [_callee_parts(includer[1], node) for node in outer_explicit]
+    kernels = []
+    for node, namespaces in definitions:
+        kernel = _sketch_kernel(path, data, node, namespaces, written, instantiated)
+        if kernel is not None:
+            kernels.append(kernel)
+    return _Sketch(sorted(kernels, key=lambda kernel: kernel.line), written)
+
+
+def _sketch_nodes(data: bytes):
+    """(kernel definitions with their namespaces, launch calls with the template parameter
+    names around them, the declarators of explicit instantiations of kernels)."""
     tree = treesitter.parse(data)
     definitions, launches, explicit = [], [], []
     pending = [(tree.root_node, (), ())]
@@ -971,18 +1047,16 @@ def _sketch(path: Path, data: bytes) -> _Sketch:
                 _is_ggl_launch(data, node)):
             launches.append((node, template_names))
         if kind == "template_instantiation" and _is_global(data, node):
-            explicit.append(node)
+            function = node.child_by_field_name("declarator")
+            target = function.child_by_field_name("declarator") if function is not None \
+                else None
+            if target is not None:
+                explicit.append(target)
         if kind == "namespace_definition":
             name = node.child_by_field_name("name")
             namespaces = namespaces + ((_node_text(data, name),) if name is not None else ())
         pending.extend((child, namespaces, template_names) for child in node.children)
-    read_launches = [_read_launch(path, data, node, names) for node, names in launches]
-    kernels = []
-    for node, namespaces in definitions:
-        kernel = _sketch_kernel(path, data, node, namespaces, read_launches, explicit)
-        if kernel is not None:
-            kernels.append(kernel)
-    return _Sketch(sorted(kernels, key=lambda kernel: kernel.line), read_launches)
+    return definitions, launches, explicit
 
 
 def _is_global(data: bytes, node) -> bool:
@@ -1093,12 +1167,7 @@ def _sketch_kernel(path: Path, data: bytes, node, namespaces, launches, explicit
     for written in launches:
         if written.kernel == name and not written.dependent:
             by_arguments.setdefault(written.launch.template_arguments, []).append(written.launch)
-    for instantiation in explicit:
-        function = instantiation.child_by_field_name("declarator")
-        target = function.child_by_field_name("declarator") if function is not None else None
-        if target is None:
-            continue
-        explicit_name, arguments = _callee_parts(data, target)
+    for explicit_name, arguments in explicit:
         if explicit_name == name and arguments:
             by_arguments.setdefault(arguments, [])
     body = node.child_by_field_name("body")
