@@ -6,6 +6,15 @@
 #define ROCMIGRATE_CUDA_RUNTIME_H
 
 #define ROCMIGRATE_CUDA_DECLARATIONS 1
+/* what nvcc defines for the code it compiles (clang itself defines only __CUDA__) */
+#ifndef __CUDACC__
+#define __CUDACC__ 1
+#endif
+#ifndef __CUDACC_VER_MAJOR__
+#define __CUDACC_VER_MAJOR__ 12
+#define __CUDACC_VER_MINOR__ 0
+#define __CUDACC_VER_BUILD__ 0
+#endif
 #ifndef CUDART_VERSION
 #define CUDART_VERSION 12000
 #endif
