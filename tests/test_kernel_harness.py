@@ -261,7 +261,10 @@ def test_harness_sources_differ_only_in_the_runtime():
     assert cuda.replace("cuda", "hip").replace("#include <hip_runtime.h>",
                                                "#include <hip/hip_runtime.h>") == hip
     assert f"{buffer_seed(1, 1)}ull" in cuda  # y: the second buffer
-    assert "saxpy<<<grid, block, shared_bytes>>>(" in cuda
+    assert "saxpy<<<dim3(512, 1, 1), dim3(128, 1, 1), 0>>>(" in cuda
+    assert "rocmigrate_harness::Pointer{rocmigrate_device[1]}" in cuda
+    # the kernel's file comes after the harness's own code, so its macros cannot break it
+    assert cuda.index('#include "lib/saxpy.cu"') > cuda.index("int drive(")
     assert "Value<long long>{65536ll}" in cuda and "Value<double>{2.5}" in cuda
 
 
@@ -275,7 +278,7 @@ def test_harness_template_arguments_and_struct_init():
     document["parameters"][0]["init"] = "Affine{2.0f, 1.0f}"
     spec = spec_from(document, "k")
     source = render_harness(spec, "cuda", "k.cu", includes_main=False)
-    assert "ns::k<float, 256><<<grid, block, shared_bytes>>>(" in source
+    assert "ns::k<float, 256><<<dim3(4096, 1, 1), dim3(256, 1, 1), 0>>>(" in source
     assert "(Affine{2.0f, 1.0f})" in source
     assert "#define main" not in source
 
@@ -672,7 +675,7 @@ def test_harness_host_code_fills_and_rounds_as_documented(tmp_path: Path):
     spec = spec_from(tomllib.loads(render_spec(spec_of(SAXPY, SAXPY_HOST))), "saxpy")
     source = render_harness(spec, "cuda", "k.cu", includes_main=False)
     block = source[source.index("namespace rocmigrate_harness {"):
-                   source.index("}  // namespace rocmigrate_harness") + 1]
+                   source.index("template <class Launch>")] + "}\n"  # the helpers, not drive
     specials = [0.0, -0.0, 1.0, 1.0009765625, 1.00048828125, 1.00146484375, 65504.0, 65520.0,
                 1e5, 6.1e-5, 5.96e-8, 2.98e-8, 2.99e-8, 1e-10, -3.14159265, 1.0078125, 1.01171875]
     buffers = [("f32", 1, 6, -1.0, 1.0, 42), ("f16", 2, 3, -2.0, 2.0, 9), ("f64", 1, 4, 0.0, 5.0, 3),
@@ -744,3 +747,12 @@ def test_block_size_template_argument_sets_the_default_block():
     assert document["launch"]["block"] == [64, 1, 1]
     assert document["launch"]["grid"] == [(1 << 20) // 64, 1, 1]
     assert "NUM_THREADS = 64" in document["launch"]["origin"]
+
+
+def test_output_inside_the_source_is_refused(tmp_path: Path):
+    from migrator.kernel_harness import HarnessError
+
+    (tmp_path / "k.cu").write_text(SAXPY_HOST)
+    with pytest.raises(HarnessError, match="inside the source folder"):
+        harness(HarnessOptions(tmp_path, tmp_path / "harness"))
+    assert not (tmp_path / "harness").exists()

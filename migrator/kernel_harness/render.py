@@ -49,7 +49,8 @@ def render_harness(spec: HarnessSpec, side: str, include: str, includes_main: bo
                             "low": _literal(low, integer), "high": _literal(high, integer),
                             "seed": buffer_seed(spec.seed, len(buffers)),
                             "written": parameter.written})
-            arguments.append(f"rocmigrate_harness::Pointer{{device[{len(buffers) - 1}]}}")
+            device = f"rocmigrate_device[{len(buffers) - 1}]"
+            arguments.append(f"rocmigrate_harness::Pointer{{{device}}}")
         elif parameter.init:
             arguments.append(f"({parameter.init})")
         else:

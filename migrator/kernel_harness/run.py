@@ -150,6 +150,10 @@ def harness(options: HarnessOptions, progress: Progress | None = None) -> Harnes
         raise HarnessError(f"{options.output} exists and is not a folder")
     source = options.source.resolve()
     root = source.parent if source.is_file() else source
+    if source.is_dir() and _inside(options.output.resolve(), source):
+        raise HarnessError(f"the output folder {options.output} is inside the source folder "
+                           f"{options.source}: its harnesses and builds would be converted with "
+                           "the sources; give an output folder outside it")
     outcomes, files = generate(options, say)
     nvcc = find_nvcc()
     if nvcc is None:
@@ -177,6 +181,10 @@ def harness(options: HarnessOptions, progress: Progress | None = None) -> Harnes
         judge(outcome, options, gpus)
     return HarnessReport(options.as_dict(), {"cuda": cuda.describe(), "hip": hip.describe()},
                          gpus, conversion, files, outcomes)
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
 
 
 # --- specs ---------------------------------------------------------------------------------------
@@ -220,7 +228,8 @@ def generate(options: HarnessOptions, say: Progress) -> tuple[list[HarnessOutcom
         pairs = [(k, i) for k in chosen for i in (k.instantiations or (None,))]
         for kernel, instantiation in pairs:
             same = [p for p in pairs if p[0].name == kernel.name]
-            name = kernel.name if len(same) == 1 else f"{kernel.name}-{same.index((kernel, instantiation)) + 1}"
+            number = same.index((kernel, instantiation)) + 1
+            name = kernel.name if len(same) == 1 else f"{kernel.name}-{number}"
             spec_rel = f"{stem}/{name}.toml"
             document = default_spec(kernel, instantiation, rel, values, name)
             status = write_spec(options.output / spec_rel, document, options.force)
