@@ -162,6 +162,14 @@ def test_a_parameters_own_qualifiers_are_not_in_its_type():
     assert flags.written_to and not flags.const
 
 
+def test_device_code_may_call_the_c_library():
+    _clang_ready()
+    kernel = _kernel(read_kernels(LIBRARIES / "structs.cu"), "debug_copy")
+    assert (kernel.reader, kernel.note) == ("clang", "")
+    parameters = _parameters(kernel.parameters)
+    assert parameters["out"].written_to and not parameters["in"].written_to
+
+
 def test_writes_into_array_members_and_inside_nested_calls():
     _clang_ready()
     kernel = _kernel(read_kernels(LIBRARIES / "structs.cu"), "lanes")

@@ -23,6 +23,17 @@ ROCMIGRATE_D void __nanosleep(unsigned int ns);
 ROCMIGRATE_D void __trap(void);
 ROCMIGRATE_D unsigned long long __globaltimer(void);
 
+/* ---- the C library functions device code may call ---- */
+ROCMIGRATE_D int printf(const char *format, ...);
+ROCMIGRATE_D void *memcpy(void *destination, const void *source, size_t count);
+ROCMIGRATE_D void *memset(void *destination, int value, size_t count);
+ROCMIGRATE_D void *malloc(size_t size);
+ROCMIGRATE_D void free(void *pointer);
+ROCMIGRATE_D long clock(void);
+/* what glibc's assert() calls */
+ROCMIGRATE_D void __assert_fail(const char *assertion, const char *file, unsigned int line,
+                                const char *function);
+
 /* ---- atomics (the _block and _system scopes take the same arguments) ---- */
 #define ROCMIGRATE_ATOMICS(S) \
   ROCMIGRATE_D int atomicAdd##S(int *address, int val); \
