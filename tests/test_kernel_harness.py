@@ -54,6 +54,10 @@ def parameter(document: dict, name: str) -> dict:
     return next(p for p in document["parameters"] if p["name"] == name)
 
 
+def layout_of(document: dict, name: str) -> tuple[str, int]:
+    return parameter(document, name)["component"], parameter(document, name)["components"]
+
+
 SAXPY_HOST = """
 #define THREADS 128
 __global__ void saxpy(int n, float a, const float* x, float* y);
@@ -130,11 +134,12 @@ void go(float* out) { reduce<<<grid, block, TILE * TILE * sizeof(double)>>>(out)
 
 
 @pytest.mark.parametrize("parameters, dynamic, why", [
-    ((Parameter("f", "Affine", "Affine", "struct", element_size=8),), False, "struct passed by value"),
+    ((Parameter("f", "Affine", "Affine", "struct", element_size=8),), False,
+     "struct passed by value"),
     ((Parameter("rows", "float **", "float **", "pointer", "float *", 8, written_to=True),), False,
      "points to a pointer"),
     ((Parameter("p", "Particle *", "Particle *", "pointer", "Particle", 24, written_to=True),),
-     False, "whose fields the front end does not give"),
+     False, "whose fields are not all of one arithmetic type"),
     ((pointer("table", const=True), pointer("indices", "int", const=True)), False,
      "looks like an index array"),
     ((pointer("out", written=True),), True, "extern __shared__"),
@@ -146,7 +151,8 @@ def test_spec_needs_edit(parameters, dynamic, why):
 
 
 def test_spec_template_without_instantiation_needs_edit():
-    template = Kernel("fill", "fill", "k.cu", 1, ("typename T",), (pointer("out", "T", 0, written=True),), ())
+    template = Kernel("fill", "fill", "k.cu", 1, ("typename T",),
+                      (pointer("out", "T", 0, written=True),), ())
     document = default_spec(template, None, "k.cu", SiteValues(b""), "fill")
     assert "instantiates it nowhere" in document["needs_edit"]
 
@@ -156,9 +162,9 @@ def test_spec_vector_and_half_elements():
                                     pointer("h", "__half", 2, const=True),
                                     pointer("b", "__nv_bfloat162", 4, const=True))))
     assert "needs_edit" not in document
-    assert (parameter(document, "v")["component"], parameter(document, "v")["components"]) == ("f32", 4)
+    assert layout_of(document, "v") == ("f32", 4)
     assert parameter(document, "h")["component"] == "f16"
-    assert (parameter(document, "b")["component"], parameter(document, "b")["components"]) == ("bf16", 2)
+    assert layout_of(document, "b") == ("bf16", 2)
 
 
 def test_spec_round_trips_through_toml():
@@ -245,6 +251,41 @@ const double scale = -1.5e-3;
     assert values.number("scale") == -1.5e-3
     assert values.integer("-7 / 2") == -3  # C division
     assert values.integer("unknown + 1") is None
+
+
+def test_struct_pointees_of_one_component_type():
+    header = b"typedef struct latLong { float lat; float lng; } LatLong;\n"
+    source = b"""
+typedef struct { unsigned char r, g, b, a; } pixel;
+struct Cell { double v[3]; double4 w; };
+struct __align__(16) Padded { float x, y, z; };
+typedef struct __align__(8) { unsigned int l, a; } pair_aligned;
+typedef double real;
+typedef struct __Option { real S, X; real T; } Option;
+struct Mixed { float x; int n; };
+struct Method { float x; float get() const { return x; } };
+"""
+    values = SiteValues(source, "k.cu", (header,))
+    assert values.struct_layout("pixel", 4) == ("u8", 4)
+    assert values.struct_layout("const pixel", 0) == ("u8", 4)
+    assert values.struct_layout("LatLong", 8) == ("f32", 2)
+    assert values.struct_layout("Cell", 56) == ("f64", 7)
+    assert values.struct_layout("Padded", 16) is None  # 12 bytes of fields, 4 of padding
+    assert values.struct_layout("pair_aligned", 8) == ("u32", 2)
+    assert values.struct_layout("pair_aligned", 0) is None  # aligned, size unknown
+    assert values.struct_layout("__Option", 24) == ("f64", 3)  # through typedef double real
+    branches = SiteValues(b"#if A\ntypedef float real;\n#else\ntypedef double real;\n#endif\n"
+                          b"struct Option { real S; };\n")
+    assert branches.struct_layout("Option", 0) is None  # which branch is not known
+    assert values.struct_layout("Mixed", 8) is None
+    assert values.struct_layout("Method", 4) is None
+    assert values.struct_layout("pixel", 8) is None  # the front end's size says there is more
+    shade = kernel("shade", (Parameter("p", "pixel *", "pixel *", "pointer", "pixel", 4,
+                                       written_to=True),))
+    document = default_spec(shade, None, "k.cu", values, "shade")
+    assert "needs_edit" not in document
+    assert layout_of(document, "p") == ("u8", 4)
+    assert "pixel: its fields are 4 x u8" in parameter(document, "p")["origin"]
 
 
 # --- harness sources -----------------------------------------------------------------------------
@@ -385,7 +426,8 @@ def test_length_type_and_missing_buffers_differ():
     assert "type differs" in kind.problem
     results = compare_outputs([buffer("a", "u8", [1])], [buffer("b", "u8", [1])])
     assert [(r.name, r.equal, r.problem) for r in results] == [
-        ("a", False, "missing in the port's output"), ("b", False, "missing in the original's output")]
+        ("a", False, "missing in the port's output"),
+        ("b", False, "missing in the original's output")]
 
 
 # --- the command ---------------------------------------------------------------------------------
@@ -651,7 +693,8 @@ def expected_fill(kind: str, values: int, low: float, high: float, seed: int) ->
         if kind in ("f16", "f32", "f64"):
             value = low + (high - low) * ((r >> 11) * 2.0 ** -53)
             dtype = {"f16": np.float16, "f32": np.float32, "f64": np.float64}[kind]
-            out.append(np.asarray(np.float32(value) if kind != "f64" else value).astype(dtype).tobytes())
+            rounded = np.float32(value) if kind != "f64" else value  # as the harness rounds
+            out.append(np.asarray(rounded).astype(dtype).tobytes())
         else:
             value = (int(low) + r % (int(high) - int(low) + 1)) & 0xFFFFFFFF
             out.append(struct.pack("<I", value))
@@ -678,7 +721,8 @@ def test_harness_host_code_fills_and_rounds_as_documented(tmp_path: Path):
                    source.index("template <class Launch>")] + "}\n"  # the helpers, not drive
     specials = [0.0, -0.0, 1.0, 1.0009765625, 1.00048828125, 1.00146484375, 65504.0, 65520.0,
                 1e5, 6.1e-5, 5.96e-8, 2.98e-8, 2.99e-8, 1e-10, -3.14159265, 1.0078125, 1.01171875]
-    buffers = [("f32", 1, 6, -1.0, 1.0, 42), ("f16", 2, 3, -2.0, 2.0, 9), ("f64", 1, 4, 0.0, 5.0, 3),
+    buffers = [("f32", 1, 6, -1.0, 1.0, 42), ("f16", 2, 3, -2.0, 2.0, 9),
+               ("f64", 1, 4, 0.0, 5.0, 3),
                ("i32", 1, 6, -1000, 1000, 7), ("u32", 1, 3, 0, 1000, 11)]
     program = "#include <cstdint>\n#include <cstdio>\n#include <cstring>\n#include <vector>\n"
     program += block + "\nint main() {\n  using namespace rocmigrate_harness;\n"

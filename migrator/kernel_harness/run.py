@@ -183,6 +183,13 @@ def harness(options: HarnessOptions, progress: Progress | None = None) -> Harnes
                          gpus, conversion, files, outcomes)
 
 
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
 def _inside(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
@@ -205,6 +212,7 @@ def generate(options: HarnessOptions, say: Progress) -> tuple[list[HarnessOutcom
     """Read every CUDA file's kernels; write (or keep) one spec per selected instantiation and
     load it back. Raises HarnessError when the front end is missing or --kernel names none."""
     from ..clang.kernels import ReadOptions, read_kernels
+    from ..harness.programs import local_includes
     from .sitevalues import SiteValues
 
     root, rels = cuda_files(options.source.resolve(), options.output)
@@ -223,7 +231,9 @@ def generate(options: HarnessOptions, say: Progress) -> tuple[list[HarnessOutcom
                   or k.qualified_name in options.kernels]
         if not chosen:
             continue
-        values = SiteValues((root / rel).read_bytes(), rel)
+        headers = tuple(data for header in sorted(local_includes(root, rel) - {rel})
+                        if (data := _read(root / header)) is not None)
+        values = SiteValues((root / rel).read_bytes(), rel, headers)
         stem = rel.rsplit(".", 1)[0]
         pairs = [(k, i) for k in chosen for i in (k.instantiations or (None,))]
         for kernel, instantiation in pairs:

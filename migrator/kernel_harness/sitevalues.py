@@ -19,7 +19,7 @@ from ..rule import RuleContext
 from ..semantic.constants import constant_value
 from ..settings import Settings
 from ..source import Source
-from .types import COMPONENTS, element_layout
+from .types import COMPONENTS, element_layout, plain
 
 _OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
               ast.Mod: operator.mod, ast.LShift: operator.lshift, ast.RShift: operator.rshift,
@@ -32,18 +32,20 @@ _DIM3 = re.compile(r"\bdim3\s+(\w+)\s*(?:=\s*(?:dim3\s*)?)?[({]([^;{}]*)[)}]\s*;
 _ALLOCATION = re.compile(r"\bcudaMalloc(?:Managed)?\s*\(")
 _ADDRESS = re.compile(r"^(?:\(\s*void\s*\*\s*\*\s*\)|reinterpret_cast\s*<\s*void\s*\*\s*\*\s*>)?"
                       r"\s*\(?\s*&\s*([A-Za-z_][\w.]*(?:->\w+)*)\s*\)?$")
-_POINTER_CAST = re.compile(r"^\(\s*(?:const\s+)?[\w:<>\s]+\*\s*\)|^(?:reinterpret|static)_cast\s*<[^<>]*>"
-                           r"(?=\s*\()")
+_POINTER_CAST = re.compile(r"^\(\s*(?:const\s+)?[\w:<>\s]+\*\s*\)|"
+                           r"^(?:reinterpret|static)_cast\s*<[^<>]*>(?=\s*\()")
 _SIMPLE_TYPES = (r"(?:const\s+)?(?:unsigned\s+|signed\s+)?(?:int|long\s+long|long|short|size_t|"
                  r"unsigned|float|double|u?int(?:32|64)_t|auto)")
 
 
 class SiteValues:
-    """The constants of one file, for the expressions of its launch sites."""
+    """The constants of one file, for the expressions of its launch sites; and the structs it
+    and the ``headers`` it includes (their bytes) declare."""
 
-    def __init__(self, data: bytes, rel: str = "") -> None:
+    def __init__(self, data: bytes, rel: str = "", headers: tuple[bytes, ...] = ()) -> None:
         self.context = RuleContext(Source(rel, data), Settings(), None)
         self.code = self.context.code.decode("utf-8", "replace")  # comments, literals blanked
+        self.headers = headers
 
     def integer(self, text: str, depth: int = 0) -> int | None:
         """The value of an integer expression, or None."""
@@ -100,6 +102,40 @@ class SiteValues:
                 sizes.add(self.integer(arguments[1]))
         return sizes.pop() if len(sizes) == 1 else None
 
+    def struct_layout(self, name: str, size: int) -> tuple[str, int] | None:
+        """(component, count) of a struct whose fields all have one arithmetic component type
+        (``typedef struct { unsigned char r, g, b, a; } pixel;``: u8 x 4), declared once in the
+        file or its headers; None for anything else (methods, bases, bit-fields, mixed types),
+        or when ``size`` (the front end's sizeof, 0: unknown) says there is padding."""
+        name = plain(name)
+        codes = (self.code, *(_code(header) for header in self.headers))
+        found = [match for code in codes for match in _STRUCT.finditer(code)
+                 if name in (match.group(2), match.group(4))]
+        if len(found) != 1 or re.search(r"[(){}:=]|\b(?:static|public|private|protected|"
+                                        r"template)\b", found[0].group(3)):
+            return None
+        if found[0].group(1) and not size:  # aligned: only the front end's size tells padding
+            return None
+        aliases: dict[str, set[str]] = {}  # two typedefs of a name (#if branches): unknown
+        for code in codes:
+            for target, alias in _TYPEDEF.findall(code):
+                aliases.setdefault(alias, set()).add(plain(target))
+        component, count = None, 0
+        for declaration in filter(None, (part.strip() for part in found[0].group(3).split(";"))):
+            match = _FIELDS.fullmatch(declaration)
+            written = plain(match.group(1)) if match else ""
+            targets = aliases.get(written, {written})
+            layout = element_layout(next(iter(targets))) if match and len(targets) == 1 else None
+            if layout is None or layout[0] == "bool" or component not in (None, layout[0]):
+                return None
+            component = layout[0]
+            for declarator in match.group(2).split(","):
+                length = re.search(r"\[\s*(\d+)\s*\]", declarator)
+                count += layout[1] * (int(length.group(1)) if length else 1)
+        if component is None or (size and COMPONENTS[component].size * count != size):
+            return None
+        return component, count
+
     def _dims(self, inner: str) -> tuple[int, int, int] | None:
         parts = [self.integer(part) for part in _split(inner)] if inner.strip() else []
         if not parts or len(parts) > 3 or any(p is None or p <= 0 for p in parts):
@@ -150,6 +186,25 @@ class SiteValues:
         pattern += rf"|(?:\+\+|--)\s*{re.escape(name)}\b|\b{re.escape(name)}\s*(?:\+\+|--)"
         pattern += rf"|&\s*{re.escape(name)}\b(?!\s*\[)"  # its address taken: written through it
         return re.search(pattern, self.code[after:]) is not None
+
+
+# struct [alignment] [tag] { fields } [typedef name];  alignment: __align__(N), alignas(N),
+# __attribute__((aligned(N)))
+_ALIGNED = (r"(?:(?:__align__|alignas|__attribute__\s*\(\s*\(\s*aligned)\s*\(\s*\d+\s*\)"
+            r"\s*\)?\s*\)?\s*)")
+_STRUCT = re.compile(rf"\b(?:struct|class)\s+({_ALIGNED})?(\w+)?\s*\{{([^{{}}]*)\}}\s*(\w+)?"
+                     r"\s*;")
+
+
+# one field declaration: a type, then names (arrays of a constant length too)
+_FIELDS = re.compile(r"([A-Za-z_][\w\s:]*?)\s+((?:\w+(?:\s*\[\s*\d+\s*\])?\s*,\s*)*"
+                     r"\w+(?:\s*\[\s*\d+\s*\])?)")
+_TYPEDEF = re.compile(r"\btypedef\s+([A-Za-z_][\w\s]*?)\s+(\w+)\s*;")
+
+
+def _code(data: bytes) -> str:
+    """A file's text with comments and literals blanked, as ``SiteValues.code``."""
+    return RuleContext(Source("", data), Settings(), None).code.decode("utf-8", "replace")
 
 
 @functools.lru_cache(maxsize=256)

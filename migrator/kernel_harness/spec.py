@@ -38,9 +38,10 @@ ROLES = ("input", "output", "inout")
 FILLS = ("random", "zero")
 _SIZE_NAME = re.compile(
     r"^(?:[nNmMkK]|n_\w+|n[A-Z]\w*|n(?:elem|item|row|col|point|pt|x|y|z|data|sample|node|edge|"
-    r"cell|particle|bin|vert)\w*|num\w*|N[A-Z_]\w*|\w*(?:size|Size|SIZE|len|Len|LEN|length|Length|count|"
-    r"Count|COUNT|elems|Elems|elements|Elements|total)|width|height|depth|rows|cols|nrows|ncols|"
-    r"w|h|d|dim\w*|[xyz]_?dim|extent\w*)$")
+    r"cell|particle|bin|vert)\w*|num\w*|N[A-Z_]\w*|"
+    r"\w*(?:size|Size|SIZE|len|Len|LEN|length|Length|count|Count|COUNT|elems|Elems|elements|"
+    r"Elements|total)|width|height|depth|rows|cols|nrows|ncols|w|h|d|dim\w*|[xyz]_?dim|"
+    r"extent\w*)$")
 _BLOCK_NAME = re.compile(r"THREAD|BLOCK|\bTPB\b|\bBS\b|_BS\b|BLK|WG_?SIZE|WORKGROUP",
                          re.IGNORECASE)
 _X_DIM = re.compile(r"^(?:width|w|cols|ncols|n_?cols|nx|dim_?x|x_?dim|columns?)$", re.IGNORECASE)
@@ -276,18 +277,25 @@ def _pointer(parameter, name: str, document: dict, index: int, elements: int, la
     if "*" in parameter.element or not parameter.element:
         why = f"parameter {name} points to a pointer ({parameter.type}): the harness cannot fill it"
         document.update(component="", components=1)
+    elif layout is None and (fields := values.struct_layout(parameter.element,
+                                                             parameter.element_size)):
+        component, components = fields
+        document.update(component=component, components=components,
+                        range=list(DEFAULT_RANGES[component]))
+        origin += f"; {plain(parameter.element)}: its fields are {components} x {component}"
     elif layout is None:
-        why = (f"parameter {name} points to {plain(parameter.element)}, whose fields the front end "
-               "does not give: set its component (a type code such as f32, or bytes) and "
-               "components")
+        why = (f"parameter {name} points to {plain(parameter.element)}, whose fields are not "
+               "all of one arithmetic type (or not found): set its component (a type code such "
+               "as f32, or bytes) and components")
         if parameter.element_size:
             why += f" ({parameter.element_size} bytes per element)"
         document.update(component="", components=1)
     else:
         component, components = layout
-        if parameter.element_size and parameter.element_size != COMPONENTS[component].size * components:
+        expected = COMPONENTS[component].size * components
+        if parameter.element_size and parameter.element_size != expected:
             why = (f"parameter {name}: {plain(parameter.element)} is {parameter.element_size} "
-                   f"bytes, not {COMPONENTS[component].size * components}: set its component")
+                   f"bytes, not {expected}: set its component")
         document.update(component=component, components=components,
                         range=list(DEFAULT_RANGES[component]))
         if COMPONENTS[component].kind in ("int", "uint") and _INDEX_NAME.search(name) \
