@@ -639,9 +639,22 @@ def test_a_different_output_is_a_mismatch(tmp_path: Path, gpus_here):
     from migrator.kernel_harness.run import run_again
 
     out = built_folder(tmp_path, {"cuda": {}, "hip": {"values": [1.0, 2.5]}})
-    (outcome,) = run_again(out, runs=1).harnesses
-    assert outcome.verdict == "mismatch"
+    report = run_again(out, runs=1)
+    (outcome,) = report.harnesses
+    assert outcome.verdict == "mismatch" and not report.ok
     assert outcome.problems == ["y: 1 value(s) differ, first at 1: original 2.0, port 2.5"]
+    import json
+
+    from migrator.output.kernel_harness_json import render_json
+    from migrator.output.kernel_harness_markdown import render_markdown
+
+    document = json.loads(render_json(report))
+    assert document["summary"] == {"ok": False, "verdicts": {"mismatch": 1}}
+    assert document["harnesses"][0]["buffers"][0]["mismatches"] == 1
+    assert "loaded" not in document["harnesses"][0]
+    markdown = render_markdown(report)
+    assert "| `y` | f32 | 2 | **no** | 1 | [1] 2 / 2.5 | 2097152 | 0.2 |" in markdown
+    assert "| cuda | 3 | 1 | 1 | 1 | 0.0% |" in markdown
 
 
 def test_outputs_that_change_from_run_to_run_are_named(tmp_path: Path, gpus_here):
