@@ -118,8 +118,9 @@ class KernelReading:
 
 
 _DECLARATIONS = Path(__file__).with_name("cuda_declarations")
+# -Wno-register: nvcc takes the storage class C++17 removed, with a warning
 _BASE_ARGUMENTS = ("-x", "cuda", "--cuda-host-only", "-nocudainc", "-nocudalib", "-fsyntax-only",
-                   "-ferror-limit=0")
+                   "-ferror-limit=0", "-Wno-register")
 # headers the file includes that cannot be found are given empty, in this folder that does not
 # exist (libclang's unsaved files), so that the kernels that need nothing of them still read
 _MISSING = _DECLARATIONS.parent / "missing-headers"

@@ -262,7 +262,6 @@ cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, c
 
 cudaError_t cudaDeviceSynchronize(void);
 cudaError_t cudaDeviceReset(void);
-cudaError_t cudaThreadSynchronize(void);
 cudaError_t cudaGetLastError(void);
 cudaError_t cudaPeekAtLastError(void);
 const char *cudaGetErrorString(cudaError_t error);

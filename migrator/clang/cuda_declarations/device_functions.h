@@ -21,7 +21,6 @@ ROCMIGRATE_D void __threadfence_system(void);
 ROCMIGRATE_D long long clock64(void);
 ROCMIGRATE_D void __nanosleep(unsigned int ns);
 ROCMIGRATE_D void __trap(void);
-ROCMIGRATE_D unsigned long long __globaltimer(void);
 
 /* ---- the C library functions device code may call ---- */
 ROCMIGRATE_D int printf(const char *format, ...);
