@@ -4,13 +4,14 @@ pointers a kernel writes, launch sites, and the tree-sitter fallback with its re
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
+from conftest import ROOT, require, require_path
 from migrator.clang import ReadOptions, find_resource_dir, read_kernels
 from migrator.clang.kernels import clang_arguments
-from tests.conftest import ROOT, require
 
 LIBRARIES = ROOT / "fixtures" / "kernel_libraries"
 
@@ -355,3 +356,26 @@ def test_a_real_toolkit_replaces_the_shipped_declarations(tmp_path):
     assert "-nocudainc" in shipped and shipped[-2:] == ["-include", "cuda_runtime.h"]
     declarations = Path(shipped[shipped.index("-isystem") + 1])
     assert (declarations / "cuda_runtime.h").is_file() and (declarations / "cuda_fp16.h").is_file()
+
+
+def test_the_shipped_declarations_name_only_what_cuda_declares():
+    """Every function, type and constant the shipped headers declare by a CUDA name is one
+    CUDA 13's headers declare (hipLaunchKernelGGL and HIP_KERNEL_NAME are HIP's, on purpose)."""
+    include = require_path(Path("/usr/local/cuda/include") / "cuda_runtime.h",
+                           "the CUDA toolkit headers").parent
+    cuda = "\n".join(path.read_text(errors="replace") for path in include.rglob("*.h*")
+                     if path.is_file())
+    cuda_names = set(re.findall(r"\w+", cuda))
+    shipped = Path(clang_arguments(Path("k.cu"), ReadOptions(), None)[-3])
+    declared = set()
+    for header in shipped.glob("*.h"):
+        text = re.sub(r"/\*.*?\*/", "", header.read_text(), flags=re.DOTALL)
+        text = re.sub(r"#\s*(?:define|ifndef|endif|undef)[^\n]*", "", text)
+        declared |= set(re.findall(r"\b(__[a-z]\w*|[a-z]\w*|cuda[A-Z]\w*)\s*\(", text))
+        declared |= set(re.findall(r"\b(cuda[A-Z]\w*|CUDART_\w+)\b", text))
+    declared -= {"sizeof", "return", "operator", "__attribute__", "aligned", "host", "device",
+                 "defined", "if", "while", "for"}
+    missing = sorted(name for name in declared if name not in cuda_names and
+                     not name.startswith("ROCMIGRATE"))
+    assert not missing
+    assert len(declared) > 400
