@@ -288,6 +288,18 @@ struct Method { float x; float get() const { return x; } };
     assert "pixel: its fields are 4 x u8" in parameter(document, "p")["origin"]
 
 
+def test_translation_units_of_included_files(tmp_path: Path):
+    from migrator.kernel_harness.run import translation_units
+
+    for name, text in {"main.cu": '#include "kernels.cu"\n#include "more.cuh"\n',
+                       "kernels.cu": '#include "deep.cuh"\n', "deep.cuh": "",
+                       "more.cuh": "", "alone.cu": "", "other.cu": '#include "more.cuh"\n'}.items():
+        (tmp_path / name).write_text(text)
+    rels = sorted(p.name for p in tmp_path.iterdir())
+    assert translation_units(tmp_path, rels) == {"kernels.cu": "main.cu", "deep.cuh": "main.cu",
+                                                 "more.cuh": "main.cu"}
+
+
 # --- harness sources -----------------------------------------------------------------------------
 
 
@@ -550,7 +562,15 @@ def test_fixture_harnesses_compile(tmp_path: Path, compiler: str):
                         "library/gather.toml": "needs-edit", "library/image_scale.toml": "built",
                         "program/add_matrices.toml": "built",
                         "program/count_positive.toml": "built",
-                        "partial/elsewhere/negate.toml": "built"}, report.harnesses
+                        "partial/elsewhere/negate.toml": "built",
+                        "included/kernels/invert.toml": "built"}, report.harnesses
+    # kernels.cu does not compile alone: its harnesses include main.cu, which includes it
+    invert = next(o for o in report.harnesses if o.name == "invert")
+    assert invert.unit == "included/main.cu"
+    assert '#include "included/main.cu"' in (tmp_path / "out" / invert.sources["cuda"]).read_text()
+    invert_spec = load_spec(tmp_path / "out" / "included" / "kernels" / "invert.toml")
+    assert invert_spec.grid == (32, 1, 1) and invert_spec.block == (128, 1, 1)
+    assert [p.count for p in invert_spec.parameters[:2]] == [4096, 4096]  # main.cu's cudaMallocs
     # its file's host code calls a function defined elsewhere: linked without the unused code
     negate = next(o for o in report.harnesses if o.name == "negate")
     assert all("linked without the unused host code" in build.output_tail

@@ -105,7 +105,7 @@ class Timing:
 class HarnessOutcome:
     name: str  # <kernel>[-<n>]
     kernel: str
-    file: str  # relative to the source root
+    file: str  # the kernel's file, relative to the source root
     spec: str  # relative to the output folder
     spec_status: str  # written | unchanged | kept (edited by hand)
     needs_edit: str = ""
@@ -120,6 +120,7 @@ class HarnessOutcome:
     verdict: str = "failed"  # pass | mismatch | failed | built | skipped | needs-edit | spec-error
     problems: list[str] = field(default_factory=list)
     loaded: HarnessSpec | None = field(default=None, repr=False)  # the spec as read back
+    unit: str = ""  # the file the harnesses include: ``file``, or the file that includes it
 
 
 @dataclass
@@ -208,6 +209,18 @@ def cuda_files(source: Path, output: Path) -> tuple[Path, list[str]]:
                     if e.kind == "file" and e.rel.endswith(CUDA_SUFFIXES)]
 
 
+def translation_units(root: Path, rels: list[str]) -> dict[str, str]:
+    """file -> the file compiled for it, for the CUDA files another one includes (HeCBench's
+    main.cu includes kernels.cu, which does not compile alone): the first (by path) that no
+    other file includes."""
+    from ..harness.programs import local_includes
+
+    included = {rel: local_includes(root, rel) - {rel} for rel in rels}
+    tops = [rel for rel in rels if not any(rel in others for others in included.values())]
+    return {rel: next((top for top in tops if rel in included[top]), rel)
+            for rel in rels if any(rel in others for others in included.values())}
+
+
 def generate(options: HarnessOptions, say: Progress) -> tuple[list[HarnessOutcome], list[dict]]:
     """Read every CUDA file's kernels; write (or keep) one spec per selected instantiation and
     load it back. Raises HarnessError when the front end is missing or --kernel names none."""
@@ -220,6 +233,7 @@ def generate(options: HarnessOptions, say: Progress) -> tuple[list[HarnessOutcom
                        compile_commands=options.compile_commands)
     outcomes: list[HarnessOutcome] = []
     files: list[dict] = []
+    units = translation_units(root, rels)
     for rel in rels:
         try:
             reading = read_kernels(root / rel, read)
@@ -231,9 +245,10 @@ def generate(options: HarnessOptions, say: Progress) -> tuple[list[HarnessOutcom
                   or k.qualified_name in options.kernels]
         if not chosen:
             continue
-        headers = tuple(data for header in sorted(local_includes(root, rel) - {rel})
+        unit = units.get(rel, rel)
+        headers = tuple(data for header in sorted(local_includes(root, unit) - {unit})
                         if (data := _read(root / header)) is not None)
-        values = SiteValues((root / rel).read_bytes(), rel, headers)
+        values = SiteValues((root / unit).read_bytes(), unit, headers)
         stem = rel.rsplit(".", 1)[0]
         pairs = [(k, i) for k in chosen for i in (k.instantiations or (None,))]
         for kernel, instantiation in pairs:
@@ -246,7 +261,7 @@ def generate(options: HarnessOptions, say: Progress) -> tuple[list[HarnessOutcom
             if status == "kept":
                 say(f"kept {spec_rel}: edited by hand (--force writes the defaults over it)")
             outcome = HarnessOutcome(name, kernel.qualified_name or kernel.name, rel, spec_rel,
-                                     status)
+                                     status, unit=unit)
             try:
                 spec = load_spec(options.output / spec_rel)
             except SpecError as err:  # waiting for its edit, or edited wrongly
@@ -293,16 +308,17 @@ def render(outcomes: list[HarnessOutcome], root: Path, options: HarnessOptions,
     failed = {f["path"] for f in conversion["failed"]}
     for outcome in outcomes:
         spec = outcome.loaded
-        includes_main = has_main((root / outcome.file).read_bytes())
+        unit = outcome.unit or outcome.file
+        includes_main = has_main((root / unit).read_bytes())
         stem = outcome.spec[:-len(".toml")]
         for side, suffix in (("cuda", ".cuda.cu"), ("hip", ".hip.cpp")):
-            if side == "hip" and (outcome.file in failed or "." in failed):
+            if side == "hip" and ({outcome.file, unit, "."} & failed):
                 continue
             rel = stem + suffix
             if side == "cuda":
-                include, spelled = outcome.file, spec
+                include, spelled = unit, spec
             else:
-                include = output_name(outcome.file, options.settings)
+                include = output_name(unit, options.settings)
                 spelled = hip_spelling(spec, options.settings)
             atomic_write(options.output / rel,
                          render_harness(spelled, side, include, includes_main).encode())
@@ -469,8 +485,8 @@ def run_again(output: Path, runs: int = 3, timeout: float = 120.0,
         toolchains = document["toolchains"]
         outcomes = [HarnessOutcome(
             h["name"], h["kernel"], h["file"], h["spec"], h["spec_status"], h["needs_edit"],
-            h["spec_error"], h["sources"], {side: Build(**b) for side, b in h["builds"].items()})
-            for h in harnesses]
+            h["spec_error"], h["sources"], {side: Build(**b) for side, b in h["builds"].items()},
+            unit=h.get("unit", h["file"])) for h in harnesses]
     except (OSError, ValueError, KeyError, TypeError) as err:
         raise HarnessError(f"{output / 'harness.json'} is not the report of a harness build: "
                            f"{err}") from None
@@ -509,7 +525,7 @@ def judge(outcome: HarnessOutcome, options: HarnessOptions, gpus: dict[str, dict
     problems = [f"the {side} harness did not build" for side, b in outcome.builds.items()
                 if not b.ok]
     if "hip" not in outcome.sources:
-        problems.append(f"{outcome.file} did not convert: no HIP harness")
+        problems.append(f"{outcome.unit or outcome.file} did not convert: no HIP harness")
     if problems:
         outcome.verdict, outcome.problems = "failed", problems
         return
