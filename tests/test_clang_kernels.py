@@ -379,3 +379,19 @@ def test_the_shipped_declarations_name_only_what_cuda_declares():
                      not name.startswith("ROCMIGRATE"))
     assert not missing
     assert len(declared) > 400
+
+
+@pytest.mark.parametrize("name", ["atomics.cu", "reduction.cu", "vector_ops.cu"])
+def test_the_real_toolkit_and_the_shipped_declarations_read_the_same(name):
+    """With a CUDA toolkit (through clang's own CUDA wrapper headers, which read headers a newer
+    toolkit no longer has as empty) the kernels read as with the shipped declarations; its
+    atomics are builtins without PARM_DECLs, whose pointers are written all the same."""
+    _clang_ready()
+    include = require_path(Path("/usr/local/cuda/include") / "cuda_runtime.h",
+                           "the CUDA toolkit headers").parent
+    path = ROOT / "kernels" / name
+    toolkit = read_kernels(path, ReadOptions(cuda_include=include)).kernels
+    shipped = read_kernels(path).kernels
+    assert [kernel.reader for kernel in toolkit] == ["clang"] * len(shipped)
+    assert [(k.name, k.parameters, k.instantiations, k.dynamic_shared) for k in toolkit] == \
+        [(k.name, k.parameters, k.instantiations, k.dynamic_shared) for k in shipped]

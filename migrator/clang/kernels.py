@@ -889,8 +889,6 @@ class _PointerUses:
             if position == 0 and operator in ("++", "--"):
                 return self._mark(index, True, True)
         callee = call.referenced
-        parameters = [] if callee is None else [
-            c for c in callee.get_children() if c.kind == self.kinds.PARM_DECL]
         if callee is None:  # unresolved (a dependent call in a template)
             if name.startswith("operator"):
                 return self._mark(index, False, True)  # no assignment: arithmetic, comparison
@@ -900,9 +898,19 @@ class _PointerUses:
             else:
                 const = type_.is_const_qualified()
             return self._mark(index, not const, True)
+        if callee.kind == self.kinds.CXX_METHOD and name.startswith("operator"):
+            if position == 0:  # the object of a member operator
+                return self._mark(index, state == "element" and not callee.is_const_method(),
+                                  True)
+            position -= 1
+        # the callee's type, not its PARM_DECLs: a builtin (__nvvm_atom_add_gen_f) has none
+        function = callee.type.get_canonical()
+        if function.kind.name != "FUNCTIONPROTO":
+            return self._mark(index, True, True)
+        parameters = list(function.argument_types())
         if position >= len(parameters):
             return self._mark(index, False, True)  # variadic: printf("%p", p)
-        type_ = parameters[position].type.get_canonical()
+        type_ = parameters[position].get_canonical()
         reference = type_.kind.name in ("LVALUEREFERENCE", "RVALUEREFERENCE")
         pointee_const = type_.kind.name in ("POINTER", "LVALUEREFERENCE", "RVALUEREFERENCE") \
             and type_.get_pointee().is_const_qualified()
