@@ -833,3 +833,49 @@ def test_output_inside_the_source_is_refused(tmp_path: Path):
     with pytest.raises(HarnessError, match="inside the source folder"):
         harness(HarnessOptions(tmp_path, tmp_path / "harness"))
     assert not (tmp_path / "harness").exists()
+
+
+def test_compile_passes_build_flags_and_relinks_without_unused_code(tmp_path: Path):
+    """A script stands in for the compiler: it records its arguments, and fails the first link
+    with an undefined reference, as a kernel file calling into other files does."""
+    import sys
+
+    from migrator.harness.toolchain import Toolchain
+    from migrator.kernel_harness.run import compile_harness
+
+    compiler = tmp_path / "nvcc"
+    compiler.write_text(f"""#!{sys.executable}
+import sys
+from pathlib import Path
+calls = Path({str(tmp_path / 'calls')!r})
+calls.write_text((calls.read_text() if calls.exists() else "") + " ".join(sys.argv[1:]) + "\\n")
+if "--gc-sections" not in sys.argv:
+    sys.exit("main.cu:(.text+0x2da): undefined reference to `OptionParser::get()'")
+Path(sys.argv[sys.argv.index("-o") + 1]).write_text("binary")
+""")
+    compiler.chmod(0o755)
+    toolchain = Toolchain("nvcc", str(compiler), "test", "test", ("-arch=sm_90",), "cu")
+    (tmp_path / "h.cu").write_text("")
+    build = compile_harness(toolchain, tmp_path / "h.cu", tmp_path / "bin" / "h", tmp_path,
+                            (), ("-DUSE_FLOAT", "--expt-relaxed-constexpr"))
+    first, second = (tmp_path / "calls").read_text().splitlines()
+    assert first.endswith("h.cu -DUSE_FLOAT --expt-relaxed-constexpr")
+    assert second.endswith("-DUSE_FLOAT --expt-relaxed-constexpr -Xcompiler "
+                           "-ffunction-sections,-fdata-sections -Xlinker --gc-sections")
+    assert build.ok and "linked without the unused host code" in build.output_tail
+
+
+def test_explicit_specialization_needs_its_template_arguments(tmp_path: Path, monkeypatch):
+    import migrator.clang.kernels as front_end
+    from migrator.kernel_harness.run import generate
+
+    parameters = (pointer("out", written=True), scalar("n"))
+    primary = Kernel("fill", "fill", "k.cu", 2, ("typename T",), parameters,
+                     (Instantiation(("float",), parameters),))
+    special = Kernel("fill", "fill", "k.cu", 9, (), parameters, (Instantiation((), parameters),))
+    monkeypatch.setattr(front_end, "read_kernels", fake_reader({"k.cu": [primary, special]}))
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "k.cu").write_text("")
+    outcomes, _ = generate(HarnessOptions(tmp_path / "src", tmp_path / "out"), lambda line: None)
+    assert [(o.name, bool(o.needs_edit)) for o in outcomes] == [("fill-1", False), ("fill-2", True)]
+    assert "explicit specialization" in outcomes[1].needs_edit

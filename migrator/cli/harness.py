@@ -29,6 +29,9 @@ def harness(
     offload_arch: str = typer.Option("gfx90a", "--offload-arch", help="hipcc AMD target."),
     include: Optional[List[Path]] = typer.Option(None, "-I", "--include", help="An include "
                                                  "folder, for reading and building (repeatable)."),
+    build_flags: Optional[List[str]] = typer.Option(
+        None, "--build-flag", help="Add a flag to every compile, both sides (repeatable; e.g. "
+        "--build-flag=--expt-relaxed-constexpr, -DUSE_FLOAT)."),
     compile_commands: Optional[Path] = typer.Option(
         None, "--compile-commands", help="A compile_commands.json: its flags read the kernels."),
     rocm: Optional[str] = typer.Option(None, "--rocm", help="Target ROCm version X.Y of the "
@@ -52,7 +55,8 @@ def harness(
         source=src, output=output, kernels=tuple(kernels or ()), force=force,
         build_only=build_only, runs=runs, timeout=timeout, hip_compiler=hip_compiler.value,
         cuda_arch=cuda_arch, offload_arch=offload_arch, include_paths=tuple(include or ()),
-        compile_commands=compile_commands, settings=settings, jobs=jobs)
+        compile_commands=compile_commands, build_flags=tuple(build_flags or ()),
+        settings=settings, jobs=jobs)
     try:
         report = run_harness(options, progress=lambda line: typer.echo(line, err=True))
     except HarnessError as err:

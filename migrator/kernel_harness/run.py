@@ -60,6 +60,7 @@ class HarnessOptions:
     offload_arch: str = "gfx90a"
     include_paths: tuple[Path, ...] = ()
     compile_commands: Path | None = None
+    build_flags: tuple[str, ...] = ()  # added to every compile, both sides (-D, -I, -L, -l...)
     settings: Settings = Settings()
     jobs: int = 0
 
@@ -70,6 +71,7 @@ class HarnessOptions:
                 "hip_compiler": self.hip_compiler, "cuda_arch": self.cuda_arch,
                 "offload_arch": self.offload_arch, "rocm": format_version(self.settings.rocm),
                 "include_paths": [str(p) for p in self.include_paths],
+                "build_flags": list(self.build_flags),
                 "compile_commands": str(self.compile_commands) if self.compile_commands else None}
 
 
@@ -163,7 +165,8 @@ def harness(options: HarnessOptions, progress: Progress | None = None) -> Harnes
     try:
         cuda = cuda_toolchain(nvcc, options.cuda_arch)
         hip = hip_toolchain(options.hip_compiler, nvcc, options.cuda_arch, options.offload_arch,
-                            scratch.resolve(), tuple(f"-I{p}" for p in options.include_paths))
+                            scratch.resolve(), (*(f"-I{p}" for p in options.include_paths),
+                                                *options.build_flags))
     except ToolchainError as err:
         raise HarnessError(str(err)) from None
     say(f"port built with {hip.name}: {hip.reason}")
@@ -256,7 +259,10 @@ def generate(options: HarnessOptions, say: Progress) -> tuple[list[HarnessOutcom
             number = same.index((kernel, instantiation)) + 1
             name = kernel.name if len(same) == 1 else f"{kernel.name}-{number}"
             spec_rel = f"{stem}/{name}.toml"
-            document = default_spec(kernel, instantiation, rel, values, name)
+            specialization = not kernel.template_parameters and any(
+                other.name == kernel.name and other.template_parameters
+                for other in reading.kernels)
+            document = default_spec(kernel, instantiation, rel, values, name, specialization)
             status = write_spec(options.output / spec_rel, document, options.force)
             if status == "kept":
                 say(f"kept {spec_rel}: edited by hand (--force writes the defaults over it)")
@@ -343,7 +349,7 @@ def build(outcomes: list[HarnessOutcome], root: Path, options: HarnessOptions, c
     with ThreadPoolExecutor(max_workers=worker_count(options.jobs)) as pool:
         built = list(pool.map(lambda job: compile_harness(
             job[2], options.output / job[3], _binary(options, job[0], job[1]), job[4],
-            options.include_paths), jobs))
+            options.include_paths, options.build_flags), jobs))
     for (outcome, side, *_), result in zip(jobs, built):
         outcome.builds[side] = result
 
@@ -353,16 +359,18 @@ def _binary(options: HarnessOptions, outcome: HarnessOutcome, side: str) -> Path
 
 
 def compile_harness(toolchain: Toolchain, source: Path, binary: Path, tree: Path,
-                    include_paths: tuple[Path, ...]) -> Build:
+                    include_paths: tuple[Path, ...], build_flags: tuple[str, ...] = ()) -> Build:
     """Compile and link one harness; the tree it includes its kernel file from comes first on
-    the include path, then the user's folders. The kernel's file may call host code of other
+    the include path, then the user's folders; ``build_flags`` come after the source. The
+    kernel's file may call host code of other
     files the harness does not build (an option parser, a timer): when the link misses symbols,
     it is linked again keeping only the sections the harness uses, so that what it never calls
     needs no definition."""
-    first = _compile(toolchain, source, binary, tree, include_paths, ())
+    first = _compile(toolchain, source, binary, tree, include_paths, build_flags)
     if first.ok or "undefined reference" not in first.output_tail:
         return first
-    again = _compile(toolchain, source, binary, tree, include_paths, _unused_sections(toolchain))
+    again = _compile(toolchain, source, binary, tree, include_paths,
+                     (*build_flags, *_unused_sections(toolchain)))
     if again.ok:
         again.output_tail = ("[rocmigrate] linked without the unused host code of the kernel's "
                              "file (its first link missed symbols)\n" + again.output_tail)[-TAIL:]

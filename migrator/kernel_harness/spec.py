@@ -100,10 +100,16 @@ def is_size_name(name: str) -> bool:
     return bool(_SIZE_NAME.match(name)) and not re.search(r"stride|pitch|step|ld", name, re.I)
 
 
-def default_spec(kernel, instantiation, rel: str, values, name: str) -> dict:
+def default_spec(kernel, instantiation, rel: str, values, name: str,
+                 specialization: bool = False) -> dict:
     """The spec document of one instantiation of ``kernel`` (front-end dataclasses), with the
-    constants of its file in ``values`` (``SiteValues``)."""
+    constants of its file in ``values`` (``SiteValues``). ``specialization``: the kernel is an
+    explicit specialization of a template (``template <> __global__ void k<__half>(...)``),
+    whose template arguments the front end does not give."""
     edits: list[str] = []
+    if specialization:
+        edits.append(f"{kernel.name} is an explicit specialization of a template kernel: set "
+                     "kernel.template_arguments to its arguments")
     parameters = instantiation.parameters if instantiation else kernel.parameters
     template_arguments = list(instantiation.template_arguments) if instantiation else []
     if kernel.template_parameters and not instantiation:
