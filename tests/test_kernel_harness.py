@@ -879,3 +879,37 @@ def test_explicit_specialization_needs_its_template_arguments(tmp_path: Path, mo
     outcomes, _ = generate(HarnessOptions(tmp_path / "src", tmp_path / "out"), lambda line: None)
     assert [(o.name, bool(o.needs_edit)) for o in outcomes] == [("fill-1", False), ("fill-2", True)]
     assert "explicit specialization" in outcomes[1].needs_edit
+
+
+def test_site_block_with_an_unknown_grid():
+    site = Launch("k.cu", 4, (), "(n + 63) / 64", "64", "", "", ("x", "n"))
+    document = spec_of(kernel("k", (pointer("x", written=True), scalar("n")), (site,)),
+                       "void f(float* x, int n) { k<<<(n + 63) / 64, 64>>>(x, n); }")
+    assert document["launch"]["block"] == [64, 1, 1]
+    assert document["launch"]["grid"] == [(1 << 20) // 64, 1, 1]  # covering the default size
+    assert "block 64; its grid ((n + 63) / 64) unknown" in document["launch"]["origin"]
+    image = Launch("k.cu", 4, (), "grid", "dim3(16, 8)", "", "", ("p", "w", "h"))
+    document = spec_of(kernel("k", (pointer("p", written=True), scalar("width"),
+                                    scalar("height")), (image,)))
+    assert document["launch"]["grid"] == [64, 128, 1] and document["launch"]["block"] == [16, 8, 1]
+
+
+def test_specs_of_the_kernel_library_fixtures(tmp_path: Path):
+    """fixtures/kernel_libraries (the front end's fixtures) as the harness reads them: a struct
+    by value needs an edit, a struct of float arrays is filled as components, a block-size
+    template argument and a launch site's constants give the launch."""
+    _front_end_or_skip()
+    from migrator.kernel_harness.run import generate
+
+    outcomes, _ = generate(HarnessOptions(ROOT / "fixtures" / "kernel_libraries", tmp_path),
+                           lambda line: None)
+    specs = {o.spec: o for o in outcomes}
+    assert "struct passed by value (Params)" in specs["structs/apply.toml"].needs_edit
+    lanes = specs["structs/lanes.toml"].loaded
+    assert [(p.component, p.components) for p in lanes.parameters[:2]] == [("f32", 8)] * 2
+    scale_add = next(o.loaded for o in outcomes if o.loaded is not None
+                     and o.loaded.template_arguments == ("float", "64"))
+    assert scale_add.block == (64, 1, 1)
+    reduce = next(o.loaded for o in outcomes if o.loaded is not None
+                  and o.loaded.template_arguments == ("float",) and "block_reduce" in o.kernel)
+    assert (reduce.grid, reduce.block, reduce.shared_bytes) == ((4, 1, 1), (128, 1, 1), 512)

@@ -11,7 +11,8 @@ Defaults (each choice is recorded in the parameter's ``origin``):
 - a size parameter (``n``, ``size``, ``count``, ``num*``, ``width``, ``rows``...): its value at the
   launch site, else a share of ``DEFAULT_ELEMENTS`` (1 << 20 for one size, 1024 x 1024 for two);
   another integer: its value at the launch site, else 1; a float: its value there, else 0.5;
-- grid and block: the launch site's when they evaluate, else blocks of the kernel's block-size
+- grid and block: the launch site's when they evaluate (its block alone, with a grid covering
+  the element count, when only that does), else blocks of the kernel's block-size
   template argument (``int BLOCK_SIZE``), or 256 threads (16 x 16 when the kernel takes a width
   and a height), covering the element count;
 - inputs: ``const`` pointees and pointers the body only reads; outputs: pointers it writes.
@@ -127,7 +128,12 @@ def default_spec(kernel, instantiation, rel: str, values, name: str,
     if product > MAX_ELEMENTS:  # several sizes of one buffer's length each: not their product
         product = max(sizes.values())
     elements = max(product, threads) or DEFAULT_ELEMENTS
-    if grid is None or block is None:
+    if grid is None and block is not None:  # the site's block, a grid covering the elements
+        grid = _covering(block, sizes, elements)
+        launch_origin = (f"launch site {_shown_file(launch.file, rel)}:{launch.line}: block "
+                         f"{launch.block}; its grid ({launch.grid}) unknown: covering "
+                         f"{elements} elements")
+    elif grid is None or block is None:
         grid, block, launch_origin = _default_launch(sizes, elements,
                                                      _template_block(kernel, template_arguments))
     else:
@@ -175,11 +181,16 @@ def _is_integer(parameter) -> bool:
 
 
 def _launch(launches, values):
-    """The first launch site whose grid and block evaluate (else the first), and those."""
-    for launch in launches:
-        grid, block = values.dim3(launch.grid), values.dim3(launch.block)
+    """(launch site, grid, block): the first site whose grid and block evaluate; else the first
+    whose block does (grid None); else the first site, with neither."""
+    evaluated = [(launch, values.dim3(launch.grid), values.dim3(launch.block))
+                 for launch in launches]
+    for launch, grid, block in evaluated:
         if grid and block:
             return launch, grid, block
+    for launch, _, block in evaluated:
+        if block:
+            return launch, None, block
     return (launches[0] if launches else None), None, None
 
 
@@ -202,6 +213,17 @@ def _default_dims(names: list[str]) -> dict[str, int]:
         return {}
     each = 1 << (DEFAULT_ELEMENTS.bit_length() - 1) // len(names)
     return {name: each for name in names}
+
+
+def _covering(block: tuple[int, int, int], sizes: dict[str, int],
+              elements: int) -> tuple[int, int, int]:
+    """A grid of ``block``s over a width and a height (2-D blocks, when the kernel takes both),
+    else over the elements in x."""
+    x = next((sizes[n] for n in sizes if _X_DIM.match(n)), None)
+    y = next((sizes[n] for n in sizes if _Y_DIM.match(n)), None)
+    if block[1] > 1 and x and y:
+        return (-(-x // block[0]), -(-y // block[1]), 1)
+    return (-(-elements // math.prod(block)), 1, 1)
 
 
 def _template_block(kernel, arguments: list[str]) -> tuple[str, int] | None:
