@@ -653,6 +653,12 @@ def test_runs_interleaved_compared_and_timed(tmp_path: Path, gpus_here):
     assert outcome.timings["hip"].spread == 1.0  # (6 - 2) / 4
     assert outcome.ratio == 2.0
     assert outcome.consistent == {"cuda": True, "hip": True}
+    # the same through python -m migrator.kernel_harness: reports written, exit 0
+    from migrator.kernel_harness.__main__ import main
+
+    assert main([str(out), "--runs", "1"]) == 0
+    assert '"pass": 1' in (out / "harness.json").read_text()
+    assert "## k/saxpy.toml: pass" in (out / "harness.md").read_text()
 
 
 def test_a_different_output_is_a_mismatch(tmp_path: Path, gpus_here):
