@@ -10,7 +10,12 @@ A ``.cu`` file that another file of its program includes (``#include "kernels.cu
 translation unit of its own: it may use names its includer declares first, so its figures
 are given apart.
 
-Usage: python benchmarks/clang_kernels.py CORPUS [--list] [--json FILE]. CORPUS holds src/.
+With ``--toolkit INCLUDE`` (a CUDA toolkit's include folder), every file is read a second time
+through that toolkit (``ReadOptions.cuda_include``) and the kernels both readings give to clang
+are compared: parameters and instantiations should be the same, whichever declarations.
+
+Usage: python benchmarks/clang_kernels.py CORPUS [--list] [--json FILE] [--toolkit INCLUDE].
+CORPUS holds src/.
 """
 
 from __future__ import annotations
@@ -38,11 +43,33 @@ def reason(note: str) -> str:
     return re.sub(r"\bline \d+", "line N", note)
 
 
+def compare(path: Path, reading, toolkit: Path, counts, show: bool) -> None:
+    """Count the kernels clang reads the same through ``toolkit`` as with the shipped
+    declarations."""
+    other = read_kernels(path, ReadOptions(include_paths=(path.parent,), cuda_include=toolkit))
+    found = {(kernel.name, kernel.line): kernel for kernel in other.kernels}
+    for kernel in reading.kernels:
+        twin = found.get((kernel.name, kernel.line))
+        if kernel.reader != "clang" or twin is None:
+            continue
+        if twin.reader != "clang":
+            counts["toolkit fallback"] += 1
+        elif (twin.parameters, twin.instantiations) == (kernel.parameters,
+                                                        kernel.instantiations):
+            counts["toolkit same"] += 1
+        else:
+            counts["toolkit different"] += 1
+            if show:
+                print(f"{path}:{kernel.line}: {kernel.name} reads differently through the toolkit")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("corpus", type=Path)
     parser.add_argument("--list", action="store_true", help="print every fallback kernel")
     parser.add_argument("--json", type=Path, help="write the per-kernel results here")
+    parser.add_argument("--toolkit", type=Path, help="compare with a reading through this CUDA "
+                        "include folder")
     args = parser.parse_args()
     files = sorted(args.corpus.glob("src/*-cuda/*.cu"))
     if not files:
@@ -66,6 +93,8 @@ def main() -> int:
         began = time.perf_counter()
         reading = read_kernels(path, ReadOptions(include_paths=(path.parent,)))
         took = time.perf_counter() - began
+        if args.toolkit:
+            compare(path, reading, args.toolkit, counts, args.list)
         slowest = max(slowest, (took, str(path.relative_to(args.corpus))))
         for note in reading.notes:
             file_notes[reason(note).split(", first:")[0]] += 1
@@ -101,6 +130,10 @@ def main() -> int:
     for part in ("standalone", "included"):
         print(f"  in {part} files: clang {counts[part, 'clang']}, tree-sitter "
               f"{counts[part, 'tree-sitter']}")
+    if args.toolkit:
+        print(f"through {args.toolkit}: {counts['toolkit same']} kernels read the same, "
+              f"{counts['toolkit different']} differently, {counts['toolkit fallback']} "
+              "read by clang only with the shipped declarations")
     print(f"{seconds:.1f} s in all, {1000 * seconds / len(files):.0f} ms per file, slowest "
           f"{slowest[0]:.2f} s ({slowest[1]})")
     print("fallback reasons:")
