@@ -472,8 +472,9 @@ def fix_source(
     guard = _ParseGuard()
     kinds = {code: rule.kind_of(code) for rule in rules for code in rule.codes()}
     chaining = {code for rule in rules if rule.chains for code in rule.codes()}
+    rounds: list = []  # each applied round's fixes, for RuleContext.origin_offset
     for round_index in range(MAX_ROUNDS):
-        ctx = RuleContext(current, settings, tables, tree, included)
+        ctx = RuleContext(current, settings, tables, tree, included, source, tuple(rounds))
         scanned = guard.literals_of(current.data)
         if scanned is not None:
             ctx.literals = scanned  # a cached property: the guard's scan of this text serves
@@ -547,6 +548,7 @@ def fix_source(
         defines = [d for fix in chosen_fixes for d in fix.defines]
         extra = (include_edit(new_data, includes, current.newline, defines)
                  if includes or defines else None)
+        rounds.append((edits, renames, extra))
         previous = current
         if new_data == current.data and extra is None:
             return EngineResult(current.data, findings, round_index)

@@ -25,7 +25,7 @@ class RuleContext:
     tree does not pay for one."""
 
     def __init__(self, source: Source, settings: Settings, tables: ApiTables, tree=None,
-                 included: tuple = ()) -> None:
+                 included: tuple = (), origin: Source | None = None, rounds: tuple = ()) -> None:
         self.source = source
         self.data = source.data
         self.path = source.path
@@ -36,6 +36,10 @@ class RuleContext:
         # empty for a single file and for lint
         self.included = included
         self._tree = tree
+        # the fix loop's input, and the fixes of the rounds before this one (engine: each
+        # round's (edits, bulk renames or None, inserted include/define lines or None))
+        self.origin = origin or source
+        self._rounds = rounds
         self.cache: dict = {}  # per-file derived data rules may share (e.g. brace blocks)
 
     @property
@@ -72,6 +76,33 @@ class RuleContext:
 
     def text(self, node) -> str:
         return self.data[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+    def origin_offset(self, offset: int) -> int | None:
+        """Where ``offset`` of this round's text was in the fix loop's input (``origin``), for
+        readers of the input (libclang); None inside text a fix wrote."""
+        for edits, renames, extra in reversed(self._rounds):
+            steps = [edits if renames is None else sorted(edits + renames.edits())]
+            for step in ([[extra]] if extra is not None else []) + steps:
+                offset = _offset_before(step, offset)
+                if offset is None:
+                    return None
+        return offset
+
+
+def _offset_before(edits, offset: int) -> int | None:
+    """The offset in the text before ``edits`` (sorted, apart) of ``offset`` after them."""
+    shift = 0
+    for edit in edits:
+        start = edit.start + shift
+        if offset < start:
+            break
+        written = start + len(edit.text)
+        if offset == start:
+            return edit.start
+        if offset < written:
+            return None
+        shift += len(edit.text) - (edit.end - edit.start)
+    return offset - shift
 
 
 class Rule:

@@ -27,6 +27,10 @@ class Settings:
     roc: bool = False  # cuBLAS/cuRAND/cuSPARSE/cuSOLVER -> the roc* libraries, not the hip* layers
     dnn: str = "report"  # report (cuDNN is reported) | miopen (renamed to MIOpen)
     offload_archs: tuple[str, ...] = DEFAULT_OFFLOAD_ARCHS  # AMD GPUs build files target
+    # --clang: the folder the files' paths are read against; rules whose own proof of a type
+    # fails ask libclang (migrator.clang.types). None: libclang is not used
+    clang_root: Path | None = None
+    compile_commands: Path | None = None  # --compile-commands: libclang's flags per file
 
     @property
     def table_variants(self) -> tuple[str, ...]:
@@ -39,7 +43,8 @@ class Settings:
         return repr((self.rocm, self.launch_syntax, self.rename_ext, self.select, self.ignore,
                      self.unsafe_fixes, self.wavefront_size, str(self.rules_dir),
                      self.optimize, self.per_file_ignores, self.exclude, self.roc, self.dnn,
-                     self.offload_archs))
+                     self.offload_archs)) + (
+            repr((str(self.clang_root), str(self.compile_commands))) if self.clang_root else "")
 
     def for_file(self, rel: str) -> "Settings":
         """These settings with the per-file ignores that match ``rel`` (a posix path)."""

@@ -47,6 +47,8 @@ def load_fixture(path: Path) -> RuleFixture:
         roc=options.get("roc") == "yes",
         dnn=options.get("dnn", "report"),
     )
+    if options.get("clang") == "yes":  # --clang: libclang reads the fixture in its folder
+        settings = replace(settings, clang_root=path.parent.resolve())
     if "offload_arch" in options:  # build-file rules map CUDA architectures to these
         settings = replace(settings, offload_archs=tuple(options["offload_arch"].split(",")))
     expectations = []

@@ -60,6 +60,12 @@ def convert(
     config: Optional[Path] = typer.Option(None, "--config", help="Configuration file to use."),
     rules_dir: Optional[Path] = typer.Option(None, "--rules-dir",
                                              help="A folder of your team's own rule modules."),
+    clang: bool = typer.Option(False, "--clang", help="Ask libclang for the types the rules "
+                               "cannot prove (the pointer of a 16-bit atomic, a template's tile "
+                               "sizes); slower."),
+    compile_commands: Optional[Path] = typer.Option(
+        None, "--compile-commands", help="A compile_commands.json: libclang's include paths and "
+        "defines per file (implies --clang)."),
 ) -> None:
     """Convert a CUDA project (or one file) to HIP."""
     from ..runner import ConvertError, RunOptions, run
@@ -75,6 +81,15 @@ def convert(
         no_optimize=no_optimize, roc=roc, dnn=dnn.value if dnn else None, rules_dir=rules_dir,
         config=config, offload_arch=tuple(offload_arch or ()), detect_hip=True))
     settings = workspace.settings
+    if clang or compile_commands:
+        from ..clang.types import ClangSetupError, with_clang
+
+        try:
+            settings = with_clang(settings, src if src.is_dir() else src.parent,
+                                  compile_commands)
+        except ClangSetupError as err:
+            typer.echo(f"error: {err}", err=True)
+            raise typer.Exit(2) from None
     options = RunOptions(source=src, output=output, in_place=in_place, dry_run=dry_run,
                          diff=diff, jobs=jobs, force=force, findings_wanted=fmt is Format.json)
     progress = reporter_for("converting")

@@ -44,6 +44,11 @@ def lint(
     rules_dir: Optional[Path] = typer.Option(None, "--rules-dir",
                                              help="A folder of your team's own rule modules."),
     jobs: int = typer.Option(0, "--jobs", "-j", help="Worker processes (0: one per CPU)."),
+    clang: bool = typer.Option(False, "--clang", help="Ask libclang for the types the rules "
+                               "cannot prove (as convert --clang); slower."),
+    compile_commands: Optional[Path] = typer.Option(
+        None, "--compile-commands", help="A compile_commands.json: libclang's include paths and "
+        "defines per file (implies --clang)."),
 ) -> None:
     """Check HIP (and CUDA) sources and build files; exit 0 clean or all fixed, 1 findings
     remain, 2 error."""
@@ -57,10 +62,19 @@ def lint(
         rocm=rocm, select=tuple(select or ()), ignore=tuple(ignore or ()),
         unsafe_fixes=unsafe_fixes, roc=roc, dnn=dnn.value if dnn else None, rules_dir=rules_dir,
         config=config, offload_arch=tuple(offload_arch or ()), detect_hip=True))
+    settings = workspace.settings
+    if clang or compile_commands:
+        from ..clang.types import ClangSetupError, with_clang
+
+        try:
+            settings = with_clang(settings, workspace.root, compile_commands)
+        except ClangSetupError as err:
+            typer.echo(f"error: {err}", err=True)
+            raise typer.Exit(2) from None
     try:
         progress = reporter_for("checking")
         try:
-            result = run_lint(targets, workspace.settings, workspace.root, fix=fix, diff=diff,
+            result = run_lint(targets, settings, workspace.root, fix=fix, diff=diff,
                               jobs=jobs, report=progress)
         finally:
             if progress:

@@ -10,8 +10,9 @@ from migrator.semantic.calls import arguments, find_name, lexical_call
 from migrator.semantic.lookup import excluded_by_size_check
 from migrator.versions import format_version
 
+from ..cuda_types import SIXTEEN_BIT
 from ..markers import marker_fix
-from .operands import (SUPPORT_HEADER, converted_type, helper_available, may_involve_sixteen_bit,
+from .operands import (SUPPORT_HEADER, Operand, converted_type, helper_available, may_involve_sixteen_bit,
                        mentions_sixteen_bit, native_in, pointer_operand, sixteen_bit_evidence)
 
 OPERATIONS = {"atomicAdd": "add", "atomicSub": "sub", "atomicMax": "max", "atomicMin": "min",
@@ -43,6 +44,13 @@ class HalfPrecisionAtomic(Rule):
     whose arguments show 16-bit values (``__float2half(...)``, a ``__half`` variable), calls on
     ``T*`` in template code of a file that uses 16-bit types, and calls inside ``#define`` bodies
     are reported without a fix.
+    With ``--clang`` (or ``--compile-commands FILE``), libclang is asked about those calls (and
+    only those: a file that has none is not parsed): where it resolves the pointer to one 16-bit
+    type in every instantiation the translation unit makes (``T*`` in a template, a struct
+    member, a typedef from a header), the call is fixed as a proven one; where it resolves it to
+    a type HIP has the atomic for (``T`` only ``float``/``double``), nothing is said; where it
+    cannot tell (an instantiation with a 16-bit type and one without, a template nothing
+    instantiates, an error in the function, a type it cannot find), the report stays.
     With ``lint --fix --unsafe-fixes``, ``atomicAdd(h, __float2half(x))`` on a ``__half*``
     becomes ``rocmigrate_atomic_add_mixed(h, x)``.
 
@@ -78,7 +86,10 @@ class HalfPrecisionAtomic(Rule):
     Safe where the pointer type is proven: the helper has the semantics of CUDA's native
     function (one atomic update, the sum rounded once, the old value returned), on the same
     address. A CUDA bf16 scalar becomes ``__hip_bfloat16`` for ROCm >= 6.0 and ``hip_bfloat16``
-    (LOW001) before; a bf16 pair is only fixed for ROCm >= 6.0.
+    (LOW001) before; a bf16 pair is only fixed for ROCm >= 6.0. A type libclang proves is as
+    safe, within what it reads: one preprocessing of the file (the active ``#if`` branches, the
+    flags of ``--compile-commands``) and the instantiations made in its translation unit (a
+    template instantiated in another one with a 16-bit type keeps a plain ``atomicAdd``).
     The mixed-precision rewrite is unsafe: it rounds ``h + x`` once instead of rounding ``x``
     to ``__half`` first, so results can differ in the last bit (they become more accurate).
     """
@@ -115,11 +126,19 @@ class HalfPrecisionAtomic(Rule):
                 continue
             operand = pointer_operand(ctx, *args[0])
             canonical = converted_type(ctx, operand)
+            source = ""  # where the type comes from, when not from the code as read here
             if canonical is None:
                 diagnostic = self._unproven(ctx, start, end, function, operand, args, target)
-                if diagnostic is not None:
+                if diagnostic is None:
+                    continue
+                proven = _clang_pointee(ctx, *args[0])
+                if proven is None:
                     yield diagnostic
-                continue
+                    continue
+                if proven not in SIXTEEN_BIT:
+                    continue  # libclang proves a type HIP has the atomic for
+                operand, source = Operand("known", proven), " (the type libclang resolves)"
+                canonical = converted_type(ctx, operand)
             mixed = _mixed_rewrite(ctx, start, end, args) if canonical == "__half" and \
                 operation == "add" else None
             if native_in(function, canonical, rocm):
@@ -136,8 +155,9 @@ class HalfPrecisionAtomic(Rule):
             fix = mixed if mixed is not None and ctx.settings.unsafe_fixes else Fix(
                 f"use {helper} (rocmigrate_atomics.h)", (Edit(start, end, helper.encode()),),
                 includes=(SUPPORT_HEADER,))
-            yield Diagnostic("ATM001", f"{function} on {operand.type}*: ROCm {target} has no "
-                             f"native {function} for {canonical}; {helper} (rocmigrate_atomics.h) "
+            yield Diagnostic("ATM001", f"{function} on {operand.type}*{source}: ROCm {target} "
+                             f"has no native {function} for {canonical}; {helper} "
+                             "(rocmigrate_atomics.h) "
                              "is a compare-and-swap loop on the 32-bit word that holds it",
                              start, end, fix, library="device", symbol=function)
 
@@ -167,6 +187,24 @@ class HalfPrecisionAtomic(Rule):
         return Diagnostic("ATM001", text, start, end,
                           marker_fix(ctx, start, Marker("ATM001", text)), library="device",
                           symbol=function)
+
+
+def _clang_pointee(ctx: RuleContext, begin: int, end: int) -> str | None:
+    """What libclang proves the pointer at [begin, end) points to, with ``--clang``: a 16-bit
+    type's name when it is that one in every instantiation, ``"other"`` when it is never a
+    16-bit type; None when unknown, not asked, or different 16-bit types (or 16-bit in some
+    instantiations only: the call needs the helper for some and not others)."""
+    if ctx.settings.clang_root is None:
+        return None
+    from migrator.clang.types import pointee_types_at
+
+    pointees = pointee_types_at(ctx, begin, end)
+    if not pointees:
+        return None
+    sixteen = {pointee for pointee in pointees if pointee in SIXTEEN_BIT}
+    if not sixteen:
+        return "other"
+    return sixteen.pop() if len(sixteen) == len(pointees) == 1 else None
 
 
 def _no_helper(function: str, written: str, canonical: str, target: str) -> str:

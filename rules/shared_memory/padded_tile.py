@@ -44,6 +44,10 @@ class PaddedTile(Rule):
     row a multiple of 128 bytes, the row is padded as a literal one (``[TILE][TILE + 1]``); when
     none does, nothing is said; when they disagree, when none is visible or an argument is not
     a constant, the tile is reported with a marker and padded only with ``--unsafe-fixes``.
+    With ``--clang`` (or ``--compile-commands FILE``), such a tile is decided by the
+    instantiations libclang sees instead: also those made through other templates
+    (``relay<32>`` launching ``k<W>``), with ``constexpr`` arguments, or in the file that
+    includes this one; a tile no code instantiates stays reported.
 
     ## Why is this bad on AMD
     AMD's CDNA ISA reference guides (MI200, MI300: the local data share) describe LDS as 32
@@ -74,7 +78,9 @@ class PaddedTile(Rule):
     only the unused padding column is added (LDS use grows by one column). Tiles whose size or
     layout is observed are reported without a fix. A template's tile whose instantiations do not
     all have bank-aligned rows gets the same padding as an unsafe fix: it never changes results,
-    but costs LDS where it removes no conflict (or where another file instantiates it).
+    but costs LDS where it removes no conflict (or where another file instantiates it). With
+    ``--clang``, the instantiations decide within one translation unit: another one that
+    instantiates the template with other sizes is not seen.
     """
 
     code = "SHM002"
@@ -115,6 +121,9 @@ class PaddedTile(Rule):
                 if sizes is None:
                     continue
                 row, undecided = _template_rows(cols_text, sizes, size)
+                if undecided and ctx.settings.clang_root is not None:
+                    sizes = _clang_sizes(ctx, match.start(), match.start("name"), sizes)
+                    row, undecided = _template_rows(cols_text, sizes, size)
                 if row is None:
                     continue  # no visible instantiation has a bank-aligned row
             message = f"'{name}' is read along a column (line {column_line}) and {row}"
@@ -223,6 +232,24 @@ def _instantiated(ctx: RuleContext, at: int, cols_text: str) -> list[tuple[str, 
                              lambda m: f"({values[m.group(1)]})", cols_text)
         found.append((text, constant_value(ctx, substituted)))
     return found
+
+
+def _clang_sizes(ctx: RuleContext, at: int, name_at: int,
+                 sizes: list[tuple[str, int | None]]) -> list[tuple[str, int | None]]:
+    """The row length of the tile named at ``name_at`` in each instantiation libclang sees
+    (``--clang``: also those made in other files of the translation unit, through other
+    templates, with constexpr arguments), with those the file shows that it does not; ``sizes``
+    as they were when it sees none."""
+    from migrator.clang.types import declared_types_at
+
+    declared = declared_types_at(ctx, name_at)
+    if not declared or any(len(d.extents) != 2 or not d.arguments for d in declared):
+        return sizes
+    function = function_name(ctx, enclosing_function(ctx, at))
+    found = {f"{function}<{', '.join(d.arguments)}>": d.extents[1] for d in declared}
+    values = set(found.values())
+    return list(found.items()) + [(text, cols) for text, cols in sizes
+                                  if text not in found and cols is not None and cols not in values]
 
 
 def _template_uses(ctx: RuleContext, name: str) -> list[tuple[str, list[str]]]:
