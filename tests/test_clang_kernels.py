@@ -73,7 +73,7 @@ def test_launch_expressions_as_written(templates):
     kernel = _kernel(templates, "scale_add")
     (launch,) = _instantiation(kernel, "float", "256").launches
     assert (launch.line, launch.grid, launch.block, launch.shared_bytes, launch.stream) == \
-        (57, "(n + 255) / 256", "256", "0", "stream")
+        (71, "(n + 255) / 256", "256", "0", "stream")
     assert launch.arguments == ("dx", "dy", "2.0f", "n")
     (launch,) = _instantiation(kernel, "double", "128").launches
     assert (launch.grid, launch.block, launch.shared_bytes, launch.stream) == \
@@ -83,21 +83,31 @@ def test_launch_expressions_as_written(templates):
 def test_hip_launch_macro_launches(templates):
     (launch,) = _instantiation(_kernel(templates, "scale_add"), "float", "32").launches
     assert (launch.line, launch.grid, launch.block, launch.shared_bytes, launch.stream) == \
-        (65, "dim3(n / 32)", "dim3(32)", "0", "stream")
+        (79, "dim3(n / 32)", "dim3(32)", "0", "stream")
     assert launch.arguments == ("dx", "dy", "3.0f", "n")
     launches = _kernel(templates, "copy_alias").instantiations[0].launches
     assert [(launch.line, launch.grid, launch.arguments) for launch in launches] == \
-        [(60, "1", ("dx", "dy", "n")), (67, "dim3(1)", ("dx", "dy", "n"))]
+        [(74, "1", ("dx", "dy", "n")), (81, "dim3(1)", ("dx", "dy", "n"))]
 
 
 def test_a_launch_inside_a_host_template_is_resolved_where_the_file_instantiates_it(templates):
     (launch,) = _instantiation(_kernel(templates, "scale_add"), "float", "64").launches
-    assert (launch.line, launch.grid, launch.block) == (46, "(n + 63) / 64", "64")
+    assert (launch.line, launch.grid, launch.block) == (59, "(n + 63) / 64", "64")
     assert launch.arguments == ("x", "y", "T(1)", "n")  # as written in the template
     kernel = _kernel(templates, "block_reduce")  # reduce_later<T> is never instantiated
-    assert "launch at line 51 depends on the parameters of the template around it" in \
+    assert "launch at line 64 depends on the parameters of the template around it" in \
         kernel.note
     assert kernel.reader == "clang"
+
+
+def test_an_instantiation_resolves_what_its_template_leaves_dependent(templates):
+    kernel = _kernel(templates, "scaled_copy")
+    assert _parameters(kernel.parameters)["in"].written_to  # load_value(in, i): unresolved
+    (instantiation,) = kernel.instantiations
+    assert instantiation.template_arguments == ("float",)  # deduced at the launch
+    parameters = _parameters(instantiation.parameters)
+    assert not parameters["in"].written_to and parameters["in"].read_from
+    assert parameters["out"].written_to and not parameters["out"].read_from
 
 
 def test_dynamic_shared_memory_and_explicit_instantiation(templates):
@@ -244,7 +254,7 @@ def test_without_libclang_every_kernel_says_why(monkeypatch):
     monkeypatch.setattr(builtins, "__import__", no_clang)
     reading = read_kernels(LIBRARIES / "templates.cu")
     assert [kernel.name for kernel in reading.kernels] == ["scale_add", "block_reduce",
-                                                           "copy_alias"]
+                                                           "scaled_copy", "copy_alias"]
     assert all(kernel.reader == "tree-sitter" and "libclang is not installed" in kernel.note
                for kernel in reading.kernels)
     kernel = _kernel(reading, "scale_add")  # tree-sitter: launches as written, none in a template

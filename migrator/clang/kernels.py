@@ -525,8 +525,12 @@ class _ClangReader:
                                  "not read")
                     continue
                 if arguments not in by_arguments:
-                    resolved = tuple(self._parameter(p, p.type, writes[i])
-                                     for i, p in enumerate(target.get_arguments()))
+                    # the instantiated body, where calls the template leaves dependent resolve
+                    definition = target.get_definition() or target
+                    specialized = list(definition.get_arguments())
+                    own = self._parameter_writes(definition, specialized, writes)
+                    resolved = tuple(self._parameter(p, p.type, own[i])
+                                     for i, p in enumerate(specialized))
                     by_arguments[arguments] = (resolved, [])
             else:
                 arguments = ()
@@ -705,12 +709,13 @@ class _ClangReader:
         return _normal_space(data[extent.start.offset:extent.end.offset]
                              .decode("utf-8", "replace"))
 
-    def _parameter_writes(self, function, parameters) -> list[tuple[bool, bool]]:
-        """(written_to, read_from) of each pointer parameter of ``function``'s body."""
+    def _parameter_writes(self, function, parameters, unknown=None) -> list[tuple[bool, bool]]:
+        """(written_to, read_from) of each pointer parameter of ``function``'s body
+        (``unknown``, or both for each, when it has none)."""
         body = next((child for child in function.get_children()
                      if child.kind == self.kinds.COMPOUND_STMT), None)
         if body is None:
-            return [(True, True)] * len(parameters)
+            return unknown or [(True, True)] * len(parameters)
         return _PointerUses(self, body, parameters).results()
 
     def callee_writes(self, callee, index: int, depth: int) -> tuple[bool, bool] | None:
