@@ -50,6 +50,8 @@ def compare(path: Path, reading, toolkit: Path, counts, show: bool) -> None:
     found = {(kernel.name, kernel.line): kernel for kernel in other.kernels}
     for kernel in reading.kernels:
         twin = found.get((kernel.name, kernel.line))
+        if twin is not None and kernel.reader != "clang" and twin.reader == "clang":
+            counts["toolkit only"] += 1
         if kernel.reader != "clang" or twin is None:
             continue
         if twin.reader != "clang":
@@ -133,7 +135,8 @@ def main() -> int:
     if args.toolkit:
         print(f"through {args.toolkit}: {counts['toolkit same']} kernels read the same, "
               f"{counts['toolkit different']} differently, {counts['toolkit fallback']} "
-              "read by clang only with the shipped declarations")
+              f"read by clang only with the shipped declarations, {counts['toolkit only']} only "
+              "through the toolkit")
     print(f"{seconds:.1f} s in all, {1000 * seconds / len(files):.0f} ms per file, slowest "
           f"{slowest[0]:.2f} s ({slowest[1]})")
     print("fallback reasons:")

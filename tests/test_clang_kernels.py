@@ -361,6 +361,11 @@ def test_a_real_toolkit_replaces_the_shipped_declarations(tmp_path):
     toolkit = tmp_path / "cuda" / "include"
     flags = clang_arguments(tmp_path / "k.cu", ReadOptions(cuda_include=toolkit), None)
     assert f"--cuda-path={toolkit.parent}" in flags and "-nocudainc" not in flags
+    assert str(toolkit / "cccl") not in flags
+    (toolkit / "cccl").mkdir(parents=True)  # CUDA 13 keeps cub/ and thrust/ there
+    flags = clang_arguments(tmp_path / "k.cu", ReadOptions(cuda_include=toolkit), None)
+    assert flags[flags.index(str(toolkit / "cccl")) - 1] == "-isystem"
+    flags = clang_arguments(tmp_path / "k.cu", ReadOptions(cuda_include=toolkit), None)
     assert "cuda_runtime.h" not in flags  # clang's own CUDA wrapper includes the toolkit's
     shipped = clang_arguments(tmp_path / "k.cu", ReadOptions(), None)
     assert "-nocudainc" in shipped and shipped[-2:] == ["-include", "cuda_runtime.h"]

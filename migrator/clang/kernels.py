@@ -231,6 +231,9 @@ def clang_arguments(path: Path, options: ReadOptions, resource_dir: Path | None)
     if options.cuda_include is not None:
         arguments.remove("-nocudainc")
         arguments.append(f"--cuda-path={Path(options.cuda_include).parent}")
+        cccl = Path(options.cuda_include) / "cccl"  # CUDA 13's cub/ and thrust/, which nvcc finds
+        if cccl.is_dir():
+            arguments += ["-isystem", str(cccl)]
     else:
         arguments += ["-isystem", str(_DECLARATIONS), "-include", "cuda_runtime.h"]
     return arguments
