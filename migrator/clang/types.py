@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import atexit
 import functools
-import hashlib
 import os
 import re
 from dataclasses import dataclass
@@ -129,7 +128,11 @@ class FileTypes:
         unit_path = includer[0] if includer else self.path
         arguments = clang_arguments(unit_path, options, _resource_dir()) + \
             ["-isystem", str(_MISSING)]
-        text = self.data.decode("utf-8", "replace")
+        try:
+            text = self.data.decode("utf-8")
+        except UnicodeDecodeError:  # libclang would read other bytes at other offsets
+            self.note = "not UTF-8: not given to libclang"
+            return
         probes = _explicit_probes(self.data)
         unsaved = [(str(self.path), text + "\n" + "\n".join(probes) + "\n" if probes else text)]
         missing: list[str] = []
@@ -362,9 +365,9 @@ def _resource_dir() -> Path | None:
 
 
 @functools.lru_cache(maxsize=4)
-def file_types(path: Path, digest: str, data: bytes, options: ReadOptions) -> FileTypes:
-    """``path``'s types, parsed from ``data`` (its digest keys the cache: one parse per text
-    per run)."""
+def file_types(path: Path, data: bytes, options: ReadOptions) -> FileTypes:
+    """``path``'s types, parsed from ``data``: one parse per text per run (the rounds of a
+    file's fix loop ask about the same input)."""
     return FileTypes(path, data, options)
 
 
@@ -411,7 +414,7 @@ def types_for(ctx) -> FileTypes | None:
     if not path.is_file() and Path(ctx.origin.path).is_file():
         path = Path(ctx.origin.path)  # lint's path of a file outside its root, as given
     options = ReadOptions(compile_commands=settings.compile_commands)
-    return file_types(path, hashlib.blake2b(origin, digest_size=16).hexdigest(), origin, options)
+    return file_types(path, origin, options)
 
 
 def pointee_types_at(ctx, begin: int, end: int) -> tuple[str, ...] | None:
