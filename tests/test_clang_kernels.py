@@ -181,6 +181,15 @@ def test_device_code_may_call_the_c_library():
     assert parameters["out"].written_to and not parameters["in"].written_to
 
 
+def test_writes_spelt_through_macros():
+    _clang_ready()
+    kernel = _kernel(read_kernels(LIBRARIES / "structs.cu"), "through_macros")
+    parameters = _parameters(kernel.parameters)
+    assert parameters["stored"].written_to and not parameters["stored"].read_from
+    assert parameters["bumped"].written_to and parameters["bumped"].read_from
+    assert not parameters["in"].written_to
+
+
 def test_writes_into_array_members_and_inside_nested_calls():
     _clang_ready()
     kernel = _kernel(read_kernels(LIBRARIES / "structs.cu"), "lanes")

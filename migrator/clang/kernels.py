@@ -22,6 +22,7 @@ parsed as part of that file, whose launches then count too.
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import json
 import os
@@ -423,8 +424,12 @@ class _ClangReader:
                           written.column): written for written in launches}
         self._kernel_flags: dict[int, bool] = {}
         self._files: dict[str, str] = {}
+        self._sources: dict[str, bytes] = {}  # other files' text, for operators by text
         self._entered: set[int] = set()  # instantiated function templates walked
         self._invalid = getattr(cindex.conf.lib, "clang_isInvalidDeclaration", None)
+        # operators by libclang's kinds (LLVM 17+), which macros do not hide; else by the text
+        self._binary = _operator_spellings(cindex, "Binary", 33)
+        self._unary = _operator_spellings(cindex, "Unary", 13)
         self._template_of = cindex.conf.lib.clang_getSpecializedCursorTemplate
         self._written: dict[tuple[str, int], tuple[bool, bool]] = {}
 
@@ -473,6 +478,33 @@ class _ClangReader:
                             self._in_scope(definition.location.file.name):
                         self._walk(definition, definitions, references)
             self._walk(child, definitions, references, parents + (child,))
+
+    def binary_operator(self, operator, left) -> str:
+        if self._binary is not None:
+            return self._binary.get(
+                self.cindex.conf.lib.clang_getCursorBinaryOperatorKind(operator), "")
+        return _binary_operator(self._source(operator), operator, left)
+
+    def unary_operator(self, operator, operand) -> str:
+        if self._unary is not None:
+            return self._unary.get(
+                self.cindex.conf.lib.clang_getCursorUnaryOperatorKind(operator), "")
+        return _unary_operator(self._source(operator), operator, operand)
+
+    def _source(self, cursor) -> bytes:
+        """The bytes of the file ``cursor`` is in (b"" when it cannot be read)."""
+        file = cursor.extent.start.file
+        if file is None:
+            return b""
+        name = self._real(file.name)
+        if name in self.texts:
+            return self.texts[name]
+        if name not in self._sources:
+            try:
+                self._sources[name] = Path(name).read_bytes()
+            except OSError:
+                self._sources[name] = b""
+        return self._sources[name]
 
     def _in_main(self, name: str) -> bool:
         return self._real(name) == self.main
@@ -807,7 +839,7 @@ class _PointerUses:
                     return self._mark(index, False, True) if state == "element" else None
                 state = "element"  # p[i], or an array member of an element: p->a[i]
             elif kind == "UNARY_OPERATOR":
-                operator = _unary_operator(self.reader.data, parent, child)
+                operator = self.reader.unary_operator(parent, child)
                 if operator == "*" and state == "pointer":
                     state = "element"
                 elif operator == "&" and state == "element":
@@ -825,7 +857,7 @@ class _PointerUses:
                     return self._mark(index, not referenced.is_const_method(), True)
                 state = "element"
             elif kind == "BINARY_OPERATOR" or kind == "COMPOUND_ASSIGNMENT_OPERATOR":
-                operator = _binary_operator(self.reader.data, parent, first)
+                operator = self.reader.binary_operator(parent, first)
                 left = leading
                 if operator in _ASSIGNMENTS:
                     if left:
@@ -932,6 +964,20 @@ class _PointerUses:
         if followed is not None and not reference:
             return self._mark(index, *followed)
         return self._mark(index, True, True)
+
+
+def _operator_spellings(cindex, which: str, last: int) -> dict[int, str] | None:
+    """libclang's kinds of binary or unary operators and their spellings (None: a libclang
+    older than LLVM 17, which has no such kinds)."""
+    lib = cindex.conf.lib
+    try:
+        spelling = getattr(lib, f"clang_get{which}OperatorKindSpelling")
+        getattr(lib, f"clang_getCursor{which}OperatorKind")
+    except AttributeError:
+        return None
+    spelling.restype = cindex._CXString
+    spelling.argtypes = [ctypes.c_int]
+    return {kind: cindex._CXString.from_result(spelling(kind)) for kind in range(1, last + 1)}
 
 
 def _fields(type_) -> tuple[Field, ...]:
