@@ -156,6 +156,7 @@ _ASSIGNMENTS = frozenset({"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "
 _CALLEE_DEPTH = 4  # device functions followed into, for what they do with a pointer
 _INCLUDER_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".h", ".hpp")
 _INCLUDER_LIMIT = 4 * 1024 * 1024  # bytes: larger files are not searched for an #include
+_LOCAL_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.MULTILINE)
 
 
 def read_kernels(path: Path, options: ReadOptions = ReadOptions()) -> KernelReading:
@@ -197,22 +198,39 @@ def read_kernels(path: Path, options: ReadOptions = ReadOptions()) -> KernelRead
 def _includer(path: Path) -> tuple[Path, bytes] | None:
     """The first other source file of ``path``'s folder that includes it by name."""
     try:
-        siblings = sorted(entry for entry in path.parent.iterdir()
-                          if entry.suffix in _INCLUDER_SUFFIXES and entry.name != path.name)
+        entries = []
+        for entry in os.scandir(path.parent):
+            if entry.name.endswith(_INCLUDER_SUFFIXES) and entry.is_file():
+                stat = entry.stat()
+                entries.append((entry.name, stat.st_mtime_ns, stat.st_size))
     except OSError:
         return None
-    name = re.escape(path.name.encode())
-    pattern = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"(?:\./)?' + name + rb'"', re.MULTILINE)
-    for sibling in siblings:
+    includer = _local_includes(str(path.parent), tuple(sorted(entries))).get(path.name)
+    if includer is None or includer == path.name:
+        return None
+    try:
+        return path.parent / includer, (path.parent / includer).read_bytes()
+    except OSError:
+        return None
+
+
+@functools.lru_cache(maxsize=8)
+def _local_includes(folder: str, entries: tuple) -> dict[str, str]:
+    """For a folder's source files (name, mtime, size), which file first includes each name
+    with quotes (read once per state of the folder: a harness reads its files one by one)."""
+    first: dict[str, str] = {}
+    for name, _, size in entries:
+        if size > _INCLUDER_LIMIT:
+            continue
         try:
-            if sibling.stat().st_size > _INCLUDER_LIMIT or not sibling.is_file():
-                continue
-            data = sibling.read_bytes()
+            data = Path(folder, name).read_bytes()
         except OSError:
             continue
-        if b"\0" not in data and pattern.search(data):
-            return sibling, data
-    return None
+        if b"\0" in data:
+            continue
+        for included in _LOCAL_INCLUDE.findall(data):
+            first.setdefault(included.decode("utf-8", "replace").removeprefix("./"), name)
+    return first
 
 
 def clang_arguments(path: Path, options: ReadOptions, resource_dir: Path | None) -> list[str]:
