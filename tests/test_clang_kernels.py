@@ -241,6 +241,19 @@ def test_a_file_another_one_includes_is_read_as_part_of_it():
     assert read_kernels(folder / "main.cu").kernels == []
 
 
+def test_only_the_active_branch_of_an_if_is_clangs():
+    _clang_ready()
+    path = LIBRARIES / "conditional.cu"
+    reading = read_kernels(path)
+    legacy = _kernel(reading, "legacy_fill")
+    assert legacy.reader == "tree-sitter" and "inactive #if branch" in legacy.note
+    assert _parameters(_kernel(reading, "scale").parameters)["data"].type == "float *"
+    defined = read_kernels(path, ReadOptions(defines=("USE_DOUBLE", "WITH_LEGACY_KERNELS")))
+    assert [(kernel.name, kernel.reader) for kernel in defined.kernels] == \
+        [("scale", "clang"), ("legacy_fill", "clang")]
+    assert _parameters(_kernel(defined, "scale").parameters)["data"].element_size == 8
+
+
 def test_an_error_inside_one_kernel_only_sends_that_one_back():
     _clang_ready()
     reading = read_kernels(LIBRARIES / "broken.cu")
