@@ -9,17 +9,7 @@
 set -u
 out=${1:?usage: $0 OUT_DIR}
 mkdir -p "$out"
-if compgen -G ".whl/*.whl" >/dev/null; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target /tmp/rocmigrate-site .whl/*.whl || exit 2
-  export PYTHONPATH=/tmp/rocmigrate-site:$PWD
-else
-  export PYTHONPATH=$PWD
-fi
-rocmigrate() { python3 -c 'import sys; from migrator.cli import main; sys.argv[0] = "rocmigrate"; main()' "$@"; }
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-nvcc --version | tail -1
-export PYTHONUNBUFFERED=1
+source benchmarks/device_env.sh
 rocmigrate validate kernels -o "$out/default" --runs "${RUNS:-5}" --max-slowdown 0.02
 rocmigrate validate kernels -o "$out/rocm52" --rocm 5.2 --launch-syntax ggl --runs "${RUNS:-5}" \
   --program atomics --program small_transfers --program gradient_transfer
