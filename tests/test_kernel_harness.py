@@ -300,6 +300,40 @@ def test_translation_units_of_included_files(tmp_path: Path):
                                                  "more.cuh": "main.cu"}
 
 
+def test_kernels_in_included_headers_are_harnessed_once_through_their_includer(tmp_path: Path):
+    """A kernel defined in a header (any suffix) that a .cu file includes is found, read through
+    that file (main.cu defines real_t before including ops/scale.hpp, a header of another
+    folder) and harnessed once, though two files include kernels.h."""
+    from migrator.kernel_harness.run import cuda_files, generate, translation_units
+
+    source = FIXTURES / "headers"
+    root, rels = cuda_files(source, tmp_path / "out")
+    assert rels == ["main.cu", "other.cu", "kernels.h", "ops/scale.hpp"]
+    assert translation_units(root, rels) == {"kernels.h": "main.cu", "ops/scale.hpp": "main.cu"}
+    _front_end_or_skip()
+    outcomes, _ = generate(HarnessOptions(source, tmp_path / "out"), lambda message: None)
+    assert [(o.name, o.file, o.unit) for o in outcomes] == [
+        ("shift", "kernels.h", "main.cu"), ("scale", "ops/scale.hpp", "main.cu")]
+    scale = outcomes[1].loaded
+    assert scale is not None and not outcomes[1].needs_edit
+    assert scale.parameters[0].type == "float *"  # real_t, which only main.cu defines
+    assert scale.grid == (8, 1, 1) and scale.block == (256, 1, 1)  # main.cu's launch
+
+
+def test_a_kernel_file_and_a_header_of_the_same_stem_keep_their_specs_apart(tmp_path: Path):
+    from migrator.kernel_harness.run import generate
+
+    _front_end_or_skip()
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "kernels.h").write_text(
+        "__global__ void inc(int* x) { x[threadIdx.x] += 1; }\n")
+    (tmp_path / "src" / "kernels.cu").write_text(
+        '#include "kernels.h"\n__global__ void dec(int* x) { x[threadIdx.x] -= 1; }\n')
+    outcomes, _ = generate(HarnessOptions(tmp_path / "src", tmp_path / "out"),
+                           lambda message: None)
+    assert sorted(o.spec for o in outcomes) == ["kernels.cu/dec.toml", "kernels.h/inc.toml"]
+
+
 # --- harness sources -----------------------------------------------------------------------------
 
 
@@ -477,10 +511,8 @@ def test_harnesses_build_without_a_gpu_and_runs_are_skipped(tmp_path: Path, monk
     nvcc (the port through rocmigrate's NVIDIA headers), runs skipped with the reason."""
     require_tool("nvcc", "/usr/local/cuda/bin/nvcc")
     import migrator.clang.kernels as front_end
-    import migrator.kernel_harness.run as steps
 
-    if steps.nvidia_gpu()[0]:
-        pytest.skip("a GPU is here: the runs would not be skipped")
+    monkeypatch.setenv("ROCMIGRATE_GPU", "none")  # as on a machine without a GPU
     parameters = (pointer("a", const=True), pointer("b", const=True),
                   pointer("c", written=True, read=False), scalar("rows"), scalar("cols"))
     add = kernel("add_matrices", parameters,
@@ -493,7 +525,8 @@ def test_harnesses_build_without_a_gpu_and_runs_are_skipped(tmp_path: Path, monk
     (outcome,) = report.harnesses
     assert outcome.verdict == "skipped", outcome.problems
     assert all(build.ok for build in outcome.builds.values()), outcome.builds
-    assert any("runs will be skipped" in line for line in said)
+    assert any("runs will be skipped" in line and "NVIDIA GPU taken as absent" in line
+               for line in said)
     assert said.index(next(l for l in said if "runs will be skipped" in l)) < said.index(
         next(l for l in said if l.startswith("building")))  # said before anything was built
     spec = load_spec(tmp_path / "out" / "program" / "add_matrices.toml")
@@ -563,7 +596,9 @@ def test_fixture_harnesses_compile(tmp_path: Path, compiler: str):
                         "program/add_matrices.toml": "built",
                         "program/count_positive.toml": "built",
                         "partial/elsewhere/negate.toml": "built",
-                        "included/kernels/invert.toml": "built"}, report.harnesses
+                        "included/kernels/invert.toml": "built",
+                        "headers/kernels/shift.toml": "built",
+                        "headers/ops/scale/scale.toml": "built"}, report.harnesses
     # kernels.cu does not compile alone: its harnesses include main.cu, which includes it
     invert = next(o for o in report.harnesses if o.name == "invert")
     assert invert.unit == "included/main.cu"
@@ -595,6 +630,8 @@ if {varies}:
 head = b"RMKH" + struct.pack("<II", 1, 1) + struct.pack("<H", 1) + b"y" + struct.pack(
     "<BBIQ", 11, 1, 4, len(values))
 Path(sys.argv[1]).write_bytes(head + data)
+with open(Path(sys.argv[1]).parent / "order.log", "a") as log:
+    log.write(Path(sys.argv[1]).name + "\\n")
 for repetition, ms in enumerate({timings}, 1):
     print(json.dumps({{"harness": "saxpy", "repetition": repetition, "kernel_ms": ms}}))
 sys.exit({exit})
@@ -632,7 +669,7 @@ def built_folder(tmp_path: Path, sides: dict[str, dict]) -> Path:
 def gpus_here(monkeypatch):
     import migrator.kernel_harness.run as steps
 
-    monkeypatch.setattr(steps, "gpus_for", lambda name: {
+    monkeypatch.setattr(steps, "gpus_for", lambda name, assume=None: {
         side: {"usable": True, "seen": "GPU 0: a test"} for side in ("cuda", "hip")})
 
 
@@ -642,7 +679,7 @@ def test_runs_interleaved_compared_and_timed(tmp_path: Path, gpus_here):
     one_ulp = float(np.nextafter(np.float32(2.0), np.float32(3.0)))
     out = built_folder(tmp_path, {"cuda": {"timings": [1.0, 2.0, 3.0]},
                                   "hip": {"values": [1.0, one_ulp], "timings": [2.0, 4.0, 6.0]}})
-    report = run_again(out, runs=2)
+    report = run_again(out, runs=2, warmup=0)
     (outcome,) = report.harnesses
     assert outcome.verdict == "pass", outcome.problems
     assert [r.output for r in outcome.runs["cuda"]] == ["build/k/saxpy.cuda.1.out",
@@ -656,7 +693,7 @@ def test_runs_interleaved_compared_and_timed(tmp_path: Path, gpus_here):
     # the same through python -m migrator.kernel_harness: reports written, exit 0
     from migrator.kernel_harness.__main__ import main
 
-    assert main([str(out), "--runs", "1"]) == 0
+    assert main([str(out), "--runs", "1", "--warmup", "0"]) == 0
     assert '"pass": 1' in (out / "harness.json").read_text()
     assert "## k/saxpy.toml: pass" in (out / "harness.md").read_text()
 
@@ -665,7 +702,7 @@ def test_a_different_output_is_a_mismatch(tmp_path: Path, gpus_here):
     from migrator.kernel_harness.run import run_again
 
     out = built_folder(tmp_path, {"cuda": {}, "hip": {"values": [1.0, 2.5]}})
-    report = run_again(out, runs=1)
+    report = run_again(out, runs=1, warmup=0)
     (outcome,) = report.harnesses
     assert outcome.verdict == "mismatch" and not report.ok
     assert outcome.problems == ["y: 1 value(s) differ, first at 1: original 2.0, port 2.5"]
@@ -696,8 +733,114 @@ def test_a_crashing_run_fails(tmp_path: Path, gpus_here):
     from migrator.kernel_harness.run import run_again
 
     out = built_folder(tmp_path, {"cuda": {}, "hip": {"exit": 3}})
-    (outcome,) = run_again(out, runs=1).harnesses
+    (outcome,) = run_again(out, runs=1, warmup=0).harnesses
     assert outcome.verdict == "failed" and outcome.problems == ["hip run 1 exited with 3"]
+
+
+def test_sides_take_turns_after_a_warm_up_round_and_warm_ups_are_not_timed(tmp_path: Path,
+                                                                           gpus_here):
+    from migrator.kernel_harness.run import run_again
+
+    out = built_folder(tmp_path, {"cuda": {"timings": "[100.0 if run == 1 else 1.0]"},
+                                  "hip": {"timings": "[100.0 if run == 1 else 1.0]"}})
+    (outcome,) = run_again(out, runs=3).harnesses
+    order = (out / "build" / "k" / "order.log").read_text().split()
+    assert order == ["saxpy.cuda.1.out", "saxpy.hip.1.out", "saxpy.hip.2.out",
+                     "saxpy.cuda.2.out", "saxpy.cuda.3.out", "saxpy.hip.3.out",
+                     "saxpy.hip.4.out", "saxpy.cuda.4.out"]
+    assert [r.warmup for r in outcome.runs["cuda"]] == [True, False, False, False]
+    assert outcome.timings["cuda"].max_ms == 1.0 and outcome.timings["cuda"].launches == 3
+
+
+# run-to-run drift of a few percent, 20 launches a run with their own jitter
+JITTER = "[1.0 + 0.01 * ((run * 7) % 5) + 0.002 * (i % 3) for i in range(20)]"
+
+
+def test_identical_kernels_are_not_called_slower(tmp_path: Path, gpus_here):
+    from migrator.kernel_harness.run import run_again
+
+    out = built_folder(tmp_path, {"cuda": {"timings": JITTER},
+                                  "hip": {"timings": JITTER.replace("run * 7", "run * 3")}})
+    (outcome,) = run_again(out).harnesses
+    assert outcome.verdict == "pass", outcome.problems
+    assert outcome.timing.flag in ("ok", "noise") and outcome.timing.interval is not None
+    assert outcome.timing.runs == (10, 10) and outcome.timing.p_value is not None
+
+
+def test_a_port_twice_as_slow_is_slower_with_its_interval(tmp_path: Path, gpus_here):
+    import json
+
+    from migrator.kernel_harness.run import run_again
+    from migrator.output.kernel_harness_json import render_json
+    from migrator.output.kernel_harness_markdown import render_markdown
+
+    out = built_folder(tmp_path, {"cuda": {"timings": JITTER},
+                                  "hip": {"timings": JITTER.replace("1.0 +", "2.0 +")}})
+    report = run_again(out)
+    (outcome,) = report.harnesses
+    assert outcome.verdict == "slower" and not report.ok
+    low, high = outcome.timing.interval
+    assert 1.8 < low <= high < 2.2 and outcome.timing.p_value < 0.001
+    assert outcome.problems[0].startswith("kernel_ms: slower: port 1.9")
+    timing = json.loads(render_json(report))["harnesses"][0]["timing"]
+    assert timing["flag"] == "slower" and timing["confidence"] == 0.999
+    assert len(timing["interval"]) == 2 and timing["p_value"] < 0.001
+    assert "| `k/saxpy.toml` | `saxpy` | slower | 1.9" in render_markdown(report)
+    assert "99.9% interval" in render_markdown(report)
+    # too few runs for an interval: undecided, never slower
+    (few,) = run_again(out, runs=3).harnesses
+    assert few.verdict == "pass" and few.timing.flag == "undecided"
+
+
+def test_the_gpu_override_is_honoured(tmp_path: Path, monkeypatch):
+    from migrator.kernel_harness.run import HarnessError, run_again
+
+    out = built_folder(tmp_path, {"cuda": {}, "hip": {}})
+    (outcome,) = run_again(out, runs=1, gpu="none").harnesses
+    assert outcome.verdict == "skipped"
+    assert "NVIDIA GPU taken as absent" in outcome.problems[0]
+    monkeypatch.setenv("ROCMIGRATE_GPU", "nvidia")  # both sides run on NVIDIA here
+    (outcome,) = run_again(out, runs=1, warmup=0).harnesses
+    assert outcome.verdict == "pass"
+    with pytest.raises(HarnessError, match="expected auto, none"):
+        run_again(out, gpu="cuda")
+
+
+def test_a_nondeterministic_original_judges_the_port_against_its_own_variation(tmp_path: Path,
+                                                                               gpus_here):
+    from migrator.kernel_harness.run import run_again
+
+    # the original's runs give y + run (run 1..4); a port inside that range passes
+    out = built_folder(tmp_path, {"cuda": {"varies": True},
+                                  "hip": {"values": "[2.5, 4.5]"}})
+    report = run_again(out, runs=3)
+    (outcome,) = report.harnesses
+    assert outcome.verdict == "nondeterministic-ok" and report.ok
+    assert "lies within the range of the original's 4 runs" in outcome.problems[0]
+    assert any("cuda side's own runs gave different outputs" in p for p in outcome.problems)
+    # the range widened by its own width: y[1] = 2 + 1..4 is [3, 6], allowed [0, 9]: 9.5 is not
+    out = built_folder(tmp_path, {"cuda": {"varies": True}, "hip": {"values": "[2.5, 9.5]"}})
+    (outcome,) = run_again(out, runs=3).harnesses
+    assert outcome.verdict == "mismatch"
+    assert "y: 1 of 2 value(s) outside the range of the original's 4 runs" in \
+        outcome.problems[-2]
+
+
+def test_within_variation_of_integers_and_missing_buffers():
+    from migrator.kernel_harness.compare import within_variation
+    from migrator.kernel_harness.types import COMPONENTS
+
+    def out(*values, name="n"):
+        return [OutputBuffer(name, COMPONENTS["i32"], 1, 4, len(values),
+                             struct.pack(f"<{len(values)}i", *values))]
+
+    originals = [out(10, 5), out(12, 5), out(11, 5)]
+    (check,) = within_variation(originals, [out(13, 5), out(8, 5)])
+    assert (check.outside, check.values, check.width) == (0, 2, 2.0)
+    (check,) = within_variation(originals, [out(15, 5), out(10, 6)])
+    assert check.outside == 2  # 15 > 12 + 2; 6 where the original never varies
+    (check,) = within_variation(originals, [out(10, 5, name="m")])
+    assert check.outside == 2
 
 
 def test_run_again_without_a_build_report(tmp_path: Path):

@@ -109,6 +109,9 @@ class ReadOptions:
     # a file that another file of its folder includes (#include "kernels.cu") is read as part of
     # that file: its names and the launch sites are there
     through_includer: bool = True
+    # the file to read it through (a header in another folder than its includer's); None: the
+    # first file of its folder that includes it
+    includer: Path | None = None
 
 
 @dataclass
@@ -173,7 +176,9 @@ def read_kernels(path: Path, options: ReadOptions = ReadOptions()) -> KernelRead
         return reading
     if b"__global__" not in data:
         return reading
-    includer = _includer(path) if options.through_includer else None
+    includer = None
+    if options.through_includer:
+        includer = _given(options.includer) if options.includer is not None else _includer(path)
     if includer is not None:
         reading.notes.append(f"read as part of {includer[0].name}, which includes it")
     sketch = _sketch(path, data, includer)
@@ -210,6 +215,13 @@ def _includer(path: Path) -> tuple[Path, bytes] | None:
         return None
     try:
         return path.parent / includer, (path.parent / includer).read_bytes()
+    except OSError:
+        return None
+
+
+def _given(includer: Path) -> tuple[Path, bytes] | None:
+    try:
+        return Path(includer), Path(includer).read_bytes()
     except OSError:
         return None
 

@@ -21,7 +21,18 @@ def harness(
     force: bool = typer.Option(False, "--force", help="Write the default specs over specs "
                                "edited by hand (kept otherwise)."),
     build_only: bool = typer.Option(False, "--build-only", help="Build everything, run nothing."),
-    runs: int = typer.Option(3, "--runs", min=1, help="Runs of each side, interleaved."),
+    runs: int = typer.Option(10, "--runs", min=1, help="Timed runs of each side, interleaved "
+                             "(a timing verdict needs 7 a side at the default confidence)."),
+    warmup: int = typer.Option(1, "--warmup", min=0, help="Untimed rounds first (outputs "
+                               "still compared)."),
+    max_slowdown: float = typer.Option(
+        0.02, "--max-slowdown", min=0.0, help="Call a port slower when it is significantly more "
+        "than (1 + this) x the original (docs/validate.md)."),
+    confidence: float = typer.Option(0.999, "--confidence", min=0.5, max=0.999999,
+                                     help="Confidence of the interval a timing verdict rests on."),
+    gpu: str = typer.Option("auto", "--gpu", envvar="ROCMIGRATE_GPU",
+                            help="auto (detect), none, nvidia, amd or nvidia,amd: the GPUs to take "
+                            "as present; without one for a side, runs are skipped."),
     timeout: float = typer.Option(120.0, "--timeout", min=0.001, help="Seconds per run."),
     hip_compiler: HipCompiler = typer.Option(HipCompiler.auto, "--hip-compiler",
                                              help="How the port is built (as for validate)."),
@@ -53,7 +64,9 @@ def harness(
     settings = workspace_of([src], Flags(rocm=rocm, config=config, detect_hip=True)).settings
     options = HarnessOptions(
         source=src, output=output, kernels=tuple(kernels or ()), force=force,
-        build_only=build_only, runs=runs, timeout=timeout, hip_compiler=hip_compiler.value,
+        build_only=build_only, runs=runs, warmup=warmup, timeout=timeout,
+        max_slowdown=max_slowdown, confidence=confidence, gpu=gpu,
+        hip_compiler=hip_compiler.value,
         cuda_arch=cuda_arch, offload_arch=offload_arch, include_paths=tuple(include or ()),
         compile_commands=compile_commands, build_flags=tuple(build_flags or ()),
         settings=settings, jobs=jobs)

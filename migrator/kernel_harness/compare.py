@@ -150,3 +150,65 @@ def _shown(value) -> object:
     if isinstance(value, float) and not np.isfinite(value):
         return str(value)
     return value
+
+
+# A kernel whose own runs differ (atomics of floats: the order of the additions changes): the
+# port is judged against that variation. A port's value passes at a place where it lies in the
+# range of the original's runs there, widened on each side by NONDETERMINISTIC_SLACK times that
+# range's width, or where it equals the original's first run within the tolerance.
+NONDETERMINISTIC_SLACK = 1.0
+
+
+@dataclass
+class VariationCheck:
+    name: str
+    outside: int  # values of the port (any of its runs) outside the original's widened range
+    values: int  # values compared per run
+    width: float | None  # the largest range of the original's runs at one place (numbers only)
+
+
+def within_variation(original_runs: list[list[OutputBuffer]], port_runs: list[list[OutputBuffer]],
+                     tolerances: dict | None = None) -> list[VariationCheck]:
+    """Each buffer of the original: how many values of the port's runs lie outside what the
+    original's runs show against each other (above). A buffer missing, or of another type or
+    length in any run, counts as wholly outside."""
+    limits = {kind: {**DEFAULT_TOLERANCES[kind], **(tolerances or {}).get(kind, {})}
+              for kind in DEFAULT_TOLERANCES}
+    checks = []
+    for buffer in original_runs[0]:
+        same = [next((b for b in run if b.name == buffer.name), None)
+                for run in (*original_runs, *port_runs)]
+        values = buffer.count * buffer.components
+        if any(b is None or _type(b) != _type(buffer) or b.count != buffer.count for b in same):
+            checks.append(VariationCheck(buffer.name, values, values, None))
+            continue
+        originals, ports = same[:len(original_runs)], same[len(original_runs):]
+        read = _floats if buffer.component.name in _BITS else _integers
+        seen = np.stack([read(b) for b in originals])
+        with np.errstate(invalid="ignore"):
+            low, high = np.nanmin(seen, axis=0), np.nanmax(seen, axis=0)
+        width = high - low
+        nan_seen = np.isnan(seen).any(axis=0)
+        outside = np.zeros(values, dtype=bool)
+        for port in ports:
+            value = read(port)
+            with np.errstate(invalid="ignore", over="ignore"):
+                inside = ((value >= low - NONDETERMINISTIC_SLACK * width)
+                          & (value <= high + NONDETERMINISTIC_SLACK * width))
+            close = np.zeros(values, dtype=bool)
+            if buffer.component.name in _BITS:
+                close = _floats_equal(seen[0], value, _ulp_distance(
+                    _bits(originals[0]), _bits(port), buffer.component.name),
+                    limits[buffer.component.name])
+            outside |= ~(inside | close | (np.isnan(value) & nan_seen))
+        finite = width[np.isfinite(width)]
+        checks.append(VariationCheck(buffer.name, int(outside.sum()), values,
+                                     float(finite.max()) if finite.size else None))
+    return checks
+
+
+def _integers(buffer: OutputBuffer) -> np.ndarray:
+    """Integer values as float64 for the range test (exact up to 2**53; beyond, the range test
+    is as coarse as float64)."""
+    dtype = (_SIGNED if buffer.component.kind == "int" else _UNSIGNED)[buffer.component.size]
+    return np.frombuffer(buffer.data, dtype=dtype).astype(np.float64)

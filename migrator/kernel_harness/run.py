@@ -13,21 +13,24 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import statistics
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
+from ..harness.compare import (CONFIDENCE, TimingComparison, mann_whitney_p, ratio_estimate,
+                               ratio_interval, runs_needed, timing_flag)
+from ..harness.devices import gpu_check
 from ..harness.process import run_process
-from ..harness.toolchain import (Toolchain, ToolchainError, amd_gpu, cuda_toolchain, find_nvcc,
+from ..harness.toolchain import (Toolchain, ToolchainError, cuda_toolchain, find_nvcc,
                                  hip_toolchain)
 from ..settings import Settings
 from ..versions import format_version
-from .compare import BufferComparison, compare_outputs
+from .compare import (NONDETERMINISTIC_SLACK, BufferComparison, compare_outputs,
+                      within_variation)
 from .outputs import OutputError, read_output
 from .render import has_main, hip_spelling, render_harness
 from .spec import (HarnessSpec, SpecError, default_spec, load_spec, needs_edit_of,
@@ -53,8 +56,12 @@ class HarnessOptions:
     kernels: tuple[str, ...] = ()  # names (plain or qualified); empty: all
     force: bool = False  # overwrite edited specs
     build_only: bool = False
-    runs: int = 3
+    runs: int = 10  # timed runs of each side (a timing verdict needs 7 a side at 99.9%)
+    warmup: int = 1  # untimed rounds first (their outputs are compared, their times not)
     timeout: float = 120.0  # seconds per run
+    max_slowdown: float = 0.02  # "slower": significantly more than 1 + this times the original
+    confidence: float = CONFIDENCE  # of the interval a timing verdict rests on
+    gpu: str | None = None  # auto | none | nvidia | amd | nvidia,amd (None: $ROCMIGRATE_GPU)
     hip_compiler: str = "auto"
     cuda_arch: str = "sm_90"
     offload_arch: str = "gfx90a"
@@ -67,7 +74,9 @@ class HarnessOptions:
     def as_dict(self) -> dict:
         return {"source": str(self.source), "output": str(self.output),
                 "kernels": list(self.kernels), "force": self.force,
-                "build_only": self.build_only, "runs": self.runs, "timeout": self.timeout,
+                "build_only": self.build_only, "runs": self.runs, "warmup": self.warmup,
+                "timeout": self.timeout, "max_slowdown": self.max_slowdown,
+                "confidence": self.confidence,
                 "hip_compiler": self.hip_compiler, "cuda_arch": self.cuda_arch,
                 "offload_arch": self.offload_arch, "rocm": format_version(self.settings.rocm),
                 "include_paths": [str(p) for p in self.include_paths],
@@ -92,6 +101,7 @@ class SideRun:
     kernel_ms: list[float] = field(default_factory=list)
     output: str = ""  # the output file, relative to the output folder
     stderr_tail: str = ""
+    warmup: bool = False  # a warm-up run: its output counts, its times do not
 
 
 @dataclass
@@ -119,7 +129,11 @@ class HarnessOutcome:
     consistent: dict[str, bool] = field(default_factory=dict)  # each side's runs gave one output
     timings: dict[str, Timing] = field(default_factory=dict)
     ratio: float | None = None  # port / original, medians
-    verdict: str = "failed"  # pass | mismatch | failed | built | skipped | needs-edit | spec-error
+    # the timing verdict over the timed launches (validate's test): flag, interval, p-value
+    timing: TimingComparison | None = None
+    # pass | nondeterministic-ok | slower | mismatch | failed | built | skipped | needs-edit |
+    # spec-error
+    verdict: str = "failed"
     problems: list[str] = field(default_factory=list)
     loaded: HarnessSpec | None = field(default=None, repr=False)  # the spec as read back
     unit: str = ""  # the file the harnesses include: ``file``, or the file that includes it
@@ -139,7 +153,8 @@ class HarnessReport:
 
     @property
     def ok(self) -> bool:
-        return all(v in ("pass", "built", "skipped", "needs-edit") for v in self.verdicts())
+        return all(v in ("pass", "nondeterministic-ok", "built", "skipped", "needs-edit")
+                   for v in self.verdicts())
 
 
 def harness(options: HarnessOptions, progress: Progress | None = None) -> HarnessReport:
@@ -147,8 +162,9 @@ def harness(options: HarnessOptions, progress: Progress | None = None) -> Harnes
     say = progress or (lambda message: None)
     if not options.source.exists():
         raise HarnessError(f"{options.source} does not exist")
-    if options.runs < 1 or options.timeout <= 0:
-        raise HarnessError("runs must be at least 1 and the time limit above 0 s")
+    if options.runs < 1 or options.warmup < 0 or options.timeout <= 0:
+        raise HarnessError("runs must be at least 1, warm-up rounds at least 0 and the time "
+                           "limit above 0 s")
     if options.output.exists() and not options.output.is_dir():
         raise HarnessError(f"{options.output} exists and is not a folder")
     source = options.source.resolve()
@@ -170,7 +186,7 @@ def harness(options: HarnessOptions, progress: Progress | None = None) -> Harnes
     except ToolchainError as err:
         raise HarnessError(str(err)) from None
     say(f"port built with {hip.name}: {hip.reason}")
-    gpus = gpus_for(hip.name)  # known before anything is built: the terminal says it at once
+    gpus = gpus_for(hip.name, options.gpu)  # known before anything is built: said at once
     if not options.build_only:
         for side, gpu in gpus.items():
             if not gpu["usable"]:
@@ -202,26 +218,37 @@ def _inside(path: Path, folder: Path) -> bool:
 
 
 def cuda_files(source: Path, output: Path) -> tuple[Path, list[str]]:
-    """(root, the CUDA files under it, relative): ``source`` itself when it is a file."""
+    """(root, the CUDA files under it, relative): ``source`` itself when it is a file; then the
+    local headers (any suffix: .h, .hpp, .inc...) a CUDA file includes that define a kernel
+    (HeCBench keeps many kernels in a kernels.h its main.cu includes)."""
+    from ..harness.programs import local_includes
     from ..workspace.discovery import walk
 
     if source.is_file():
         return source.parent, [source.name]
     entries = walk(source, skip_folder=output.resolve(), skip_outputs=True)
-    return source, [e.rel for e in entries
-                    if e.kind == "file" and e.rel.endswith(CUDA_SUFFIXES)]
+    rels = [e.rel for e in entries if e.kind == "file" and e.rel.endswith(CUDA_SUFFIXES)]
+    included = set().union(*(local_includes(source, rel) for rel in rels)) - set(rels)
+    headers = [rel for rel in sorted(included)
+               if b"__global__" in (_read(source / rel) or b"")]
+    return source, rels + headers
 
 
 def translation_units(root: Path, rels: list[str]) -> dict[str, str]:
-    """file -> the file compiled for it, for the CUDA files another one includes (HeCBench's
-    main.cu includes kernels.cu, which does not compile alone): the first (by path) that no
-    other file includes."""
+    """file -> the file compiled for it, for the files another one includes (HeCBench's
+    main.cu includes kernels.cu or kernels.h, which do not compile alone): the first .cu file
+    (by path) that no other file includes and that includes it, directly or through another
+    header; one per file, however many files include it."""
     from ..harness.programs import local_includes
 
     included = {rel: local_includes(root, rel) - {rel} for rel in rels}
-    tops = [rel for rel in rels if not any(rel in others for others in included.values())]
-    return {rel: next((top for top in tops if rel in included[top]), rel)
-            for rel in rels if any(rel in others for others in included.values())}
+    tops = sorted(rel for rel in rels if rel.endswith(".cu")
+                  and not any(rel in others for others in included.values()))
+    units = {}
+    for rel in rels:
+        if any(rel in others for others in included.values()):
+            units[rel] = next((top for top in tops if rel in included[top]), rel)
+    return units
 
 
 def generate(options: HarnessOptions, say: Progress) -> tuple[list[HarnessOutcome], list[dict]]:
@@ -238,8 +265,10 @@ def generate(options: HarnessOptions, say: Progress) -> tuple[list[HarnessOutcom
     files: list[dict] = []
     units = translation_units(root, rels)
     for rel in rels:
+        unit = units.get(rel, rel)
         try:
-            reading = read_kernels(root / rel, read)
+            reading = read_kernels(root / rel, read if unit == rel else replace(
+                read, includer=root / unit))
         except NotImplementedError as err:
             raise HarnessError(f"the libclang kernel reader is not available: {err}") from None
         files.append({"path": rel, "kernels": len(reading.kernels), "notes": reading.notes})
@@ -248,11 +277,12 @@ def generate(options: HarnessOptions, say: Progress) -> tuple[list[HarnessOutcom
                   or k.qualified_name in options.kernels]
         if not chosen:
             continue
-        unit = units.get(rel, rel)
         headers = tuple(data for header in sorted(local_includes(root, unit) - {unit})
                         if (data := _read(root / header)) is not None)
         values = SiteValues((root / unit).read_bytes(), unit, headers)
         stem = rel.rsplit(".", 1)[0]
+        if sum(other.rsplit(".", 1)[0] == stem for other in rels) > 1:
+            stem = rel  # kernels.cu and kernels.h: each its own folder of specs
         pairs = [(k, i) for k in chosen for i in (k.instantiations or (None,))]
         for kernel, instantiation in pairs:
             same = [p for p in pairs if p[0].name == kernel.name]
@@ -420,44 +450,40 @@ def compiler_errors(output: str) -> str:
 # --- running -------------------------------------------------------------------------------------
 
 
-def nvidia_gpu() -> tuple[bool, str]:
-    """Is an NVIDIA GPU usable here, and what was seen (``nvidia-smi -L``)."""
-    smi = shutil.which("nvidia-smi")
-    if smi is None:
-        if not Path("/dev/nvidiactl").exists():
-            return False, "no NVIDIA GPU (no /dev/nvidiactl, no nvidia-smi)"
-        return False, "/dev/nvidiactl exists but nvidia-smi is not installed"
-    done = run_process([smi, "-L"], None, 60)
-    listed = [line for line in done.stdout.splitlines() if line.startswith("GPU ")]
-    if done.rc != 0 or not listed:
-        detail = (done.stdout + done.stderr).strip().splitlines()
-        return False, f"nvidia-smi lists no GPU ({(detail or [done.error or 'no output'])[0]})"
-    return True, listed[0].split(" (UUID")[0]
-
-
-def gpus_for(hip_toolchain: str) -> dict[str, dict]:
+def gpus_for(hip_toolchain: str, assume: str | None = None) -> dict[str, dict]:
     """side -> {"usable": whether its binaries can run here, "seen": the GPU, or why not}; the
-    port needs an AMD GPU when ``hip_toolchain`` (a Toolchain's name) builds for AMD."""
-    nvidia = nvidia_gpu()
-    port = amd_gpu() if hip_toolchain == "hipcc-amd" else nvidia
-    return {side: {"usable": usable, "seen": seen}
-            for side, (usable, seen) in (("cuda", nvidia), ("hip", port))}
+    port needs an AMD GPU when ``hip_toolchain`` (a Toolchain's name) builds for AMD.
+    ``assume``: validate's --gpu override (None: ROCMIGRATE_GPU, else detection)."""
+    try:
+        nvidia = gpu_check("nvidia", assume)
+        port = gpu_check("amd", assume) if hip_toolchain == "hipcc-amd" else nvidia
+    except ValueError as err:
+        raise HarnessError(str(err)) from None
+    return {side: {"usable": check.present, "seen": check.reason}
+            for side, check in (("cuda", nvidia), ("hip", port))}
 
 
 def run(outcomes: list[HarnessOutcome], options: HarnessOptions, gpus: dict[str, dict],
         say: Progress) -> None:
-    """Run the two sides of each built harness ``options.runs`` times, interleaved."""
+    """Run the two sides of each built harness ``options.warmup`` untimed then ``options.runs``
+    timed rounds, interleaved: each round runs both sides, in an order that rotates from round
+    to round (the CUDA side first, then the port first...), so that neither a drift of the GPU
+    nor the place in a round favours one side (as validate runs programs)."""
     runnable = [o for o in outcomes if o.builds and all(b.ok for b in o.builds.values())
                 and len(o.builds) == 2]
     if not runnable or not all(gpu["usable"] for gpu in gpus.values()):
         return
     for outcome in runnable:
-        say(f"running {outcome.spec[:-len('.toml')]} ({options.runs} runs per side)")
-        for number in range(1, options.runs + 1):
-            for side in ("cuda", "hip"):
+        say(f"running {outcome.spec[:-len('.toml')]} ({options.warmup} warm-up and "
+            f"{options.runs} timed runs per side)")
+        for number in range(options.warmup + options.runs):
+            order = ("cuda", "hip") if number % 2 == 0 else ("hip", "cuda")
+            for side in order:
                 runs = outcome.runs.setdefault(side, [])
                 if not any(r.timed_out for r in runs):
-                    runs.append(run_side(_binary(options, outcome, side), options, number))
+                    side_run = run_side(_binary(options, outcome, side), options, number + 1)
+                    side_run.warmup = number < options.warmup
+                    runs.append(side_run)
 
 
 def run_side(binary: Path, options: HarnessOptions, number: int) -> SideRun:
@@ -480,8 +506,9 @@ def run_side(binary: Path, options: HarnessOptions, number: int) -> SideRun:
                    stderr)
 
 
-def run_again(output: Path, runs: int = 3, timeout: float = 120.0,
-              progress: Progress | None = None) -> HarnessReport:
+def run_again(output: Path, runs: int = 10, timeout: float = 120.0,
+              progress: Progress | None = None, warmup: int = 1,
+              gpu: str | None = None) -> HarnessReport:
     """Run and judge the harnesses that ``rocmigrate harness --build-only`` built into
     ``output``, from its harness.json and specs: on a machine with the GPUs but without the
     compilers or rocmigrate's other dependencies (this needs the standard library and numpy;
@@ -506,15 +533,19 @@ def run_again(output: Path, runs: int = 3, timeout: float = 120.0,
         except SpecError as err:
             outcome.spec_error = str(err)
     options = HarnessOptions(source=Path(settings["source"]), output=output, runs=runs,
-                             timeout=timeout)
-    gpus = gpus_for(toolchains["hip"]["name"])
+                             warmup=warmup, timeout=timeout, gpu=gpu,
+                             max_slowdown=settings.get("max_slowdown", 0.02),
+                             confidence=settings.get("confidence", CONFIDENCE))
+    gpus = gpus_for(toolchains["hip"]["name"], gpu)
     for side, gpu in gpus.items():
         if not gpu["usable"]:
             say(f"runs will be skipped: the {side} side needs a GPU ({gpu['seen']})")
     run([o for o in outcomes if o.loaded is not None], options, gpus, say)
     for outcome in outcomes:
         judge(outcome, options, gpus)
-    settings = {**settings, "runs": runs, "timeout": timeout, "build_only": False}
+    settings = {**settings, "runs": runs, "warmup": warmup, "timeout": timeout,
+                "max_slowdown": options.max_slowdown, "confidence": options.confidence,
+                "build_only": False}
     return HarnessReport(settings, toolchains, gpus, document.get("conversion", {}),
                          document.get("files", []), outcomes)
 
@@ -564,16 +595,80 @@ def judge(outcome: HarnessOutcome, options: HarnessOptions, gpus: dict[str, dict
                                       outcome.loaded.tolerances)
     for side, results in outputs.items():
         outcome.consistent[side] = all(r == results[0] for r in results[1:])
-    for side, runs in outcome.runs.items():
-        outcome.timings[side] = timing([ms for r in runs for ms in r.kernel_ms])
+    timed = {side: [r.kernel_ms for r in runs if not r.warmup]
+             for side, runs in outcome.runs.items()}
+    for side, launches in timed.items():
+        outcome.timings[side] = timing([ms for run_ms in launches for ms in run_ms])
     cuda_ms, hip_ms = outcome.timings["cuda"].median_ms, outcome.timings["hip"].median_ms
     outcome.ratio = hip_ms / cuda_ms if cuda_ms and hip_ms is not None else None
+    outcome.timing = timing_verdict(timed["cuda"], timed["hip"], options.max_slowdown,
+                                    options.confidence)
     problems = [_difference(b) for b in outcome.buffers if not b.equal]
     outcome.verdict, outcome.problems = ("mismatch" if problems else "pass"), problems
+    if problems and not outcome.consistent["cuda"]:
+        _judge_against_variation(outcome, outputs)
+    if outcome.verdict in ("pass", "nondeterministic-ok") and outcome.timing.flag == "slower":
+        outcome.verdict, outcome.problems = "slower", [outcome.timing.reason, *outcome.problems]
     for side, same in outcome.consistent.items():
         if not same:
             outcome.problems.append(f"the {side} side's own runs gave different outputs "
                                     "(a kernel that is not deterministic: atomics, races)")
+
+
+def _judge_against_variation(outcome: HarnessOutcome, outputs: dict[str, list]) -> None:
+    """The original's own runs differ (float atomics: the order of the additions changes the
+    rounding): the port passes as ``nondeterministic-ok`` when every value of every port run
+    lies within what the original's runs show at that place (compare.within_variation)."""
+    checks = within_variation(outputs["cuda"], outputs["hip"], outcome.loaded.tolerances)
+    outside = [c for c in checks if c.outside]
+    runs = len(outputs["cuda"])
+    if outside:
+        outcome.problems.append(
+            "the original's own runs differ, and the port is outside their variation too: " +
+            "; ".join(f"{c.name}: {c.outside} of {c.values} value(s) outside the range of the "
+                      f"original's {runs} runs" for c in outside))
+        return
+    widths = ", ".join(f"{c.name} up to {c.width:.6g}" for c in checks if c.width)
+    outcome.verdict = "nondeterministic-ok"
+    outcome.problems = [
+        f"the original's own runs differ ({widths or 'at some places'}): every value of the "
+        f"port's runs lies within the range of the original's {runs} runs at its place (widened "
+        f"by {NONDETERMINISTIC_SLACK:g}x its width on each side); the exact differences: " +
+        "; ".join(outcome.problems)]
+
+
+def timing_verdict(original: list[list[float]], port: list[list[float]], max_slowdown: float,
+                   confidence: float = CONFIDENCE) -> TimingComparison:
+    """Validate's timing test (``migrator.harness.compare``) on the launches' kernel_ms, one list
+    per timed run of each side: the ``confidence`` interval of port / original from every
+    launch, the threshold the larger of ``1 + max_slowdown`` and what the original shows
+    against itself between runs (its odd runs' launches against its even runs'), so that
+    identical kernels are not called slower because the GPU's speed drifted from run to run.
+    With fewer timed runs a side than an interval needs at that confidence (7 at 99.9%), no
+    interval: a ratio beyond the allowed one is ``undecided``, never slower."""
+    originals = [ms for run_ms in original for ms in run_ms]
+    ports = [ms for run_ms in port for ms in run_ms]
+    middle = statistics.median(originals) if originals else None
+    other = statistics.median(ports) if ports else None
+    ratio = other / middle if middle and other is not None else None
+    verdict = TimingComparison("kernel_ms", middle, other, ratio, "missing",
+                               timing(originals).spread, runs=(len(original), len(port)))
+    if middle is None or other is None:
+        return verdict
+    if min(originals + ports) <= 0:  # no ratio test on times of zero
+        verdict.flag = "ok" if middle == other else "undecided"
+        return verdict
+    enough = min(len(original), len(port)) >= runs_needed(confidence)
+    verdict.interval = ratio_interval(originals, ports, confidence) if enough else None
+    verdict.confidence = confidence
+    verdict.p_value = mann_whitney_p(originals, ports)
+    odd = [ms for run_ms in original[1::2] for ms in run_ms]
+    even = [ms for run_ms in original[0::2] for ms in run_ms]
+    itself = ratio_estimate(odd, even) if len(original) >= 4 else None
+    verdict.same_binary = max(itself, 1 / itself) if itself else None
+    verdict.threshold = max(1 + max_slowdown, verdict.same_binary or 1)
+    verdict.flag = timing_flag(ratio, verdict.interval, verdict.threshold, max_slowdown)
+    return verdict
 
 
 def timing(values: list[float]) -> Timing:
