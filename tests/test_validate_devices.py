@@ -218,3 +218,42 @@ def test_with_a_gpu_the_runs_take_turns_warm_up_included(fake_machine: Path, mon
     assert "NVIDIA GPU taken as absent (--gpu / ROCMIGRATE_GPU=none)" in result.output
     bad = validate(fake_machine, "--gpu", "maybe")
     assert bad.exit_code == 2 and "expected auto, none, nvidia, amd" in bad.output
+
+
+# --- validate --harness: programs and kernel harnesses in one report ------------------------------
+
+KERNEL = """__global__ void twice(const float* in, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = 2.0f * in[i];
+}
+"""
+
+
+def test_validate_with_harness_reports_programs_and_kernels_together(fake_machine: Path):
+    (fake_machine / "src" / "twice.cu").write_text(KERNEL)
+    plain = validate(fake_machine)
+    assert "harness" not in json.loads((fake_machine / "r" / "validate.json").read_text())
+    assert not (fake_machine / "r" / "harness").exists() and "twice" not in plain.output
+    result = validate(fake_machine, "--harness")
+    assert result.exit_code == 0, result.output  # skipped (no GPU) is not failed
+    lines = result.output.splitlines()
+    assert "app  optimized  skipped" in lines
+    assert any(line.startswith("twice/twice.toml") and "skipped" in line for line in lines)
+    assert lines[-1].startswith("rocmigrate harness: 1 skipped; report: ")
+    document = json.loads((fake_machine / "r" / "validate.json").read_text())
+    assert document["summary"]["ok"] is True
+    [kernel] = document["harness"]["harnesses"]
+    assert (kernel["kernel"], kernel["verdict"]) == ("twice", "skipped")
+    assert kernel["builds"]["cuda"]["ok"] and kernel["builds"]["hip"]["ok"]
+    assert document["harness"]["settings"]["runs"] == 10  # validate's
+    markdown = (fake_machine / "r" / "validate.md").read_text()
+    assert "\n## rocmigrate harness: `" in markdown and "\n### Summary" in markdown
+    assert (fake_machine / "r" / "harness" / "harness.json").is_file()
+    # with a GPU the programs pass, but the stand-in harness binaries write no output: the
+    # exit status covers the kernels too
+    result = validate(fake_machine, "--harness", "--gpu", "nvidia", "--runs", "1",
+                      "--warmup", "0")
+    assert result.exit_code == 1, result.output
+    document = json.loads((fake_machine / "r" / "validate.json").read_text())
+    assert document["summary"]["verdicts"] == {"pass": 2} and not document["summary"]["ok"]
+    assert document["harness"]["harnesses"][0]["verdict"] == "failed"

@@ -61,15 +61,16 @@ def validate(
     build_flags: Optional[List[str]] = typer.Option(
         None, "--build-flag", help="Add a flag to every compile, both sides (repeatable; e.g. "
         "-I/opt/nccl/include, -lnccl)."),
+    with_harness: bool = typer.Option(
+        False, "--harness", help="Also test every kernel with a generated harness (rocmigrate "
+        "harness) into REPORT_DIR/harness: one report, the exit status covers both."),
     config: Optional[Path] = typer.Option(None, "--config", help="Configuration file to use."),
     rules_dir: Optional[Path] = typer.Option(None, "--rules-dir",
                                              help="A folder of your team's own rule modules."),
 ) -> None:
     """Build the CUDA original and the HIP port, run both, compare results and timings."""
     from ..harness.run import ValidateError, ValidateOptions, validate as run_validation
-    from ..output.validate_json import render_json
-    from ..output.validate_markdown import render_markdown
-    from ..output.validate_text import render_summary
+    from ..output.validate_harness import render_json, render_markdown, render_summary
     from ..workspace import Flags
     from . import workspace_of
 
@@ -86,9 +87,38 @@ def validate(
     if report_dir.exists() and not report_dir.is_dir():
         typer.echo(f"error: {report_dir} exists and is not a folder", err=True)
         raise typer.Exit(2)
+    say = lambda line: typer.echo(line, err=True)  # noqa: E731
     try:
-        report = run_validation(options, progress=lambda line: typer.echo(line, err=True))
+        report = run_validation(options, progress=say)
     except ValidateError as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(2) from None
+    if with_harness:
+        report.harness = _kernel_harnesses(options, report_dir / "harness", say)
     write_reports(report_dir, "validate", report, render_json, render_markdown, render_summary)
+
+
+def _kernel_harnesses(options, output: Path, say):
+    """validate --harness: every kernel of the source through `rocmigrate harness`, with
+    validate's runs, warm-up, timing test, GPU setting, compilers and flags; its own
+    harness.json and harness.md in ``output`` too (for ``python -m migrator.kernel_harness``)."""
+    from ..fsutil import atomic_write
+    from ..kernel_harness import HarnessError, HarnessOptions, harness as run_harness
+    from ..output.kernel_harness_json import render_json
+    from ..output.kernel_harness_markdown import render_markdown
+
+    say(f"kernel harnesses into {output}")
+    try:
+        report = run_harness(HarnessOptions(
+            source=options.source, output=output, build_only=options.build_only,
+            runs=options.runs, warmup=options.warmup, timeout=options.timeout,
+            max_slowdown=options.max_slowdown, confidence=options.confidence, gpu=options.gpu,
+            hip_compiler=options.hip_compiler, cuda_arch=options.cuda_arch,
+            offload_arch=options.offload_arch, build_flags=options.build_flags,
+            settings=options.settings, jobs=options.jobs), progress=say)
+    except HarnessError as err:
+        typer.echo(f"error: --harness: {err}", err=True)
+        raise typer.Exit(2) from None
+    atomic_write(output / "harness.json", render_json(report).encode())
+    atomic_write(output / "harness.md", render_markdown(report).encode())
+    return report

@@ -137,6 +137,8 @@ class ValidationReport:
     build_dir: str | None  # kept build folder (--keep-build)
     gpus: dict[str, dict] = field(default_factory=dict)  # side -> devices.GpuCheck.as_dict()
     not_run: str | None = None  # why nothing was run (no GPU to run a side on)
+    # validate --harness: the kernel harnesses' report (a kernel_harness HarnessReport)
+    harness: object | None = None
 
     def verdicts(self) -> Counter:
         return Counter(outcome.verdict for program in self.programs
@@ -144,7 +146,10 @@ class ValidationReport:
 
     @property
     def ok(self) -> bool:
-        return all(verdict in ("pass", "built", "skipped") for verdict in self.verdicts())
+        """Every program passed (or was only built or skipped), and so did every kernel
+        harness with --harness."""
+        return all(verdict in ("pass", "built", "skipped") for verdict in self.verdicts()) \
+            and (self.harness is None or self.harness.ok)
 
 
 Progress = Callable[[str], None]
