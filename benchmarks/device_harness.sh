@@ -6,6 +6,7 @@
 # On the GPU machine (device tool), from the repo root, with wheels for what it lacks in .whl/
 # and the HeCBench programs to try copied into .hec/ (NAME-cuda folders, see docs/benchmarks.md):
 #     benchmarks/device_harness.sh OUT_DIR [PROGRAM...]
+# KERNELS=0 leaves kernels/ out; HEC=0 (and no PROGRAM) leaves HeCBench out; RUNS (default 10).
 # Without PROGRAMs every .hec/*-cuda folder is tried: built PARALLEL (default 8) at a time, each
 # for at most PROGRAM_TIMEOUT seconds (default 240), none started after DEADLINE seconds (default
 # 300); then run one program at a time (timings must not share the GPU), none started after
@@ -21,14 +22,17 @@ rm -rf "$work" && mkdir -p "$work"
 source benchmarks/device_env.sh > "$out/machine.txt"; cat "$out/machine.txt"
 runs=${RUNS:-10}
 start=$SECONDS
-rocmigrate harness kernels -o "$work/kernels" --runs "$runs" --hip-compiler nvcc -j 16 \
-  > "$work/kernels.log" 2>&1
-echo "kernels rc=$? $(tail -1 "$work/kernels.log")" | tee "$out/summary.txt"
-cp "$work/kernels/harness.json" "$out/kernels.json" 2>/dev/null
-cp "$work/kernels/harness.md" "$out/kernels.md" 2>/dev/null
+: > "$out/summary.txt"
+if [ "${KERNELS:-1}" != 0 ]; then
+  rocmigrate harness kernels -o "$work/kernels" --runs "$runs" --hip-compiler nvcc -j 16 \
+    > "$work/kernels.log" 2>&1
+  echo "kernels rc=$? $(tail -1 "$work/kernels.log")" | tee -a "$out/summary.txt"
+  cp "$work/kernels/harness.json" "$out/kernels.json" 2>/dev/null
+  cp "$work/kernels/harness.md" "$out/kernels.md" 2>/dev/null
+fi
 
 programs=("$@")
-if [ ${#programs[@]} -eq 0 ]; then
+if [ ${#programs[@]} -eq 0 ] && [ "${HEC:-1}" != 0 ]; then
   for dir in .hec/*-cuda; do programs+=("$(basename "$dir" -cuda)"); done
 fi
 build() {  # one HeCBench program's specs and harnesses, built (in parallel with others)
