@@ -810,23 +810,28 @@ def test_a_nondeterministic_original_judges_the_port_against_its_own_variation(t
                                                                                gpus_here):
     from migrator.kernel_harness.run import run_again
 
-    # the original's runs give y + run (run 1..4); a port inside that range passes
+    # the original's runs give y + run (runs 1..4 with the warm-up): [2, 3] ... [5, 6]; a port
+    # no further from [2, 3] than twice what the original's runs are passes
     out = built_folder(tmp_path, {"cuda": {"varies": True},
                                   "hip": {"values": "[2.5, 4.5]"}})
     report = run_again(out, runs=3)
     (outcome,) = report.harnesses
     assert outcome.verdict == "nondeterministic-ok" and report.ok
-    assert "lies within the range of the original's 4 runs" in outcome.problems[0]
+    assert outcome.problems[0].startswith(
+        "the original's own runs differ, and the port no more than 2x as much: y: port up to "
+        "5242880 ULP from the original's first run, the original's 4 runs up to 10485760 ULP")
     assert any("cuda side's own runs gave different outputs" in p for p in outcome.problems)
-    # the range widened by its own width: y[1] = 2 + 1..4 is [3, 6], allowed [0, 9]: 9.5 is not
-    out = built_folder(tmp_path, {"cuda": {"varies": True}, "hip": {"values": "[2.5, 9.5]"}})
+    out = built_folder(tmp_path, {"cuda": {"varies": True}, "hip": {"values": "[2.5, 30.0]"}})
     (outcome,) = run_again(out, runs=3).harnesses
     assert outcome.verdict == "mismatch"
-    assert "y: 1 of 2 value(s) outside the range of the original's 4 runs" in \
-        outcome.problems[-2]
+    assert "the port differs more (more than 2x): y: port up to" in outcome.problems[-2]
+    # a port whose runs vary while the original's do not stays a mismatch
+    out = built_folder(tmp_path, {"cuda": {}, "hip": {"varies": True}})
+    (outcome,) = run_again(out, runs=3).harnesses
+    assert outcome.verdict == "mismatch"
 
 
-def test_within_variation_of_integers_and_missing_buffers():
+def test_within_variation_of_integers_nans_and_missing_buffers():
     from migrator.kernel_harness.compare import within_variation
     from migrator.kernel_harness.types import COMPONENTS
 
@@ -836,11 +841,21 @@ def test_within_variation_of_integers_and_missing_buffers():
 
     originals = [out(10, 5), out(12, 5), out(11, 5)]
     (check,) = within_variation(originals, [out(13, 5), out(8, 5)])
-    assert (check.outside, check.values, check.width) == (0, 2, 2.0)
+    assert (check.original, check.port, check.within) == (2, 3, True)
     (check,) = within_variation(originals, [out(15, 5), out(10, 6)])
-    assert check.outside == 2  # 15 > 12 + 2; 6 where the original never varies
+    assert (check.port, check.within) == (5, False)  # 5 > 2 x 2
     (check,) = within_variation(originals, [out(10, 5, name="m")])
-    assert check.outside == 2
+    assert (check.port, check.within) == (None, False)
+
+    def floats(*values):
+        return [OutputBuffer("f", COMPONENTS["f32"], 1, 4, len(values),
+                             struct.pack(f"<{len(values)}f", *values))]
+
+    nan = float("nan")
+    (check,) = within_variation([floats(1.0, nan), floats(1.0, nan)], [floats(1.0, nan)])
+    assert (check.original, check.port, check.within) == (0, 0, True)  # NaN where it was
+    (check,) = within_variation([floats(1.0, 2.0), floats(1.0, 2.0)], [floats(nan, 2.0)])
+    assert check.port is None  # a NaN where the original never has one
 
 
 def test_run_again_without_a_build_report(tmp_path: Path):
