@@ -56,6 +56,22 @@ for name in "${programs[@]}"; do
   timeout 120 python3 -m migrator.kernel_harness "$work/hec/$name" --runs "$runs" \
     > "$work/logs/$name.run.log" 2>&1
   echo "$name run rc=$? $(tail -1 "$work/logs/$name.run.log")" | tee -a "$out/summary.txt"
+  # a line per harness into hec.jsonl as soon as it is judged (the call may be cut short)
+  python3 - "$work/hec/$name/harness.json" "$name" >> "$out/hec.jsonl" <<'PY'
+import json, sys
+try:
+    document = json.load(open(sys.argv[1]))
+except (OSError, ValueError):
+    sys.exit(0)
+for h in document.get("harnesses", []):
+    print(json.dumps({"program": sys.argv[2], "spec": h.get("spec"), "verdict": h.get("verdict"),
+                      "ratio": h.get("ratio"), "timings": h.get("timings"),
+                      "timing": h.get("timing"), "problems": h.get("problems"),
+                      "buffers": [{k: b.get(k) for k in ("name", "type", "original_count",
+                                                         "equal", "mismatches", "max_ulp",
+                                                         "max_relative")}
+                                  for b in h.get("buffers", [])]}))
+PY
 done
 (cd "$work" && tar -czf "$out/harness.tar.gz" --exclude='build' --exclude='hip-src' \
   hec logs kernels/*.toml kernels/*/*.toml 2>/dev/null)
