@@ -178,7 +178,7 @@ def read_kernels(path: Path, options: ReadOptions = ReadOptions()) -> KernelRead
         return reading
     includer = None
     if options.through_includer:
-        includer = _given(options.includer) if options.includer is not None else _includer(path)
+        includer = _given(options.includer) if options.includer is not None else includer_of(path)
     if includer is not None:
         reading.notes.append(f"read as part of {includer[0].name}, which includes it")
     sketch = _sketch(path, data, includer)
@@ -200,7 +200,7 @@ def read_kernels(path: Path, options: ReadOptions = ReadOptions()) -> KernelRead
 
 # ---- libclang -----------------------------------------------------------------------------
 
-def _includer(path: Path) -> tuple[Path, bytes] | None:
+def includer_of(path: Path) -> tuple[Path, bytes] | None:
     """The first other source file of ``path``'s folder that includes it by name."""
     try:
         entries = []
@@ -341,6 +341,30 @@ def _kept_flags(words: list[str], directory: Path) -> list[str]:
     return kept
 
 
+def parse_unit(cindex, unit_path: Path, arguments: list[str],
+               unsaved: list[tuple[str, str]]) -> tuple[object, list[str]]:
+    """libclang's translation unit of ``unit_path``, with each header it includes that is not
+    found read as empty (at most _MISSING_LIMIT, retried one by one), and the list of those
+    headers. Raises what ``Index.parse`` raises."""
+    arguments = arguments + ["-isystem", str(_MISSING)]
+    unsaved = list(unsaved)
+    missing: list[str] = []
+    while True:
+        unit = cindex.Index.create().parse(str(unit_path), args=arguments,
+                                           unsaved_files=unsaved)
+        header = next((match.group(1) for match in (
+            _MISSING_HEADER.match(d.spelling) for d in unit.diagnostics if d.severity >= 4)
+            if match), None)
+        if header is None or header in missing or len(missing) >= _MISSING_LIMIT or \
+                os.path.isabs(header):
+            return unit, missing
+        missing.append(header)
+        # "../x.h" is found from a search folder one level down
+        folder = _MISSING.joinpath(*["up"] * header.replace("\\", "/").split("/").count(".."))
+        arguments += ["-isystem", str(folder)]
+        unsaved.append((f"{folder}/{header}", ""))  # as clang joins them: not normalised
+
+
 def _clang_kernels(path: Path, data: bytes, options: ReadOptions, sketch: _Sketch,
                    notes: list[str], includer: tuple[Path, bytes] | None = None
                    ) -> tuple[list[tuple[Kernel, str]], str]:
@@ -358,7 +382,7 @@ def _clang_kernels(path: Path, data: bytes, options: ReadOptions, sketch: _Sketc
         notes.append(f"{options.compile_commands} has no entry for this file (or cannot be "
                      "read): its flags are not used")
     unit_path, unit_data = includer or (path, data)
-    arguments = clang_arguments(unit_path, options, resource_dir) + ["-isystem", str(_MISSING)]
+    arguments = clang_arguments(unit_path, options, resource_dir)
     probes = _probes(sketch.kernels)
     unsaved = []
     try:
@@ -367,26 +391,12 @@ def _clang_kernels(path: Path, data: bytes, options: ReadOptions, sketch: _Sketc
             unsaved.append((str(unit_path), text + "\n" + "\n".join(probes) + "\n"))
     except UnicodeDecodeError:
         pass
-    missing: list[str] = []
-    while True:
-        try:
-            unit = cindex.Index.create().parse(str(unit_path), args=arguments,
-                                               unsaved_files=unsaved)
-        except cindex.TranslationUnitLoadError as err:
-            return [], f"libclang could not parse the file ({err})"
-        except Exception as err:  # a libclang that cannot be loaded (no shared library)
-            return [], f"libclang is unusable ({err})"
-        header = next((match.group(1) for match in (
-            _MISSING_HEADER.match(d.spelling) for d in unit.diagnostics if d.severity >= 4)
-            if match), None)
-        if header is None or header in missing or len(missing) >= _MISSING_LIMIT or \
-                os.path.isabs(header):
-            break
-        missing.append(header)
-        # "../x.h" is found from a search folder one level down
-        folder = _MISSING.joinpath(*["up"] * header.replace("\\", "/").split("/").count(".."))
-        arguments += ["-isystem", str(folder)]
-        unsaved.append((f"{folder}/{header}", ""))  # as clang joins them: not normalised
+    try:
+        unit, missing = parse_unit(cindex, unit_path, arguments, unsaved)
+    except cindex.TranslationUnitLoadError as err:
+        return [], f"libclang could not parse the file ({err})"
+    except Exception as err:  # a libclang that cannot be loaded (no shared library)
+        return [], f"libclang is unusable ({err})"
     if missing:
         notes.append("read without the headers it includes that are not found: " +
                      ", ".join(missing))

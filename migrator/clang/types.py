@@ -25,8 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .check import find_resource_dir
-from .kernels import _MISSING, _MISSING_HEADER, _MISSING_LIMIT, ReadOptions, _includer, \
-    clang_arguments
+from .kernels import ReadOptions, clang_arguments, includer_of, parse_unit
 
 _QUALIFIER = re.compile(r"\b(?:const|volatile|__restrict__|__restrict|restrict)\b")
 _WORDS_SPACE = re.compile(r"\s+")
@@ -124,10 +123,9 @@ class FileTypes:
         self.kinds = cindex.CursorKind
         self._template_of = cindex.conf.lib.clang_getSpecializedCursorTemplate
         self._invalid_declaration = getattr(cindex.conf.lib, "clang_isInvalidDeclaration", None)
-        includer = _includer(self.path) if options.through_includer else None
+        includer = includer_of(self.path) if options.through_includer else None
         unit_path = includer[0] if includer else self.path
-        arguments = clang_arguments(unit_path, options, _resource_dir()) + \
-            ["-isystem", str(_MISSING)]
+        arguments = clang_arguments(unit_path, options, _resource_dir())
         try:
             text = self.data.decode("utf-8")
         except UnicodeDecodeError:  # libclang would read other bytes at other offsets
@@ -135,24 +133,11 @@ class FileTypes:
             return
         probes = _explicit_probes(self.data)
         unsaved = [(str(self.path), text + "\n" + "\n".join(probes) + "\n" if probes else text)]
-        missing: list[str] = []
-        while True:
-            try:
-                unit = cindex.Index.create().parse(str(unit_path), args=arguments,
-                                                   unsaved_files=unsaved)
-            except cindex.TranslationUnitLoadError as err:
-                self.note = f"libclang could not parse the file ({err})"
-                return
-            header = next((match.group(1) for match in (
-                _MISSING_HEADER.match(d.spelling) for d in unit.diagnostics if d.severity >= 4)
-                if match), None)
-            if header is None or header in missing or len(missing) >= _MISSING_LIMIT or \
-                    os.path.isabs(header):
-                break
-            missing.append(header)  # read as empty, as read_kernels does
-            folder = _MISSING.joinpath(*["up"] * header.replace("\\", "/").split("/").count(".."))
-            arguments += ["-isystem", str(folder)]
-            unsaved.append((f"{folder}/{header}", ""))
+        try:
+            unit, _ = parse_unit(cindex, unit_path, arguments, unsaved)  # missing: read as empty
+        except cindex.TranslationUnitLoadError as err:
+            self.note = f"libclang could not parse the file ({err})"
+            return
         self.main = os.path.realpath(self.path)
         self._scope = {self.main, os.path.realpath(unit_path)}
         self._files: dict[str, str] = {}
