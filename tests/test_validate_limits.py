@@ -175,7 +175,8 @@ def test_compiles_and_probes_leave_no_process_behind_either(tmp_path: Path, monk
     fake = Toolchain("fake", str(compiler), "v", "a stand-in", (), "cu")
     monkeypatch.chdir(tmp_path)
     start = time.monotonic()
-    build = harness_run._compile(fake, tmp_path / "app.cu", tmp_path / "bin" / "app")
+    build = harness_run.compile_binary(fake, tmp_path / "app.cu", tmp_path / "bin" / "app",
+                                       (tmp_path,))
     assert time.monotonic() - start < 5 and not build.ok
     assert "error: no input" in build.output_tail
     assert gone_soon(child_pid(tmp_path))
@@ -187,8 +188,8 @@ def test_compiles_and_probes_leave_no_process_behind_either(tmp_path: Path, monk
     monkeypatch.setattr(harness_run, "BUILD_TIMEOUT", 1)
     stuck = program(tmp_path, SETSID_CHILD + "exec sleep 20\n")
     start = time.monotonic()
-    build = harness_run._compile(Toolchain("fake", str(stuck), "v", "a stand-in", (), "cu"),
-                                 tmp_path / "app.cu", tmp_path / "bin" / "app")
+    build = harness_run.compile_binary(Toolchain("fake", str(stuck), "v", "a stand-in", (), "cu"),
+                                       tmp_path / "app.cu", tmp_path / "bin" / "app", (tmp_path,))
     assert time.monotonic() - start < 3.5
     assert not build.ok and "took longer than 1 s" in build.output_tail
     assert gone_soon(child_pid(tmp_path))

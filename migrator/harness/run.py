@@ -273,9 +273,9 @@ def _build(programs: list[Program], root: Path, trees: dict[str, Path],
                 jobs.append((program, variant, hip, tree))
     say(f"building {len(jobs)} binaries (CUDA with {cuda.name}, HIP with {hip.name})")
     with ThreadPoolExecutor(max_workers=worker_count(options.jobs)) as pool:
-        built = pool.map(lambda job: _compile(job[2], job[3] / job[0].rel,
-                                              _binary(scratch, job[1], job[0]),
-                                              options.build_flags), jobs)
+        built = pool.map(lambda job: compile_binary(
+            job[2], job[3] / job[0].rel, _binary(scratch, job[1], job[0]),
+            ((job[3] / job[0].rel).parent,), options.build_flags), jobs)
         builds = {(program.name, side): build for (program, side, *_), build in zip(jobs, built)}
     return [ProgramOutcome(program.name, program.rel, Original(builds[program.name, "cuda"]),
                            {variant: VariantOutcome(errors[program.name, variant],
@@ -284,14 +284,16 @@ def _build(programs: list[Program], root: Path, trees: dict[str, Path],
             for program in programs]
 
 
-def _compile(toolchain: Toolchain, source: Path, binary: Path,
-             build_flags: tuple[str, ...] = ()) -> Build:
+def compile_binary(toolchain: Toolchain, source: Path, binary: Path,
+                   include_dirs: tuple[Path, ...], build_flags: tuple[str, ...] = (),
+                   shown: Callable[[str], str] = lambda output: output[-TAIL:]) -> Build:
+    """Compile ``source`` into ``binary``; the report keeps ``shown(output)`` of a compile.
+    The compiler's temporary files go beside the binary (HIP 5.2's hipcc leaves an empty folder
+    in TMPDIR per compile); like a program, the compiler and every process it starts are
+    killed at the time limit."""
     binary.parent.mkdir(parents=True, exist_ok=True)
-    command = toolchain.command(source, binary, (source.parent,), build_flags)
+    command = toolchain.command(source, binary, include_dirs, build_flags)
     start = time.perf_counter()
-    # the compiler's temporary files go beside the binary, inside the run's scratch folder
-    # (HIP 5.2's hipcc leaves an empty folder in TMPDIR per compile); like a program, the
-    # compiler and every process it starts are killed at the time limit
     done = run_process(command, None, BUILD_TIMEOUT,
                        env={**toolchain.environment(), "TMPDIR": str(binary.parent)})
     if done.error is not None:
@@ -301,7 +303,7 @@ def _compile(toolchain: Toolchain, source: Path, binary: Path,
     else:
         ok, output = done.rc == 0 and binary.is_file(), done.stdout + done.stderr
     return Build(toolchain.name, toolchain.display(command), ok,
-                 round(time.perf_counter() - start, 3), output[-TAIL:])
+                 round(time.perf_counter() - start, 3), shown(output))
 
 
 def _run_program(program: Program, outcome: ProgramOutcome, root: Path, trees: dict[str, Path],

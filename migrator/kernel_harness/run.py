@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import re
 import statistics
-import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -25,6 +24,7 @@ from ..harness.compare import (CONFIDENCE, TimingComparison, mann_whitney_p, rat
                                ratio_interval, runs_needed, timing_flag)
 from ..harness.devices import gpu_check
 from ..harness.process import run_process
+from ..harness.run import Build, compile_binary
 from ..harness.toolchain import (Toolchain, ToolchainError, cuda_toolchain, find_nvcc,
                                  hip_toolchain)
 from ..settings import Settings
@@ -37,7 +37,6 @@ from .spec import (HarnessSpec, SpecError, default_spec, load_spec, needs_edit_o
                    write_spec)
 
 CUDA_SUFFIXES = (".cu", ".cuh")
-BUILD_TIMEOUT = 900  # seconds for one compile
 TAIL = 2000  # characters of compiler or stderr output kept in the report
 HIP_TREE = "hip-src"  # the converted tree, inside the output folder
 BUILD_DIR = "build"
@@ -82,15 +81,6 @@ class HarnessOptions:
                 "include_paths": [str(p) for p in self.include_paths],
                 "build_flags": list(self.build_flags),
                 "compile_commands": str(self.compile_commands) if self.compile_commands else None}
-
-
-@dataclass
-class Build:
-    toolchain: str
-    command: str
-    ok: bool
-    seconds: float
-    output_tail: str = ""
 
 
 @dataclass
@@ -418,21 +408,10 @@ def _unused_sections(toolchain: Toolchain) -> tuple[str, ...]:
 
 def _compile(toolchain: Toolchain, source: Path, binary: Path, tree: Path,
              include_paths: tuple[Path, ...], extra: tuple[str, ...]) -> Build:
-    binary.parent.mkdir(parents=True, exist_ok=True)
-    command = toolchain.command(source.resolve(), binary.resolve(),
-                                (tree, *(p.resolve() for p in include_paths)), extra)
-    start = time.perf_counter()
-    # temporary files beside the binary (HIP 5.2's hipcc leaves a folder in TMPDIR per compile)
-    done = run_process(command, None, BUILD_TIMEOUT,
-                       env={**toolchain.environment(), "TMPDIR": str(binary.parent.resolve())})
-    if done.error is not None:
-        ok, output = False, done.error
-    elif done.timed_out:
-        ok, output = False, f"the compile took longer than {BUILD_TIMEOUT} s and was stopped"
-    else:
-        ok, output = done.rc == 0 and binary.is_file(), done.stdout + done.stderr
-    return Build(toolchain.name, toolchain.display(command), ok,
-                 round(time.perf_counter() - start, 3), "" if ok else compiler_errors(output))
+    build = compile_binary(toolchain, source.resolve(), binary.resolve(),
+                           (tree, *(p.resolve() for p in include_paths)), extra,
+                           shown=compiler_errors)
+    return replace(build, output_tail="" if build.ok else build.output_tail)
 
 
 def compiler_errors(output: str) -> str:
