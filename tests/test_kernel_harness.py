@@ -729,6 +729,26 @@ def test_outputs_that_change_from_run_to_run_are_named(tmp_path: Path, gpus_here
     assert any("not deterministic" in problem for problem in outcome.problems)
 
 
+def test_a_spec_outside_the_folder_runs_nothing(tmp_path: Path, gpus_here):
+    """harness.json is input: a spec path that leads out of the folder (and with it the
+    binary run and the outputs written, named after it) is refused, nothing outside runs."""
+    import json
+
+    from migrator.kernel_harness.run import run_again
+
+    out = built_folder(tmp_path, {"cuda": {}, "hip": {}})
+    outside = tmp_path / "elsewhere"
+    (outside / "build").mkdir(parents=True)
+    (outside / "saxpy.toml").write_bytes((out / "k" / "saxpy.toml").read_bytes())
+    document = json.loads((out / "harness.json").read_text())
+    document["harnesses"][0]["spec"] = "../elsewhere/saxpy.toml"
+    (out / "harness.json").write_text(json.dumps(document))
+    (outcome,) = run_again(out, runs=1, warmup=0).harnesses
+    assert outcome.verdict != "pass" and "not a spec inside" in outcome.spec_error
+    assert sorted(outside.rglob("*")) == [outside / "build", outside / "saxpy.toml"]
+    assert outcome.loaded is None  # the spec outside was not even read
+
+
 def test_a_crashing_run_fails(tmp_path: Path, gpus_here):
     from migrator.kernel_harness.run import run_again
 

@@ -504,8 +504,16 @@ def run_again(output: Path, runs: int = 10, timeout: float = 120.0,
     except (OSError, ValueError, KeyError, TypeError) as err:
         raise HarnessError(f"{output / 'harness.json'} is not the report of a harness build: "
                            f"{err}") from None
+    inside = output.resolve()
     for outcome in outcomes:
         if outcome.needs_edit or outcome.spec_error:
+            continue
+        # harness.json is input: a spec (and the binaries and outputs named after it) must lie
+        # in this folder, or nothing of it runs or is written
+        where = (output / outcome.spec).resolve()
+        if not outcome.spec.endswith(".toml") or not where.is_relative_to(inside) or \
+                not (output / BUILD_DIR / outcome.spec).resolve().is_relative_to(inside):
+            outcome.spec_error = f"{outcome.spec}: not a spec inside {output}"
             continue
         try:
             outcome.loaded = load_spec(output / outcome.spec)
