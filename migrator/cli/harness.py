@@ -8,7 +8,7 @@ from typing import List, Optional
 import typer
 
 from . import app, write_reports
-from .validate import HipCompiler
+from .validate import CONFIDENCE_OPTION, GPU_OPTION, MAX_SLOWDOWN_OPTION, HipCompiler
 
 
 @app.command()
@@ -25,14 +25,9 @@ def harness(
                              "(a timing verdict needs 7 a side at the default confidence)."),
     warmup: int = typer.Option(1, "--warmup", min=0, help="Untimed rounds first (outputs "
                                "still compared)."),
-    max_slowdown: float = typer.Option(
-        0.02, "--max-slowdown", min=0.0, help="Call a port slower when it is significantly more "
-        "than (1 + this) x the original (docs/validate.md)."),
-    confidence: float = typer.Option(0.999, "--confidence", min=0.5, max=0.999999,
-                                     help="Confidence of the interval a timing verdict rests on."),
-    gpu: str = typer.Option("auto", "--gpu", envvar="ROCMIGRATE_GPU",
-                            help="auto (detect), none, nvidia, amd or nvidia,amd: the GPUs to take "
-                            "as present; without one for a side, runs are skipped."),
+    max_slowdown: float = MAX_SLOWDOWN_OPTION,
+    confidence: float = CONFIDENCE_OPTION,
+    gpu: str = GPU_OPTION,
     timeout: float = typer.Option(120.0, "--timeout", min=0.001, help="Seconds per run."),
     hip_compiler: HipCompiler = typer.Option(HipCompiler.auto, "--hip-compiler",
                                              help="How the port is built (as for validate)."),

@@ -23,6 +23,17 @@ class HipCompiler(str, Enum):
     nvcc = "nvcc"
 
 
+# the timing test's and the GPU check's options, the same for validate and harness
+MAX_SLOWDOWN_OPTION = typer.Option(
+    0.02, "--max-slowdown", min=0.0, help="Call a port slower when it is significantly more "
+    "than (1 + this) x the original (docs/validate.md).")
+CONFIDENCE_OPTION = typer.Option(0.999, "--confidence", min=0.5, max=0.999999,
+                                 help="Confidence of the interval a timing verdict rests on.")
+GPU_OPTION = typer.Option("auto", "--gpu", envvar="ROCMIGRATE_GPU",
+                          help="auto (detect), none, nvidia, amd or nvidia,amd: the GPUs to take "
+                          "as present; without one for a side, runs are skipped.")
+
+
 @app.command()
 def validate(
     src: Path = typer.Argument(..., help="CUDA source folder (or one program file)."),
@@ -42,14 +53,9 @@ def validate(
     timeout: float = typer.Option(120.0, "--timeout", min=0.001, help="Seconds per run."),
     tolerance: float = typer.Option(0.0, "--tolerance", min=0.0,
                                     help="Relative tolerance for float results."),
-    max_slowdown: float = typer.Option(
-        0.02, "--max-slowdown", min=0.0, help="Call a port slower when it is significantly more "
-        "than (1 + this) x the original (docs/validate.md)."),
-    confidence: float = typer.Option(0.999, "--confidence", min=0.5, max=0.999999,
-                                     help="Confidence of the interval a timing verdict rests on."),
-    gpu: str = typer.Option("auto", "--gpu", envvar="ROCMIGRATE_GPU",
-                            help="auto (detect), none, nvidia, amd or nvidia,amd: the GPUs to take "
-                            "as present; without one for a side, runs are skipped."),
+    max_slowdown: float = MAX_SLOWDOWN_OPTION,
+    confidence: float = CONFIDENCE_OPTION,
+    gpu: str = GPU_OPTION,
     hip_compiler: HipCompiler = typer.Option(HipCompiler.auto, "--hip-compiler",
                                              help="How the port is built (auto: see README)."),
     cuda_arch: str = typer.Option("sm_90", "--cuda-arch", help="nvcc -arch for NVIDIA builds."),
