@@ -355,6 +355,31 @@ def test_harness_sources_differ_only_in_the_runtime():
     assert "Value<long long>{65536ll}" in cuda and "Value<double>{2.5}" in cuda
 
 
+def test_one_source_holds_every_harness_of_a_unit():
+    """A translation unit's harnesses in one program: its file included once, each harness a
+    function with its own launch, warm-up and repetitions, main() running the one named."""
+    from migrator.kernel_harness.render import c_string, render_harnesses
+
+    document = spec_of(SAXPY, SAXPY_HOST)
+    one = spec_from(tomllib.loads(render_spec(document)), "saxpy")
+    document["run"]["repetitions"], document["launch"]["block"] = 7, [64, 1, 1]
+    document["kernel"]["harness"] = "saxpy-2"
+    two = spec_from(tomllib.loads(render_spec(document)), "saxpy-2")
+    source = render_harnesses([("lib/saxpy", one), ('lib/"odd"/saxpy-2', two)], "hip",
+                              "lib/saxpy.cu", includes_main=True)
+    assert source.count('#include "lib/saxpy.cu"') == 1
+    assert source.count("#define main rocmigrate_original_main") == 1
+    first = source[source.index("static int rocmigrate_harness_1("):
+                   source.index("static int rocmigrate_harness_2(")]
+    second = source[source.index("static int rocmigrate_harness_2("):source.index("int main(")]
+    assert "dim3(128, 1, 1)" in first and "dim3(64, 1, 1)" in second
+    assert '"saxpy-2", rocmigrate_output' in second and ", 7, [](" in second
+    assert '{"lib/saxpy", rocmigrate_harness_1}' in source
+    assert '{"lib/\\042odd\\042/saxpy-2", rocmigrate_harness_2}' in source
+    assert c_string("a\\b\n") == "a\\134b\\012"
+    assert "hipMalloc" in source and "cuda" not in source.replace("saxpy.cu", "")
+
+
 def test_harness_template_arguments_and_struct_init():
     document = spec_of(Kernel("k", "ns::k", "k.cu", 1, ("typename T", "int B"),
                               (Parameter("f", "Affine", "Affine", "struct", element_size=8),),
@@ -582,15 +607,23 @@ def test_fixture_harnesses_compile(tmp_path: Path, compiler: str):
     a struct by value, dynamic shared memory; a program with launch sites; a file whose host
     code calls a function defined in another file) as the front end reads
     them: specs that need edits are named, the others build with nvcc, and the port with nvcc
-    through rocmigrate's NVIDIA headers or with hipcc for gfx90a."""
+    through rocmigrate's NVIDIA headers or with hipcc for gfx90a. Each file is compiled once
+    per side for all its harnesses; axpby's spec is edited into one that does not compile, so
+    library.cu's harnesses are built alone and only axpby fails."""
+    from migrator.kernel_harness.run import generate
+
     require_tool("nvcc", "/usr/local/cuda/bin/nvcc")
     if compiler == "hipcc":
         require_tool("hipcc")
     _front_end_or_skip()
-    report = harness(HarnessOptions(FIXTURES, tmp_path / "out", hip_compiler=compiler,
-                                    build_only=True))
+    options = HarnessOptions(FIXTURES, tmp_path / "out", hip_compiler=compiler, build_only=True)
+    generate(options, lambda line: None)
+    axpby_spec = tmp_path / "out" / "library" / "axpby.toml"
+    axpby_spec.write_text(axpby_spec.read_text().replace(
+        'name = "alpha"\n', 'name = "alpha"\ninit = "rocmigrate_undeclared"\n'))
+    report = harness(options)
     verdicts = {outcome.spec: outcome.verdict for outcome in report.harnesses}
-    assert verdicts == {"library/axpby.toml": "built", "library/block_max.toml": "built",
+    assert verdicts == {"library/axpby.toml": "failed", "library/block_max.toml": "built",
                         "library/apply.toml": "needs-edit", "library/histogram.toml": "built",
                         "library/gather.toml": "needs-edit", "library/image_scale.toml": "built",
                         "program/add_matrices.toml": "built",
@@ -612,6 +645,17 @@ def test_fixture_harnesses_compile(tmp_path: Path, compiler: str):
                for build in negate.builds.values())
     hip = report.toolchains["hip"]["name"]
     assert hip == ("hipcc-amd" if compiler == "hipcc" else "nvcc-nvidia-headers")
+    # program.cu's two harnesses: one binary per side; library.cu's: each its own
+    add, count = (next(o for o in report.harnesses if o.name == name)
+                  for name in ("add_matrices", "count_positive"))
+    assert add.binaries == count.binaries == {"cuda": "build/program.cu.cuda",
+                                              "hip": "build/program.cu.hip"}
+    assert "program.cu.cuda.cu" in add.builds["cuda"].command
+    axpby, histogram = (next(o for o in report.harnesses if o.name == name)
+                        for name in ("axpby", "histogram"))
+    assert "rocmigrate_undeclared" in axpby.builds["cuda"].output_tail
+    assert histogram.binaries["hip"] == "build/library/histogram.hip"
+    assert histogram.builds["hip"].output_tail.startswith("[rocmigrate] built alone")
     block_max = load_spec(tmp_path / "out" / "library" / "block_max.toml")
     assert block_max.template_arguments == ("float", "256") and block_max.shared_bytes == 1024
 
@@ -623,15 +667,16 @@ FAKE_HARNESS = """#!{python}
 import json, struct, sys
 from pathlib import Path
 values = {values}
-run = int(Path(sys.argv[1]).name.rsplit(".", 2)[-2])
+output = Path(sys.argv[-1])
+run = int(output.name.rsplit(".", 2)[-2])
 data = struct.pack("<%df" % len(values), *values)
 if {varies}:
     data = struct.pack("<%df" % len(values), *[v + run for v in values])
 head = b"RMKH" + struct.pack("<II", 1, 1) + struct.pack("<H", 1) + b"y" + struct.pack(
     "<BBIQ", 11, 1, 4, len(values))
-Path(sys.argv[1]).write_bytes(head + data)
-with open(Path(sys.argv[1]).parent / "order.log", "a") as log:
-    log.write(Path(sys.argv[1]).name + "\\n")
+output.write_bytes(head + data)
+with open(output.parent / "order.log", "a") as log:
+    log.write(" ".join([*sys.argv[1:-1], output.name]) + "\\n")
 for repetition, ms in enumerate({timings}, 1):
     print(json.dumps({{"harness": "saxpy", "repetition": repetition, "kernel_ms": ms}}))
 sys.exit({exit})
@@ -747,6 +792,39 @@ def test_a_spec_outside_the_folder_runs_nothing(tmp_path: Path, gpus_here):
     assert outcome.verdict != "pass" and "not a spec inside" in outcome.spec_error
     assert sorted(outside.rglob("*")) == [outside / "build", outside / "saxpy.toml"]
     assert outcome.loaded is None  # the spec outside was not even read
+
+
+def test_harnesses_sharing_a_binary_are_run_by_name(tmp_path: Path, gpus_here):
+    """A report whose harnesses name their binaries: both harnesses of k.cu run the one binary
+    of each side, by their spec's path; their outputs stay apart. (The reports before, without
+    ``binaries``, run ``build/<spec>.<side> OUTPUT``: the tests above.) A binary outside the
+    folder runs nothing."""
+    import json
+
+    from migrator.kernel_harness.run import run_again
+    from migrator.output.kernel_harness_json import render_json
+
+    out = built_folder(tmp_path, {"cuda": {}, "hip": {}})
+    write_spec(out / "k" / "saxpy-2.toml", spec_of(SAXPY, SAXPY_HOST), force=False)
+    document = json.loads((out / "harness.json").read_text())
+    first = document["harnesses"][0]
+    for side in ("cuda", "hip"):
+        (out / "build" / "k" / f"saxpy.{side}").rename(out / "build" / f"k.cu.{side}")
+    first["binaries"] = {"cuda": "build/k.cu.cuda", "hip": "build/k.cu.hip"}
+    document["harnesses"].append({**first, "name": "saxpy-2", "spec": "k/saxpy-2.toml"})
+    (out / "harness.json").write_text(json.dumps(document))
+    report = run_again(out, runs=1, warmup=0)
+    assert [o.verdict for o in report.harnesses] == ["pass", "pass"]
+    assert (out / "build" / "k" / "order.log").read_text().splitlines() == [
+        "k/saxpy saxpy.cuda.1.out", "k/saxpy saxpy.hip.1.out",
+        "k/saxpy-2 saxpy-2.cuda.1.out", "k/saxpy-2 saxpy-2.hip.1.out"]
+    assert report.harnesses[1].runs["hip"][0].output == "build/k/saxpy-2.hip.1.out"
+    assert json.loads(render_json(report))["harnesses"][1]["binaries"] == first["binaries"]
+    document["harnesses"][1]["binaries"] = {"cuda": "../k.cu.cuda", "hip": "build/k.cu.hip"}
+    (out / "harness.json").write_text(json.dumps(document))
+    report = run_again(out, runs=1, warmup=0)
+    assert report.harnesses[1].verdict == "spec-error" and not report.harnesses[1].runs
+    assert "../k.cu.cuda: not a binary inside" in report.harnesses[1].spec_error
 
 
 def test_a_crashing_run_fails(tmp_path: Path, gpus_here):
@@ -1047,6 +1125,83 @@ Path(sys.argv[sys.argv.index("-o") + 1]).write_text("binary")
     assert second.endswith("-DUSE_FLOAT --expt-relaxed-constexpr -Xcompiler "
                            "-ffunction-sections,-fdata-sections -Xlinker --gc-sections")
     assert build.ok and "linked without the unused host code" in build.output_tail
+
+
+def test_a_file_builds_once_per_side_and_its_harnesses_alone_when_together_it_fails(
+        tmp_path: Path):
+    """main.cu has two harnesses, one of them a spec whose init does not compile: its one
+    binary per side fails, so each harness is built alone, and only the bad one fails;
+    other.cu's single harness builds from its own source. A script stands in for the
+    compilers."""
+    import sys
+
+    from migrator.harness.toolchain import Toolchain
+    from migrator.kernel_harness.run import HarnessOutcome, build, render
+
+    compiler = tmp_path / "compiler"
+    compiler.write_text(f"""#!{sys.executable}
+import sys
+from pathlib import Path
+source = Path(sys.argv[sys.argv.index("-o") + 2])
+with open({str(tmp_path / 'calls')!r}, "a") as calls:
+    calls.write(source.relative_to({str(tmp_path / 'out')!r}).as_posix() + "\\n")
+if "rocmigrate_undeclared" in source.read_text():
+    sys.exit(source.name + ": error: use of undeclared identifier 'rocmigrate_undeclared'")
+Path(sys.argv[sys.argv.index("-o") + 1]).write_text("binary")
+""")
+    compiler.chmod(0o755)
+    source, out = tmp_path / "src", tmp_path / "out"
+    source.mkdir()
+    for name in ("main.cu", "other.cu"):
+        (source / name).write_text(SAXPY_HOST)
+    outcomes = []
+    for spec, init in (("main/saxpy", ""), ("main/saxpy-2", "rocmigrate_undeclared"),
+                       ("other/saxpy", "")):
+        document = spec_of(SAXPY, SAXPY_HOST)
+        if init:
+            document["parameters"][0]["init"] = init
+        write_spec(out / f"{spec}.toml", document, force=False)
+        outcome = HarnessOutcome(spec.rsplit("/")[-1], "saxpy", spec.split("/")[0] + ".cu",
+                                 f"{spec}.toml", "written", unit=spec.split("/")[0] + ".cu")
+        outcome.loaded = load_spec(out / f"{spec}.toml")
+        outcomes.append(outcome)
+    options = HarnessOptions(source, out, jobs=1)
+    render(outcomes, source, options, {"files": 2, "failed": []})
+    toolchains = [Toolchain(side, str(compiler), "test", "test", (), "cu")
+                  for side in ("cuda", "hip")]
+    said: list[str] = []
+    build(outcomes, source, options, *toolchains, said.append)
+    calls = (tmp_path / "calls").read_text().split()
+    assert sorted(calls[:4]) == ["main.cu.cuda.cu", "main.cu.hip.cpp", "other/saxpy.cuda.cu",
+                                 "other/saxpy.hip.cpp"]  # one compile per file and side
+    assert sorted(calls[4:]) == ["main/saxpy-2.cuda.cu", "main/saxpy-2.hip.cpp",
+                                 "main/saxpy.cuda.cu", "main/saxpy.hip.cpp"]
+    assert said[0].startswith("building 4 binaries for 6 harnesses")
+    assert said[1] == "building 4 harnesses alone: their file's harnesses did not build together"
+    good, bad, single = outcomes
+    assert all(b.ok for b in good.builds.values()) and not any(b.ok for b in bad.builds.values())
+    assert good.binaries == {"cuda": "build/main/saxpy.cuda", "hip": "build/main/saxpy.hip"}
+    assert good.builds["cuda"].output_tail.startswith(
+        "[rocmigrate] built alone: the harnesses of main.cu did not build together")
+    assert "undeclared identifier" in bad.builds["hip"].output_tail
+    assert single.binaries == {"cuda": "build/other/saxpy.cuda", "hip": "build/other/saxpy.hip"}
+    assert single.builds["cuda"].output_tail == ""
+    unit = (out / "main.cu.cuda.cu").read_text()
+    assert '{"main/saxpy", rocmigrate_harness_1}' in unit
+    assert '{"main/saxpy-2", rocmigrate_harness_2}' in unit
+    # both build together once the spec is right: one binary per side for the two
+    (tmp_path / "calls").unlink()
+    for outcome in outcomes:
+        outcome.builds, outcome.binaries = {}, {}
+    document = spec_of(SAXPY, SAXPY_HOST)
+    write_spec(out / "main/saxpy-2.toml", document, force=True)
+    bad.loaded = load_spec(out / "main/saxpy-2.toml")
+    render(outcomes, source, options, {"files": 2, "failed": []})
+    build(outcomes, source, options, *toolchains, said.append)
+    assert len((tmp_path / "calls").read_text().split()) == 4
+    assert good.binaries == bad.binaries == {"cuda": "build/main.cu.cuda",
+                                             "hip": "build/main.cu.hip"}
+    assert good.builds["cuda"] is bad.builds["cuda"] and good.builds["cuda"].ok
 
 
 def test_explicit_specialization_needs_its_template_arguments(tmp_path: Path, monkeypatch):

@@ -1,7 +1,9 @@
-"""Harness sources from a spec: ``templates/kernel_harness/harness.cu.j2`` rendered per side.
+"""Harness sources from specs: ``templates/kernel_harness/harness.cu.j2`` rendered per side.
 
 The CUDA side includes the original file, the HIP side the converted one; both are the same text
-but for the runtime prefix (cuda/hip), so their inputs and launches match. A file with its own
+but for the runtime prefix (cuda/hip), so their inputs and launches match. One source holds the
+harnesses of one spec or of every spec of a translation unit (so that the unit is compiled once
+per side), each a function that ``main`` picks by the spec's path. A file with its own
 ``main`` is included with ``main`` defined to ``rocmigrate_original_main`` (and undefined after),
 so the harness's ``main`` is the program's. The spec's template arguments and ``init``
 expressions are written in CUDA; ``hip_spelling`` converts them for the HIP side with the engine
@@ -31,10 +33,26 @@ def buffer_seed(seed: int, index: int) -> int:
     return (seed * 0xD1342543DE82EF95 + (index + 1) * 0x9E3779B97F4A7C15) & _MASK
 
 
-def render_harness(spec: HarnessSpec, side: str, include: str, includes_main: bool) -> str:
-    """The harness source of ``side`` (cuda | hip) including the file ``include``."""
+def render_harness(spec: HarnessSpec, side: str, include: str, includes_main: bool,
+                   selector: str | None = None) -> str:
+    """The harness source of ``side`` (cuda | hip) including the file ``include``, its harness
+    run by the name ``selector`` (default: the spec's name)."""
+    return render_harnesses([(selector or spec.name, spec)], side, include, includes_main)
+
+
+def render_harnesses(harnesses: list[tuple[str, HarnessSpec]], side: str, include: str,
+                     includes_main: bool) -> str:
+    """One source of ``side`` holding the harness of each (selector, spec), all including the
+    file ``include`` once; its ``main`` runs the harness its first argument names."""
     from ..templating import render
 
+    return render("kernel_harness/harness.cu.j2", version=__version__, side=side, rt=SIDES[side],
+                  include=include, unit=include, has_main=includes_main,
+                  harnesses=[_harness(selector, spec) for selector, spec in harnesses])
+
+
+def _harness(selector: str, spec: HarnessSpec) -> dict:
+    """What the template needs of one harness: its buffers and launch arguments."""
     counts = {p.name: p.count for p in spec.parameters if p.kind == "pointer"}
     buffers, arguments = [], []
     for parameter in spec.parameters:
@@ -55,9 +73,15 @@ def render_harness(spec: HarnessSpec, side: str, include: str, includes_main: bo
             arguments.append(f"({parameter.init})")
         else:
             arguments.append(_scalar(parameter))
-    return render("kernel_harness/harness.cu.j2", version=__version__, spec=spec, side=side,
-                  rt=SIDES[side], include=include, has_main=includes_main, buffers=buffers,
-                  arguments=arguments, kernel=kernel_expression(spec))
+    return {"selector": selector, "selector_literal": c_string(selector), "spec": spec,
+            "buffers": buffers, "arguments": arguments, "kernel": kernel_expression(spec)}
+
+
+def c_string(text: str) -> str:
+    """``text`` as the inside of a C string literal: printable ASCII as it is, every other
+    byte of its UTF-8 as a three-digit octal escape."""
+    return "".join(chr(byte) if 32 <= byte < 127 and byte not in b'"\\?' else f"\\{byte:03o}"
+                   for byte in text.encode())
 
 
 def hip_spelling(spec: HarnessSpec, settings) -> HarnessSpec:

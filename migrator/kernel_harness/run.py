@@ -3,10 +3,12 @@
 Steps, each its own function: ``generate`` reads the kernels of the CUDA files (the libclang
 front end, ``migrator.clang.kernels``) and writes or keeps their specs; ``convert`` converts the
 whole source tree into ``DIR/hip-src`` (the engine of `rocmigrate convert`), so local headers
-come along; ``render`` writes both harnesses of each usable spec; ``build`` compiles them in
-parallel (nvcc for the CUDA side; the port as `rocmigrate validate` builds it:
-``migrator.harness.toolchain``); ``run`` checks up front whether the GPUs each side needs are
-here, then runs the two sides interleaved, run by run; ``judge`` compares outputs and timings.
+come along; ``render`` writes both harnesses of each usable spec, and one source per side holding
+every harness of a translation unit that has several; ``build`` compiles each unit once per side,
+in parallel (nvcc for the CUDA side; the port as `rocmigrate validate` builds it:
+``migrator.harness.toolchain``), and each harness of a unit that fails so on its own; ``run``
+checks up front whether the GPUs each side needs are here, then runs the two sides interleaved,
+run by run; ``judge`` compares outputs and timings.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from ..versions import format_version
 from .compare import (NONDETERMINISTIC_FACTOR, BufferComparison, compare_outputs,
                       within_variation)
 from .outputs import OutputError, read_output
-from .render import has_main, hip_spelling, render_harness
+from .render import has_main, hip_spelling, render_harness, render_harnesses
 from .spec import (HarnessSpec, SpecError, default_spec, load_spec, needs_edit_of,
                    write_spec)
 
@@ -40,6 +42,7 @@ CUDA_SUFFIXES = (".cu", ".cuh")
 TAIL = 2000  # characters of compiler or stderr output kept in the report
 HIP_TREE = "hip-src"  # the converted tree, inside the output folder
 BUILD_DIR = "build"
+SOURCE_SUFFIXES = {"cuda": ".cuda.cu", "hip": ".hip.cpp"}
 
 Progress = Callable[[str], None]
 
@@ -114,6 +117,10 @@ class HarnessOutcome:
     spec_error: str = ""
     sources: dict[str, str] = field(default_factory=dict)  # side -> harness file (relative)
     builds: dict[str, Build] = field(default_factory=dict)
+    # side -> the binary holding this harness (relative), run as ``binary SELECTOR OUTPUT``
+    # (SELECTOR: ``spec`` without .toml); none: a report from before, ``build/<selector>.<side>``
+    # run as ``binary OUTPUT``
+    binaries: dict[str, str] = field(default_factory=dict)
     runs: dict[str, list[SideRun]] = field(default_factory=dict)
     buffers: list[BufferComparison] = field(default_factory=list)
     consistent: dict[str, bool] = field(default_factory=dict)  # each side's runs gave one output
@@ -327,28 +334,45 @@ def convert(source: Path, options: HarnessOptions, say: Progress) -> dict:
 
 def render(outcomes: list[HarnessOutcome], root: Path, options: HarnessOptions,
            conversion: dict) -> None:
-    """Both harness sources of every usable spec (the HIP one only where its file converted)."""
+    """Both harness sources of every usable spec (the HIP one only where its file converted),
+    and, for a translation unit with several harnesses, one source per side holding them all
+    (``unit_source``): what is built, the unit being compiled once per side."""
     from ..fsutil import atomic_write
     from ..runner import output_name
 
     failed = {f["path"] for f in conversion["failed"]}
+    mains: dict[str, bool] = {}
+    units: dict[tuple[str, str], list[tuple[str, HarnessSpec]]] = {}
     for outcome in outcomes:
-        spec = outcome.loaded
         unit = outcome.unit or outcome.file
-        includes_main = has_main((root / unit).read_bytes())
-        stem = outcome.spec[:-len(".toml")]
-        for side, suffix in (("cuda", ".cuda.cu"), ("hip", ".hip.cpp")):
+        if unit not in mains:
+            mains[unit] = has_main((root / unit).read_bytes())
+        for side, suffix in SOURCE_SUFFIXES.items():
             if side == "hip" and ({outcome.file, unit, "."} & failed):
                 continue
-            rel = stem + suffix
-            if side == "cuda":
-                include, spelled = unit, spec
-            else:
-                include = output_name(unit, options.settings)
-                spelled = hip_spelling(spec, options.settings)
-            atomic_write(options.output / rel,
-                         render_harness(spelled, side, include, includes_main).encode())
+            spelled = outcome.loaded if side == "cuda" else hip_spelling(outcome.loaded,
+                                                                         options.settings)
+            include = unit if side == "cuda" else output_name(unit, options.settings)
+            rel = selector(outcome) + suffix
+            atomic_write(options.output / rel, render_harness(
+                spelled, side, include, mains[unit], selector(outcome)).encode())
             outcome.sources[side] = rel
+            units.setdefault((unit, side), []).append((selector(outcome), spelled))
+    for (unit, side), harnesses in units.items():
+        if len(harnesses) > 1:
+            include = unit if side == "cuda" else output_name(unit, options.settings)
+            atomic_write(options.output / unit_source(unit, side),
+                         render_harnesses(harnesses, side, include, mains[unit]).encode())
+
+
+def selector(outcome: HarnessOutcome) -> str:
+    """The name a harness binary runs this harness by: its spec's path without .toml."""
+    return outcome.spec[:-len(".toml")]
+
+
+def unit_source(unit: str, side: str) -> str:
+    """The source holding every harness of ``unit`` on ``side`` (relative to the output)."""
+    return unit + SOURCE_SUFFIXES[side]
 
 
 # --- building ------------------------------------------------------------------------------------
@@ -356,26 +380,50 @@ def render(outcomes: list[HarnessOutcome], root: Path, options: HarnessOptions,
 
 def build(outcomes: list[HarnessOutcome], root: Path, options: HarnessOptions, cuda: Toolchain,
           hip: Toolchain, say: Progress) -> None:
+    """One binary per translation unit and side: the unit's source of all its harnesses, or a
+    harness's own source where the unit has one. A unit whose binary does not build has each of
+    its harnesses built alone, so that one bad spec fails only its own harness."""
     from ..pool import worker_count
 
-    jobs = []
+    units: dict[tuple[str, str], list[HarnessOutcome]] = {}
     for outcome in outcomes:
-        for side, rel in outcome.sources.items():
-            tree = root if side == "cuda" else (options.output / HIP_TREE).resolve()
-            jobs.append((outcome, side, cuda if side == "cuda" else hip, rel, tree))
-    if not jobs:
+        for side in outcome.sources:
+            units.setdefault((outcome.unit or outcome.file, side), []).append(outcome)
+    if not units:
         return
-    say(f"building {len(jobs)} harnesses (CUDA with {cuda.name}, HIP with {hip.name})")
-    with ThreadPoolExecutor(max_workers=worker_count(options.jobs)) as pool:
-        built = list(pool.map(lambda job: compile_harness(
-            job[2], options.output / job[3], _binary(options, job[0], job[1]), job[4],
-            options.include_paths, options.build_flags), jobs))
-    for (outcome, side, *_), result in zip(jobs, built):
-        outcome.builds[side] = result
+    toolchains = {"cuda": cuda, "hip": hip}
+    trees = {"cuda": root, "hip": (options.output / HIP_TREE).resolve()}
 
+    def compile_all(jobs: list[tuple[list[HarnessOutcome], str, str, str]]) -> list[Build]:
+        with ThreadPoolExecutor(max_workers=worker_count(options.jobs)) as pool:
+            return list(pool.map(lambda job: compile_harness(
+                toolchains[job[1]], options.output / job[2], options.output / job[3],
+                trees[job[1]], options.include_paths, options.build_flags), jobs))
 
-def _binary(options: HarnessOptions, outcome: HarnessOutcome, side: str) -> Path:
-    return options.output / BUILD_DIR / f"{outcome.spec[:-len('.toml')]}.{side}"
+    def alone(outcome: HarnessOutcome, side: str) -> tuple:
+        return [outcome], side, outcome.sources[side], f"{BUILD_DIR}/{selector(outcome)}.{side}"
+
+    jobs = [alone(members[0], side) if len(members) == 1 else
+            (members, side, unit_source(unit, side), f"{BUILD_DIR}/{unit}.{side}")
+            for (unit, side), members in units.items()]
+    say(f"building {len(jobs)} binaries for {sum(map(len, units.values()))} harnesses (one per "
+        f"file and side; CUDA with {cuda.name}, HIP with {hip.name})")
+    retry = []
+    for (members, side, _, binary), result in zip(jobs, compile_all(jobs)):
+        if result.ok or len(members) == 1:
+            for outcome in members:
+                outcome.builds[side], outcome.binaries[side] = result, binary
+        else:
+            retry += [alone(outcome, side) for outcome in members]
+    if not retry:
+        return
+    say(f"building {len(retry)} harnesses alone: their file's harnesses did not build together")
+    for (members, side, _, binary), result in zip(retry, compile_all(retry)):
+        (outcome,) = members
+        note = (f"[rocmigrate] built alone: the harnesses of {outcome.unit or outcome.file} did "
+                "not build together\n")
+        outcome.builds[side] = replace(result, output_tail=(note + result.output_tail)[-TAIL:])
+        outcome.binaries[side] = binary
 
 
 def compile_harness(toolchain: Toolchain, source: Path, binary: Path, tree: Path,
@@ -453,22 +501,29 @@ def run(outcomes: list[HarnessOutcome], options: HarnessOptions, gpus: dict[str,
     if not runnable or not all(gpu["usable"] for gpu in gpus.values()):
         return
     for outcome in runnable:
-        say(f"running {outcome.spec[:-len('.toml')]} ({options.warmup} warm-up and "
+        say(f"running {selector(outcome)} ({options.warmup} warm-up and "
             f"{options.runs} timed runs per side)")
         for number in range(options.warmup + options.runs):
             order = ("cuda", "hip") if number % 2 == 0 else ("hip", "cuda")
             for side in order:
                 runs = outcome.runs.setdefault(side, [])
                 if not any(r.timed_out for r in runs):
-                    side_run = run_side(_binary(options, outcome, side), options, number + 1)
+                    side_run = run_side(outcome, side, options, number + 1)
                     side_run.warmup = number < options.warmup
                     runs.append(side_run)
 
 
-def run_side(binary: Path, options: HarnessOptions, number: int) -> SideRun:
-    output = binary.with_name(f"{binary.name}.{number}.out")
+def run_side(outcome: HarnessOutcome, side: str, options: HarnessOptions,
+             number: int) -> SideRun:
+    """Run number ``number`` of ``side``'s binary for this harness; its output file is
+    ``build/<selector>.<side>.<number>.out``."""
+    output = options.output / BUILD_DIR / f"{selector(outcome)}.{side}.{number}.out"
     output.unlink(missing_ok=True)
-    done = run_process([str(binary.resolve()), str(output.resolve())], None, options.timeout)
+    if outcome.binaries:
+        command = [str((options.output / outcome.binaries[side]).resolve()), selector(outcome)]
+    else:  # a report from before binaries held several harnesses: one binary, one argument
+        command = [str((options.output / BUILD_DIR / f"{selector(outcome)}.{side}").resolve())]
+    done = run_process([*command, str(output.resolve())], None, options.timeout)
     stderr = (done.error or done.stderr)[-TAIL:]
     if done.timed_out:
         stderr += f"\n[rocmigrate] killed after the time limit of {options.timeout:g} s"
@@ -500,7 +555,8 @@ def run_again(output: Path, runs: int = 10, timeout: float = 120.0,
         outcomes = [HarnessOutcome(
             h["name"], h["kernel"], h["file"], h["spec"], h["spec_status"], h["needs_edit"],
             h["spec_error"], h["sources"], {side: Build(**b) for side, b in h["builds"].items()},
-            unit=h.get("unit", h["file"])) for h in harnesses]
+            binaries=dict(h.get("binaries", {})), unit=h.get("unit", h["file"]))
+            for h in harnesses]
     except (OSError, ValueError, KeyError, TypeError) as err:
         raise HarnessError(f"{output / 'harness.json'} is not the report of a harness build: "
                            f"{err}") from None
@@ -508,12 +564,18 @@ def run_again(output: Path, runs: int = 10, timeout: float = 120.0,
     for outcome in outcomes:
         if outcome.needs_edit or outcome.spec_error:
             continue
-        # harness.json is input: a spec (and the binaries and outputs named after it) must lie
-        # in this folder, or nothing of it runs or is written
+        # harness.json is input: a spec, the binaries and the outputs named after the spec must
+        # lie in this folder, or nothing of it runs or is written
         where = (output / outcome.spec).resolve()
         if not outcome.spec.endswith(".toml") or not where.is_relative_to(inside) or \
                 not (output / BUILD_DIR / outcome.spec).resolve().is_relative_to(inside):
             outcome.spec_error = f"{outcome.spec}: not a spec inside {output}"
+            continue
+        outside = [str(binary) for binary in outcome.binaries.values()
+                   if not (output / str(binary)).resolve().is_relative_to(inside)]
+        if outside or (outcome.binaries and set(outcome.binaries) != set(outcome.builds)):
+            outcome.spec_error = (f"{', '.join(outside)}: not a binary inside {output}" if outside
+                                  else f"{outcome.spec}: a binary for each side built expected")
             continue
         try:
             outcome.loaded = load_spec(output / outcome.spec)
