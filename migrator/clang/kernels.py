@@ -33,6 +33,7 @@ from pathlib import Path
 
 from ..parsing import treesitter
 from .check import find_resource_dir
+from .indexing import BufferIndexing, read_indexing
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,8 @@ class Instantiation:
     template_arguments: tuple[str, ...]
     parameters: tuple[Parameter, ...]
     launches: tuple[Launch, ...] = ()
+    # how far the body indexes each pointer parameter (clang only; () when not read)
+    indexing: tuple[BufferIndexing, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -590,8 +593,10 @@ class _ClangReader:
                               self.kinds.TEMPLATE_TEMPLATE_PARAMETER))
         notes = []
         by_arguments: dict[tuple[str, ...], tuple[tuple[Parameter, ...], list[Launch]]] = {}
+        indexing: dict[tuple[str, ...], tuple[BufferIndexing, ...]] = {}
         if not template:
             by_arguments[()] = (declared, [])
+            indexing[()] = read_indexing(self, cursor, parameters)
         for reference, target, parents in uses:
             if template:
                 arguments = self._template_arguments(target)
@@ -607,6 +612,7 @@ class _ClangReader:
                     resolved = tuple(self._parameter(p, p.type, own[i])
                                      for i, p in enumerate(specialized))
                     by_arguments[arguments] = (resolved, [])
+                    indexing[arguments] = read_indexing(self, definition, specialized)
             else:
                 arguments = ()
             launch = self._launch(reference, parents, arguments)
@@ -623,7 +629,8 @@ class _ClangReader:
             name=cursor.spelling, qualified_name=self._qualified_name(cursor),
             file=str(self.path), line=line, template_parameters=template_parameters,
             parameters=declared,
-            instantiations=tuple(Instantiation(arguments, resolved, tuple(launches))
+            instantiations=tuple(Instantiation(arguments, resolved, tuple(launches),
+                                               indexing.get(arguments, ()))
                                  for arguments, (resolved, launches) in by_arguments.items()),
             dynamic_shared=self._dynamic_shared(cursor, set()), reader="clang",
             note="; ".join(dict.fromkeys(notes)))

@@ -85,6 +85,9 @@ class SiteValues:
                 return self._dims(found[0].group(2))
             if found:
                 return None
+            members = self._dim3_members(text)
+            if members is not None:
+                return members
         value = self.integer(text)
         return (value, 1, 1) if value is not None and value > 0 else None
 
@@ -136,6 +139,33 @@ class SiteValues:
             return None
         return component, count
 
+    def _dim3_members(self, name: str, depth: int = 0) -> tuple[int, int, int] | None:
+        """A ``dim3`` declared once without a value (``dim3 grid, block;``) whose members are
+        each assigned at most once (``block.x = 16;``): the others keep dim3's 1."""
+        declared = re.findall(rf"(?:^|[;{{}}])\s*dim3\s+(?:\w+\s*,\s*)*{re.escape(name)}\s*[,;]",
+                              self.code)  # a statement (not a parameter: after "(" or ",")
+        if len(declared) != 1 or re.search(rf"(?<![\w.>]){re.escape(name)}\s*=(?!=)",
+                                           self.code):
+            return None
+        sizes = []
+        for axis in "xyz":
+            value = self._member(name, axis, depth)
+            if value is None or value <= 0:
+                return None
+            sizes.append(value)
+        return tuple(sizes)  # type: ignore[return-value]
+
+    def _member(self, name: str, axis: str, depth: int) -> int | None:
+        """The one value ``name.axis`` is assigned (1 when never: dim3's default); None when it
+        is assigned more than once, through ++ or an operator, or to something unknown."""
+        pattern = rf"(?<![\w.>]){re.escape(name)}\s*\.\s*{axis}\s*((?:[-+*/%&|^]|<<|>>)?=(?!=)|\+\+|--)"
+        assignments = list(re.finditer(pattern + r"\s*([^;]*);", self.code))
+        if not assignments:
+            return 1
+        if len(assignments) > 1 or assignments[0].group(1) != "=":
+            return None
+        return self.integer(assignments[0].group(2), depth + 1)
+
     def _dims(self, inner: str) -> tuple[int, int, int] | None:
         parts = [self.integer(part) for part in _split(inner)] if inner.strip() else []
         if not parts or len(parts) > 3 or any(p is None or p <= 0 for p in parts):
@@ -148,6 +178,10 @@ class SiteValues:
             return node.value
         if isinstance(node, ast.Name):
             return self._variable(node.id, depth)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
+                node.attr in ("x", "y", "z"):  # a member of a dim3 assigned member by member
+            dims = self._dim3_members(node.value.id, depth + 1)
+            return dims["xyz".index(node.attr)] if dims else None
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
             value = self._evaluate(node.operand, depth)
             return None if value is None else (-value if isinstance(node.op, ast.USub) else value)

@@ -6,8 +6,15 @@ key holds a digest of the rest: a spec whose digest no longer matches is the use
 unless ``force``); ``load_spec`` reads a spec back, checking every field.
 
 Defaults (each choice is recorded in the parameter's ``origin``):
-- element count of a pointer: the bytes of the ``cudaMalloc`` of the launch site's argument,
-  else the product of the size parameters' values (or the launch's thread count, if larger);
+- element count of a pointer: the bytes of the ``cudaMalloc`` of the launch site's argument
+  (raised to what the kernel indexes at the chosen launch, if more); else what the kernel's
+  indexing reaches at that launch, read by the front end (``migrator.clang.indexing``: largest
+  index + 1); else the product of the size parameters' values (or the launch's thread count,
+  if larger);
+- sizes no launch site gives are lowered, by halves and then each back up as far as it goes,
+  until every buffer holds what the kernel indexes: its ``cudaMalloc``'s count (a loop
+  ``a < numatoms`` over a buffer allocated for 4000 gives numatoms 4000), MAX_BUFFER elements
+  for the others (a matrix ``m[i * n + j]``: n at most 4096);
 - a size parameter (``n``, ``size``, ``count``, ``num*``, ``width``, ``rows``...): its value at the
   launch site, else a share of ``DEFAULT_ELEMENTS`` (1 << 20 for one size, 1024 x 1024 for two);
   another integer: its value at the launch site, else 1; a float: its value there, else 0.5;
@@ -34,6 +41,7 @@ from .types import (COMPONENTS, DEFAULT_RANGES, DEFAULT_TOLERANCES, FLOATING, el
 DEFAULT_ELEMENTS = 1 << 20
 DEFAULT_BLOCK = 256
 MAX_ELEMENTS = 1 << 28  # a product of size parameters above this is not taken as a count
+MAX_BUFFER = 1 << 24  # elements: default sizes are lowered until each buffer's indexing fits
 DIGEST_KEY = "rocmigrate_digest"
 ROLES = ("input", "output", "inout")
 FILLS = ("random", "zero")
@@ -117,28 +125,23 @@ def default_spec(kernel, instantiation, rel: str, values, name: str,
         edits.append(f"{kernel.name} is a template and the file instantiates it nowhere: set "
                      "kernel.template_arguments and the parameters' types")
     launches = instantiation.launches if instantiation else ()
-    launch, grid, block = _launch(launches, values)
+    launch, site_grid, site_block = _launch(launches, values)
     site_args = _site_arguments(launch, parameters, values)
     sizes = {p.name: site_args.get(p.name) for p in parameters
              if p.kind == "scalar" and _is_integer(p) and is_size_name(p.name)}
-    dims = _default_dims([n for n in sizes if sizes[n] is None])
-    sizes = {n: v if v is not None else dims[n] for n, v in sizes.items()}
-    threads = math.prod(grid) * math.prod(block) if grid and block else 0
-    product = math.prod(sizes.values()) if sizes else 0
-    if product > MAX_ELEMENTS:  # several sizes of one buffer's length each: not their product
-        product = max(sizes.values())
-    elements = max(product, threads) or DEFAULT_ELEMENTS
-    if grid is None and block is not None:  # the site's block, a grid covering the elements
-        grid = _covering(block, sizes, elements)
-        launch_origin = (f"launch site {_shown_file(launch.file, rel)}:{launch.line}: block "
-                         f"{launch.block}; its grid ({launch.grid}) unknown: covering "
-                         f"{elements} elements")
-    elif grid is None or block is None:
-        grid, block, launch_origin = _default_launch(sizes, elements,
-                                                     _template_block(kernel, template_arguments))
-    else:
-        launch_origin = (f"launch site {_shown_file(launch.file, rel)}:{launch.line}: "
-                         f"<<<{launch.grid}, {launch.block}>>>")
+    defaulted = [n for n in sizes if sizes[n] is None]
+    sizes = {**sizes, **_default_dims(defaulted)}
+    template_block = _template_block(kernel, template_arguments)
+    indexing = {b.name: b for b in instantiation.indexing} if instantiation else {}
+    allocated = _allocations(parameters, launch, values)
+
+    def layout(sizes: dict[str, int]) -> _Layout:
+        return _layout(sizes, site_grid, site_block, launch, rel, template_block, parameters,
+                       site_args, indexing, allocated)
+
+    chosen, fitted = _fit(sizes, defaulted, layout)
+    sizes, grid, block = chosen.sizes, chosen.grid, chosen.block
+    launch_origin, counts = chosen.origin, chosen.counts
     shared = 0
     if launch is not None and launch.shared_bytes:
         known = values.integer(launch.shared_bytes)
@@ -152,7 +155,7 @@ def default_spec(kernel, instantiation, rel: str, values, name: str,
                       "size: set launch.shared_bytes")
     documents = []
     for index, parameter in enumerate(parameters):
-        document, why = _parameter(parameter, index, site_args, sizes, elements, launch, values)
+        document, why = _parameter(parameter, index, site_args, sizes, counts, fitted, values)
         documents.append(document)
         if why:
             edits.append(why)
@@ -168,6 +171,125 @@ def default_spec(kernel, instantiation, rel: str, values, name: str,
         spec = {"needs_edit": "; ".join(edits), **spec}
     spec["kernel"]["harness"] = name
     return spec
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """One choice of the size parameters' values, with the launch and the element counts of
+    the pointers it leads to."""
+
+    sizes: dict
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    origin: str
+    elements: int
+    counts: dict  # parameter index -> (count, origin)
+    overflows: dict  # buffer name -> why it overflows at this choice
+
+
+def _layout(sizes, site_grid, site_block, launch, rel, template_block, parameters, site_args,
+            indexing, allocated) -> _Layout:
+    grid, block = site_grid, site_block
+    threads = math.prod(grid) * math.prod(block) if grid and block else 0
+    product = math.prod(sizes.values()) if sizes else 0
+    if product > MAX_ELEMENTS:  # several sizes of one buffer's length each: not their product
+        product = max(sizes.values())
+    elements = max(product, threads) or DEFAULT_ELEMENTS
+    if grid is None and block is not None:  # the site's block, a grid covering the elements
+        grid = _covering(block, sizes, elements)
+        origin = (f"launch site {_shown_file(launch.file, rel)}:{launch.line}: block "
+                  f"{launch.block}; its grid ({launch.grid}) unknown: covering {elements} "
+                  "elements")
+    elif grid is None or block is None:
+        grid, block, origin = _default_launch(sizes, elements, template_block)
+    else:
+        origin = (f"launch site {_shown_file(launch.file, rel)}:{launch.line}: "
+                  f"<<<{launch.grid}, {launch.block}>>>")
+    scalars = {**{p.name: 1 for p in parameters if p.kind == "scalar"}, **site_args, **sizes}
+    values = {"grid": grid, "block": block, "scalars": scalars}
+    counts, overflows = {}, {}
+    for index, parameter in enumerate(parameters):
+        if parameter.kind != "pointer":
+            continue
+        reading = indexing.get(parameter.name)
+        extent = reading.extent(values) if reading is not None else None
+        known = allocated.get(index)
+        if known is not None:
+            count, origin_ = known
+            if extent is not None and extent > count:
+                overflows[parameter.name] = (f"{parameter.name}: indexed up to {extent - 1}, "
+                                             f"{origin_} holds {count}")
+                count, origin_ = extent, (f"{origin_} ({count} elements), raised to the "
+                                          f"{extent} its indexing reaches at this launch")
+        elif reading is not None and reading.complete and extent is not None:
+            count, origin_ = max(extent, 1), "the kernel's indexing: its largest index + 1 "                                              "at this launch"
+            if extent > MAX_BUFFER:
+                overflows[parameter.name] = f"{parameter.name}: {extent} elements"
+        elif extent is not None and extent > elements:
+            count, origin_ = extent, ("the kernel's indexing where it is known (largest "
+                                      f"index + 1; {reading.note})")
+        else:
+            count, origin_ = elements, "the element count of the size parameters or the launch"
+        counts[index] = (count, origin_)
+    return _Layout(dict(sizes), grid, block, origin, elements, counts, overflows)
+
+
+def _fit(sizes: dict[str, int], defaulted: list[str], layout) -> tuple[_Layout, dict[str, str]]:
+    """The layout of the size parameters' values, where those no launch site gives
+    (``defaulted``) are lowered as far as needed, together, by halves, then each raised again
+    as far as it can go, for every buffer to hold what the kernel's indexing reaches (a
+    ``cudaMalloc``'s count; MAX_BUFFER elements for the others); with each lowered size's
+    origin. A buffer that overflows whatever they are (the site's own values) is left so."""
+    chosen = layout(sizes)
+    if not chosen.overflows or not defaulted:
+        return chosen, {}
+    persistent = set(layout({**sizes, **{n: 1 for n in defaulted}}).overflows)
+
+    def fits(candidate: _Layout) -> bool:
+        return set(candidate.overflows) <= persistent
+
+    if fits(chosen):
+        return chosen, {}
+    for shift in range(1, DEFAULT_ELEMENTS.bit_length()):
+        trial = {**sizes, **{n: max(1, sizes[n] >> shift) for n in defaulted}}
+        if fits(layout(trial)):
+            break
+    else:
+        return chosen, {}
+    for name in defaulted:  # each one back up, as far as every buffer still holds it
+        low, high = trial[name], min(trial[name] << 1, sizes[name] + 1)  # high does not fit
+        while high - low > 1:
+            middle = (low + high) // 2
+            if fits(layout({**trial, name: middle})):
+                low = middle
+            else:
+                high = middle
+        trial[name] = low
+    why = "; ".join(message for name, message in chosen.overflows.items()
+                    if name not in persistent)
+    origins = {name: f"default size, lowered from {sizes[name]} until the buffers hold what "
+                     f"the kernel indexes ({why})" for name in defaulted
+               if trial[name] != sizes[name]}
+    return layout(trial), origins
+
+
+def _allocations(parameters, launch, values) -> dict[int, tuple[int, str]]:
+    """(element count, origin) of the pointers whose launch-site argument the file
+    ``cudaMalloc``s with a constant size, by parameter index."""
+    found = {}
+    if launch is None:
+        return found
+    for index, parameter in enumerate(parameters):
+        if parameter.kind != "pointer" or len(launch.arguments) <= index:
+            continue
+        layout = element_layout(parameter.element) if parameter.element else None
+        argument = launch.arguments[index]
+        allocated = values.allocated_bytes(argument)
+        size = parameter.element_size or (COMPONENTS[layout[0]].size * layout[1] if layout
+                                          else 0)
+        if allocated and size and allocated % size == 0:
+            found[index] = (allocated // size, f"cudaMalloc of {argument.strip()}")
+    return found
 
 
 def _shown_file(path: str, rel: str) -> str:
@@ -255,17 +377,18 @@ def _default_launch(sizes: dict[str, int], elements: int, template_block):
             "elements")
 
 
-def _parameter(parameter, index: int, site_args, sizes, elements: int, launch, values):
+def _parameter(parameter, index: int, site_args, sizes, counts, fitted: dict[str, str],
+               values):
     """(the parameter's document, why it needs a hand edit or "")."""
     name = parameter.name or f"arg{index}"
     document = {"name": name, "kind": parameter.kind, "type": parameter.type}
     if parameter.kind == "pointer":
-        return _pointer(parameter, name, document, index, elements, launch, values)
+        return _pointer(parameter, name, document, *counts[index], values)
     if parameter.kind == "scalar":
         layout = element_layout(parameter.type)
         if name in sizes:
             value, origin = sizes[name], ("launch site" if name in site_args
-                                          else "default size")
+                                          else fitted.get(name, "default size"))
         elif name in site_args:
             value, origin = site_args[name], "launch site"
         elif layout is not None and COMPONENTS[layout[0]].kind == "float":
@@ -286,20 +409,12 @@ def _parameter(parameter, index: int, site_args, sizes, elements: int, launch, v
     return document, f"parameter {name} ({parameter.type}) cannot be filled: set its init"
 
 
-def _pointer(parameter, name: str, document: dict, index: int, elements: int, launch, values):
+def _pointer(parameter, name: str, document: dict, count: int, origin: str, values):
     if parameter.const or not parameter.written_to:
         role = "input"
     else:
         role = "inout" if parameter.read_from else "output"
     layout = element_layout(parameter.element) if parameter.element else None
-    count, origin = elements, "the element count of the size parameters or the launch"
-    if launch is not None and len(launch.arguments) > index:
-        argument = launch.arguments[index]
-        allocated = values.allocated_bytes(argument)
-        size = parameter.element_size or (
-            COMPONENTS[layout[0]].size * layout[1] if layout else 0)
-        if allocated and size and allocated % size == 0:
-            count, origin = allocated // size, f"cudaMalloc of {argument.strip()}"
     document.update(role=role, count=count, fill="zero" if role == "output" else "random")
     why = ""
     if "*" in parameter.element or not parameter.element:

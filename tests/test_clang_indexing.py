@@ -1,0 +1,97 @@
+"""The libclang front end's reading of how far a kernel indexes its buffers
+(migrator.clang.indexing), on fixtures/kernel_indexing/indexing.cu."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import ROOT, require
+from migrator.clang import find_resource_dir, read_kernels
+from migrator.clang.indexing import INFINITY, interval
+
+SOURCE = ROOT / "fixtures" / "kernel_indexing" / "indexing.cu"
+
+
+@pytest.fixture(scope="module")
+def indexing():
+    try:
+        import clang.cindex  # noqa: F401
+    except ImportError:
+        require(False, "the libclang wheel")
+    require(find_resource_dir() is not None, "clang's builtin headers")
+    reading = read_kernels(SOURCE)
+    found = {}
+    for kernel in reading.kernels:
+        assert kernel.reader == "clang", kernel.note
+        for instantiation in kernel.instantiations:
+            found[kernel.name] = {b.name: b for b in instantiation.indexing}
+    return found
+
+
+def launch(grid, block, **scalars):
+    return {"grid": tuple(grid) + (1,) * (3 - len(grid)),
+            "block": tuple(block) + (1,) * (3 - len(block)), "scalars": scalars}
+
+
+def extents(buffers, values):
+    return {name: buffer.extent(values) for name, buffer in buffers.items()}
+
+
+def test_a_guard_bounds_the_thread_index(indexing):
+    # more threads than n: the guard; fewer: the threads
+    assert extents(indexing["guarded"], launch([8], [256], n=1000)) == {"in": 1000, "out": 1000}
+    assert extents(indexing["guarded"], launch([8], [256], n=5000)) == {"in": 2048, "out": 2048}
+
+
+def test_an_early_return_and_a_loop_bound_a_two_dimensional_index(indexing):
+    values = launch([2, 1], [16, 16], rows=10, cols=20)
+    assert extents(indexing["matrix"], values) == {"a": 10 * 20, "sums": 10}
+    # without the guard's bound the rows would be the 16 threads of y
+    assert extents(indexing["matrix"], launch([2, 1], [16, 16], rows=100, cols=20)) == \
+        {"a": 16 * 20, "sums": 16}
+
+
+def test_unrolled_writes_and_a_loop_over_a_count(indexing):
+    values = launch([4], [256], count=4000)
+    assert extents(indexing["unrolled"], values) == {"grid": 4 * 256 * 4, "atoms": 4000}
+
+
+def test_a_row_pointer_a_grid_stride_loop_and_a_member_through_an_arrow(indexing):
+    values = launch([2], [32], n=100, width=8)
+    assert extents(indexing["rows"], values) == {"m": 100 * 8, "out": 100, "pair": 1}
+    assert all(buffer.complete for buffer in indexing["rows"].values())
+
+
+def test_what_cannot_be_bounded_says_so(indexing):
+    buffers = indexing["gather"]
+    values = launch([4], [256], n=1000)
+    assert buffers["index"].extent(values) == 1000 and buffers["index"].complete
+    assert buffers["in"].extent(values) is None  # in[index[i]]: read from memory
+    assert not buffers["scratch"].complete and "used whole" in buffers["scratch"].note
+
+
+def test_a_ternary_and_a_modulo_stay_in_bounds(indexing):
+    buffers = indexing["wrap"]
+    values = launch([1], [64], nx=50)
+    assert extents(buffers, values) == {"in": 50, "out": 50}
+    lows = [interval(index, values)[0] for index in buffers["in"].indexes]
+    assert min(lows) == 0  # i == 0 takes nx - 1, not i - 1
+
+
+def test_a_template_argument_is_a_constant(indexing):
+    assert extents(indexing["tiled"], launch([16], [64], n=1024)) == {"data": 1024}
+    assert extents(indexing["tiled"], launch([16], [64], n=99999)) == {"data": 1024}
+
+
+def test_interval_arithmetic():
+    values = launch([4], [8], n=10)
+    thread = ("+", ("*", ("b", "blockIdx", "x"), ("b", "blockDim", "x")), ("b", "threadIdx", "x"))
+    assert interval(thread, values) == (0, 31)
+    assert interval(("le", thread, ("-", ("p", "n"), ("c", 1))), values) == (0, 9)
+    assert interval(("ge", ("c", 3), ("c", 5)), values) is None  # no thread takes it
+    assert interval(("/", thread, ("c", 4)), values) == (0, 7)
+    assert interval(("%", ("-", thread, ("c", 40)), ("c", 8)), values) == (-7, 0)
+    assert interval(("<<", thread, ("c", 2)), values) == (0, 124)
+    assert interval(("&", thread, ("c", 7)), values) == (0, 7)
+    assert interval(("/", thread, ("p", "unknown")), values) == (-INFINITY, INFINITY)
+    assert interval(("inc", ("c", 2)), values) == (2, INFINITY)
