@@ -348,7 +348,13 @@ def test_harness_sources_differ_only_in_the_runtime():
     assert cuda.replace("cuda", "hip").replace("#include <hip_runtime.h>",
                                                "#include <hip/hip_runtime.h>") == hip
     assert f"{buffer_seed(1, 1)}ull" in cuda  # y: the second buffer
-    assert "saxpy<<<dim3(512, 1, 1), dim3(128, 1, 1), 0>>>(" in cuda
+    # launched, copied and timed on a stream of its own, not the legacy default stream
+    assert "saxpy<<<dim3(512, 1, 1), dim3(128, 1, 1), 0, rocmigrate_stream>>>(" in cuda
+    assert "cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)" in cuda
+    assert "hipStreamCreateWithFlags(&stream, hipStreamNonBlocking)" in hip
+    assert "cudaEventRecord(start, stream)" in cuda and "cudaEventRecord(stop, stream)" in cuda
+    assert "cudaStreamSynchronize(stream)" in cuda and "cudaStreamDestroy(stream)" in cuda
+    assert "DeviceSynchronize" not in cuda and "cudaMemcpy(" not in cuda
     assert "rocmigrate_harness::Pointer{rocmigrate_device[1]}" in cuda
     # the kernel's file comes after the harness's own code, so its macros cannot break it
     assert cuda.index('#include "lib/saxpy.cu"') > cuda.index("int drive(")
@@ -373,7 +379,7 @@ def test_one_source_holds_every_harness_of_a_unit():
                    source.index("static int rocmigrate_harness_2(")]
     second = source[source.index("static int rocmigrate_harness_2("):source.index("int main(")]
     assert "dim3(128, 1, 1)" in first and "dim3(64, 1, 1)" in second
-    assert '"saxpy-2", rocmigrate_output' in second and ", 7, [](" in second
+    assert '"saxpy-2", rocmigrate_output' in second and ", 7,\n" in second
     assert '{"lib/saxpy", rocmigrate_harness_1}' in source
     assert '{"lib/\\042odd\\042/saxpy-2", rocmigrate_harness_2}' in source
     assert c_string("a\\b\n") == "a\\134b\\012"
@@ -390,7 +396,8 @@ def test_harness_template_arguments_and_struct_init():
     document["parameters"][0]["init"] = "Affine{2.0f, 1.0f}"
     spec = spec_from(document, "k")
     source = render_harness(spec, "cuda", "k.cu", includes_main=False)
-    assert "ns::k<float, 256><<<dim3(4096, 1, 1), dim3(256, 1, 1), 0>>>(" in source
+    assert ("ns::k<float, 256><<<dim3(4096, 1, 1), dim3(256, 1, 1), 0, rocmigrate_stream>>>("
+            in source)
     assert "(Affine{2.0f, 1.0f})" in source
     assert "#define main" not in source
 
@@ -651,6 +658,9 @@ def test_fixture_harnesses_compile(tmp_path: Path, compiler: str):
     assert add.binaries == count.binaries == {"cuda": "build/program.cu.cuda",
                                               "hip": "build/program.cu.hip"}
     assert "program.cu.cuda.cu" in add.builds["cuda"].command
+    built = (tmp_path / "out" / "program.cu.hip.cpp").read_text()  # compiled: on a stream
+    assert "hipStreamCreateWithFlags(&stream, hipStreamNonBlocking)" in built
+    assert built.count(", rocmigrate_stream>>>(") == 2
     axpby, histogram = (next(o for o in report.harnesses if o.name == name)
                         for name in ("axpby", "histogram"))
     assert "rocmigrate_undeclared" in axpby.builds["cuda"].output_tail
