@@ -617,13 +617,20 @@ def test_fixture_harnesses_compile(tmp_path: Path, compiler: str):
     through rocmigrate's NVIDIA headers or with hipcc for gfx90a. Each file is compiled once
     per side for all its harnesses; axpby's spec is edited into one that does not compile, so
     library.cu's harnesses are built alone and only axpby fails."""
+    import json
+
     from migrator.kernel_harness.run import generate
 
     require_tool("nvcc", "/usr/local/cuda/bin/nvcc")
     if compiler == "hipcc":
         require_tool("hipcc")
     _front_end_or_skip()
-    options = HarnessOptions(FIXTURES, tmp_path / "out", hip_compiler=compiler, build_only=True)
+    # flags/scale.cu compiles only with its compile command's -Iinclude and -DFLAGS_SCALE
+    commands = tmp_path / "compile_commands.json"
+    commands.write_text(json.dumps([{"directory": str(FIXTURES / "flags"), "file": "scale.cu",
+                                     "command": "nvcc -Iinclude -DFLAGS_SCALE=3 -c scale.cu"}]))
+    options = HarnessOptions(FIXTURES, tmp_path / "out", hip_compiler=compiler, build_only=True,
+                             compile_commands=commands)
     generate(options, lambda line: None)
     axpby_spec = tmp_path / "out" / "library" / "axpby.toml"
     axpby_spec.write_text(axpby_spec.read_text().replace(
@@ -638,7 +645,10 @@ def test_fixture_harnesses_compile(tmp_path: Path, compiler: str):
                         "partial/elsewhere/negate.toml": "built",
                         "included/kernels/invert.toml": "built",
                         "headers/kernels/shift.toml": "built",
-                        "headers/ops/scale/scale.toml": "built"}, report.harnesses
+                        "headers/ops/scale/scale.toml": "built",
+                        "flags/scale/scale_by_flag.toml": "built"}, report.harnesses
+    flagged = next(o for o in report.harnesses if o.name == "scale_by_flag")
+    assert "hip-src/flags/include -D FLAGS_SCALE=3" in flagged.builds["hip"].command
     # kernels.cu does not compile alone: its harnesses include main.cu, which includes it
     invert = next(o for o in report.harnesses if o.name == "invert")
     assert invert.unit == "included/main.cu"
@@ -1212,6 +1222,54 @@ Path(sys.argv[sys.argv.index("-o") + 1]).write_text("binary")
     assert good.binaries == bad.binaries == {"cuda": "build/main.cu.cuda",
                                              "hip": "build/main.cu.hip"}
     assert good.builds["cuda"] is bad.builds["cuda"] and good.builds["cuda"].ok
+
+
+def test_compile_commands_flags_build_both_sides(tmp_path: Path):
+    """The kernel file's entry in --compile-commands, read as the kernel reader reads it: its
+    include folders (relative ones against the entry's directory), defines, undefines, standard
+    and forced includes reach both sides' compiles, after the source (so after the tree's own
+    include folder) and before --build-flag; on the HIP side a folder or file of the source
+    tree is its converted twin under hip-src, anything else stays as given."""
+    import json
+    import sys
+
+    from migrator.harness.toolchain import Toolchain
+    from migrator.kernel_harness.run import HarnessOutcome, build, render, unit_flags
+
+    source, out = tmp_path / "src", tmp_path / "out"
+    for folder in (source / "include", out / "hip-src" / "include"):
+        folder.mkdir(parents=True)
+    (source / "main.cu").write_text(SAXPY_HOST)
+    (source / "pre.h").write_text("")
+    (out / "hip-src" / "pre.h").write_text("")  # as the conversion leaves them
+    commands = tmp_path / "compile_commands.json"
+    commands.write_text(json.dumps([{"directory": str(source), "file": "main.cu", "arguments": [
+        "nvcc", "-Iinclude", "-I", "/opt/elsewhere", "-DSCALE=3", "-UNDEBUG", "--std=c++14",
+        "-include", "pre.h", "-O2", "-c", "main.cu"]}]))
+    options = HarnessOptions(source, out, compile_commands=commands, build_flags=("-DUSER",))
+    common = ("-I", "/opt/elsewhere", "-D", "SCALE=3", "-U", "NDEBUG", "-std=c++14", "-include")
+    flags = unit_flags(source, "main.cu", options)
+    assert flags == {"cuda": ("-I", f"{source}/include", *common, f"{source}/pre.h"),
+                     "hip": ("-I", f"{out}/hip-src/include", *common, f"{out}/hip-src/pre.h")}
+    assert unit_flags(source, "other.cu", options) == {"cuda": (), "hip": ()}  # no entry
+    compiler = tmp_path / "compiler"
+    compiler.write_text(f"""#!{sys.executable}
+import sys
+from pathlib import Path
+Path(sys.argv[sys.argv.index("-o") + 1]).write_text("binary")
+""")
+    compiler.chmod(0o755)
+    write_spec(out / "main" / "saxpy.toml", spec_of(SAXPY, SAXPY_HOST), force=False)
+    outcome = HarnessOutcome("saxpy", "saxpy", "main.cu", "main/saxpy.toml", "written",
+                             unit="main.cu")
+    outcome.loaded = load_spec(out / "main" / "saxpy.toml")
+    render([outcome], source, options, {"files": 1, "failed": []})
+    build([outcome], source, options, *(Toolchain(side, str(compiler), "test", "test", (), "cu")
+                                         for side in ("cuda", "hip")), lambda line: None)
+    cuda, hip = (outcome.builds[side].command for side in ("cuda", "hip"))
+    assert f"-I {source} -x cu" in cuda and f"-I {out}/hip-src -x cu" in hip
+    assert cuda.endswith(f"main/saxpy.cuda.cu {' '.join(flags['cuda'])} -DUSER")
+    assert hip.endswith(f"main/saxpy.hip.cpp {' '.join(flags['hip'])} -DUSER")
 
 
 def test_explicit_specialization_needs_its_template_arguments(tmp_path: Path, monkeypatch):

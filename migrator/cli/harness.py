@@ -39,7 +39,8 @@ def harness(
         None, "--build-flag", help="Add a flag to every compile, both sides (repeatable; e.g. "
         "--build-flag=--expt-relaxed-constexpr, -DUSE_FLOAT)."),
     compile_commands: Optional[Path] = typer.Option(
-        None, "--compile-commands", help="A compile_commands.json: its flags read the kernels."),
+        None, "--compile-commands", help="A compile_commands.json: each file's include folders, "
+        "defines and standard read its kernels and build its harnesses."),
     rocm: Optional[str] = typer.Option(None, "--rocm", help="Target ROCm version X.Y of the "
                                        "conversion, or auto: the installed HIP's (the default "
                                        "where hipcc is found; else 6.4)."),

@@ -393,12 +393,14 @@ def build(outcomes: list[HarnessOutcome], root: Path, options: HarnessOptions, c
         return
     toolchains = {"cuda": cuda, "hip": hip}
     trees = {"cuda": root, "hip": (options.output / HIP_TREE).resolve()}
+    flags = {unit: unit_flags(root, unit, options) for unit, _ in units}
 
     def compile_all(jobs: list[tuple[list[HarnessOutcome], str, str, str]]) -> list[Build]:
         with ThreadPoolExecutor(max_workers=worker_count(options.jobs)) as pool:
             return list(pool.map(lambda job: compile_harness(
                 toolchains[job[1]], options.output / job[2], options.output / job[3],
-                trees[job[1]], options.include_paths, options.build_flags), jobs))
+                trees[job[1]], options.include_paths,
+                (*flags[job[0][0].unit or job[0][0].file][job[1]], *options.build_flags)), jobs))
 
     def alone(outcome: HarnessOutcome, side: str) -> tuple:
         return [outcome], side, outcome.sources[side], f"{BUILD_DIR}/{selector(outcome)}.{side}"
@@ -424,6 +426,31 @@ def build(outcomes: list[HarnessOutcome], root: Path, options: HarnessOptions, c
                 "not build together\n")
         outcome.builds[side] = replace(result, output_tail=(note + result.output_tail)[-TAIL:])
         outcome.binaries[side] = binary
+
+
+def unit_flags(root: Path, unit: str, options: HarnessOptions) -> dict[str, tuple[str, ...]]:
+    """side -> the flags of ``unit``'s entry in ``options.compile_commands`` that its build
+    needs: include folders, defines, forced includes, the language standard, as the kernel
+    reader takes them (``migrator.clang.kernels``: relative paths against the entry's
+    directory). The HIP side includes the converted tree: a folder or file of the source tree
+    there is its twin under DIR/hip-src, where that exists; anything else stays as given."""
+    from ..clang.kernels import _PATH_FLAGS, _compile_command_flags
+    from ..runner import output_name
+
+    cuda = tuple(_compile_command_flags(root / unit, options.compile_commands) or ())
+    tree = (options.output / HIP_TREE).resolve()
+    hip, index = list(cuda), 0
+    while index < len(cuda):  # -std=X stands alone; every other flag is followed by its value
+        flag = cuda[index]
+        index += 1 if flag.startswith("-std=") else 2
+        if flag not in _PATH_FLAGS or not _inside(where := Path(cuda[index - 1]).resolve(),
+                                                  root):
+            continue
+        rel = where.relative_to(root).as_posix()
+        twin = tree / (output_name(rel, options.settings) if flag == "-include" else rel)
+        if twin.exists():
+            hip[index - 1] = str(twin)
+    return {"cuda": cuda, "hip": tuple(hip)}
 
 
 def compile_harness(toolchain: Toolchain, source: Path, binary: Path, tree: Path,
