@@ -408,8 +408,8 @@ def build(outcomes: list[HarnessOutcome], root: Path, options: HarnessOptions, c
     jobs = [alone(members[0], side) if len(members) == 1 else
             (members, side, unit_source(unit, side), f"{BUILD_DIR}/{unit}.{side}")
             for (unit, side), members in units.items()]
-    say(f"building {len(jobs)} binaries for {sum(map(len, units.values()))} harnesses (one per "
-        f"file and side; CUDA with {cuda.name}, HIP with {hip.name})")
+    say(f"building {len(jobs)} binaries for {sum(bool(o.sources) for o in outcomes)} harnesses "
+        f"(one per file and side; CUDA with {cuda.name}, HIP with {hip.name})")
     retry = []
     for (members, side, _, binary), result in zip(jobs, compile_all(jobs)):
         if result.ok or len(members) == 1:
