@@ -830,6 +830,7 @@ def test_harnesses_sharing_a_binary_are_run_by_name(tmp_path: Path, gpus_here):
     first = document["harnesses"][0]
     for side in ("cuda", "hip"):
         (out / "build" / "k" / f"saxpy.{side}").rename(out / "build" / f"k.cu.{side}")
+    (out / "build" / "k").rmdir()  # a shared binary's build leaves no folder per spec
     first["binaries"] = {"cuda": "build/k.cu.cuda", "hip": "build/k.cu.hip"}
     document["harnesses"].append({**first, "name": "saxpy-2", "spec": "k/saxpy-2.toml"})
     (out / "harness.json").write_text(json.dumps(document))

@@ -546,6 +546,8 @@ def run_side(outcome: HarnessOutcome, side: str, options: HarnessOptions,
     ``build/<selector>.<side>.<number>.out``."""
     output = options.output / BUILD_DIR / f"{selector(outcome)}.{side}.{number}.out"
     output.unlink(missing_ok=True)
+    # a binary shared by the harnesses of a file lies above its spec's folder under build/
+    output.parent.mkdir(parents=True, exist_ok=True)
     if outcome.binaries:
         command = [str((options.output / outcome.binaries[side]).resolve()), selector(outcome)]
     else:  # a report from before binaries held several harnesses: one binary, one argument
