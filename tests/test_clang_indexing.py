@@ -95,3 +95,24 @@ def test_interval_arithmetic():
     assert interval(("&", thread, ("c", 7)), values) == (0, 7)
     assert interval(("/", thread, ("p", "unknown")), values) == (-INFINITY, INFINITY)
     assert interval(("inc", ("c", 2)), values) == (2, INFINITY)
+
+
+def test_shared_arrays_are_read_per_dimension(indexing):
+    """tile[TILE][TILE + 1] indexed [threadIdx.y][threadIdx.x], then transposed; line[TILE * 4]
+    at threadIdx.x * 4 + 3: each subscript against its own dimension's length."""
+    buffers = indexing["transpose"]
+    assert (buffers["tile"].capacity, buffers["tile[1]"].capacity, buffers["line"].capacity) == \
+        (16, 17, 64)
+    fits = launch([4, 4], [16, 16], n=64)
+    assert extents({k: buffers[k] for k in ("tile", "tile[1]", "line")}, fits) == \
+        {"tile": 16, "tile[1]": 16, "line": 64}
+    assert buffers["in"].extent(fits) == 64 * 64
+    too_wide = launch([4, 4], [32, 8], n=64)
+    assert buffers["tile"].extent(too_wide) == 32 > buffers["tile"].capacity
+    assert buffers["line"].extent(too_wide) == 128 > buffers["line"].capacity
+
+
+def test_a_loop_counting_down_from_a_constant(indexing):
+    """A halving loop (stride = 64; stride > 0; stride /= 2) keeps its first value as the
+    bound: ``s[i + stride]`` stays in a tile of 128."""
+    assert extents({"s": indexing["halving"]["s"]}, launch([1], [64])) == {"s": 128}

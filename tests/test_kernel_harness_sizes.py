@@ -146,3 +146,40 @@ int main() {
     assert values.dim3("grid") == (12, 96, 1)
     assert values.dim3("twice") is None  # assigned twice: unknown
     assert values.allocated_bytes("out") == 4 * 768 * 768
+
+
+SHARED = """
+__global__ void tile_sum(const float *in, float *out, int n) {
+  __shared__ float s[64];
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  s[threadIdx.x] = i < n ? in[i] : 0.0f;
+  __syncthreads();
+  if (threadIdx.x == 0) out[blockIdx.x] = s[0] + s[blockDim.x - 1];
+}
+__global__ void past_the_tile(float *out) {
+  __shared__ float s[64];
+  s[threadIdx.x + 100] = 1.0f;
+  out[threadIdx.x] = s[threadIdx.x];
+}
+"""
+
+
+def test_the_default_block_is_lowered_to_fit_a_shared_tile(tmp_path: Path):
+    """256 threads would write s[255] of a 64-float tile (HeCBench all-pairs-distance k2,
+    convolutionSeparable, matern: an illegal memory access on both sides)."""
+    found = specs(tmp_path, SHARED)
+    spec = found["tile_sum"]
+    assert spec["launch"]["block"] == [64, 1, 1] and not spec["needs_edit"]
+    assert "lowered until the kernel's shared arrays hold" in spec["launch"]["origin"]
+    assert "__shared__ s: indexed up to 255, holds 64" in spec["launch"]["origin"]
+    assert spec["launch"]["grid"][0] * 64 >= spec["n"]["value"]
+    # no block fits: the spec says so rather than run out of bounds
+    assert "indexes past its shared arrays (__shared__ s: indexed up to 355, holds 64)" in \
+        found["past_the_tile"]["needs_edit"]
+
+
+def test_a_launch_sites_block_is_kept(tmp_path: Path):
+    spec = specs(tmp_path, SHARED + """
+int main() { float *in, *out; tile_sum<<<16, 256>>>(in, out, 4096); }
+""")["tile_sum"]
+    assert spec["launch"]["block"] == [256, 1, 1] and not spec["needs_edit"]

@@ -11,6 +11,9 @@ a variable tested by an enclosing ``if``, ``?:`` or an early ``return`` by that 
 a variable assigned in a loop, the pointer passed whole to a call, cast to another element type)
 makes that buffer's reading ``complete = False``: its known indexes are then a lower bound only.
 
+The subscripts of the body's ``__shared__`` arrays of constant dimensions are read the same way,
+each against its dimension (``capacity``): a launch whose block overflows one is wrong for it.
+
 ``interval(term, values)`` evaluates a term over a launch and scalar values as the interval of
 integers it may take; ``BufferIndexing.extent`` the elements a buffer needs (largest index + 1).
 """
@@ -47,6 +50,9 @@ class BufferIndexing:
     indexes: tuple[Term, ...]
     complete: bool  # every use of the pointer is one of ``indexes``
     note: str = ""  # why it is not complete
+    # a __shared__ array's dimension (name: "tile", its second dimension "tile[1]"): its length;
+    # 0 for a pointer parameter
+    capacity: int = 0
 
     def extent(self, values: dict) -> int | None:
         """Elements the buffer needs over ``values`` (see ``interval``): the largest index + 1,
@@ -73,9 +79,13 @@ def read_indexing(reader, function, parameters) -> tuple[BufferIndexing, ...]:
     walk = _Walk(reader, parameters)
     walk.note_modified(body)
     walk.statement(body, {})
-    return tuple(BufferIndexing(p.spelling, tuple(dict.fromkeys(walk.indexes[p.hash])),
-                                p.hash not in walk.escaped, walk.escaped.get(p.hash, ""))
-                 for p in parameters if p.hash in walk.indexes)
+    buffers = tuple(BufferIndexing(p.spelling, tuple(dict.fromkeys(walk.indexes[p.hash])),
+                                   p.hash not in walk.escaped, walk.escaped.get(p.hash, ""))
+                    for p in parameters if p.hash in walk.indexes)
+    shared = tuple(BufferIndexing(f"{name}[{dimension}]" if dimension else name,
+                                  tuple(dict.fromkeys(indexes)), True, capacity=capacity)
+                   for (name, dimension, capacity), indexes in walk.shared_indexes.items())
+    return buffers + shared
 
 
 class _Walk:
@@ -90,8 +100,11 @@ class _Walk:
                                                if p.type.get_canonical().kind.name == "POINTER"}
         self.escaped: dict[int, str] = {}
         self.aliases: dict[int, tuple[int, Term]] = {}  # local pointer -> (parameter, offset)
+        self.shared: dict[int, tuple[str, tuple[int, ...]]] = {}  # __shared__ arrays: dimensions
+        self.shared_indexes: dict[tuple[str, int, int], list[Term]] = {}
         self.modified: dict[int, str] = {}  # local variables written after their declaration
         self.generic: dict[int, Term] = {}  # their terms anywhere after it (unrefined)
+        self.initial: dict[int, Term] = {}  # local variables: the term of their initialiser
         self._evaluate = _evaluator(reader.cindex)
 
     # -- statements (``env``: local variable hash -> term)
@@ -191,6 +204,14 @@ class _Walk:
                 env[variable] = self.generic.get(variable, UNKNOWN)
 
     def _declare(self, declaration, env: dict) -> None:
+        if any(child.kind.name == "CUDASHARED_ATTR" for child in declaration.get_children()):
+            dimensions, type_ = [], declaration.type.get_canonical()
+            while type_.kind.name == "CONSTANTARRAY":
+                dimensions.append(type_.element_count)
+                type_ = type_.element_type
+            if dimensions:
+                self.shared[declaration.hash] = (declaration.spelling, tuple(dimensions))
+            return
         initial = next((child for child in declaration.get_children()
                         if child.kind.name not in ("TYPE_REF", "TEMPLATE_REF", "NAMESPACE_REF")
                         and not child.kind.name.endswith("_ATTR")), None)
@@ -203,7 +224,7 @@ class _Walk:
                 self.aliases[declaration.hash] = target
                 return
         self.expression(initial, env)
-        term = self.term(initial, env)
+        term = self.initial[declaration.hash] = self.term(initial, env)
         how = self.modified.get(declaration.hash)
         if how == "increased":
             term = ("inc", term)
@@ -227,7 +248,7 @@ class _Walk:
                     self._declare(declaration, env)
                 if len(declarations) == 1:
                     variable = declarations[0].hash
-                    start = env.get(variable)
+                    start = self.initial.get(variable)
             else:
                 self.expression(init, env)
                 parts = list(init.get_children())
@@ -322,6 +343,8 @@ class _Walk:
         kind = cursor.kind.name
         children = list(cursor.get_children())
         if kind == "ARRAY_SUBSCRIPT_EXPR" and len(children) == 2:
+            if self._shared_access(cursor, env):
+                return
             target = self.pointer(children[0], env)
             if target is not None:
                 self._access(target, self.term(children[1], env))
@@ -370,6 +393,27 @@ class _Walk:
                 self.statement(child, env)
             else:
                 self.expression(child, env)
+
+    def _shared_access(self, cursor, env: dict) -> bool:
+        """Record ``tile[a][b]`` of a ``__shared__`` array of constant dimensions: each
+        subscript against its own dimension."""
+        indexes, node = [], cursor
+        while node.kind.name == "ARRAY_SUBSCRIPT_EXPR":
+            parts = list(node.get_children())
+            if len(parts) != 2:
+                return False
+            indexes.append(parts[1])
+            node = _strip(parts[0])
+        if node.kind.name != "DECL_REF_EXPR" or node.referenced is None or \
+                node.referenced.hash not in self.shared:
+            return False
+        name, dimensions = self.shared[node.referenced.hash]
+        for dimension, index in enumerate(reversed(indexes)):
+            if dimension < len(dimensions):
+                self.shared_indexes.setdefault((name, dimension, dimensions[dimension]),
+                                               []).append(self.term(index, env))
+            self.expression(index, env)
+        return True
 
     def _operands(self, pointer_expression, env: dict) -> None:
         """The index parts of ``p + i`` (accesses in ``i``), not ``p`` itself."""

@@ -31,7 +31,7 @@ import hashlib
 import math
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .. import __version__
@@ -135,11 +135,27 @@ def default_spec(kernel, instantiation, rel: str, values, name: str,
     indexing = {b.name: b for b in instantiation.indexing} if instantiation else {}
     allocated = _allocations(parameters, launch, values)
 
-    def layout(sizes: dict[str, int]) -> _Layout:
+    def layout(sizes: dict[str, int], shrink: int = 0) -> _Layout:
         return _layout(sizes, site_grid, site_block, launch, rel, template_block, parameters,
-                       site_args, indexing, allocated)
+                       site_args, indexing, allocated, shrink)
 
     chosen, fitted = _fit(sizes, defaulted, layout)
+    shared = [why for key, why in chosen.overflows.items() if key.startswith("__shared__")]
+    if shared and site_block is None and template_block is None:
+        # the default block overflows a __shared__ array of the kernel: halve it until none does
+        for shrink in range(1, DEFAULT_BLOCK.bit_length()):
+            candidate = layout(chosen.sizes, shrink)
+            if not any(key.startswith("__shared__") for key in candidate.overflows):
+                chosen = replace(candidate, origin=candidate.origin + " (the default block, "
+                                 f"lowered until the kernel's shared arrays hold what it "
+                                 f"indexes: {'; '.join(shared)})")
+                break
+    if any(key.startswith("__shared__") for key in chosen.overflows) and site_block is None:
+        # (a launch site's block is the program's: an overflow there is the reading's doubt)
+        edits.append("at this launch the kernel indexes past its shared arrays (" +
+                     "; ".join(why for key, why in chosen.overflows.items()
+                               if key.startswith("__shared__")) + "): set launch.block "
+                     "(and grid) to a launch the kernel is written for")
     sizes, grid, block = chosen.sizes, chosen.grid, chosen.block
     launch_origin, counts = chosen.origin, chosen.counts
     shared = 0
@@ -188,7 +204,7 @@ class _Layout:
 
 
 def _layout(sizes, site_grid, site_block, launch, rel, template_block, parameters, site_args,
-            indexing, allocated) -> _Layout:
+            indexing, allocated, shrink: int = 0) -> _Layout:
     grid, block = site_grid, site_block
     threads = math.prod(grid) * math.prod(block) if grid and block else 0
     product = math.prod(sizes.values()) if sizes else 0
@@ -201,7 +217,7 @@ def _layout(sizes, site_grid, site_block, launch, rel, template_block, parameter
                   f"{launch.block}; its grid ({launch.grid}) unknown: covering {elements} "
                   "elements")
     elif grid is None or block is None:
-        grid, block, origin = _default_launch(sizes, elements, template_block)
+        grid, block, origin = _default_launch(sizes, elements, template_block, shrink)
     else:
         origin = (f"launch site {_shown_file(launch.file, rel)}:{launch.line}: "
                   f"<<<{launch.grid}, {launch.block}>>>")
@@ -231,6 +247,13 @@ def _layout(sizes, site_grid, site_block, launch, rel, template_block, parameter
         else:
             count, origin_ = elements, "the element count of the size parameters or the launch"
         counts[index] = (count, origin_)
+    for reading in indexing.values():
+        if reading.capacity:
+            extent = reading.extent(values)
+            if extent is not None and extent > reading.capacity:
+                overflows[f"__shared__ {reading.name}"] = (
+                    f"__shared__ {reading.name}: indexed up to {extent - 1}, holds "
+                    f"{reading.capacity}")
     return _Layout(dict(sizes), grid, block, origin, elements, counts, overflows)
 
 
@@ -361,7 +384,10 @@ def _template_block(kernel, arguments: list[str]) -> tuple[str, int] | None:
     return None
 
 
-def _default_launch(sizes: dict[str, int], elements: int, template_block):
+def _default_launch(sizes: dict[str, int], elements: int, template_block, shrink: int = 0):
+    """The launch without a site: blocks of the kernel's block-size template argument, else
+    16 x 16 (a width and a height), else DEFAULT_BLOCK threads; ``shrink`` halves the default
+    block's sides that many times."""
     x = next((sizes[n] for n in sizes if _X_DIM.match(n)), None)
     y = next((sizes[n] for n in sizes if _Y_DIM.match(n)), None)
     if template_block is not None:
@@ -370,10 +396,12 @@ def _default_launch(sizes: dict[str, int], elements: int, template_block):
                 f"no launch site to read: blocks of {name} = {threads} threads covering "
                 f"{elements} elements")
     if x and y:
-        return ((-(-x // 16), -(-y // 16), 1), (16, 16, 1),
-                f"no launch site to read: 16 x 16 blocks covering {x} x {y}")
-    return ((-(-elements // DEFAULT_BLOCK), 1, 1), (DEFAULT_BLOCK, 1, 1),
-            f"no launch site to read: blocks of {DEFAULT_BLOCK} threads covering {elements} "
+        side = max(1, 16 >> shrink)
+        return ((-(-x // side), -(-y // side), 1), (side, side, 1),
+                f"no launch site to read: {side} x {side} blocks covering {x} x {y}")
+    threads = max(1, DEFAULT_BLOCK >> shrink)
+    return ((-(-elements // threads), 1, 1), (threads, 1, 1),
+            f"no launch site to read: blocks of {threads} threads covering {elements} "
             "elements")
 
 
