@@ -116,3 +116,13 @@ def test_a_loop_counting_down_from_a_constant(indexing):
     """A halving loop (stride = 64; stride > 0; stride /= 2) keeps its first value as the
     bound: ``s[i + stride]`` stays in a tile of 128."""
     assert extents({"s": indexing["halving"]["s"]}, launch([1], [64])) == {"s": 128}
+
+
+def test_an_array_parameter_is_a_pointer_to_its_element(indexing):
+    from migrator.kernel_harness.types import element_layout
+
+    kernel = next(k for k in read_kernels(SOURCE).kernels if k.name == "planes")
+    phi = kernel.parameters[0]
+    assert (phi.kind, phi.element, phi.element_size) == ("pointer", "double[8][8]", 512)
+    assert element_layout(phi.element) == ("f64", 64)
+    assert indexing["planes"]["phi"].extent(launch([5], [8, 8], depth=3)) == 3

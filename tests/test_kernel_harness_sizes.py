@@ -183,3 +183,28 @@ def test_a_launch_sites_block_is_kept(tmp_path: Path):
 int main() { float *in, *out; tile_sum<<<16, 256>>>(in, out, 4096); }
 """)["tile_sum"]
     assert spec["launch"]["block"] == [256, 1, 1] and not spec["needs_edit"]
+
+
+def test_a_struct_of_arithmetic_members_gets_a_default_init(tmp_path: Path):
+    """Each member of a struct passed by value set as a scalar of its type would be: integers
+    1, floating point 0.5, every component of an array or vector member; a struct with a
+    pointer member still needs its init from the user."""
+    found = specs(tmp_path, """
+struct Mat33 { double data[3][3]; };
+struct Params { float3 origin; unsigned int cells; float radius; bool wrap; };
+struct Holder { float *buffer; int n; };
+__global__ void use(Mat33 rotation, Params params, Holder holder, float *out) {
+  out[threadIdx.x] = rotation.data[0][0] * params.radius + holder.n;
+}
+""")["use"]
+    assert found["rotation"]["init"] == (
+        "[] { Mat33 v{}; for (unsigned i = 0; i < sizeof(v.data) / sizeof(double); ++i) "
+        "reinterpret_cast<double *>(&v.data)[i] = 0.5; return v; }()")
+    assert found["params"]["init"] == (
+        "[] { Params v{}; for (unsigned i = 0; i < sizeof(v.origin) / sizeof(float); ++i) "
+        "reinterpret_cast<float *>(&v.origin)[i] = 0.5; v.cells = 1; v.radius = 0.5; "
+        "v.wrap = 1; return v; }()")
+    assert found["holder"]["init"] == ""
+    assert "parameter holder is a struct passed by value (Holder; not all its fields are " \
+        "arithmetic)" in found["needs_edit"]
+    assert "rotation" not in found["needs_edit"] and "params" not in found["needs_edit"]

@@ -94,10 +94,10 @@ class _Walk:
     def __init__(self, reader, parameters):
         self.reader = reader
         self.kinds = reader.cindex.CursorKind
-        self.scalars = {p.hash: p.spelling for p in parameters
-                        if p.type.get_canonical().kind.name != "POINTER"}
-        self.indexes: dict[int, list[Term]] = {p.hash: [] for p in parameters
-                                               if p.type.get_canonical().kind.name == "POINTER"}
+        buffers = [p for p in parameters if p.type.get_canonical().kind.name in (
+            "POINTER", "INCOMPLETEARRAY", "CONSTANTARRAY")]  # double phi[][8][8]: a pointer
+        self.scalars = {p.hash: p.spelling for p in parameters if p not in buffers}
+        self.indexes: dict[int, list[Term]] = {p.hash: [] for p in buffers}
         self.escaped: dict[int, str] = {}
         self.aliases: dict[int, tuple[int, Term]] = {}  # local pointer -> (parameter, offset)
         self.shared: dict[int, tuple[str, tuple[int, ...]]] = {}  # __shared__ arrays: dimensions

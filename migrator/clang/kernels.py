@@ -754,8 +754,10 @@ class _ClangReader:
         kind_name = canonical.kind.name
         written_to, read_from = writes
         written = self._written_type(cursor) or type_.spelling
-        if kind_name == "POINTER":
-            pointee = canonical.get_pointee()
+        if kind_name in ("POINTER", "INCOMPLETEARRAY", "CONSTANTARRAY"):
+            # an array parameter (double phi[][400][400]) is a pointer to its element
+            pointee = canonical.get_pointee() if kind_name == "POINTER" else \
+                canonical.element_type
             return Parameter(cursor.spelling, written, _parameter_type(canonical.spelling),
                              "pointer",
                              element=_unqualified(pointee.spelling),

@@ -430,11 +430,50 @@ def _parameter(parameter, index: int, site_args, sizes, counts, fitted: dict[str
         document.update(value=value, origin=origin)
         return document, ""
     if parameter.kind == "struct":
-        document.update(init="", origin="the front end gives no fields of a struct")
-        return document, (f"parameter {name} is a struct passed by value ({parameter.type}): set "
-                          f"its init to a C++ expression of that type")
+        init = struct_init(parameter)
+        if init:
+            document.update(init=init, origin="default value of each field (integers 1, "
+                                              "floating-point 0.5), on a value-initialised "
+                                              f"{plain(parameter.type)}")
+            return document, ""
+        why = ("the front end gives no fields of it" if not parameter.fields else
+               "not all its fields are arithmetic")
+        document.update(init="", origin=why)
+        return document, (f"parameter {name} is a struct passed by value ({parameter.type}; "
+                          f"{why}): set its init to a C++ expression of that type")
     document["origin"] = "a parameter kind the harness cannot fill"
     return document, f"parameter {name} ({parameter.type}) cannot be filled: set its init"
+
+
+_C_SPELLINGS = {"bool": "bool", "i8": "signed char", "u8": "unsigned char", "i16": "short",
+                "u16": "unsigned short", "i32": "int", "u32": "unsigned int", "i64": "long long",
+                "u64": "unsigned long long", "f32": "float", "f64": "double"}
+
+
+def struct_init(parameter) -> str:
+    """A C++ expression of a struct passed by value whose data members are all arithmetic
+    (vectors and arrays of them too): the struct value-initialised, then each integer member
+    1 (a count or a stride that keeps loops short and indexes small) and each floating-point
+    one 0.5, as for scalars; "" for any other struct (a pointer member, a nested struct, a
+    half-precision or bit-field member, no fields known)."""
+    statements = []
+    for member in parameter.fields:
+        base = re.sub(r"\s*(?:\[\s*\d+\s*\])+$", "", member.type)
+        layout = element_layout(base)
+        if layout is None or layout[0] not in _C_SPELLINGS or not member.name or \
+                not member.size:
+            return ""
+        spelled = _C_SPELLINGS[layout[0]]
+        value = "0.5" if COMPONENTS[layout[0]].kind == "float" else "1"
+        if base == member.type and layout[1] == 1:
+            statements.append(f"v.{member.name} = {value};")
+        else:  # an array or vector member: each component
+            statements.append(f"for (unsigned i = 0; i < sizeof(v.{member.name}) / "
+                              f"sizeof({spelled}); ++i) reinterpret_cast<{spelled} *>("
+                              f"&v.{member.name})[i] = {value};")
+    if not statements:
+        return ""
+    return f"[] {{ {plain(parameter.type)} v{{}}; {' '.join(statements)} return v; }}()"
 
 
 def _pointer(parameter, name: str, document: dict, count: int, origin: str, values):

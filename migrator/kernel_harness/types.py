@@ -63,8 +63,19 @@ def plain(type_name: str) -> str:
 
 
 def element_layout(type_name: str) -> tuple[str, int] | None:
-    """(component name, components) of a pointee or scalar type, or None when unknown."""
+    """(component name, components) of a pointee or scalar type, or None when unknown; an
+    array type (``double [400][400]``, the pointee of an array parameter) is its element's
+    components times its length."""
     name = plain(type_name)
+    dimensions = re.fullmatch(r"(.*?)\s*((?:\[\s*\d+\s*\])+)", name)
+    if dimensions:
+        inner = element_layout(dimensions.group(1))
+        if inner is None:
+            return None
+        length = 1
+        for size in re.findall(r"\d+", dimensions.group(2)):
+            length *= int(size)
+        return (inner[0], inner[1] * length) if length else None
     if name in _SCALARS:
         return _SCALARS[name], 1
     if name in _PAIRS:
