@@ -139,7 +139,7 @@ _STANDARD = "-std=c++17"
 _KEPT_WITH_VALUE = ("-I", "-isystem", "-iquote", "-idirafter", "-D", "-U", "-include")
 _NVCC_SPELLINGS = {"--include-path": "-I", "--define-macro": "-D", "--undefine-macro": "-U",
                    "--pre-include": "-include", "--system-include": "-isystem"}
-_PATH_FLAGS = ("-I", "-isystem", "-iquote", "-idirafter", "-include")
+PATH_FLAGS = ("-I", "-isystem", "-iquote", "-idirafter", "-include")
 _ARITHMETIC = frozenset({
     "BOOL", "CHAR_U", "UCHAR", "CHAR16", "CHAR32", "USHORT", "UINT", "ULONG", "ULONGLONG",
     "UINT128", "CHAR_S", "SCHAR", "WCHAR", "SHORT", "INT", "LONG", "LONGLONG", "INT128", "FLOAT",
@@ -255,7 +255,7 @@ def clang_arguments(path: Path, options: ReadOptions, resource_dir: Path | None)
     arguments = list(_BASE_ARGUMENTS)
     if resource_dir is not None:
         arguments += ["-resource-dir", str(resource_dir)]
-    command = _compile_command_flags(path, options.compile_commands) or []
+    command = compile_command_flags(path, options.compile_commands) or []
     if not any(flag.startswith(("-std=", "--std")) for flag in command):
         arguments.append(_STANDARD)
     for include in options.include_paths:
@@ -273,7 +273,7 @@ def clang_arguments(path: Path, options: ReadOptions, resource_dir: Path | None)
     return arguments
 
 
-def _compile_command_flags(path: Path, compile_commands: Path | None) -> list[str] | None:
+def compile_command_flags(path: Path, compile_commands: Path | None) -> list[str] | None:
     """Include paths, defines, forced includes and the language standard of ``path``'s entry
     in a ``compile_commands.json`` (relative paths made absolute against its directory); None
     when there is no such entry, or no such file."""
@@ -337,7 +337,7 @@ def _kept_flags(words: list[str], directory: Path) -> list[str]:
                             break
                         value = words[index]
                         index += 1
-                if prefix in _PATH_FLAGS:
+                if prefix in PATH_FLAGS:
                     value = str(directory / value)
                 kept += [prefix, value]
                 break
@@ -381,7 +381,7 @@ def _clang_kernels(path: Path, data: bytes, options: ReadOptions, sketch: _Sketc
     resource_dir = find_resource_dir()
     if resource_dir is None:
         notes.append("no clang builtin headers found (set ROCMIGRATE_CLANG_RESOURCE_DIR)")
-    if _compile_command_flags(path, options.compile_commands) is None:
+    if compile_command_flags(path, options.compile_commands) is None:
         notes.append(f"{options.compile_commands} has no entry for this file (or cannot be "
                      "read): its flags are not used")
     unit_path, unit_data = includer or (path, data)

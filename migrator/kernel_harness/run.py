@@ -434,16 +434,16 @@ def unit_flags(root: Path, unit: str, options: HarnessOptions) -> dict[str, tupl
     reader takes them (``migrator.clang.kernels``: relative paths against the entry's
     directory). The HIP side includes the converted tree: a folder or file of the source tree
     there is its twin under DIR/hip-src, where that exists; anything else stays as given."""
-    from ..clang.kernels import _PATH_FLAGS, _compile_command_flags
+    from ..clang.kernels import PATH_FLAGS, compile_command_flags
     from ..runner import output_name
 
-    cuda = tuple(_compile_command_flags(root / unit, options.compile_commands) or ())
+    cuda = tuple(compile_command_flags(root / unit, options.compile_commands) or ())
     tree = (options.output / HIP_TREE).resolve()
     hip, index = list(cuda), 0
     while index < len(cuda):  # -std=X stands alone; every other flag is followed by its value
         flag = cuda[index]
         index += 1 if flag.startswith("-std=") else 2
-        if flag not in _PATH_FLAGS or not _inside(where := Path(cuda[index - 1]).resolve(),
+        if flag not in PATH_FLAGS or not _inside(where := Path(cuda[index - 1]).resolve(),
                                                   root):
             continue
         rel = where.relative_to(root).as_posix()
