@@ -205,6 +205,50 @@ __global__ void use(Mat33 rotation, Params params, Holder holder, float *out) {
         "reinterpret_cast<float *>(&v.origin)[i] = 0.5; v.cells = 1; v.radius = 0.5; "
         "v.wrap = 1; return v; }()")
     assert found["holder"]["init"] == ""
-    assert "parameter holder is a struct passed by value (Holder; not all its fields are " \
+    assert "parameter holder is a struct passed by value (Holder, not all its fields are " \
         "arithmetic)" in found["needs_edit"]
     assert "rotation" not in found["needs_edit"] and "params" not in found["needs_edit"]
+
+
+DYNAMIC = """
+__global__ void pairs(const float *in, float *out, int n) {
+  extern __shared__ float s[];
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  s[threadIdx.x] = i < n ? in[i] : 0.0f;
+  s[threadIdx.x + blockDim.x] = 1.0f;
+  __syncthreads();
+  if (i < n) out[i] = s[threadIdx.x] + s[2 * blockDim.x - 1 - threadIdx.x];
+}
+__global__ void through_a_cast(float *out) {
+  extern __shared__ unsigned char raw[];
+  float *values = reinterpret_cast<float *>(raw);
+  values[threadIdx.x] = 1.0f;
+  out[threadIdx.x] = values[0];
+}
+"""
+
+
+def test_dynamic_shared_memory_from_the_kernels_indexing(tmp_path: Path):
+    """No launch site: the bytes its extern __shared__ array reaches at the chosen block (two
+    floats a thread); through a cast the reading stops and the spec asks for them."""
+    found = specs(tmp_path, DYNAMIC)
+    spec = found["pairs"]
+    assert spec["launch"]["block"] == [256, 1, 1]
+    assert spec["launch"]["shared_bytes"] == 2 * 256 * 4 and not spec["needs_edit"]
+    assert "what the kernel's extern __shared__ arrays reach" in spec["launch"]["origin"]
+    assert "no launch site gives its size" in found["through_a_cast"]["needs_edit"]
+
+
+def test_dynamic_shared_memory_written_with_the_sites_block(tmp_path: Path):
+    """``sizeof(float) * 2 * threads`` where ``threads`` is the site's block: evaluated with
+    the block the spec launches (here the site's, unknown to the file's constants, so the
+    default)."""
+    spec = specs(tmp_path, DYNAMIC + """
+int main(int argc, char **argv) {
+  float *in, *out;
+  int threads = argc * 64;
+  pairs<<<16, threads, sizeof(float) * 2 * threads>>>(in, out, 4096);
+}
+""")["pairs"]
+    assert spec["launch"]["block"] == [256, 1, 1] and spec["launch"]["shared_bytes"] == 2048
+    assert not spec["needs_edit"]

@@ -12,7 +12,9 @@ a variable assigned in a loop, the pointer passed whole to a call, cast to anoth
 makes that buffer's reading ``complete = False``: its known indexes are then a lower bound only.
 
 The subscripts of the body's ``__shared__`` arrays of constant dimensions are read the same way,
-each against its dimension (``capacity``): a launch whose block overflows one is wrong for it.
+each against its dimension (``capacity``): a launch whose block overflows one is wrong for it;
+and those of its ``extern __shared__`` arrays (``element_size``): what they reach is the dynamic
+shared memory a launch needs.
 
 ``interval(term, values)`` evaluates a term over a launch and scalar values as the interval of
 integers it may take; ``BufferIndexing.extent`` the elements a buffer needs (largest index + 1).
@@ -53,6 +55,9 @@ class BufferIndexing:
     # a __shared__ array's dimension (name: "tile", its second dimension "tile[1]"): its length;
     # 0 for a pointer parameter
     capacity: int = 0
+    # an extern __shared__ array (its size is the launch's dynamic shared memory): the bytes of
+    # an element; 0 for anything else
+    element_size: int = 0
 
     def extent(self, values: dict) -> int | None:
         """Elements the buffer needs over ``values`` (see ``interval``): the largest index + 1,
@@ -85,7 +90,12 @@ def read_indexing(reader, function, parameters) -> tuple[BufferIndexing, ...]:
     shared = tuple(BufferIndexing(f"{name}[{dimension}]" if dimension else name,
                                   tuple(dict.fromkeys(indexes)), True, capacity=capacity)
                    for (name, dimension, capacity), indexes in walk.shared_indexes.items())
-    return buffers + shared
+    dynamic = tuple(BufferIndexing(name, tuple(dict.fromkeys(walk.dynamic_indexes.get(key, ()))),
+                                   key not in walk.dynamic_escaped and size > 0,
+                                   "" if key not in walk.dynamic_escaped else
+                                   "used other than by subscript", element_size=size)
+                    for key, (name, size) in walk.dynamic.items())
+    return buffers + shared + dynamic
 
 
 class _Walk:
@@ -102,6 +112,9 @@ class _Walk:
         self.aliases: dict[int, tuple[int, Term]] = {}  # local pointer -> (parameter, offset)
         self.shared: dict[int, tuple[str, tuple[int, ...]]] = {}  # __shared__ arrays: dimensions
         self.shared_indexes: dict[tuple[str, int, int], list[Term]] = {}
+        self.dynamic: dict[int, tuple[str, int]] = {}  # extern __shared__: element size
+        self.dynamic_indexes: dict[int, list[Term]] = {}
+        self.dynamic_escaped: set[int] = set()
         self.modified: dict[int, str] = {}  # local variables written after their declaration
         self.generic: dict[int, Term] = {}  # their terms anywhere after it (unrefined)
         self.initial: dict[int, Term] = {}  # local variables: the term of their initialiser
@@ -206,6 +219,10 @@ class _Walk:
     def _declare(self, declaration, env: dict) -> None:
         if any(child.kind.name == "CUDASHARED_ATTR" for child in declaration.get_children()):
             dimensions, type_ = [], declaration.type.get_canonical()
+            if type_.kind.name == "INCOMPLETEARRAY":  # extern __shared__ T s[]: dynamic
+                self.dynamic[declaration.hash] = (declaration.spelling,
+                                                  max(type_.element_type.get_size(), 0))
+                return
             while type_.kind.name == "CONSTANTARRAY":
                 dimensions.append(type_.element_count)
                 type_ = type_.element_type
@@ -376,6 +393,8 @@ class _Walk:
             return
         elif kind == "DECL_REF_EXPR" and cursor.referenced is not None:
             referenced = cursor.referenced.hash
+            if referenced in self.dynamic:  # not a subscript: an alias, a call, a cast
+                self.dynamic_escaped.add(referenced)
             if referenced in self.indexes or referenced in self.aliases:
                 parameter = self.aliases[referenced][0] if referenced in self.aliases \
                     else referenced
@@ -404,8 +423,14 @@ class _Walk:
                 return False
             indexes.append(parts[1])
             node = _strip(parts[0])
-        if node.kind.name != "DECL_REF_EXPR" or node.referenced is None or \
-                node.referenced.hash not in self.shared:
+        if node.kind.name != "DECL_REF_EXPR" or node.referenced is None:
+            return False
+        if node.referenced.hash in self.dynamic and len(indexes) == 1:
+            self.dynamic_indexes.setdefault(node.referenced.hash, []).append(
+                self.term(indexes[0], env))
+            self.expression(indexes[0], env)
+            return True
+        if node.referenced.hash not in self.shared:
             return False
         name, dimensions = self.shared[node.referenced.hash]
         for dimension, index in enumerate(reversed(indexes)):

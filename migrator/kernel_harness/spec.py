@@ -153,22 +153,36 @@ def default_spec(kernel, instantiation, rel: str, values, name: str,
     if any(key.startswith("__shared__") for key in chosen.overflows) and site_block is None:
         # (a launch site's block is the program's: an overflow there is the reading's doubt)
         edits.append("at this launch the kernel indexes past its shared arrays (" +
-                     "; ".join(why for key, why in chosen.overflows.items()
+                     ", ".join(why for key, why in chosen.overflows.items()
                                if key.startswith("__shared__")) + "): set launch.block "
                      "(and grid) to a launch the kernel is written for")
     sizes, grid, block = chosen.sizes, chosen.grid, chosen.block
     launch_origin, counts = chosen.origin, chosen.counts
     shared = 0
+    needed = _dynamic_shared(indexing, chosen)
     if launch is not None and launch.shared_bytes:
         known = values.integer(launch.shared_bytes)
         if known is None:
+            known = values.integer(_with_launch(launch, chosen))
+        if known is not None:
+            shared = known
+        elif needed is not None:
+            shared = needed
+            launch_origin += (f"; dynamic shared memory ({launch.shared_bytes}, unknown): "
+                              f"{needed} bytes, what the kernel's extern __shared__ arrays "
+                              "reach at this launch")
+        else:
             edits.append(f"the dynamic shared memory of {_shown_file(launch.file, rel)}:"
                          f"{launch.line} "
                          f"({launch.shared_bytes}) is not a constant: set launch.shared_bytes")
-        shared = known or 0
     elif kernel.dynamic_shared:
-        edits.append("the kernel uses extern __shared__ memory and no launch site gives its "
-                      "size: set launch.shared_bytes")
+        if needed is not None:
+            shared = needed
+            launch_origin += (f"; dynamic shared memory: {needed} bytes, what the kernel's "
+                              "extern __shared__ arrays reach at this launch")
+        else:
+            edits.append("the kernel uses extern __shared__ memory and no launch site gives "
+                         "its size: set launch.shared_bytes")
     documents = []
     for index, parameter in enumerate(parameters):
         document, why = _parameter(parameter, index, site_args, sizes, counts, fitted, values)
@@ -201,6 +215,7 @@ class _Layout:
     elements: int
     counts: dict  # parameter index -> (count, origin)
     overflows: dict  # buffer name -> why it overflows at this choice
+    scalars: dict = field(default_factory=dict)  # the scalar values the indexing was read at
 
 
 def _layout(sizes, site_grid, site_block, launch, rel, template_block, parameters, site_args,
@@ -254,7 +269,7 @@ def _layout(sizes, site_grid, site_block, launch, rel, template_block, parameter
                 overflows[f"__shared__ {reading.name}"] = (
                     f"__shared__ {reading.name}: indexed up to {extent - 1}, holds "
                     f"{reading.capacity}")
-    return _Layout(dict(sizes), grid, block, origin, elements, counts, overflows)
+    return _Layout(dict(sizes), grid, block, origin, elements, counts, overflows, scalars)
 
 
 def _fit(sizes: dict[str, int], defaulted: list[str], layout) -> tuple[_Layout, dict[str, str]]:
@@ -294,6 +309,33 @@ def _fit(sizes: dict[str, int], defaulted: list[str], layout) -> tuple[_Layout, 
                      f"the kernel indexes ({why})" for name in defaulted
                if trial[name] != sizes[name]}
     return layout(trial), origins
+
+
+def _dynamic_shared(indexing: dict, chosen: _Layout) -> int | None:
+    """Bytes of dynamic shared memory the kernel's extern __shared__ arrays reach at the
+    chosen launch (they share it: the largest); None when it has none, or one is used other
+    than by subscript or without a bound."""
+    arrays = [reading for reading in indexing.values() if reading.element_size]
+    if not arrays or not all(reading.complete and reading.indexes for reading in arrays):
+        return None
+    values = {"grid": chosen.grid, "block": chosen.block, "scalars": chosen.scalars}
+    extents = [reading.extent(values) for reading in arrays]
+    if any(extent is None for extent in extents):
+        return None
+    return max(extent * reading.element_size for extent, reading in zip(extents, arrays))
+
+
+def _with_launch(launch, chosen: _Layout) -> str:
+    """The launch site's shared-memory expression with its block written as the chosen
+    launch's (``sizeof(float) * threads`` where ``threads`` is the site's block)."""
+    text = launch.shared_bytes
+    name = launch.block.strip()
+    if re.fullmatch(r"[A-Za-z_]\w*", name):
+        for axis, value in zip("xyz", chosen.block):
+            text = re.sub(rf"\b{name}\s*\.\s*{axis}\b", str(value), text)
+        if chosen.block[1:] == (1, 1):
+            text = re.sub(rf"(?<![\w.]){name}\b(?!\s*\.)", str(chosen.block[0]), text)
+    return text
 
 
 def _allocations(parameters, launch, values) -> dict[int, tuple[int, str]]:
@@ -439,7 +481,7 @@ def _parameter(parameter, index: int, site_args, sizes, counts, fitted: dict[str
         why = ("the front end gives no fields of it" if not parameter.fields else
                "not all its fields are arithmetic")
         document.update(init="", origin=why)
-        return document, (f"parameter {name} is a struct passed by value ({parameter.type}; "
+        return document, (f"parameter {name} is a struct passed by value ({parameter.type}, "
                           f"{why}): set its init to a C++ expression of that type")
     document["origin"] = "a parameter kind the harness cannot fill"
     return document, f"parameter {name} ({parameter.type}) cannot be filled: set its init"
