@@ -558,6 +558,8 @@ def run(options: RunOptions, settings: Settings, report=None,
     for (item, data, digest), converted in zip(pending, converted_all):
         converted.input_hash = digest
         deps = {file.rel: tree.digest(file.rel) for file in included.get(item.rel, ())}
+        if settings.clang_root is not None:
+            deps.update(_clang_includer(item, tree))
         outcomes[item.rel] = _store(item, data, converted, out_root, cache, options, result,
                                     settings, taken, deps)
     if not options.dry_run and not options.in_place:
@@ -573,6 +575,20 @@ def run(options: RunOptions, settings: Settings, report=None,
         # (made for the cache, or loaded with it) is this run's
         result.finding_summary = cache.finding_summary
     return result
+
+
+def _clang_includer(item: _Item, tree: "_TreeFiles") -> dict[str, str | None]:
+    """Under --clang libclang reads a file that another file of its folder includes as part of
+    that file (``migrator.clang.kernels.includer_of``: its types, its instantiations): the
+    output depends on that file too, by its hash."""
+    from .clang.kernels import includer_of
+
+    found = includer_of(item.path)
+    if found is None:
+        return {}
+    folder = item.rel.rpartition("/")[0]
+    rel = f"{folder}/{found[0].name}" if folder else found[0].name
+    return {rel: tree.digest(rel)} if rel in tree.files else {}
 
 
 class _TreeFiles:

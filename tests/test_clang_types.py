@@ -257,3 +257,33 @@ __global__ void reduce(Sums* s, const float* x) { atomicAdd(s->sum, __float2half
     missing = _invoke("lint", str(tmp_path / "k.cu"), "--compile-commands",
                       str(tmp_path / "none.json"))
     assert missing.exit_code == 2 and "--compile-commands" in missing.output
+
+
+def test_a_header_read_through_its_includer_is_converted_again_when_that_changes(tmp_path):
+    """--clang reads ops.cuh as part of main.cu, which declares its type: after main.cu turns
+    real into __half, the unchanged header's output must change too (ATM001's half atomic for
+    HIP 5.2; the incremental cache kept the float reading before)."""
+    _ready()
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "ops.cuh").write_bytes(b"""\
+struct Sums { real* sum; };
+__global__ void reduce(Sums* s, const float* x) { atomicAdd(s->sum, __float2half(x[0])); }
+""")
+    main = b"""\
+#include <cuda_fp16.h>
+typedef float real;
+#include "ops.cuh"
+int main() { return 0; }
+"""
+    (source / "main.cu").write_bytes(main)
+    out = tmp_path / "out"
+    args = ("convert", str(source), "-o", str(out), "--rocm", "5.2", "--clang")
+    first = _invoke(*args)
+    assert first.exit_code == 0, first.output
+    assert "rocmigrate_atomic_add" not in (out / "ops.cuh").read_text()  # float: HIP has it
+    (source / "main.cu").write_bytes(main.replace(b"typedef float real;",
+                                                  b"typedef __half real;"))
+    second = _invoke(*args)
+    assert second.exit_code == 0, second.output
+    assert "rocmigrate_atomic_add(s->sum" in (out / "ops.cuh").read_text()  # ATM001's helper

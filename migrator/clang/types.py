@@ -43,10 +43,18 @@ class Declared:
     extents: tuple[int, ...] = ()  # constant array bounds, outermost first
 
 
+_FIND = object()  # FileTypes: look for the includer
+
+
 class FileTypes:
     """What libclang knows of the types in one file's text (offsets are bytes of that text)."""
 
-    def __init__(self, path: Path, data: bytes, options: ReadOptions) -> None:
+    def __init__(self, path: Path, data: bytes, options: ReadOptions,
+                 includer: tuple[Path, bytes] | None | object = _FIND) -> None:
+        """``includer``: the file it is read as part of, or None; by default the one
+        ``kernels.includer_of`` finds (when ``options.through_includer``)."""
+        if includer is _FIND:
+            includer = includer_of(Path(path)) if options.through_includer else None
         self.path = Path(path)
         self.data = data
         self.note = ""  # why nothing is known ("" when the file was parsed)
@@ -57,7 +65,7 @@ class FileTypes:
         self._functions: list[tuple[int, int]] = []  # extents of function definitions
         self._errors: list[int] = []  # offsets of errors in this file
         try:
-            self._read(options)
+            self._read(options, includer)
         except Exception as err:  # a libclang that cannot load, a cursor it cannot read
             self.note = f"libclang: {type(err).__name__}: {err}"
             self._unit = None
@@ -116,14 +124,13 @@ class FileTypes:
         return start + column - 1
 
     # -- reading
-    def _read(self, options: ReadOptions) -> None:
+    def _read(self, options: ReadOptions, includer: tuple[Path, bytes] | None) -> None:
         import clang.cindex as cindex
 
         self.cindex = cindex
         self.kinds = cindex.CursorKind
         self._template_of = cindex.conf.lib.clang_getSpecializedCursorTemplate
         self._invalid_declaration = getattr(cindex.conf.lib, "clang_isInvalidDeclaration", None)
-        includer = includer_of(self.path) if options.through_includer else None
         unit_path = includer[0] if includer else self.path
         arguments = clang_arguments(unit_path, options, _resource_dir())
         try:
@@ -349,11 +356,18 @@ def _resource_dir() -> Path | None:
     return find_resource_dir()
 
 
-@functools.lru_cache(maxsize=4)
 def file_types(path: Path, data: bytes, options: ReadOptions) -> FileTypes:
-    """``path``'s types, parsed from ``data``: one parse per text per run (the rounds of a
-    file's fix loop ask about the same input)."""
-    return FileTypes(path, data, options)
+    """``path``'s types, parsed from ``data`` (through the file that includes it, when one of
+    its folder does): one parse per text and includer's text (the rounds of a file's fix loop
+    ask about the same input; an edited includer is another reading)."""
+    includer = includer_of(Path(path)) if options.through_includer else None
+    return _file_types(path, data, options, includer)
+
+
+@functools.lru_cache(maxsize=4)
+def _file_types(path: Path, data: bytes, options: ReadOptions,
+                includer: tuple[Path, bytes] | None) -> FileTypes:
+    return FileTypes(path, data, options, includer)
 
 
 class ClangSetupError(Exception):
@@ -385,7 +399,7 @@ def with_clang(settings, root: Path, compile_commands: Path | None):
 
 # the cached units go before the interpreter tears libclang's module down (their finalizers
 # call into it)
-atexit.register(file_types.cache_clear)
+atexit.register(_file_types.cache_clear)
 
 
 def types_for(ctx) -> FileTypes | None:
