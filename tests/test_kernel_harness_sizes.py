@@ -156,6 +156,14 @@ __global__ void tile_sum(const float *in, float *out, int n) {
   __syncthreads();
   if (threadIdx.x == 0) out[blockIdx.x] = s[0] + s[blockDim.x - 1];
 }
+__device__ float load(const float *p, int i) { return p[i * 8]; }
+__global__ void tile_unread(const float *in, float *out, int n) {
+  __shared__ float s[64];
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  s[threadIdx.x] = i < n ? load(in, i) : 0.0f;
+  __syncthreads();
+  if (threadIdx.x == 0) out[blockIdx.x] = s[0];
+}
 __global__ void past_the_tile(float *out) {
   __shared__ float s[64];
   s[threadIdx.x + 100] = 1.0f;
@@ -172,7 +180,15 @@ def test_the_default_block_is_lowered_to_fit_a_shared_tile(tmp_path: Path):
     assert spec["launch"]["block"] == [64, 1, 1] and not spec["needs_edit"]
     assert "lowered until the kernel's shared arrays hold" in spec["launch"]["origin"]
     assert "__shared__ s: indexed up to 255, holds 64" in spec["launch"]["origin"]
+    # every buffer's count follows the launch: a grid covering the elements again
     assert spec["launch"]["grid"][0] * 64 >= spec["n"]["value"]
+    # a buffer whose indexing is not read: the grid stays the default block's, so that no
+    # thread index grows (HeCBench convolutionSeparable conv_rows, whose blocks each cover 8 x
+    # their threads, read past its input on the H200 when 16-thread blocks were given a grid
+    # covering the same elements)
+    unread = found["tile_unread"]
+    assert unread["launch"]["block"] == [64, 1, 1] and unread["launch"]["grid"] == [4096, 1, 1]
+    assert "the grid of the default block (4096 x 1 x 1)" in unread["launch"]["origin"]
     # no block fits: the spec says so rather than run out of bounds
     assert "indexes past its shared arrays (__shared__ s: indexed up to 355, holds 64)" in \
         found["past_the_tile"]["needs_edit"]

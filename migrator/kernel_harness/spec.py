@@ -135,16 +135,20 @@ def default_spec(kernel, instantiation, rel: str, values, name: str,
     indexing = {b.name: b for b in instantiation.indexing} if instantiation else {}
     allocated = _allocations(parameters, launch, values)
 
-    def layout(sizes: dict[str, int], shrink: int = 0) -> _Layout:
+    def layout(sizes: dict[str, int], shrink: int = 0, kept_grid=None) -> _Layout:
         return _layout(sizes, site_grid, site_block, launch, rel, template_block, parameters,
-                       site_args, indexing, allocated, shrink)
+                       site_args, indexing, allocated, shrink, kept_grid)
 
     chosen, fitted = _fit(sizes, defaulted, layout)
     shared = [why for key, why in chosen.overflows.items() if key.startswith("__shared__")]
     if shared and site_block is None and template_block is None:
-        # the default block overflows a __shared__ array of the kernel: halve it until none does
+        # the default block overflows a __shared__ array of the kernel: halve it until none does;
+        # a grid covering the elements again only where every buffer's count follows the launch
+        # (more blocks reach further: a buffer whose indexing is not read would not grow)
+        read_whole = all(origin.startswith("the kernel's indexing: its largest")
+                         for _, origin in chosen.counts.values())
         for shrink in range(1, DEFAULT_BLOCK.bit_length()):
-            candidate = layout(chosen.sizes, shrink)
+            candidate = layout(chosen.sizes, shrink, None if read_whole else chosen.grid)
             if not any(key.startswith("__shared__") for key in candidate.overflows):
                 chosen = replace(candidate, origin=candidate.origin + " (the default block, "
                                  f"lowered until the kernel's shared arrays hold what it "
@@ -219,7 +223,11 @@ class _Layout:
 
 
 def _layout(sizes, site_grid, site_block, launch, rel, template_block, parameters, site_args,
-            indexing, allocated, shrink: int = 0) -> _Layout:
+            indexing, allocated, shrink: int = 0,
+            kept_grid: tuple[int, int, int] | None = None) -> _Layout:
+    """``shrink``: halve the default block that many times, keeping the grid ``kept_grid`` (so
+    that no thread index grows: a kernel whose blocks each cover more than their threads, read
+    or not, stays within what the larger block reached)."""
     grid, block = site_grid, site_block
     threads = math.prod(grid) * math.prod(block) if grid and block else 0
     product = math.prod(sizes.values()) if sizes else 0
@@ -233,6 +241,10 @@ def _layout(sizes, site_grid, site_block, launch, rel, template_block, parameter
                   "elements")
     elif grid is None or block is None:
         grid, block, origin = _default_launch(sizes, elements, template_block, shrink)
+        if kept_grid is not None:
+            grid = kept_grid
+            origin = (f"no launch site to read: blocks of {' x '.join(map(str, block[:2]))} "
+                      f"threads, the grid of the default block ({' x '.join(map(str, grid))})")
     else:
         origin = (f"launch site {_shown_file(launch.file, rel)}:{launch.line}: "
                   f"<<<{launch.grid}, {launch.block}>>>")
