@@ -140,8 +140,8 @@ def default_spec(kernel, instantiation, rel: str, values, name: str,
                        site_args, indexing, allocated, shrink, kept_grid)
 
     chosen, fitted = _fit(sizes, defaulted, layout)
-    shared = [why for key, why in chosen.overflows.items() if key.startswith("__shared__")]
-    if shared and site_block is None and template_block is None:
+    overflowing = [why for key, why in chosen.overflows.items() if key.startswith("__shared__")]
+    if overflowing and site_block is None and template_block is None:
         # the default block overflows a __shared__ array of the kernel: halve it until none does;
         # a grid covering the elements again only where every buffer's count follows the launch
         # (more blocks reach further: a buffer whose indexing is not read would not grow)
@@ -152,7 +152,7 @@ def default_spec(kernel, instantiation, rel: str, values, name: str,
             if not any(key.startswith("__shared__") for key in candidate.overflows):
                 chosen = replace(candidate, origin=candidate.origin + " (the default block, "
                                  f"lowered until the kernel's shared arrays hold what it "
-                                 f"indexes: {'; '.join(shared)})")
+                                 f"indexes: {'; '.join(overflowing)})")
                 break
     if any(key.startswith("__shared__") for key in chosen.overflows) and site_block is None:
         # (a launch site's block is the program's: an overflow there is the reading's doubt)
