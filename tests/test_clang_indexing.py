@@ -126,3 +126,12 @@ def test_an_array_parameter_is_a_pointer_to_its_element(indexing):
     assert (phi.kind, phi.element, phi.element_size) == ("pointer", "double[8][8]", 512)
     assert element_layout(phi.element) == ("f64", 64)
     assert indexing["planes"]["phi"].extent(launch([5], [8, 8], depth=3)) == 3
+
+
+def test_a_cast_to_another_element_size_stops_the_reading(indexing):
+    """``*(const char4 *)(data + 4 * i)`` reads 4 bytes at each char index: the indexes do not
+    bound ``data`` (they would be 3 short); a cast keeping the element size changes nothing."""
+    buffers = indexing["widened"]
+    assert not buffers["data"].complete and "cast to const char4 *" in buffers["data"].note
+    assert buffers["weights"].complete
+    assert buffers["weights"].extent(launch([1], [32], n=10)) == 10

@@ -405,6 +405,14 @@ class _Walk:
             self._access(target, ("c", 0))  # p->field
             self._operands(children[0], env)
             return
+        elif kind in _CASTS and children and \
+                (target := self.pointer(children[-1], env)) is not None and \
+                self._element_size(cursor.type) != self._element_size(children[-1].type):
+            # (char4 *)(p + i): its elements are not the buffer's, its indexes not in them
+            self.escaped.setdefault(target[0], f"cast to {cursor.type.spelling} at line "
+                                               f"{cursor.location.line}")
+            self._operands(children[-1], env)
+            return
         elif kind in ("LAMBDA_EXPR", "BLOCK_EXPR"):
             return self._escape_all(cursor, "used in a lambda")
         for child in children:
@@ -455,6 +463,15 @@ class _Walk:
             if node.kind.name == "DECL_REF_EXPR" and node.referenced is not None and \
                     node.referenced.hash in self.indexes:
                 self.escaped.setdefault(node.referenced.hash, why)
+
+    @staticmethod
+    def _element_size(type_) -> int:
+        """Bytes of what a pointer (or array) type points to; -1 when not one or unknown."""
+        canonical = type_.get_canonical()
+        kind = canonical.kind.name
+        pointee = canonical.get_pointee() if kind == "POINTER" else \
+            canonical.element_type if kind in ("INCOMPLETEARRAY", "CONSTANTARRAY") else None
+        return pointee.get_size() if pointee is not None else -1
 
     def _is_buffer(self, cursor) -> bool:
         node = _strip(cursor)
