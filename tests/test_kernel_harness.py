@@ -1344,3 +1344,60 @@ def test_a_sub_microsecond_difference_in_a_short_kernel_is_noise():
     assert short.threshold == pytest.approx(1 + LAUNCH_RESOLUTION_MS / short.original_ms)
     assert timing_verdict(runs(0.071), runs(0.079), 0.02).flag == "slower"
     assert timing_verdict(runs(0.0079), runs(0.0071), 0.02).flag == "noise"  # nor faster
+
+
+def test_a_kernel_file_that_does_not_compile_is_not_built_again_per_harness():
+    """The combined build of a file's harnesses fails inside the file itself (a missing header):
+    building each harness alone would repeat it; an error in a harness source, or an
+    instantiation a harness asks for, may be one spec's doing: those are built alone."""
+    from migrator.kernel_harness.run import errors_in
+
+    own = ("In file included from /o/kernels/AESEncrypt.cuda.cu:222:\n"
+           "/s/aes-cuda/main.cu:7:10: fatal error: SDKBitMap.h: No such file or directory\n")
+    assert not errors_in(own, "main.cu.cuda.cu") and not errors_in(own, "AESEncrypt.cuda.cu")
+    nvcc = '/s/lib.cu(30): error: no operator "+" matches these operands\n'
+    assert not errors_in(nvcc, "lib.cu.cuda.cu")
+    instantiated = nvcc + ('          detected during instantiation of "void k<T>(T *) [with '
+                           'T=Pair]" at line 120 of /o/lib.cu.cuda.cu\n')
+    assert errors_in(instantiated, "lib.cu.cuda.cu")
+    assert errors_in("/o/lib.cu.hip.cpp:98:3: error: use of undeclared identifier 'x'\n",
+                     "lib.cu.hip.cpp")
+    assert errors_in("collect2: error: ld returned 1 exit status\n", "lib.cu.cuda.cu")
+
+
+def test_a_broken_kernel_file_is_compiled_once_per_side(tmp_path: Path):
+    """main.cu itself does not compile: its two harnesses share the failure of the one
+    combined compile per side, with a note, rather than two more compiles each."""
+    import sys
+
+    from migrator.harness.toolchain import Toolchain
+    from migrator.kernel_harness.run import HarnessOutcome, build, render
+
+    compiler = tmp_path / "compiler"
+    compiler.write_text(f"""#!{sys.executable}
+import sys
+from pathlib import Path
+with open({str(tmp_path / 'calls')!r}, "a") as calls:
+    calls.write(sys.argv[sys.argv.index("-o") + 2] + "\\n")
+sys.exit("In file included from x.cuda.cu:9:\\n/src/main.cu:3:1: error: broken")
+""")
+    compiler.chmod(0o755)
+    source, out = tmp_path / "src", tmp_path / "out"
+    source.mkdir()
+    (source / "main.cu").write_text(SAXPY_HOST)
+    outcomes = []
+    for spec in ("main/saxpy", "main/saxpy-2"):
+        write_spec(out / f"{spec}.toml", spec_of(SAXPY, SAXPY_HOST), force=False)
+        outcome = HarnessOutcome(spec.rsplit("/")[-1], "saxpy", "main.cu", f"{spec}.toml",
+                                 "written", unit="main.cu")
+        outcome.loaded = load_spec(out / f"{spec}.toml")
+        outcomes.append(outcome)
+    options = HarnessOptions(source, out, jobs=1)
+    render(outcomes, source, options, {"files": 1, "failed": []})
+    build(outcomes, source, options, *[Toolchain(side, str(compiler), "t", "t", (), "cu")
+                                       for side in ("cuda", "hip")], lambda line: None)
+    assert len((tmp_path / "calls").read_text().split()) == 2
+    for outcome in outcomes:
+        assert not any(b.ok for b in outcome.builds.values())
+        assert outcome.builds["cuda"].output_tail.startswith(
+            "[rocmigrate] not built alone: the errors are in main.cu itself")

@@ -411,10 +411,18 @@ def build(outcomes: list[HarnessOutcome], root: Path, options: HarnessOptions, c
     say(f"building {len(jobs)} binaries for {sum(bool(o.sources) for o in outcomes)} harnesses "
         f"(one per file and side; CUDA with {cuda.name}, HIP with {hip.name})")
     retry = []
-    for (members, side, _, binary), result in zip(jobs, compile_all(jobs)):
+    for (members, side, source, binary), result in zip(jobs, compile_all(jobs)):
         if result.ok or len(members) == 1:
             for outcome in members:
                 outcome.builds[side], outcome.binaries[side] = result, binary
+        elif not errors_in(result.output_tail, Path(source).name):
+            # every error is in the kernel's file or its headers: alone, each would repeat them
+            note = (f"[rocmigrate] not built alone: the errors are in "
+                    f"{members[0].unit or members[0].file} itself, not in a harness\n")
+            for outcome in members:
+                outcome.builds[side] = replace(result, output_tail=(
+                    note + result.output_tail)[-TAIL:])
+                outcome.binaries[side] = binary
         else:
             retry += [alone(outcome, side) for outcome in members]
     if not retry:
@@ -426,6 +434,19 @@ def build(outcomes: list[HarnessOutcome], root: Path, options: HarnessOptions, c
                 "not build together\n")
         outcome.builds[side] = replace(result, output_tail=(note + result.output_tail)[-TAIL:])
         outcome.binaries[side] = binary
+
+
+def errors_in(output: str, source_name: str) -> bool:
+    """Whether a failed compile may be the harness source's doing (``source_name``: a spec's
+    init or template arguments): a line names it other than as the includer of the kernel's
+    file (an error, or the instantiation it was detected in), or no error line names a file."""
+    lines = output.splitlines()
+    errors = [line for line in lines if re.search(r"\berror\b", line)]
+    located = [line for line in errors
+               if re.match(r"\s*[^\s:(]+(?::\d+|\(\d+\))", line)]
+    return not located or any(
+        source_name in line and not re.match(r"\s*(?:In file included from|from)\s", line)
+        for line in lines)
 
 
 def unit_flags(root: Path, unit: str, options: HarnessOptions) -> dict[str, tuple[str, ...]]:
