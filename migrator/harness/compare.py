@@ -211,28 +211,43 @@ def compare_timings(original_runs: list[Run], port_runs: list[Run], max_slowdown
     comparisons = []
     for key in _keys(original_runs, port_runs, "timing") if keys is None else keys:
         originals, ports = _values(original_runs, key), _values(port_runs, key)
-        original = statistics.median(originals) if originals else None
-        port = statistics.median(ports) if ports else None
-        ratio = port / original if original and port is not None else None
-        comparison = TimingComparison(key, original, port, ratio, "missing",
-                                      _spread(original_runs, key),
-                                      runs=(len(originals), len(ports)))
-        comparisons.append(comparison)
-        if original is None or port is None:
-            continue
-        if min(originals + ports) <= 0:  # no ratio test on times of zero
-            comparison.flag = "ok" if original == port else "undecided"
-            continue
-        comparison.interval = ratio_interval(originals, ports, confidence)
-        comparison.confidence = confidence
-        comparison.p_value = mann_whitney_p(originals, ports)
         # the same binary against itself: the original's odd runs against its even runs
-        itself = ratio_estimate(originals[1::2], originals[0::2]) if len(originals) >= 4 else None
-        comparison.same_binary = max(itself, 1 / itself) if itself else None
-        comparison.threshold = max(1 + max_slowdown, comparison.same_binary or 1)
-        comparison.flag = timing_flag(ratio, comparison.interval, comparison.threshold,
-                                      max_slowdown)
+        halves = (originals[1::2], originals[0::2]) if len(originals) >= 4 else None
+        comparisons.append(judge_timing(key, originals, ports, max_slowdown, confidence,
+                                        spread=_spread(original_runs, key),
+                                        runs=(len(originals), len(ports)), halves=halves))
     return comparisons
+
+
+def judge_timing(key: str, originals: list[float], ports: list[float], max_slowdown: float,
+                 confidence: float = CONFIDENCE, *, spread: float | None,
+                 runs: tuple[int, int], halves: tuple[list[float], list[float]] | None,
+                 with_interval: bool = True, resolution: float = 0.0) -> TimingComparison:
+    """The verdict on one timing from every time of each side (compare_timings): medians, their
+    ratio, the ``confidence`` interval (none when not ``with_interval``: too few runs),
+    Mann-Whitney's p-value, and the threshold, the larger of ``1 + max_slowdown``, the
+    original's ``halves`` (its odd runs' times, its even runs') against each other, and
+    ``resolution`` (in the times' unit) over the original's median."""
+    original = statistics.median(originals) if originals else None
+    port = statistics.median(ports) if ports else None
+    ratio = port / original if original and port is not None else None
+    comparison = TimingComparison(key, original, port, ratio, "missing", spread, runs=runs)
+    if original is None or port is None:
+        return comparison
+    if min(originals + ports) <= 0:  # no ratio test on times of zero
+        comparison.flag = "ok" if original == port else "undecided"
+        return comparison
+    comparison.interval = ratio_interval(originals, ports, confidence) if with_interval \
+        else None
+    comparison.confidence = confidence
+    comparison.p_value = mann_whitney_p(originals, ports)
+    itself = ratio_estimate(*halves) if halves is not None else None
+    comparison.same_binary = max(itself, 1 / itself) if itself else None
+    comparison.threshold = max(1 + max_slowdown, comparison.same_binary or 1,
+                               1 + resolution / original)
+    comparison.flag = timing_flag(ratio, comparison.interval, comparison.threshold,
+                                  max_slowdown)
+    return comparison
 
 
 def timing_flag(ratio: float, interval: tuple[float, float] | None, threshold: float,

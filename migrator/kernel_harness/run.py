@@ -22,8 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
-from ..harness.compare import (CONFIDENCE, TimingComparison, mann_whitney_p, ratio_estimate,
-                               ratio_interval, runs_needed, timing_flag)
+from ..harness.compare import CONFIDENCE, TimingComparison, judge_timing, runs_needed
 from ..harness.devices import gpu_check
 from ..harness.process import run_process
 from ..harness.run import Build, compile_binary
@@ -751,38 +750,25 @@ LAUNCH_RESOLUTION_MS = 0.0015
 
 def timing_verdict(original: list[list[float]], port: list[list[float]], max_slowdown: float,
                    confidence: float = CONFIDENCE) -> TimingComparison:
-    """Validate's timing test (``migrator.harness.compare``) on the launches' kernel_ms, one list
-    per timed run of each side: the ``confidence`` interval of port / original from every
-    launch, the threshold the larger of ``1 + max_slowdown`` and what the original shows
-    against itself between runs (its odd runs' launches against its even runs'), so that
-    identical kernels are not called slower because the GPU's speed drifted from run to run,
-    and at least LAUNCH_RESOLUTION_MS over the original's median launch.
+    """Validate's timing test (``migrator.harness.compare.judge_timing``) on the launches'
+    kernel_ms, one list per timed run of each side: the ``confidence`` interval of port /
+    original from every launch, the threshold the larger of ``1 + max_slowdown`` and what the
+    original shows against itself between runs (its odd runs' launches against its even
+    runs'), so that identical kernels are not called slower because the GPU's speed drifted from
+    run to run, and at least LAUNCH_RESOLUTION_MS over the original's median launch.
     With fewer timed runs a side than an interval needs at that confidence (7 at 99.9%), no
     interval: a ratio beyond the allowed one is ``undecided``, never slower."""
-    originals = [ms for run_ms in original for ms in run_ms]
-    ports = [ms for run_ms in port for ms in run_ms]
-    middle = statistics.median(originals) if originals else None
-    other = statistics.median(ports) if ports else None
-    ratio = other / middle if middle and other is not None else None
-    verdict = TimingComparison("kernel_ms", middle, other, ratio, "missing",
-                               timing(originals).spread, runs=(len(original), len(port)))
-    if middle is None or other is None:
-        return verdict
-    if min(originals + ports) <= 0:  # no ratio test on times of zero
-        verdict.flag = "ok" if middle == other else "undecided"
-        return verdict
-    enough = min(len(original), len(port)) >= runs_needed(confidence)
-    verdict.interval = ratio_interval(originals, ports, confidence) if enough else None
-    verdict.confidence = confidence
-    verdict.p_value = mann_whitney_p(originals, ports)
-    odd = [ms for run_ms in original[1::2] for ms in run_ms]
-    even = [ms for run_ms in original[0::2] for ms in run_ms]
-    itself = ratio_estimate(odd, even) if len(original) >= 4 else None
-    verdict.same_binary = max(itself, 1 / itself) if itself else None
-    verdict.threshold = max(1 + max_slowdown, verdict.same_binary or 1,
-                            1 + LAUNCH_RESOLUTION_MS / middle)
-    verdict.flag = timing_flag(ratio, verdict.interval, verdict.threshold, max_slowdown)
-    return verdict
+    def launches(runs: list[list[float]]) -> list[float]:
+        return [ms for run_ms in runs for ms in run_ms]
+
+    originals = launches(original)
+    halves = (launches(original[1::2]), launches(original[0::2])) if len(original) >= 4 \
+        else None
+    return judge_timing("kernel_ms", originals, launches(port), max_slowdown, confidence,
+                        spread=timing(originals).spread, runs=(len(original), len(port)),
+                        halves=halves,
+                        with_interval=min(len(original), len(port)) >= runs_needed(confidence),
+                        resolution=LAUNCH_RESOLUTION_MS)
 
 
 def timing(values: list[float]) -> Timing:
