@@ -23,6 +23,7 @@ integers it may take; ``BufferIndexing.extent`` the elements a buffer needs (lar
 from __future__ import annotations
 
 import ctypes
+import functools
 import math
 from dataclasses import dataclass
 
@@ -118,6 +119,7 @@ class _Walk:
         self.modified: dict[int, str] = {}  # local variables written after their declaration
         self.generic: dict[int, Term] = {}  # their terms anywhere after it (unrefined)
         self.initial: dict[int, Term] = {}  # local variables: the term of their initialiser
+        self._assigned: dict[int, tuple[tuple[int, str], ...]] = {}  # _assignments, by cursor
         self._evaluate = _evaluator(reader.cindex)
 
     # -- statements (``env``: local variable hash -> term)
@@ -179,9 +181,16 @@ class _Walk:
         self._forget_assigned(cursor, env)
         return False
 
-    def _assignments(self, cursor):
+    def _assignments(self, cursor) -> tuple[tuple[int, str], ...]:
         """(variable hash, "increased" | "assigned") for each local variable ``cursor``'s
-        subtree assigns, increments or takes the address of."""
+        subtree assigns, increments or takes the address of; each subtree walked once (a loop's
+        body is asked about before, inside and after the loop)."""
+        known = self._assigned.get(cursor.hash)
+        if known is None:
+            known = self._assigned[cursor.hash] = tuple(self._walk_assignments(cursor))
+        return known
+
+    def _walk_assignments(self, cursor):
         for node in cursor.walk_preorder():
             kind = node.kind.name
             children = list(node.get_children()) if kind in (
@@ -376,8 +385,8 @@ class _Walk:
                 return
         elif kind == "BINARY_OPERATOR" and len(children) == 2:
             operator = self.reader.binary_operator(cursor, children[0])
-            if operator in ("+", "-") and self.pointer(cursor, env) is not None:
-                self._access(self.pointer(cursor, env), ("c", 0))
+            if operator in ("+", "-") and (target := self.pointer(cursor, env)) is not None:
+                self._access(target, ("c", 0))
                 self._operands(cursor, env)
                 return
             if operator in ("==", "!=") and any(self._is_buffer(c) for c in children):
@@ -480,7 +489,7 @@ class _Walk:
 
     def _access(self, target: tuple[int, Term], index: Term) -> None:
         parameter, offset = target
-        self.indexes[parameter].append(index if offset == ("c", 0) else ("+", offset, index))
+        self.indexes[parameter].append(_plus(offset, index))
 
     def pointer(self, cursor, env: dict) -> tuple[int, Term] | None:
         """(parameter, offset) when ``cursor`` is a buffer parameter or a pointer into one
@@ -502,11 +511,11 @@ class _Walk:
                 offset = self.term(children[1], env)
                 if operator == "-":
                     offset = ("-", ("c", 0), offset)
-                return left[0], ("+", left[1], offset) if left[1] != ("c", 0) else offset
+                return left[0], _plus(left[1], offset)
             right = self.pointer(children[1], env) if operator == "+" else None
             if right is not None:
                 offset = self.term(children[0], env)
-                return right[0], ("+", right[1], offset) if right[1] != ("c", 0) else offset
+                return right[0], _plus(right[1], offset)
             return None
         if kind == "UNARY_OPERATOR" and children and \
                 self.reader.unary_operator(node, children[0]) == "&":
@@ -516,7 +525,7 @@ class _Walk:
                 base = self.pointer(parts[0], env)
                 if base is not None:
                     index = self.term(parts[1], env)
-                    return base[0], ("+", base[1], index) if base[1] != ("c", 0) else index
+                    return base[0], _plus(base[1], index)
         return None
 
     def term(self, cursor, env: dict) -> Term:
@@ -584,6 +593,11 @@ class _Walk:
         return UNKNOWN
 
 
+def _plus(offset: Term, index: Term) -> Term:
+    """``offset + index``, without a zero offset (a pointer at the buffer's start)."""
+    return index if offset == ("c", 0) else ("+", offset, index)
+
+
 def _strip(cursor):
     """The expression under implicit conversions and parentheses."""
     while cursor is not None and cursor.kind.name in _TRANSPARENT:
@@ -594,6 +608,7 @@ def _strip(cursor):
     return cursor
 
 
+@functools.lru_cache(maxsize=1)
 def _evaluator(cindex):
     """A function giving an integer constant expression's value (None for anything else),
     through libclang's clang_Cursor_Evaluate."""
