@@ -392,7 +392,7 @@ def build(outcomes: list[HarnessOutcome], root: Path, options: HarnessOptions, c
         return
     toolchains = {"cuda": cuda, "hip": hip}
     trees = {"cuda": root, "hip": (options.output / HIP_TREE).resolve()}
-    flags = {unit: unit_flags(root, unit, options) for unit, _ in units}
+    flags = {unit: unit_flags(root, unit, options) for unit in {unit for unit, _ in units}}
 
     def compile_all(jobs: list[tuple[list[HarnessOutcome], str, str, str]]) -> list[Build]:
         with ThreadPoolExecutor(max_workers=worker_count(options.jobs)) as pool:
@@ -416,11 +416,10 @@ def build(outcomes: list[HarnessOutcome], root: Path, options: HarnessOptions, c
                 outcome.builds[side], outcome.binaries[side] = result, binary
         elif not errors_in(result.output_tail, Path(source).name):
             # every error is in the kernel's file or its headers: alone, each would repeat them
-            note = (f"[rocmigrate] not built alone: the errors are in "
-                    f"{members[0].unit or members[0].file} itself, not in a harness\n")
             for outcome in members:
-                outcome.builds[side] = replace(result, output_tail=(
-                    note + result.output_tail)[-TAIL:])
+                outcome.builds[side] = _noted(result, "not built alone: the errors are in "
+                                              f"{members[0].unit or members[0].file} itself, "
+                                              "not in a harness")
                 outcome.binaries[side] = binary
         else:
             retry += [alone(outcome, side) for outcome in members]
@@ -429,10 +428,14 @@ def build(outcomes: list[HarnessOutcome], root: Path, options: HarnessOptions, c
     say(f"building {len(retry)} harnesses alone: their file's harnesses did not build together")
     for (members, side, _, binary), result in zip(retry, compile_all(retry)):
         (outcome,) = members
-        note = (f"[rocmigrate] built alone: the harnesses of {outcome.unit or outcome.file} did "
-                "not build together\n")
-        outcome.builds[side] = replace(result, output_tail=(note + result.output_tail)[-TAIL:])
+        outcome.builds[side] = _noted(result, "built alone: the harnesses of "
+                                      f"{outcome.unit or outcome.file} did not build together")
         outcome.binaries[side] = binary
+
+
+def _noted(build: Build, note: str) -> Build:
+    """The build with a line of rocmigrate's first in the output the report keeps."""
+    return replace(build, output_tail=(f"[rocmigrate] {note}\n" + build.output_tail)[-TAIL:])
 
 
 def errors_in(output: str, source_name: str) -> bool:
@@ -487,10 +490,9 @@ def compile_harness(toolchain: Toolchain, source: Path, binary: Path, tree: Path
     again = _compile(toolchain, source, binary, tree, include_paths,
                      (*build_flags, *_unused_sections(toolchain)))
     if again.ok:
-        again.output_tail = ("[rocmigrate] linked without the unused host code of the kernel's "
-                             "file (its first link missed symbols)\n" + again.output_tail)[-TAIL:]
-        again.seconds = round(again.seconds + first.seconds, 3)
-        return again
+        return replace(_noted(again, "linked without the unused host code of the kernel's file "
+                                     "(its first link missed symbols)"),
+                       seconds=round(again.seconds + first.seconds, 3))
     return first
 
 

@@ -512,14 +512,13 @@ def struct_init(parameter) -> str:
     half-precision or bit-field member, no fields known)."""
     statements = []
     for member in parameter.fields:
-        base = re.sub(r"\s*(?:\[\s*\d+\s*\])+$", "", member.type)
-        layout = element_layout(base)
+        layout = element_layout(member.type)  # arrays too: their element's components x length
         if layout is None or layout[0] not in _C_SPELLINGS or not member.name or \
                 not member.size:
             return ""
         spelled = _C_SPELLINGS[layout[0]]
         value = "0.5" if COMPONENTS[layout[0]].kind == "float" else "1"
-        if base == member.type and layout[1] == 1:
+        if layout[1] == 1 and "[" not in member.type:
             statements.append(f"v.{member.name} = {value};")
         else:  # an array or vector member: each component
             statements.append(f"for (unsigned i = 0; i < sizeof(v.{member.name}) / "
