@@ -43,18 +43,12 @@ class Declared:
     extents: tuple[int, ...] = ()  # constant array bounds, outermost first
 
 
-_FIND = object()  # FileTypes: look for the includer
-
-
 class FileTypes:
     """What libclang knows of the types in one file's text (offsets are bytes of that text)."""
 
     def __init__(self, path: Path, data: bytes, options: ReadOptions,
-                 includer: tuple[Path, bytes] | None | object = _FIND) -> None:
-        """``includer``: the file it is read as part of, or None; by default the one
-        ``kernels.includer_of`` finds (when ``options.through_includer``)."""
-        if includer is _FIND:
-            includer = includer_of(Path(path)) if options.through_includer else None
+                 includer: tuple[Path, bytes] | None = None) -> None:
+        """``includer``: the file it is read as part of (``file_types`` finds it), or None."""
         self.path = Path(path)
         self.data = data
         self.note = ""  # why nothing is known ("" when the file was parsed)
