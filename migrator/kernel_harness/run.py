@@ -132,7 +132,10 @@ class HarnessOutcome:
     verdict: str = "failed"
     problems: list[str] = field(default_factory=list)
     loaded: HarnessSpec | None = field(default=None, repr=False)  # the spec as read back
-    unit: str = ""  # the file the harnesses include: ``file``, or the file that includes it
+    unit: str = ""  # the file the harnesses include: ``file`` (when not given), or its includer
+
+    def __post_init__(self) -> None:
+        self.unit = self.unit or self.file
 
 
 @dataclass
@@ -343,7 +346,7 @@ def render(outcomes: list[HarnessOutcome], root: Path, options: HarnessOptions,
     mains: dict[str, bool] = {}
     units: dict[tuple[str, str], list[tuple[str, HarnessSpec]]] = {}
     for outcome in outcomes:
-        unit = outcome.unit or outcome.file
+        unit = outcome.unit
         if unit not in mains:
             mains[unit] = has_main((root / unit).read_bytes())
         for side, suffix in SOURCE_SUFFIXES.items():
@@ -387,7 +390,7 @@ def build(outcomes: list[HarnessOutcome], root: Path, options: HarnessOptions, c
     units: dict[tuple[str, str], list[HarnessOutcome]] = {}
     for outcome in outcomes:
         for side in outcome.sources:
-            units.setdefault((outcome.unit or outcome.file, side), []).append(outcome)
+            units.setdefault((outcome.unit, side), []).append(outcome)
     if not units:
         return
     toolchains = {"cuda": cuda, "hip": hip}
@@ -399,7 +402,7 @@ def build(outcomes: list[HarnessOutcome], root: Path, options: HarnessOptions, c
             return list(pool.map(lambda job: compile_harness(
                 toolchains[job[1]], options.output / job[2], options.output / job[3],
                 trees[job[1]], options.include_paths,
-                (*flags[job[0][0].unit or job[0][0].file][job[1]], *options.build_flags)), jobs))
+                (*flags[job[0][0].unit][job[1]], *options.build_flags)), jobs))
 
     def alone(outcome: HarnessOutcome, side: str) -> tuple:
         return [outcome], side, outcome.sources[side], f"{BUILD_DIR}/{selector(outcome)}.{side}"
@@ -418,7 +421,7 @@ def build(outcomes: list[HarnessOutcome], root: Path, options: HarnessOptions, c
             # every error is in the kernel's file or its headers: alone, each would repeat them
             for outcome in members:
                 outcome.builds[side] = _noted(result, "not built alone: the errors are in "
-                                              f"{members[0].unit or members[0].file} itself, "
+                                              f"{members[0].unit} itself, "
                                               "not in a harness")
                 outcome.binaries[side] = binary
         else:
@@ -429,7 +432,7 @@ def build(outcomes: list[HarnessOutcome], root: Path, options: HarnessOptions, c
     for (members, side, _, binary), result in zip(retry, compile_all(retry)):
         (outcome,) = members
         outcome.builds[side] = _noted(result, "built alone: the harnesses of "
-                                      f"{outcome.unit or outcome.file} did not build together")
+                                      f"{outcome.unit} did not build together")
         outcome.binaries[side] = binary
 
 
@@ -664,7 +667,7 @@ def judge(outcome: HarnessOutcome, options: HarnessOptions, gpus: dict[str, dict
     problems = [f"the {side} harness did not build" for side, b in outcome.builds.items()
                 if not b.ok]
     if "hip" not in outcome.sources:
-        problems.append(f"{outcome.unit or outcome.file} did not convert: no HIP harness")
+        problems.append(f"{outcome.unit} did not convert: no HIP harness")
     if problems:
         outcome.verdict, outcome.problems = "failed", problems
         return
