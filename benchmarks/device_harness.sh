@@ -53,7 +53,7 @@ for name in "${programs[@]}"; do
   if [ $((SECONDS - start)) -gt "${RUN_DEADLINE:-540}" ]; then
     echo "$name not run (deadline)" | tee -a "$out/summary.txt"; continue
   fi
-  timeout 120 python3 -m migrator.kernel_harness "$work/hec/$name" --runs "$runs" \
+  timeout 120 python3 -m migrator.harness "$work/hec/$name" --runs "$runs" \
     > "$work/logs/$name.run.log" 2>&1
   echo "$name run rc=$? $(tail -1 "$work/logs/$name.run.log")" | tee -a "$out/summary.txt"
   # a line per harness into hec.jsonl as soon as it is judged (the call may be cut short)

@@ -2,7 +2,7 @@
 """What `rocmigrate harness` can generate without hand edits over a CUDA corpus, and why not.
 
 Not a test. For every ``*-cuda`` program folder of CORPUS (HeCBench's ``src/`` layout), writes
-the harness specs (``migrator.kernel_harness.run.generate``: the libclang front end and the
+the harness specs (``migrator.harness.run.generate``: the libclang front end and the
 launch-site values; nothing is converted, built or run) into a scratch folder and counts:
 specs, specs usable as generated, specs that need an edit grouped by reason (a spec may give
 several), and where the defaults came from: pointer counts (a ``cudaMalloc``, the kernel's
@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from migrator.kernel_harness.run import HarnessError, HarnessOptions, generate  # noqa: E402
+from migrator.harness.run import HarnessError, HarnessOptions, generate  # noqa: E402
 
 # a needs_edit reason with what varies per kernel (names, types, lines) taken out
 _REASONS = (

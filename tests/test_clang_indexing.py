@@ -119,7 +119,7 @@ def test_a_loop_counting_down_from_a_constant(indexing):
 
 
 def test_an_array_parameter_is_a_pointer_to_its_element(indexing):
-    from migrator.kernel_harness.types import element_layout
+    from migrator.harness.types import element_layout
 
     kernel = next(k for k in read_kernels(SOURCE).kernels if k.name == "planes")
     phi = kernel.parameters[0]

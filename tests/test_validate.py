@@ -18,12 +18,12 @@ from typer.testing import CliRunner
 
 from conftest import ROOT, require_tool
 from migrator.cli import _register, app
-from migrator.harness import run as harness_run, toolchain
-from migrator.harness.compare import (Run, _u_cumulative, compare_results, compare_timings,
+from migrator.validate import run as harness_run, toolchain
+from migrator.validate.compare import (Run, _u_cumulative, compare_results, compare_timings,
                                       derived_figures, key_kind, mann_whitney_p, parse_output,
                                       ratio_interval, runs_needed, values_equal)
-from migrator.harness.programs import find_programs, local_includes, select_programs
-from migrator.harness.run import (Build, Original, ProgramOutcome, ValidateOptions,
+from migrator.validate.programs import find_programs, local_includes, select_programs
+from migrator.validate.run import (Build, Original, ProgramOutcome, ValidateOptions,
                                   VariantOutcome, verdict)
 
 _register()

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from conftest import require, require_path
-from migrator.harness.compare import Run
-from migrator.harness.process import _Capture, run_process
-from migrator.harness.run import (Build, Original, ValidateOptions, VariantOutcome, run_binary,
+from migrator.validate.compare import Run
+from migrator.validate.process import _Capture, run_process
+from migrator.validate.run import (Build, Original, ValidateOptions, VariantOutcome, run_binary,
                                   verdict)
 
 
@@ -167,8 +167,8 @@ def test_a_json_line_without_a_result_key_is_reported_as_such():
 def test_compiles_and_probes_leave_no_process_behind_either(tmp_path: Path, monkeypatch):
     """A compiler is run like a program: a child it leaves holding its output does not keep
     validate waiting, and the build's time limit holds."""
-    from migrator.harness import run as harness_run
-    from migrator.harness.toolchain import Toolchain, compiler_version
+    from migrator.validate import run as harness_run
+    from migrator.validate.toolchain import Toolchain, compiler_version
 
     compiler = program(tmp_path, SETSID_CHILD + "while [ ! -s child.pid ]; do sleep 0.01; done\n"
                        "echo 'nvcc: release 12.4'\necho 'error: no input' >&2\nexit 1\n")
@@ -199,7 +199,7 @@ def test_another_child_of_this_process_is_no_part_of_a_run(tmp_path: Path):
     """Parallel builds: a process this one starts for another run holds a copy of every pipe
     open here between its fork and its exec; it must not be killed as part of this run. A
     process that left the run (reparented away from this one) holding the pipe still is."""
-    from migrator.harness.process import run_processes
+    from migrator.validate.process import run_processes
 
     read, write = os.pipe()
     pipe = f"pipe:[{os.fstat(read).st_ino}]"

@@ -14,7 +14,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..harness.process import run_process
+from ..validate.process import run_process
 
 PROBE_TIMEOUT = 60  # seconds for hipconfig or a test compile
 DEFAULT_PREFIXES = ("/opt/rocm",)  # ROCm's default install prefix, tried after PATH

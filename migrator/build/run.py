@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..harness.process import run_process
+from ..validate.process import run_process
 from ..versions import format_version
 from .errors import BuildError, Explainer, parse_errors
 from .hip import HipError, InstalledHip, amd_env, cmake_setup, installed_hip, rocm_root

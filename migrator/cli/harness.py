@@ -49,10 +49,10 @@ def harness(
 ) -> None:
     """Generate a harness per kernel, build it on the CUDA original and on the HIP port, run
     both and compare their outputs and timings."""
-    from ..kernel_harness import HarnessError, HarnessOptions, harness as run_harness
-    from ..output.kernel_harness_json import render_json
-    from ..output.kernel_harness_markdown import render_markdown
-    from ..output.kernel_harness_text import render_summary
+    from ..harness import HarnessError, HarnessOptions, harness as run_harness
+    from ..output.harness_json import render_json
+    from ..output.harness_markdown import render_markdown
+    from ..output.harness_text import render_summary
     from ..workspace import Flags
     from . import workspace_of
 

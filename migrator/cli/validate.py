@@ -75,7 +75,7 @@ def validate(
                                              help="A folder of your team's own rule modules."),
 ) -> None:
     """Build the CUDA original and the HIP port, run both, compare results and timings."""
-    from ..harness.run import ValidateError, ValidateOptions, validate as run_validation
+    from ..validate.run import ValidateError, ValidateOptions, validate as run_validation
     from ..output.validate_harness import render_json, render_markdown, render_summary
     from ..workspace import Flags
     from . import workspace_of
@@ -107,11 +107,11 @@ def validate(
 def _kernel_harnesses(options, output: Path, say):
     """validate --harness: every kernel of the source through `rocmigrate harness`, with
     validate's runs, warm-up, timing test, GPU setting, compilers and flags; its own
-    harness.json and harness.md in ``output`` too (for ``python -m migrator.kernel_harness``)."""
+    harness.json and harness.md in ``output`` too (for ``python -m migrator.harness``)."""
     from ..fsutil import atomic_write
-    from ..kernel_harness import HarnessError, HarnessOptions, harness as run_harness
-    from ..output.kernel_harness_json import render_json
-    from ..output.kernel_harness_markdown import render_markdown
+    from ..harness import HarnessError, HarnessOptions, harness as run_harness
+    from ..output.harness_json import render_json
+    from ..output.harness_markdown import render_markdown
 
     say(f"kernel harnesses into {output}")
     try:

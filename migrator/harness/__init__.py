@@ -1,7 +1,15 @@
-"""`rocmigrate validate`: build a CUDA program and its HIP port, run both, compare.
+"""`rocmigrate harness`: a generated benchmark harness per kernel, on the CUDA original and on the
+HIP port, built, run and compared.
 
-``toolchain`` finds the compilers and decides how the HIP side is built, ``programs`` finds the
-programs under a source tree, ``compare`` holds the output contract and the comparison rules,
-``process`` runs one program within its time and output limits, and ``run`` converts, builds,
-runs and judges. The report renderers live in ``migrator.output``.
+Entry point: ``harness(HarnessOptions(...)) -> HarnessReport`` (``run``, one function per step).
+``spec`` writes and reads the TOML specs a user may edit and keep, from the kernels the libclang
+front end reads (``migrator.clang.kernels``) and the constants of their launch sites
+(``sitevalues``); ``render`` turns a spec into the two harness sources (templates/harness);
+``outputs`` reads the binary files harnesses write; ``compare`` judges them (``types``: the
+element types, value ranges and tolerances). The report renderers live in
+``migrator.output.harness_*``; the formats are documented in docs/kernel_harness.md.
 """
+
+from .run import HarnessError, HarnessOptions, HarnessReport, harness
+
+__all__ = ["HarnessError", "HarnessOptions", "HarnessReport", "harness"]

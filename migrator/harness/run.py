@@ -1,425 +1,792 @@
-"""Convert, build, run and judge: the library behind `rocmigrate validate`.
+"""Specs, harnesses, builds, runs and comparisons: the library behind `rocmigrate harness`.
 
-Each variant (``optimized``: the normal conversion; ``naive``: a pure port without the AMD
-optimisation rules) converts the whole source tree into a temporary folder, so local headers
-come along. The CUDA originals and every port are built in parallel; binaries run one at a time
-(timings must not share the machine), the original and its ports interleaved run by run, the
-warm-up round included, in an order that rotates from round to round (no side always runs
-first). Whether each side can run here (a GPU of its platform, ``devices``) is known before
-anything is built: without one everything is still built, and every run is reported skipped.
+Steps, each its own function: ``generate`` reads the kernels of the CUDA files (the libclang
+front end, ``migrator.clang.kernels``) and writes or keeps their specs; ``convert`` converts the
+whole source tree into ``DIR/hip-src`` (the engine of `rocmigrate convert`), so local headers
+come along; ``render`` writes both harnesses of each usable spec, and one source per side holding
+every harness of a translation unit that has several; ``build`` compiles each unit once per side,
+in parallel (nvcc for the CUDA side; the port as `rocmigrate validate` builds it:
+``migrator.validate.toolchain``), and each harness of a unit that fails so on its own; ``run``
+checks up front whether the GPUs each side needs are here, then runs the two sides interleaved,
+run by run; ``judge`` compares outputs and timings.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
-import time
+import json
+import re
+import statistics
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
+from ..validate.compare import CONFIDENCE, TimingComparison, judge_timing, runs_needed
+from ..validate.devices import gpu_check
+from ..validate.process import run_process
+from ..validate.run import Build, compile_binary
+from ..validate.toolchain import (Toolchain, ToolchainError, cuda_toolchain, find_nvcc,
+                                 hip_toolchain)
 from ..settings import Settings
 from ..versions import format_version
-from .compare import (CONFIDENCE, DerivedFigure, ResultComparison, Run, TimingComparison,
-                      compare_results, compare_timings, derived_figures, median, runs_needed)
-from .devices import GPU_ENV, gpu_check, gpu_setting
-from .process import run_process
-from .programs import Program, find_programs, local_includes, select_programs
-from .toolchain import Toolchain, ToolchainError, cuda_toolchain, find_nvcc, hip_toolchain
+from .compare import (NONDETERMINISTIC_FACTOR, BufferComparison, compare_outputs,
+                      within_variation)
+from .outputs import OutputError, read_output
+from .render import has_main, hip_spelling, render_harness, render_harnesses
+from .spec import (HarnessSpec, SpecError, default_spec, load_spec, needs_edit_of,
+                   write_spec)
 
-VARIANTS = ("optimized", "naive")  # report order
-BUILD_TIMEOUT = 900  # seconds for one compile
+CUDA_SUFFIXES = (".cu", ".cuh")
 TAIL = 2000  # characters of compiler or stderr output kept in the report
-
-
-class ValidateError(Exception):
-    """A usage problem with the whole run (missing source or compiler, unknown program...)."""
-
-
-@dataclass(frozen=True)
-class ValidateOptions:
-    source: Path
-    variants: tuple[str, ...] = VARIANTS
-    programs: tuple[str, ...] = ()  # names to validate; empty: all
-    settings: Settings = Settings()  # the workspace's: target, launch syntax, rules...
-    runs: int = 10  # timed runs of each binary (a timing verdict needs 7 a side at 99.9%)
-    warmup: int = 1  # untimed runs of each binary first (their results are compared)
-    timeout: float = 120.0  # seconds per run
-    tolerance: float = 0.0  # relative, for float results
-    max_slowdown: float = 0.02  # "slower": significantly more than 1 + this times the original
-    confidence: float = CONFIDENCE  # of the interval a timing verdict rests on
-    gpu: str | None = None  # auto | none | nvidia | amd | nvidia,amd (None: $ROCMIGRATE_GPU)
-    hip_compiler: str = "auto"  # auto | hipcc | nvcc
-    cuda_arch: str = "sm_90"
-    offload_arch: str = "gfx90a"
-    build_only: bool = False
-    keep_build: bool = False
-    jobs: int = 0  # parallel compiles and conversions (0: one per CPU)
-    build_flags: tuple[str, ...] = ()  # added to every compile (both sides): -I, -L, -l...
-
-    def as_dict(self) -> dict:
-        return {"source": str(self.source), "variants": list(self.variants),
-                "programs": list(self.programs), "rocm": format_version(self.settings.rocm),
-                "launch_syntax": self.settings.launch_syntax, "runs": self.runs,
-                "warmup": self.warmup, "timeout": self.timeout, "tolerance": self.tolerance,
-                "max_slowdown": self.max_slowdown, "confidence": self.confidence,
-                "hip_compiler": self.hip_compiler, "cuda_arch": self.cuda_arch,
-                "offload_arch": self.offload_arch, "build_only": self.build_only,
-                "keep_build": self.keep_build, "build_flags": list(self.build_flags)}
-
-
-@dataclass
-class Build:
-    toolchain: str  # the Toolchain's name
-    command: str  # the shell line, environment included
-    ok: bool
-    seconds: float
-    output_tail: str = ""
-
-
-@dataclass
-class Original:
-    build: Build
-    runs: list[Run] = field(default_factory=list)  # the timed runs
-    warmups: list[Run] = field(default_factory=list)
-
-
-@dataclass
-class VariantOutcome:
-    conversion_errors: list[dict]  # {"path", "message"} for this program's files
-    build: Build | None  # None: not built (its conversion failed)
-    runs: list[Run] = field(default_factory=list)
-    results: list[ResultComparison] = field(default_factory=list)
-    timings: list[TimingComparison] = field(default_factory=list)
-    derived: list[DerivedFigure] = field(default_factory=list)
-    verdict: str = "failed"  # pass | slower | mismatch | failed | built | skipped
-    problems: list[str] = field(default_factory=list)
-    warmups: list[Run] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)  # timings that are noise or undecided
-
-
-@dataclass
-class VariantRatio:
-    """A timing of the two variants side by side."""
-
-    key: str
-    naive_ms: float | None
-    optimized_ms: float | None
-    ratio: float | None  # optimized / naive
-    interval: tuple[float, float] | None = None  # of optimized / naive, as a port's timings'
-    p_value: float | None = None
-
-
-@dataclass
-class ProgramOutcome:
-    name: str
-    source: str
-    original: Original
-    variants: dict[str, VariantOutcome]
-    naive_vs_optimized: list[VariantRatio] = field(default_factory=list)
-
-
-@dataclass
-class Conversion:
-    files: int
-    failed: list[dict]  # {"path", "message"}
-
-
-@dataclass
-class ValidationReport:
-    settings: dict
-    toolchains: dict[str, dict]
-    conversions: dict[str, Conversion]
-    programs: list[ProgramOutcome]
-    build_dir: str | None  # kept build folder (--keep-build)
-    gpus: dict[str, dict] = field(default_factory=dict)  # side -> devices.GpuCheck.as_dict()
-    not_run: str | None = None  # why nothing was run (no GPU to run a side on)
-    # validate --harness: the kernel harnesses' report (a kernel_harness HarnessReport)
-    harness: object | None = None
-
-    def verdicts(self) -> Counter:
-        return Counter(outcome.verdict for program in self.programs
-                       for outcome in program.variants.values())
-
-    @property
-    def ok(self) -> bool:
-        """Every program passed (or was only built or skipped), and so did every kernel
-        harness with --harness."""
-        return all(verdict in ("pass", "built", "skipped") for verdict in self.verdicts()) \
-            and (self.harness is None or self.harness.ok)
-
+HIP_TREE = "hip-src"  # the converted tree, inside the output folder
+BUILD_DIR = "build"
+SOURCE_SUFFIXES = {"cuda": ".cuda.cu", "hip": ".hip.cpp"}
 
 Progress = Callable[[str], None]
 
 
-def validate(options: ValidateOptions, progress: Progress | None = None) -> ValidationReport:
-    """Validate every selected program of ``options.source``; raises ValidateError for usage
-    problems, reports everything else (conversion, build and run failures) per program."""
+class HarnessError(Exception):
+    """A usage problem with the whole run (missing source, no compiler, front end missing...)."""
+
+
+@dataclass(frozen=True)
+class HarnessOptions:
+    source: Path
+    output: Path
+    kernels: tuple[str, ...] = ()  # names (plain or qualified); empty: all
+    force: bool = False  # overwrite edited specs
+    build_only: bool = False
+    runs: int = 10  # timed runs of each side (a timing verdict needs 7 a side at 99.9%)
+    warmup: int = 1  # untimed rounds first (their outputs are compared, their times not)
+    timeout: float = 120.0  # seconds per run
+    max_slowdown: float = 0.02  # "slower": significantly more than 1 + this times the original
+    confidence: float = CONFIDENCE  # of the interval a timing verdict rests on
+    gpu: str | None = None  # auto | none | nvidia | amd | nvidia,amd (None: $ROCMIGRATE_GPU)
+    hip_compiler: str = "auto"
+    cuda_arch: str = "sm_90"
+    offload_arch: str = "gfx90a"
+    include_paths: tuple[Path, ...] = ()
+    compile_commands: Path | None = None
+    build_flags: tuple[str, ...] = ()  # added to every compile, both sides (-D, -I, -L, -l...)
+    settings: Settings = Settings()
+    jobs: int = 0
+
+    def as_dict(self) -> dict:
+        return {"source": str(self.source), "output": str(self.output),
+                "kernels": list(self.kernels), "force": self.force,
+                "build_only": self.build_only, "runs": self.runs, "warmup": self.warmup,
+                "timeout": self.timeout, "max_slowdown": self.max_slowdown,
+                "confidence": self.confidence,
+                "hip_compiler": self.hip_compiler, "cuda_arch": self.cuda_arch,
+                "offload_arch": self.offload_arch, "rocm": format_version(self.settings.rocm),
+                "include_paths": [str(p) for p in self.include_paths],
+                "build_flags": list(self.build_flags),
+                "compile_commands": str(self.compile_commands) if self.compile_commands else None}
+
+
+@dataclass
+class SideRun:
+    rc: int | None
+    seconds: float
+    timed_out: bool
+    kernel_ms: list[float] = field(default_factory=list)
+    output: str = ""  # the output file, relative to the output folder
+    stderr_tail: str = ""
+    warmup: bool = False  # a warm-up run: its output counts, its times do not
+
+
+@dataclass
+class Timing:
+    median_ms: float | None
+    min_ms: float | None
+    max_ms: float | None
+    spread: float | None  # (max - min) / median over every timed launch of every run
+    launches: int
+
+
+@dataclass
+class HarnessOutcome:
+    name: str  # <kernel>[-<n>]
+    kernel: str
+    file: str  # the kernel's file, relative to the source root
+    spec: str  # relative to the output folder
+    spec_status: str  # written | unchanged | kept (edited by hand)
+    needs_edit: str = ""
+    spec_error: str = ""
+    sources: dict[str, str] = field(default_factory=dict)  # side -> harness file (relative)
+    builds: dict[str, Build] = field(default_factory=dict)
+    # side -> the binary holding this harness (relative), run as ``binary SELECTOR OUTPUT``
+    # (SELECTOR: ``spec`` without .toml); none: a report from before, ``build/<selector>.<side>``
+    # run as ``binary OUTPUT``
+    binaries: dict[str, str] = field(default_factory=dict)
+    runs: dict[str, list[SideRun]] = field(default_factory=dict)
+    buffers: list[BufferComparison] = field(default_factory=list)
+    consistent: dict[str, bool] = field(default_factory=dict)  # each side's runs gave one output
+    timings: dict[str, Timing] = field(default_factory=dict)
+    ratio: float | None = None  # port / original, medians
+    # the timing verdict over the timed launches (validate's test): flag, interval, p-value
+    timing: TimingComparison | None = None
+    # pass | nondeterministic-ok | slower | mismatch | failed | built | skipped | needs-edit |
+    # spec-error
+    verdict: str = "failed"
+    problems: list[str] = field(default_factory=list)
+    loaded: HarnessSpec | None = field(default=None, repr=False)  # the spec as read back
+    unit: str = ""  # the file the harnesses include: ``file`` (when not given), or its includer
+
+    def __post_init__(self) -> None:
+        self.unit = self.unit or self.file
+
+
+@dataclass
+class HarnessReport:
+    settings: dict
+    toolchains: dict[str, dict]
+    gpus: dict[str, dict]  # side -> {"usable": bool, "seen": what was found, or why not}
+    conversion: dict  # {"files", "failed": [{"path", "message"}]}
+    files: list[dict]  # {"path", "reader_notes": [...]} per CUDA file read
+    harnesses: list[HarnessOutcome]
+
+    def verdicts(self) -> Counter:
+        return Counter(outcome.verdict for outcome in self.harnesses)
+
+    @property
+    def ok(self) -> bool:
+        return all(v in ("pass", "nondeterministic-ok", "built", "skipped", "needs-edit")
+                   for v in self.verdicts())
+
+
+def harness(options: HarnessOptions, progress: Progress | None = None) -> HarnessReport:
+    """Every step for every selected kernel of ``options.source``."""
     say = progress or (lambda message: None)
     if not options.source.exists():
-        raise ValidateError(f"{options.source} does not exist")
-    unknown = [v for v in options.variants if v not in VARIANTS]
-    if unknown or not options.variants:
-        raise ValidateError(f"variants must be among {', '.join(VARIANTS)}")
+        raise HarnessError(f"{options.source} does not exist")
     if options.runs < 1 or options.warmup < 0 or options.timeout <= 0:
-        raise ValidateError("runs must be at least 1, warm-up runs at least 0 and the time limit "
-                            "above 0 s")
-    if not 0 < options.confidence < 1:
-        raise ValidateError("the confidence must lie between 0 and 1")
-    try:
-        gpu_setting(options.gpu)
-    except ValueError as err:
-        raise ValidateError(str(err)) from None
+        raise HarnessError("runs must be at least 1, warm-up rounds at least 0 and the time "
+                           "limit above 0 s")
+    if options.output.exists() and not options.output.is_dir():
+        raise HarnessError(f"{options.output} exists and is not a folder")
     source = options.source.resolve()
-    root, found = find_programs(source)
-    try:
-        programs = select_programs(found, options.programs)
-    except ValueError as err:
-        raise ValidateError(str(err)) from None
-    if not programs:
-        raise ValidateError(f"no program under {options.source} (a .cu, .cpp or .hip file with "
-                            "int main()")
+    root = source.parent if source.is_file() else source
+    if source.is_dir() and _inside(options.output.resolve(), source):
+        raise HarnessError(f"the output folder {options.output} is inside the source folder "
+                           f"{options.source}: its harnesses and builds would be converted with "
+                           "the sources; give an output folder outside it")
+    outcomes, files = generate(options, say)
     nvcc = find_nvcc()
     if nvcc is None:
-        raise ValidateError("nvcc not found: put CUDA's bin folder on PATH or set CUDA_HOME")
-    variants = tuple(v for v in VARIANTS if v in options.variants)
-    scratch = Path(tempfile.mkdtemp(prefix="rocmigrate-validate-"))
+        raise HarnessError("nvcc not found: put CUDA's bin folder on PATH or set CUDA_HOME")
+    scratch = options.output / BUILD_DIR
     try:
+        cuda = cuda_toolchain(nvcc, options.cuda_arch)
+        hip = hip_toolchain(options.hip_compiler, nvcc, options.cuda_arch, options.offload_arch,
+                            scratch.resolve(), (*(f"-I{p}" for p in options.include_paths),
+                                                *options.build_flags))
+    except ToolchainError as err:
+        raise HarnessError(str(err)) from None
+    say(f"port built with {hip.name}: {hip.reason}")
+    gpus = gpus_for(hip.name, options.gpu)  # known before anything is built: said at once
+    if not options.build_only:
+        for side, gpu in gpus.items():
+            if not gpu["usable"]:
+                say(f"runs will be skipped: the {side} side needs a GPU ({gpu['seen']})")
+    usable = [o for o in outcomes if not o.needs_edit and not o.spec_error]
+    conversion = convert(source, options, say) if usable else {"files": 0, "failed": []}
+    render(usable, root, options, conversion)
+    build(usable, root, options, cuda, hip, say)
+    if not options.build_only:
+        run(usable, options, gpus, say)
+    for outcome in outcomes:
+        judge(outcome, options, gpus)
+    return HarnessReport(options.as_dict(), {"cuda": cuda.describe(), "hip": hip.describe()},
+                         gpus, conversion, files, outcomes)
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+# --- specs ---------------------------------------------------------------------------------------
+
+
+def cuda_files(source: Path, output: Path) -> tuple[Path, list[str]]:
+    """(root, the CUDA files under it, relative): ``source`` itself when it is a file; then the
+    local headers (any suffix: .h, .hpp, .inc...) a CUDA file includes that define a kernel
+    (HeCBench keeps many kernels in a kernels.h its main.cu includes)."""
+    from ..validate.programs import local_includes
+    from ..workspace.discovery import walk
+
+    if source.is_file():
+        return source.parent, [source.name]
+    entries = walk(source, skip_folder=output.resolve(), skip_outputs=True)
+    rels = [e.rel for e in entries if e.kind == "file" and e.rel.endswith(CUDA_SUFFIXES)]
+    included = set().union(*(local_includes(source, rel) for rel in rels)) - set(rels)
+    headers = [rel for rel in sorted(included)
+               if b"__global__" in (_read(source / rel) or b"")]
+    return source, rels + headers
+
+
+def translation_units(root: Path, rels: list[str]) -> dict[str, str]:
+    """file -> the file compiled for it, for the files another one includes (HeCBench's
+    main.cu includes kernels.cu or kernels.h, which do not compile alone): the first .cu file
+    (by path) that no other file includes and that includes it, directly or through another
+    header; one per file, however many files include it."""
+    from ..validate.programs import local_includes
+
+    included = {rel: local_includes(root, rel) - {rel} for rel in rels}
+    tops = sorted(rel for rel in rels if rel.endswith(".cu")
+                  and not any(rel in others for others in included.values()))
+    units = {}
+    for rel in rels:
+        if any(rel in others for others in included.values()):
+            units[rel] = next((top for top in tops if rel in included[top]), rel)
+    return units
+
+
+def generate(options: HarnessOptions, say: Progress) -> tuple[list[HarnessOutcome], list[dict]]:
+    """Read every CUDA file's kernels; write (or keep) one spec per selected instantiation and
+    load it back. Raises HarnessError when the front end is missing or --kernel names none."""
+    from ..clang.kernels import ReadOptions, read_kernels
+    from ..validate.programs import local_includes
+    from .sitevalues import SiteValues
+
+    root, rels = cuda_files(options.source.resolve(), options.output)
+    read = ReadOptions(include_paths=tuple(options.include_paths),
+                       compile_commands=options.compile_commands)
+    outcomes: list[HarnessOutcome] = []
+    files: list[dict] = []
+    units = translation_units(root, rels)
+    for rel in rels:
+        unit = units.get(rel, rel)
         try:
-            cuda = cuda_toolchain(nvcc, options.cuda_arch)
-            hip = hip_toolchain(options.hip_compiler, nvcc, options.cuda_arch,
-                                options.offload_arch, scratch, options.build_flags)
-        except ToolchainError as err:
-            raise ValidateError(str(err)) from None
-        say(f"port built with {hip.name}: {hip.reason}")
-        checks = {platform: gpu_check(platform, options.gpu)
-                  for platform in dict.fromkeys(("nvidia", hip.runs_on))}
-        gpus = {"cuda": checks["nvidia"], "hip": checks[hip.runs_on]}
-        absent = list(dict.fromkeys(check.reason for check in gpus.values() if not check.present))
-        not_run = "; ".join(absent) if absent and not options.build_only else None
-        if not_run:
-            say(f"{not_run}: everything is built, nothing is run (every run is reported "
-                f"skipped; --gpu or {GPU_ENV} overrides the detection)")
-        elif not options.build_only:
-            needed = runs_needed(options.confidence)
-            if options.runs < needed:
-                say(f"{options.runs} runs per binary: too few for a timing verdict at "
-                    f"{options.confidence:.1%} (at least {needed}); a timing beyond "
-                    "--max-slowdown is reported undecided")
-        trees: dict[str, Path] = {}
-        conversions: dict[str, Conversion] = {}
-        for variant in variants:
-            say(f"converting {options.source} ({variant})")
-            trees[variant], conversions[variant] = _convert(source, scratch / variant,
-                                                            variant, options)
-        outcomes = _build(programs, root, trees, conversions, cuda, hip, scratch, options, say)
-        if not options.build_only and not not_run:
-            for program, outcome in zip(programs, outcomes):
-                say(f"running {program.name} ({options.warmup} warm-up and {options.runs} "
-                    "timed runs per binary)")
-                _run_program(program, outcome, root, trees, scratch, options)
-        for outcome in outcomes:
-            _judge(outcome, options, not_run)
-        return ValidationReport(options.as_dict(),
-                                {"cuda": cuda.describe(), "hip": hip.describe()}, conversions,
-                                outcomes, str(scratch) if options.keep_build else None,
-                                {side: check.as_dict() for side, check in gpus.items()}, not_run)
-    finally:
-        if not options.keep_build:
-            shutil.rmtree(scratch, ignore_errors=True)
+            reading = read_kernels(root / rel, read if unit == rel else replace(
+                read, includer=root / unit))
+        except NotImplementedError as err:
+            raise HarnessError(f"the libclang kernel reader is not available: {err}") from None
+        files.append({"path": rel, "kernels": len(reading.kernels), "notes": reading.notes})
+        chosen = [k for k in reading.kernels
+                  if not options.kernels or k.name in options.kernels
+                  or k.qualified_name in options.kernels]
+        if not chosen:
+            continue
+        headers = tuple(data for header in sorted(local_includes(root, unit) - {unit})
+                        if (data := _read(root / header)) is not None)
+        values = SiteValues((root / unit).read_bytes(), unit, headers)
+        stem = rel.rsplit(".", 1)[0]
+        if sum(other.rsplit(".", 1)[0] == stem for other in rels) > 1:
+            stem = rel  # kernels.cu and kernels.h: each its own folder of specs
+        pairs = [(k, i) for k in chosen for i in (k.instantiations or (None,))]
+        for kernel, instantiation in pairs:
+            same = [p for p in pairs if p[0].name == kernel.name]
+            number = same.index((kernel, instantiation)) + 1
+            name = kernel.name if len(same) == 1 else f"{kernel.name}-{number}"
+            spec_rel = f"{stem}/{name}.toml"
+            specialization = not kernel.template_parameters and any(
+                other.name == kernel.name and other.template_parameters
+                for other in reading.kernels)
+            document = default_spec(kernel, instantiation, rel, values, name, specialization)
+            status = write_spec(options.output / spec_rel, document, options.force)
+            if status == "kept":
+                say(f"kept {spec_rel}: edited by hand (--force writes the defaults over it)")
+            outcome = HarnessOutcome(name, kernel.qualified_name or kernel.name, rel, spec_rel,
+                                     status, unit=unit)
+            try:
+                spec = load_spec(options.output / spec_rel)
+            except SpecError as err:  # waiting for its edit, or edited wrongly
+                outcome.needs_edit = needs_edit_of(options.output / spec_rel)
+                outcome.spec_error = "" if outcome.needs_edit else str(err)
+            else:
+                outcome.needs_edit, outcome.loaded = spec.needs_edit, spec
+            outcomes.append(outcome)
+    if options.kernels:
+        found = {o.kernel for o in outcomes} | {o.kernel.rsplit("::", 1)[-1] for o in outcomes}
+        missing = [name for name in options.kernels if name not in found]
+        if missing:
+            raise HarnessError(f"no kernel {', '.join(missing)} under {options.source}")
+    say(f"{len(outcomes)} harness spec(s) under {options.output}")
+    return outcomes, files
 
 
-def _convert(source: Path, folder: Path, variant: str,
-             options: ValidateOptions) -> tuple[Path, Conversion]:
-    """Convert the source (a tree, or one file) into ``folder/src``: (that root, the outcome);
-    failed paths are relative to the program root, as the runner's are."""
-    from ..runner import ConvertError, RunOptions, run
+# --- conversion and sources ----------------------------------------------------------------------
 
-    settings = replace(options.settings, optimize=variant == "optimized")
-    tree = folder / "src"
-    output = tree / source.name if source.is_file() else tree
+
+def convert(source: Path, options: HarnessOptions, say: Progress) -> dict:
+    """Convert the source (a tree, or one file) into DIR/hip-src with the normal conversion."""
+    from ..runner import ConvertError, RunOptions, output_name, run as convert_tree
+
+    say(f"converting {options.source} into {options.output / HIP_TREE}")
+    tree = options.output / HIP_TREE
+    target = tree / output_name(source.name, options.settings) if source.is_file() else tree
     try:
-        result = run(RunOptions(source=source, output=output, jobs=options.jobs), settings)
+        result = convert_tree(RunOptions(source=source, output=target, jobs=options.jobs),
+                              options.settings)
     except ConvertError as err:
-        return tree, Conversion(0, [{"path": ".", "message": str(err)}])
-    failed = [{"path": r.rel, "message": r.message} for r in result.results
-              if r.status == "failed"]
-    return tree, Conversion(len(result.results), failed)
+        return {"files": 0, "failed": [{"path": ".", "message": str(err)}]}
+    return {"files": len(result.results),
+            "failed": [{"path": r.rel, "message": r.message} for r in result.results
+                       if r.status == "failed"]}
 
 
-def _binary(scratch: Path, side: str, program: Program) -> Path:
-    return scratch / side / "bin" / program.name.replace("/", "__")
+def render(outcomes: list[HarnessOutcome], root: Path, options: HarnessOptions,
+           conversion: dict) -> None:
+    """Both harness sources of every usable spec (the HIP one only where its file converted),
+    and, for a translation unit with several harnesses, one source per side holding them all
+    (``unit_source``): what is built, the unit being compiled once per side."""
+    from ..fsutil import atomic_write
+    from ..runner import output_name
+
+    failed = {f["path"] for f in conversion["failed"]}
+    mains: dict[str, bool] = {}
+    units: dict[tuple[str, str], list[tuple[str, HarnessSpec]]] = {}
+    for outcome in outcomes:
+        unit = outcome.unit
+        if unit not in mains:
+            mains[unit] = has_main((root / unit).read_bytes())
+        for side, suffix in SOURCE_SUFFIXES.items():
+            if side == "hip" and ({outcome.file, unit, "."} & failed):
+                continue
+            spelled = outcome.loaded if side == "cuda" else hip_spelling(outcome.loaded,
+                                                                         options.settings)
+            include = unit if side == "cuda" else output_name(unit, options.settings)
+            rel = selector(outcome) + suffix
+            atomic_write(options.output / rel, render_harness(
+                spelled, side, include, mains[unit], selector(outcome)).encode())
+            outcome.sources[side] = rel
+            units.setdefault((unit, side), []).append((selector(outcome), spelled))
+    for (unit, side), harnesses in units.items():
+        if len(harnesses) > 1:
+            include = unit if side == "cuda" else output_name(unit, options.settings)
+            atomic_write(options.output / unit_source(unit, side),
+                         render_harnesses(harnesses, side, include, mains[unit]).encode())
 
 
-def _build(programs: list[Program], root: Path, trees: dict[str, Path],
-           conversions: dict[str, Conversion], cuda: Toolchain, hip: Toolchain, scratch: Path,
-           options: ValidateOptions, say: Progress) -> list[ProgramOutcome]:
-    """Build every original and port in parallel; a port is not built when a file of its
-    program (the program file or a local header it includes) failed to convert."""
+def selector(outcome: HarnessOutcome) -> str:
+    """The name a harness binary runs this harness by: its spec's path without .toml."""
+    return outcome.spec[:-len(".toml")]
+
+
+def unit_source(unit: str, side: str) -> str:
+    """The source holding every harness of ``unit`` on ``side`` (relative to the output)."""
+    return unit + SOURCE_SUFFIXES[side]
+
+
+# --- building ------------------------------------------------------------------------------------
+
+
+def build(outcomes: list[HarnessOutcome], root: Path, options: HarnessOptions, cuda: Toolchain,
+          hip: Toolchain, say: Progress) -> None:
+    """One binary per translation unit and side: the unit's source of all its harnesses, or a
+    harness's own source where the unit has one. A unit whose binary does not build has each of
+    its harnesses built alone, so that one bad spec fails only its own harness."""
     from ..pool import worker_count
 
-    jobs: list[tuple[Program, str, Toolchain, Path]] = []  # (program, side, toolchain, tree)
-    errors: dict[tuple[str, str], list[dict]] = {}
-    for program in programs:
-        jobs.append((program, "cuda", cuda, root))
-        files = local_includes(root, program.rel)
-        for variant, tree in trees.items():
-            errors[program.name, variant] = [failure for failure in conversions[variant].failed
-                                             if failure["path"] in files or failure["path"] == "."]
-            if not errors[program.name, variant]:
-                jobs.append((program, variant, hip, tree))
-    say(f"building {len(jobs)} binaries (CUDA with {cuda.name}, HIP with {hip.name})")
-    with ThreadPoolExecutor(max_workers=worker_count(options.jobs)) as pool:
-        built = pool.map(lambda job: compile_binary(
-            job[2], job[3] / job[0].rel, _binary(scratch, job[1], job[0]),
-            ((job[3] / job[0].rel).parent,), options.build_flags), jobs)
-        builds = {(program.name, side): build for (program, side, *_), build in zip(jobs, built)}
-    return [ProgramOutcome(program.name, program.rel, Original(builds[program.name, "cuda"]),
-                           {variant: VariantOutcome(errors[program.name, variant],
-                                                    builds.get((program.name, variant)))
-                            for variant in trees})
-            for program in programs]
-
-
-def compile_binary(toolchain: Toolchain, source: Path, binary: Path,
-                   include_dirs: tuple[Path, ...], build_flags: tuple[str, ...] = (),
-                   shown: Callable[[str], str] = lambda output: output[-TAIL:]) -> Build:
-    """Compile ``source`` into ``binary``; the report keeps ``shown(output)`` of a compile.
-    The compiler's temporary files go beside the binary (HIP 5.2's hipcc leaves an empty folder
-    in TMPDIR per compile); like a program, the compiler and every process it starts are
-    killed at the time limit."""
-    binary.parent.mkdir(parents=True, exist_ok=True)
-    command = toolchain.command(source, binary, include_dirs, build_flags)
-    start = time.perf_counter()
-    done = run_process(command, None, BUILD_TIMEOUT,
-                       env={**toolchain.environment(), "TMPDIR": str(binary.parent)})
-    if done.error is not None:
-        ok, output = False, done.error
-    elif done.timed_out:
-        ok, output = False, f"the compile took longer than {BUILD_TIMEOUT} s and was stopped"
-    else:
-        ok, output = done.rc == 0 and binary.is_file(), done.stdout + done.stderr
-    return Build(toolchain.name, toolchain.display(command), ok,
-                 round(time.perf_counter() - start, 3), shown(output))
-
-
-def _run_program(program: Program, outcome: ProgramOutcome, root: Path, trees: dict[str, Path],
-                 scratch: Path, options: ValidateOptions) -> None:
-    """Run the original and every built port ``options.warmup`` then ``options.runs`` times,
-    each in its own tree's copy of the program's folder (so relative data files are found).
-    The sides take turns run by run, and the order rotates every round (original first, then
-    a port first...), so that neither a drift of the machine nor the position in a round
-    favours one side. A binary that timed out is not run again: its verdict is "failed"."""
-    if not outcome.original.build.ok:
+    units: dict[tuple[str, str], list[HarnessOutcome]] = {}
+    for outcome in outcomes:
+        for side in outcome.sources:
+            units.setdefault((outcome.unit, side), []).append(outcome)
+    if not units:
         return
-    folder = Path(program.rel).parent
-    sides = [("cuda", root / folder, outcome.original)]
-    sides += [(variant, trees[variant] / folder, port)
-              for variant, port in outcome.variants.items() if port.build and port.build.ok]
-    for number in range(options.warmup + options.runs):
-        warmup = number < options.warmup
-        shift = number % len(sides)
-        for side, cwd, holder in sides[shift:] + sides[:shift]:
-            if not any(run.timed_out for run in (*holder.warmups, *holder.runs)):
-                run = run_binary(_binary(scratch, side, program), cwd, options.timeout)
-                run.warmup = warmup
-                (holder.warmups if warmup else holder.runs).append(run)
+    toolchains = {"cuda": cuda, "hip": hip}
+    trees = {"cuda": root, "hip": (options.output / HIP_TREE).resolve()}
+    flags = {unit: unit_flags(root, unit, options) for unit in {unit for unit, _ in units}}
+
+    def compile_all(jobs: list[tuple[list[HarnessOutcome], str, str, str]]) -> list[Build]:
+        with ThreadPoolExecutor(max_workers=worker_count(options.jobs)) as pool:
+            return list(pool.map(lambda job: compile_harness(
+                toolchains[job[1]], options.output / job[2], options.output / job[3],
+                trees[job[1]], options.include_paths,
+                (*flags[job[0][0].unit][job[1]], *options.build_flags)), jobs))
+
+    def alone(outcome: HarnessOutcome, side: str) -> tuple:
+        return [outcome], side, outcome.sources[side], f"{BUILD_DIR}/{selector(outcome)}.{side}"
+
+    jobs = [alone(members[0], side) if len(members) == 1 else
+            (members, side, unit_source(unit, side), f"{BUILD_DIR}/{unit}.{side}")
+            for (unit, side), members in units.items()]
+    say(f"building {len(jobs)} binaries for {sum(bool(o.sources) for o in outcomes)} harnesses "
+        f"(one per file and side; CUDA with {cuda.name}, HIP with {hip.name})")
+    retry = []
+    for (members, side, source, binary), result in zip(jobs, compile_all(jobs)):
+        if result.ok or len(members) == 1:
+            for outcome in members:
+                outcome.builds[side], outcome.binaries[side] = result, binary
+        elif not errors_in(result.output_tail, Path(source).name):
+            # every error is in the kernel's file or its headers: alone, each would repeat them
+            for outcome in members:
+                outcome.builds[side] = _noted(result, "not built alone: the errors are in "
+                                              f"{members[0].unit} itself, "
+                                              "not in a harness")
+                outcome.binaries[side] = binary
+        else:
+            retry += [alone(outcome, side) for outcome in members]
+    if not retry:
+        return
+    say(f"building {len(retry)} harnesses alone: their file's harnesses did not build together")
+    for (members, side, _, binary), result in zip(retry, compile_all(retry)):
+        (outcome,) = members
+        outcome.builds[side] = _noted(result, "built alone: the harnesses of "
+                                      f"{outcome.unit} did not build together")
+        outcome.binaries[side] = binary
 
 
-def run_binary(binary: Path, cwd: Path, timeout: float) -> Run:
-    """Run once; past ``timeout`` seconds the program is killed, and every process it started
-    with it (those that left its process group too); its output is read within bounds."""
-    outcome = run_process([str(binary)], cwd, timeout)
-    if outcome.error is not None:
-        return Run(None, 0.0, False, None, None, None, outcome.error)
-    stderr = outcome.stderr[-TAIL:]
-    if outcome.timed_out:
-        stderr += f"\n[rocmigrate] killed after the time limit of {timeout:g} s"
-    elif outcome.left_running:
-        stderr += (f"\n[rocmigrate] killed {outcome.left_running} process(es) the program left "
-                   "running when it ended")
-    return Run.from_output(outcome.rc, outcome.seconds, outcome.timed_out, outcome.stdout, stderr)
+def _noted(build: Build, note: str) -> Build:
+    """The build with a line of rocmigrate's first in the output the report keeps."""
+    return replace(build, output_tail=(f"[rocmigrate] {note}\n" + build.output_tail)[-TAIL:])
 
 
-def _judge(outcome: ProgramOutcome, options: ValidateOptions, not_run: str | None = None) -> None:
-    """Compare each port with the original and give it a verdict with its reasons."""
-    original = outcome.original
-    for variant, port in outcome.variants.items():
-        port.results = compare_results(original.warmups + original.runs,
-                                       port.warmups + port.runs, options.tolerance)
-        port.timings = compare_timings(original.runs, port.runs, options.max_slowdown,
-                                       options.confidence)
-        port.derived = derived_figures(original.runs, port.runs)
-        port.verdict, port.problems = verdict(original, port, options, not_run)
-        port.notes = [timing.reason for timing in port.timings
-                      if timing.flag in ("noise", "undecided") and port.verdict == "pass"]
-    if "naive" in outcome.variants and "optimized" in outcome.variants:
-        naive, optimized = outcome.variants["naive"].runs, outcome.variants["optimized"].runs
-        for timing in outcome.variants["optimized"].timings:
-            slow, fast = median(naive, timing.key), median(optimized, timing.key)
-            row = VariantRatio(timing.key, slow, fast,
-                               fast / slow if slow and fast is not None else None)
-            [both] = compare_timings(naive, optimized, options.max_slowdown, options.confidence,
-                                     keys=[timing.key])
-            row.interval, row.p_value = both.interval, both.p_value
-            outcome.naive_vs_optimized.append(row)
+def errors_in(output: str, source_name: str) -> bool:
+    """Whether a failed compile may be the harness source's doing (``source_name``: a spec's
+    init or template arguments): a line names it other than as the includer of the kernel's
+    file (an error, or the instantiation it was detected in), or no error line names a file."""
+    lines = output.splitlines()
+    errors = [line for line in lines if re.search(r"\berror\b", line)]
+    located = [line for line in errors
+               if re.match(r"\s*[^\s:(]+(?::\d+|\(\d+\))", line)]
+    return not located or any(
+        source_name in line and not re.match(r"\s*(?:In file included from|from)\s", line)
+        for line in lines)
 
 
-def verdict(original: Original, port: VariantOutcome, options: ValidateOptions,
-            not_run: str | None = None) -> tuple[str, list[str]]:
-    """failed (convert, build or run), built (--build-only), skipped (``not_run``: no GPU to
-    run on; or the original printed SKIP), mismatch, slower or pass; with the reasons."""
-    problems = [f"conversion failed: {e['path']}: {e['message']}" for e in port.conversion_errors]
-    if not original.build.ok:
-        problems.append("the CUDA original did not build")
-    if port.build is not None and not port.build.ok:
-        problems.append("the port did not build")
+def unit_flags(root: Path, unit: str, options: HarnessOptions) -> dict[str, tuple[str, ...]]:
+    """side -> the flags of ``unit``'s entry in ``options.compile_commands`` that its build
+    needs: include folders, defines, forced includes, the language standard, as the kernel
+    reader takes them (``migrator.clang.kernels``: relative paths against the entry's
+    directory). The HIP side includes the converted tree: a folder or file of the source tree
+    there is its twin under DIR/hip-src, where that exists; anything else stays as given."""
+    from ..clang.kernels import PATH_FLAGS, compile_command_flags
+    from ..runner import output_name
+
+    cuda = tuple(compile_command_flags(root / unit, options.compile_commands) or ())
+    tree = (options.output / HIP_TREE).resolve()
+    hip, index = list(cuda), 0
+    while index < len(cuda):  # -std=X stands alone; every other flag is followed by its value
+        flag = cuda[index]
+        index += 1 if flag.startswith("-std=") else 2
+        if flag not in PATH_FLAGS or not _inside(where := Path(cuda[index - 1]).resolve(),
+                                                  root):
+            continue
+        rel = where.relative_to(root).as_posix()
+        twin = tree / (output_name(rel, options.settings) if flag == "-include" else rel)
+        if twin.exists():
+            hip[index - 1] = str(twin)
+    return {"cuda": cuda, "hip": tuple(hip)}
+
+
+def compile_harness(toolchain: Toolchain, source: Path, binary: Path, tree: Path,
+                    include_paths: tuple[Path, ...], build_flags: tuple[str, ...] = ()) -> Build:
+    """Compile and link one harness; the tree it includes its kernel file from comes first on
+    the include path, then the user's folders; ``build_flags`` come after the source. The
+    kernel's file may call host code of other
+    files the harness does not build (an option parser, a timer): when the link misses symbols,
+    it is linked again keeping only the sections the harness uses, so that what it never calls
+    needs no definition."""
+    first = _compile(toolchain, source, binary, tree, include_paths, build_flags)
+    if first.ok or "undefined reference" not in first.output_tail:
+        return first
+    again = _compile(toolchain, source, binary, tree, include_paths,
+                     (*build_flags, *_unused_sections(toolchain)))
+    if again.ok:
+        return replace(_noted(again, "linked without the unused host code of the kernel's file "
+                                     "(its first link missed symbols)"),
+                       seconds=round(again.seconds + first.seconds, 3))
+    return first
+
+
+def _unused_sections(toolchain: Toolchain) -> tuple[str, ...]:
+    """Flags that drop the functions and data nothing calls at link time."""
+    if Path(toolchain.compiler).name.startswith("nvcc") or toolchain.name == "hipcc-nvidia":
+        return ("-Xcompiler", "-ffunction-sections,-fdata-sections", "-Xlinker", "--gc-sections")
+    return ("-ffunction-sections", "-fdata-sections", "-Wl,--gc-sections")
+
+
+def _compile(toolchain: Toolchain, source: Path, binary: Path, tree: Path,
+             include_paths: tuple[Path, ...], extra: tuple[str, ...]) -> Build:
+    build = compile_binary(toolchain, source.resolve(), binary.resolve(),
+                           (tree, *(p.resolve() for p in include_paths)), extra,
+                           shown=compiler_errors)
+    return replace(build, output_tail="" if build.ok else build.output_tail)
+
+
+def compiler_errors(output: str) -> str:
+    """A failed compile's output for the report: its first error lines (warnings can bury
+    them: hipcc prints hundreds for a converted file), then its last lines."""
+    lines = output.splitlines()
+    errors = [line for line in lines if re.search(r"\berror\b", line, re.IGNORECASE)]
+    tail = output[-TAIL:]
+    if not errors or all(line in tail for line in errors):
+        return tail
+    return "\n".join(["[rocmigrate] the first errors:", *errors[:15], "[rocmigrate] the end:",
+                      tail])
+
+
+# --- running -------------------------------------------------------------------------------------
+
+
+def gpus_for(hip_toolchain: str, assume: str | None = None) -> dict[str, dict]:
+    """side -> {"usable": whether its binaries can run here, "seen": the GPU, or why not}; the
+    port needs an AMD GPU when ``hip_toolchain`` (a Toolchain's name) builds for AMD.
+    ``assume``: validate's --gpu override (None: ROCMIGRATE_GPU, else detection)."""
+    try:
+        nvidia = gpu_check("nvidia", assume)
+        port = gpu_check("amd", assume) if hip_toolchain == "hipcc-amd" else nvidia
+    except ValueError as err:
+        raise HarnessError(str(err)) from None
+    return {side: {"usable": check.present, "seen": check.reason}
+            for side, check in (("cuda", nvidia), ("hip", port))}
+
+
+def run(outcomes: list[HarnessOutcome], options: HarnessOptions, gpus: dict[str, dict],
+        say: Progress) -> None:
+    """Run the two sides of each built harness ``options.warmup`` untimed then ``options.runs``
+    timed rounds, interleaved: each round runs both sides, in an order that rotates from round
+    to round (the CUDA side first, then the port first...), so that neither a drift of the GPU
+    nor the place in a round favours one side (as validate runs programs)."""
+    runnable = [o for o in outcomes if o.builds and all(b.ok for b in o.builds.values())
+                and len(o.builds) == 2]
+    if not runnable or not all(gpu["usable"] for gpu in gpus.values()):
+        return
+    for outcome in runnable:
+        say(f"running {selector(outcome)} ({options.warmup} warm-up and "
+            f"{options.runs} timed runs per side)")
+        for number in range(options.warmup + options.runs):
+            order = ("cuda", "hip") if number % 2 == 0 else ("hip", "cuda")
+            for side in order:
+                runs = outcome.runs.setdefault(side, [])
+                if not any(r.timed_out for r in runs):
+                    side_run = run_side(outcome, side, options, number + 1)
+                    side_run.warmup = number < options.warmup
+                    runs.append(side_run)
+
+
+def run_side(outcome: HarnessOutcome, side: str, options: HarnessOptions,
+             number: int) -> SideRun:
+    """Run number ``number`` of ``side``'s binary for this harness; its output file is
+    ``build/<selector>.<side>.<number>.out``."""
+    output = options.output / BUILD_DIR / f"{selector(outcome)}.{side}.{number}.out"
+    output.unlink(missing_ok=True)
+    # a binary shared by the harnesses of a file lies above its spec's folder under build/
+    output.parent.mkdir(parents=True, exist_ok=True)
+    if outcome.binaries:
+        command = [str((options.output / outcome.binaries[side]).resolve()), selector(outcome)]
+    else:  # a report from before binaries held several harnesses: one binary, one argument
+        command = [str((options.output / BUILD_DIR / f"{selector(outcome)}.{side}").resolve())]
+    done = run_process([*command, str(output.resolve())], None, options.timeout)
+    stderr = (done.error or done.stderr)[-TAIL:]
+    if done.timed_out:
+        stderr += f"\n[rocmigrate] killed after the time limit of {options.timeout:g} s"
+    timings = []
+    for line in done.stdout.splitlines():
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict) and isinstance(value.get("kernel_ms"), (int, float)):
+            timings.append(float(value["kernel_ms"]))
+    return SideRun(done.rc, done.seconds, done.timed_out, timings,
+                   output.relative_to(options.output).as_posix() if output.is_file() else "",
+                   stderr)
+
+
+def run_again(output: Path, runs: int = 10, timeout: float = 120.0,
+              progress: Progress | None = None, warmup: int = 1,
+              gpu: str | None = None) -> HarnessReport:
+    """Run and judge the harnesses that ``rocmigrate harness --build-only`` built into
+    ``output``, from its harness.json and specs: on a machine with the GPUs but without the
+    compilers or rocmigrate's other dependencies (this needs the standard library and numpy;
+    ``python -m migrator.harness DIR``)."""
+    say = progress or (lambda message: None)
+    try:
+        document = json.loads((output / "harness.json").read_text(encoding="utf-8"))
+        settings, harnesses = document["settings"], document["harnesses"]
+        toolchains = document["toolchains"]
+        outcomes = [HarnessOutcome(
+            h["name"], h["kernel"], h["file"], h["spec"], h["spec_status"], h["needs_edit"],
+            h["spec_error"], h["sources"], {side: Build(**b) for side, b in h["builds"].items()},
+            binaries=dict(h.get("binaries", {})), unit=h.get("unit", h["file"]))
+            for h in harnesses]
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise HarnessError(f"{output / 'harness.json'} is not the report of a harness build: "
+                           f"{err}") from None
+    inside = output.resolve()
+    for outcome in outcomes:
+        if outcome.needs_edit or outcome.spec_error:
+            continue
+        # harness.json is input: a spec, the binaries and the outputs named after the spec must
+        # lie in this folder, or nothing of it runs or is written
+        where = (output / outcome.spec).resolve()
+        if not outcome.spec.endswith(".toml") or not where.is_relative_to(inside) or \
+                not (output / BUILD_DIR / outcome.spec).resolve().is_relative_to(inside):
+            outcome.spec_error = f"{outcome.spec}: not a spec inside {output}"
+            continue
+        outside = [str(binary) for binary in outcome.binaries.values()
+                   if not (output / str(binary)).resolve().is_relative_to(inside)]
+        if outside or (outcome.binaries and set(outcome.binaries) != set(outcome.builds)):
+            outcome.spec_error = (f"{', '.join(outside)}: not a binary inside {output}" if outside
+                                  else f"{outcome.spec}: a binary for each side built expected")
+            continue
+        try:
+            outcome.loaded = load_spec(output / outcome.spec)
+        except SpecError as err:
+            outcome.spec_error = str(err)
+    options = HarnessOptions(source=Path(settings["source"]), output=output, runs=runs,
+                             warmup=warmup, timeout=timeout, gpu=gpu,
+                             max_slowdown=settings.get("max_slowdown", 0.02),
+                             confidence=settings.get("confidence", CONFIDENCE))
+    gpus = gpus_for(toolchains["hip"]["name"], gpu)
+    for side, gpu in gpus.items():
+        if not gpu["usable"]:
+            say(f"runs will be skipped: the {side} side needs a GPU ({gpu['seen']})")
+    run([o for o in outcomes if o.loaded is not None], options, gpus, say)
+    for outcome in outcomes:
+        judge(outcome, options, gpus)
+    settings = {**settings, "runs": runs, "warmup": warmup, "timeout": timeout,
+                "max_slowdown": options.max_slowdown, "confidence": options.confidence,
+                "build_only": False}
+    return HarnessReport(settings, toolchains, gpus, document.get("conversion", {}),
+                         document.get("files", []), outcomes)
+
+
+# --- judging -------------------------------------------------------------------------------------
+
+
+def judge(outcome: HarnessOutcome, options: HarnessOptions, gpus: dict[str, dict]) -> None:
+    """The verdict of one harness, with its reasons."""
+    if outcome.spec_error:
+        outcome.verdict, outcome.problems = "spec-error", [outcome.spec_error]
+        return
+    if outcome.needs_edit:
+        outcome.verdict, outcome.problems = "needs-edit", [outcome.needs_edit]
+        return
+    problems = [f"the {side} harness did not build" for side, b in outcome.builds.items()
+                if not b.ok]
+    if "hip" not in outcome.sources:
+        problems.append(f"{outcome.unit} did not convert: no HIP harness")
     if problems:
-        return "failed", problems
+        outcome.verdict, outcome.problems = "failed", problems
+        return
     if options.build_only:
-        return "built", []
-    if not_run:
-        return "skipped", [f"not run: {not_run}"]
-    runs = {"original": _numbered(original), "port": _numbered(port)}
-    for side, numbered in runs.items():
-        for name, run in numbered:
-            if run.timed_out:
-                problems.append(f"{side} {name} timed out after {options.timeout:g} s")
-            elif not run.completed:
-                problems.append(f"{side} {name} {_ending(run.rc)} and printed no PASS/FAIL line")
+        outcome.verdict = "built"
+        return
+    not_here = {gpu["seen"] for gpu in gpus.values() if not gpu["usable"]}
+    if not_here:
+        outcome.verdict, outcome.problems = "skipped", [f"not run: {'; '.join(sorted(not_here))}"]
+        return
+    for side, runs in outcome.runs.items():
+        for number, side_run in enumerate(runs, 1):
+            if side_run.timed_out or side_run.rc != 0 or not side_run.output:
+                why = ("timed out" if side_run.timed_out
+                       else f"exited with {side_run.rc}" if side_run.rc != 0
+                       else "wrote no output")
+                problems.append(f"{side} run {number} {why}")
     if problems:
-        return "failed", problems
-    ran = original.warmups + original.runs
-    if ran and all(run.status == "SKIP" for run in ran):
-        return "skipped", ["the original skipped itself (it printed SKIP): it cannot run here"]
-    for side, numbered in runs.items():
-        problems += [f"{side} {name} did not pass ({run.why_not_passed()})"
-                     for name, run in numbered if not run.passed]
-    problems += [f"result {r.key} differs: original {_short(r.original)}, port {_short(r.port)}"
-                 for r in port.results if not r.equal]
-    if problems:
-        return "mismatch", problems
-    slower = [timing.reason for timing in port.timings if timing.flag == "slower"]
-    if slower:
-        return "slower", slower
-    return "pass", []
+        outcome.verdict, outcome.problems = "failed", problems
+        return
+    try:
+        outputs = {side: [read_output(options.output / r.output) for r in runs]
+                   for side, runs in outcome.runs.items()}
+    except OutputError as err:
+        outcome.verdict, outcome.problems = "failed", [str(err)]
+        return
+    outcome.buffers = compare_outputs(outputs["cuda"][0], outputs["hip"][0],
+                                      outcome.loaded.tolerances)
+    for side, results in outputs.items():
+        outcome.consistent[side] = all(r == results[0] for r in results[1:])
+    timed = {side: [r.kernel_ms for r in runs if not r.warmup]
+             for side, runs in outcome.runs.items()}
+    for side, launches in timed.items():
+        outcome.timings[side] = timing([ms for run_ms in launches for ms in run_ms])
+    cuda_ms, hip_ms = outcome.timings["cuda"].median_ms, outcome.timings["hip"].median_ms
+    outcome.ratio = hip_ms / cuda_ms if cuda_ms and hip_ms is not None else None
+    outcome.timing = timing_verdict(timed["cuda"], timed["hip"], options.max_slowdown,
+                                    options.confidence)
+    problems = [_difference(b) for b in outcome.buffers if not b.equal]
+    outcome.verdict, outcome.problems = ("mismatch" if problems else "pass"), problems
+    if problems and not outcome.consistent["cuda"]:
+        _judge_against_variation(outcome, outputs)
+    if outcome.verdict in ("pass", "nondeterministic-ok") and outcome.timing.flag == "slower":
+        outcome.verdict, outcome.problems = "slower", [outcome.timing.reason, *outcome.problems]
+    for side, same in outcome.consistent.items():
+        if not same:
+            outcome.problems.append(f"the {side} side's own runs gave different outputs "
+                                    "(a kernel that is not deterministic: atomics, races)")
 
 
-def _numbered(side: Original | VariantOutcome) -> list[tuple[str, Run]]:
-    """A side's runs with the names the report gives them: warm-up run N, run N."""
-    return [(f"warm-up run {number}", run) for number, run in enumerate(side.warmups, 1)] + \
-        [(f"run {number}", run) for number, run in enumerate(side.runs, 1)]
+def _judge_against_variation(outcome: HarnessOutcome, outputs: dict[str, list]) -> None:
+    """The original's own runs differ (float atomics: the order of the additions changes the
+    rounding): the port passes as ``nondeterministic-ok`` when no port run is further from the
+    original's first run than NONDETERMINISTIC_FACTOR times the original's runs are from it
+    (compare.within_variation)."""
+    checks = within_variation(outputs["cuda"], outputs["hip"])
+    runs = len(outputs["cuda"])
+
+    def figures(check) -> str:
+        if check.original is None or check.port is None:
+            return f"{check.name}: not comparable (a NaN, or another type or length)"
+        unit = f" {check.unit}" if check.unit else ""
+        return (f"{check.name}: port up to {check.port}{unit} from the original's first run, "
+                f"the original's {runs} runs up to {check.original}{unit}")
+
+    outside = [check for check in checks if not check.within]
+    if outside:
+        outcome.problems.append(
+            f"the original's own runs differ, and the port differs more (more than "
+            f"{NONDETERMINISTIC_FACTOR}x): " + "; ".join(figures(c) for c in outside))
+        return
+    outcome.verdict = "nondeterministic-ok"
+    outcome.problems = [
+        f"the original's own runs differ, and the port no more than {NONDETERMINISTIC_FACTOR}x "
+        f"as much: " + "; ".join(figures(c) for c in checks) + "; the exact differences: " +
+        "; ".join(outcome.problems)]
 
 
-def _ending(rc: int | None) -> str:
-    if rc is None:
-        return "could not start"
-    return f"was killed by signal {-rc}" if rc < 0 else f"exited with {rc}"
+# A difference in a launch's median below this is not called slower or faster: two binaries of
+# one kernel (PTX identical) differed by 0.8-1.0 us a launch on an H200 for kernels of 7-13 us
+# (HeCBench gd's update, pcc's ker2: the harness's host code around the launch is not the same
+# on both sides), above the ~0.5 us resolution CUDA documents for event timing
+LAUNCH_RESOLUTION_MS = 0.0015
 
 
-def _short(value: object, width: int = 120) -> str:
-    text = repr(value)
-    return text if len(text) <= width else text[:width - 3] + "..."
+def timing_verdict(original: list[list[float]], port: list[list[float]], max_slowdown: float,
+                   confidence: float = CONFIDENCE) -> TimingComparison:
+    """Validate's timing test (``migrator.validate.compare.judge_timing``) on the launches'
+    kernel_ms, one list per timed run of each side: the ``confidence`` interval of port /
+    original from every launch, the threshold the larger of ``1 + max_slowdown`` and what the
+    original shows against itself between runs (its odd runs' launches against its even
+    runs'), so that identical kernels are not called slower because the GPU's speed drifted from
+    run to run, and at least LAUNCH_RESOLUTION_MS over the original's median launch.
+    With fewer timed runs a side than an interval needs at that confidence (7 at 99.9%), no
+    interval: a ratio beyond the allowed one is ``undecided``, never slower."""
+    def launches(runs: list[list[float]]) -> list[float]:
+        return [ms for run_ms in runs for ms in run_ms]
+
+    originals = launches(original)
+    halves = (launches(original[1::2]), launches(original[0::2])) if len(original) >= 4 \
+        else None
+    return judge_timing("kernel_ms", originals, launches(port), max_slowdown, confidence,
+                        spread=timing(originals).spread, runs=(len(original), len(port)),
+                        halves=halves,
+                        with_interval=min(len(original), len(port)) >= runs_needed(confidence),
+                        resolution=LAUNCH_RESOLUTION_MS)
+
+
+def timing(values: list[float]) -> Timing:
+    if not values:
+        return Timing(None, None, None, None, 0)
+    middle = statistics.median(values)
+    spread = (max(values) - min(values)) / middle if middle else None
+    return Timing(middle, min(values), max(values), spread, len(values))
+
+
+def _difference(buffer: BufferComparison) -> str:
+    if buffer.problem:
+        return f"{buffer.name}: {buffer.problem}"
+    return (f"{buffer.name}: {buffer.mismatches} value(s) differ, first at {buffer.first_index}: "
+            f"original {buffer.first_original}, port {buffer.first_port}")
+

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import json
 
-from . import kernel_harness_json, kernel_harness_markdown, kernel_harness_text
+from . import harness_json, harness_markdown, harness_text
 from . import validate_json, validate_markdown, validate_text
 
 
 def render_json(report) -> str:
     document = validate_json.validation_document(report)
     if report.harness is not None:
-        document["harness"] = kernel_harness_json.harness_document(report.harness)
+        document["harness"] = harness_json.harness_document(report.harness)
     return json.dumps(document, indent=2) + "\n"
 
 
@@ -22,14 +22,14 @@ def render_markdown(report) -> str:
     if report.harness is None:
         return text
     return text.rstrip("\n") + "\n\n" + _demoted(
-        kernel_harness_markdown.render_markdown(report.harness))
+        harness_markdown.render_markdown(report.harness))
 
 
 def render_summary(report, written: list[str]) -> str:
     text = validate_text.render_summary(report, written)
     if report.harness is None:
         return text
-    return text + kernel_harness_text.render_summary(report.harness, written)
+    return text + harness_text.render_summary(report.harness, written)
 
 
 def _demoted(markdown: str) -> str:

@@ -10,8 +10,8 @@ import pytest
 
 from conftest import require
 from migrator.clang import find_resource_dir, read_kernels
-from migrator.kernel_harness.sitevalues import SiteValues
-from migrator.kernel_harness.spec import MAX_BUFFER, default_spec
+from migrator.harness.sitevalues import SiteValues
+from migrator.harness.spec import MAX_BUFFER, default_spec
 
 
 def specs(tmp_path: Path, source: str) -> dict[str, dict]:

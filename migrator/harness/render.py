@@ -1,4 +1,4 @@
-"""Harness sources from specs: ``templates/kernel_harness/harness.cu.j2`` rendered per side.
+"""Harness sources from specs: ``templates/harness/harness.cu.j2`` rendered per side.
 
 The CUDA side includes the original file, the HIP side the converted one; both are the same text
 but for the runtime prefix (cuda/hip), so their inputs and launches match. One source holds the
@@ -46,7 +46,7 @@ def render_harnesses(harnesses: list[tuple[str, HarnessSpec]], side: str, includ
     file ``include`` once; its ``main`` runs the harness its first argument names."""
     from ..templating import render
 
-    return render("kernel_harness/harness.cu.j2", version=__version__, side=side, rt=SIDES[side],
+    return render("harness/harness.cu.j2", version=__version__, side=side, rt=SIDES[side],
                   include=include, unit=include, has_main=includes_main,
                   harnesses=[_harness(selector, spec) for selector, spec in harnesses])
 

@@ -15,15 +15,15 @@ from typer.testing import CliRunner
 
 from conftest import ROOT, require_tool
 from migrator.clang.kernels import Instantiation, Kernel, KernelReading, Launch, Parameter
-from migrator.kernel_harness import HarnessOptions, harness
-from migrator.kernel_harness.compare import compare_outputs
-from migrator.kernel_harness.outputs import (OutputBuffer, OutputError, parse_output,
+from migrator.harness import HarnessOptions, harness
+from migrator.harness.compare import compare_outputs
+from migrator.harness.outputs import (OutputBuffer, OutputError, parse_output,
                                              read_output, write_output)
-from migrator.kernel_harness.render import buffer_seed, render_harness
-from migrator.kernel_harness.sitevalues import SiteValues
-from migrator.kernel_harness.spec import (SpecError, default_spec, edited, load_spec,
+from migrator.harness.render import buffer_seed, render_harness
+from migrator.harness.sitevalues import SiteValues
+from migrator.harness.spec import (SpecError, default_spec, edited, load_spec,
                                           render_spec, spec_from, write_spec)
-from migrator.kernel_harness.types import COMPONENTS
+from migrator.harness.types import COMPONENTS
 
 FIXTURES = ROOT / "fixtures" / "kernel_harness"
 
@@ -289,7 +289,7 @@ struct Method { float x; float get() const { return x; } };
 
 
 def test_translation_units_of_included_files(tmp_path: Path):
-    from migrator.kernel_harness.run import translation_units
+    from migrator.harness.run import translation_units
 
     for name, text in {"main.cu": '#include "kernels.cu"\n#include "more.cuh"\n',
                        "kernels.cu": '#include "deep.cuh"\n', "deep.cuh": "",
@@ -304,7 +304,7 @@ def test_kernels_in_included_headers_are_harnessed_once_through_their_includer(t
     """A kernel defined in a header (any suffix) that a .cu file includes is found, read through
     that file (main.cu defines real_t before including ops/scale.hpp, a header of another
     folder) and harnessed once, though two files include kernels.h."""
-    from migrator.kernel_harness.run import cuda_files, generate, translation_units
+    from migrator.harness.run import cuda_files, generate, translation_units
 
     source = FIXTURES / "headers"
     root, rels = cuda_files(source, tmp_path / "out")
@@ -321,7 +321,7 @@ def test_kernels_in_included_headers_are_harnessed_once_through_their_includer(t
 
 
 def test_a_kernel_file_and_a_header_of_the_same_stem_keep_their_specs_apart(tmp_path: Path):
-    from migrator.kernel_harness.run import generate
+    from migrator.harness.run import generate
 
     _front_end_or_skip()
     (tmp_path / "src").mkdir()
@@ -364,7 +364,7 @@ def test_harness_sources_differ_only_in_the_runtime():
 def test_one_source_holds_every_harness_of_a_unit():
     """A translation unit's harnesses in one program: its file included once, each harness a
     function with its own launch, warm-up and repetitions, main() running the one named."""
-    from migrator.kernel_harness.render import c_string, render_harnesses
+    from migrator.harness.render import c_string, render_harnesses
 
     document = spec_of(SAXPY, SAXPY_HOST)
     one = spec_from(tomllib.loads(render_spec(document)), "saxpy")
@@ -528,7 +528,7 @@ def test_cli_bad_input_is_a_clear_message(tmp_path: Path):
 
 def test_unknown_kernel_is_a_clear_message(tmp_path: Path, monkeypatch):
     import migrator.clang.kernels as front_end
-    from migrator.kernel_harness import HarnessError
+    from migrator.harness import HarnessError
 
     monkeypatch.setattr(front_end, "read_kernels", fake_reader({"k.cu": [SAXPY]}))
     (tmp_path / "src").mkdir()
@@ -619,7 +619,7 @@ def test_fixture_harnesses_compile(tmp_path: Path, compiler: str):
     library.cu's harnesses are built alone and only axpby fails."""
     import json
 
-    from migrator.kernel_harness.run import generate
+    from migrator.harness.run import generate
 
     require_tool("nvcc", "/usr/local/cuda/bin/nvcc")
     if compiler == "hipcc":
@@ -733,14 +733,14 @@ def built_folder(tmp_path: Path, sides: dict[str, dict]) -> Path:
 
 @pytest.fixture
 def gpus_here(monkeypatch):
-    import migrator.kernel_harness.run as steps
+    import migrator.harness.run as steps
 
     monkeypatch.setattr(steps, "gpus_for", lambda name, assume=None: {
         side: {"usable": True, "seen": "GPU 0: a test"} for side in ("cuda", "hip")})
 
 
 def test_runs_interleaved_compared_and_timed(tmp_path: Path, gpus_here):
-    from migrator.kernel_harness.run import run_again
+    from migrator.harness.run import run_again
 
     one_ulp = float(np.nextafter(np.float32(2.0), np.float32(3.0)))
     out = built_folder(tmp_path, {"cuda": {"timings": [1.0, 2.0, 3.0]},
@@ -756,8 +756,8 @@ def test_runs_interleaved_compared_and_timed(tmp_path: Path, gpus_here):
     assert outcome.timings["hip"].spread == 1.0  # (6 - 2) / 4
     assert outcome.ratio == 2.0
     assert outcome.consistent == {"cuda": True, "hip": True}
-    # the same through python -m migrator.kernel_harness: reports written, exit 0
-    from migrator.kernel_harness.__main__ import main
+    # the same through python -m migrator.harness: reports written, exit 0
+    from migrator.harness.__main__ import main
 
     assert main([str(out), "--runs", "1", "--warmup", "0"]) == 0
     assert '"pass": 1' in (out / "harness.json").read_text()
@@ -765,7 +765,7 @@ def test_runs_interleaved_compared_and_timed(tmp_path: Path, gpus_here):
 
 
 def test_a_different_output_is_a_mismatch(tmp_path: Path, gpus_here):
-    from migrator.kernel_harness.run import run_again
+    from migrator.harness.run import run_again
 
     out = built_folder(tmp_path, {"cuda": {}, "hip": {"values": [1.0, 2.5]}})
     report = run_again(out, runs=1, warmup=0)
@@ -774,8 +774,8 @@ def test_a_different_output_is_a_mismatch(tmp_path: Path, gpus_here):
     assert outcome.problems == ["y: 1 value(s) differ, first at 1: original 2.0, port 2.5"]
     import json
 
-    from migrator.output.kernel_harness_json import render_json
-    from migrator.output.kernel_harness_markdown import render_markdown
+    from migrator.output.harness_json import render_json
+    from migrator.output.harness_markdown import render_markdown
 
     document = json.loads(render_json(report))
     assert document["summary"] == {"ok": False, "verdicts": {"mismatch": 1}}
@@ -787,7 +787,7 @@ def test_a_different_output_is_a_mismatch(tmp_path: Path, gpus_here):
 
 
 def test_outputs_that_change_from_run_to_run_are_named(tmp_path: Path, gpus_here):
-    from migrator.kernel_harness.run import run_again
+    from migrator.harness.run import run_again
 
     out = built_folder(tmp_path, {"cuda": {"varies": True}, "hip": {"varies": True}})
     (outcome,) = run_again(out, runs=2).harnesses
@@ -800,7 +800,7 @@ def test_a_spec_outside_the_folder_runs_nothing(tmp_path: Path, gpus_here):
     binary run and the outputs written, named after it) is refused, nothing outside runs."""
     import json
 
-    from migrator.kernel_harness.run import run_again
+    from migrator.harness.run import run_again
 
     out = built_folder(tmp_path, {"cuda": {}, "hip": {}})
     outside = tmp_path / "elsewhere"
@@ -822,8 +822,8 @@ def test_harnesses_sharing_a_binary_are_run_by_name(tmp_path: Path, gpus_here):
     folder runs nothing."""
     import json
 
-    from migrator.kernel_harness.run import run_again
-    from migrator.output.kernel_harness_json import render_json
+    from migrator.harness.run import run_again
+    from migrator.output.harness_json import render_json
 
     out = built_folder(tmp_path, {"cuda": {}, "hip": {}})
     write_spec(out / "k" / "saxpy-2.toml", spec_of(SAXPY, SAXPY_HOST), force=False)
@@ -850,7 +850,7 @@ def test_harnesses_sharing_a_binary_are_run_by_name(tmp_path: Path, gpus_here):
 
 
 def test_a_crashing_run_fails(tmp_path: Path, gpus_here):
-    from migrator.kernel_harness.run import run_again
+    from migrator.harness.run import run_again
 
     out = built_folder(tmp_path, {"cuda": {}, "hip": {"exit": 3}})
     (outcome,) = run_again(out, runs=1, warmup=0).harnesses
@@ -859,7 +859,7 @@ def test_a_crashing_run_fails(tmp_path: Path, gpus_here):
 
 def test_sides_take_turns_after_a_warm_up_round_and_warm_ups_are_not_timed(tmp_path: Path,
                                                                            gpus_here):
-    from migrator.kernel_harness.run import run_again
+    from migrator.harness.run import run_again
 
     out = built_folder(tmp_path, {"cuda": {"timings": "[100.0 if run == 1 else 1.0]"},
                                   "hip": {"timings": "[100.0 if run == 1 else 1.0]"}})
@@ -877,7 +877,7 @@ JITTER = "[1.0 + 0.01 * ((run * 7) % 5) + 0.002 * (i % 3) for i in range(20)]"
 
 
 def test_identical_kernels_are_not_called_slower(tmp_path: Path, gpus_here):
-    from migrator.kernel_harness.run import run_again
+    from migrator.harness.run import run_again
 
     out = built_folder(tmp_path, {"cuda": {"timings": JITTER},
                                   "hip": {"timings": JITTER.replace("run * 7", "run * 3")}})
@@ -890,9 +890,9 @@ def test_identical_kernels_are_not_called_slower(tmp_path: Path, gpus_here):
 def test_a_port_twice_as_slow_is_slower_with_its_interval(tmp_path: Path, gpus_here):
     import json
 
-    from migrator.kernel_harness.run import run_again
-    from migrator.output.kernel_harness_json import render_json
-    from migrator.output.kernel_harness_markdown import render_markdown
+    from migrator.harness.run import run_again
+    from migrator.output.harness_json import render_json
+    from migrator.output.harness_markdown import render_markdown
 
     out = built_folder(tmp_path, {"cuda": {"timings": JITTER},
                                   "hip": {"timings": JITTER.replace("1.0 +", "2.0 +")}})
@@ -913,7 +913,7 @@ def test_a_port_twice_as_slow_is_slower_with_its_interval(tmp_path: Path, gpus_h
 
 
 def test_the_gpu_override_is_honoured(tmp_path: Path, monkeypatch):
-    from migrator.kernel_harness.run import HarnessError, run_again
+    from migrator.harness.run import HarnessError, run_again
 
     out = built_folder(tmp_path, {"cuda": {}, "hip": {}})
     (outcome,) = run_again(out, runs=1, gpu="none").harnesses
@@ -928,7 +928,7 @@ def test_the_gpu_override_is_honoured(tmp_path: Path, monkeypatch):
 
 def test_a_nondeterministic_original_judges_the_port_against_its_own_variation(tmp_path: Path,
                                                                                gpus_here):
-    from migrator.kernel_harness.run import run_again
+    from migrator.harness.run import run_again
 
     # the original's runs give y + run (runs 1..4 with the warm-up): [2, 3] ... [5, 6]; a port
     # no further from [2, 3] than twice what the original's runs are passes
@@ -952,8 +952,8 @@ def test_a_nondeterministic_original_judges_the_port_against_its_own_variation(t
 
 
 def test_within_variation_of_integers_nans_and_missing_buffers():
-    from migrator.kernel_harness.compare import within_variation
-    from migrator.kernel_harness.types import COMPONENTS
+    from migrator.harness.compare import within_variation
+    from migrator.harness.types import COMPONENTS
 
     def out(*values, name="n"):
         return [OutputBuffer(name, COMPONENTS["i32"], 1, 4, len(values),
@@ -979,11 +979,11 @@ def test_within_variation_of_integers_nans_and_missing_buffers():
 
 
 def test_run_again_without_a_build_report(tmp_path: Path):
-    from migrator.kernel_harness import HarnessError
-    from migrator.kernel_harness.__main__ import main
+    from migrator.harness import HarnessError
+    from migrator.harness.__main__ import main
 
     with pytest.raises(HarnessError, match="not the report of a harness build"):
-        from migrator.kernel_harness.run import run_again
+        from migrator.harness.run import run_again
         run_again(tmp_path)
     assert main([str(tmp_path)]) == 2
 
@@ -1069,7 +1069,7 @@ def test_harness_host_code_fills_and_rounds_as_documented(tmp_path: Path):
 
 
 def test_hip_side_spells_template_arguments_and_inits_as_the_conversion():
-    from migrator.kernel_harness.render import hip_spelling
+    from migrator.harness.render import hip_spelling
     from migrator.settings import Settings
     from migrator.versions import parse_version
 
@@ -1091,7 +1091,7 @@ def test_hip_side_spells_template_arguments_and_inits_as_the_conversion():
 
 
 def test_failed_compile_shows_its_errors_before_the_warnings():
-    from migrator.kernel_harness.run import TAIL, compiler_errors
+    from migrator.harness.run import TAIL, compiler_errors
 
     output = "a.cu:3:1: error: no viable overloaded '+='\n" + "a.cu:9: warning: unused\n" * 500
     shown = compiler_errors(output)
@@ -1111,7 +1111,7 @@ def test_block_size_template_argument_sets_the_default_block():
 
 
 def test_output_inside_the_source_is_refused(tmp_path: Path):
-    from migrator.kernel_harness import HarnessError
+    from migrator.harness import HarnessError
 
     (tmp_path / "k.cu").write_text(SAXPY_HOST)
     with pytest.raises(HarnessError, match="inside the source folder"):
@@ -1124,8 +1124,8 @@ def test_compile_passes_build_flags_and_relinks_without_unused_code(tmp_path: Pa
     with an undefined reference, as a kernel file calling into other files does."""
     import sys
 
-    from migrator.harness.toolchain import Toolchain
-    from migrator.kernel_harness.run import compile_harness
+    from migrator.validate.toolchain import Toolchain
+    from migrator.harness.run import compile_harness
 
     compiler = tmp_path / "nvcc"
     compiler.write_text(f"""#!{sys.executable}
@@ -1157,8 +1157,8 @@ def test_a_file_builds_once_per_side_and_its_harnesses_alone_when_together_it_fa
     compilers."""
     import sys
 
-    from migrator.harness.toolchain import Toolchain
-    from migrator.kernel_harness.run import HarnessOutcome, build, render
+    from migrator.validate.toolchain import Toolchain
+    from migrator.harness.run import HarnessOutcome, build, render
 
     compiler = tmp_path / "compiler"
     compiler.write_text(f"""#!{sys.executable}
@@ -1235,8 +1235,8 @@ def test_compile_commands_flags_build_both_sides(tmp_path: Path):
     import json
     import sys
 
-    from migrator.harness.toolchain import Toolchain
-    from migrator.kernel_harness.run import HarnessOutcome, build, render, unit_flags
+    from migrator.validate.toolchain import Toolchain
+    from migrator.harness.run import HarnessOutcome, build, render, unit_flags
 
     source, out = tmp_path / "src", tmp_path / "out"
     for folder in (source / "include", out / "hip-src" / "include"):
@@ -1276,7 +1276,7 @@ Path(sys.argv[sys.argv.index("-o") + 1]).write_text("binary")
 
 def test_explicit_specialization_needs_its_template_arguments(tmp_path: Path, monkeypatch):
     import migrator.clang.kernels as front_end
-    from migrator.kernel_harness.run import generate
+    from migrator.harness.run import generate
 
     parameters = (pointer("out", written=True), scalar("n"))
     primary = Kernel("fill", "fill", "k.cu", 2, ("typename T",), parameters,
@@ -1308,7 +1308,7 @@ def test_specs_of_the_kernel_library_fixtures(tmp_path: Path):
     by value of arithmetic members gets a default init, a struct of float arrays is filled as components, a block-size
     template argument and a launch site's constants give the launch."""
     _front_end_or_skip()
-    from migrator.kernel_harness.run import generate
+    from migrator.harness.run import generate
 
     outcomes, _ = generate(HarnessOptions(ROOT / "fixtures" / "kernel_libraries", tmp_path),
                            lambda line: None)
@@ -1334,7 +1334,7 @@ def test_a_sub_microsecond_difference_in_a_short_kernel_is_noise():
     """Two binaries of one kernel (PTX identical) on an H200: 7.1 against 7.9 us a launch, the
     interval clear of 1.02 (HeCBench gd): under LAUNCH_RESOLUTION_MS, noise; the same 11% on
     a 71 us kernel is slower."""
-    from migrator.kernel_harness.run import LAUNCH_RESOLUTION_MS, timing_verdict
+    from migrator.harness.run import LAUNCH_RESOLUTION_MS, timing_verdict
 
     def runs(ms: float) -> list[list[float]]:
         return [[ms * (1 + 0.003 * ((run + i) % 4)) for i in range(20)] for run in range(7)]
@@ -1350,7 +1350,7 @@ def test_a_kernel_file_that_does_not_compile_is_not_built_again_per_harness():
     """The combined build of a file's harnesses fails inside the file itself (a missing header):
     building each harness alone would repeat it; an error in a harness source, or an
     instantiation a harness asks for, may be one spec's doing: those are built alone."""
-    from migrator.kernel_harness.run import errors_in
+    from migrator.harness.run import errors_in
 
     own = ("In file included from /o/kernels/AESEncrypt.cuda.cu:222:\n"
            "/s/aes-cuda/main.cu:7:10: fatal error: SDKBitMap.h: No such file or directory\n")
@@ -1370,8 +1370,8 @@ def test_a_broken_kernel_file_is_compiled_once_per_side(tmp_path: Path):
     combined compile per side, with a note, rather than two more compiles each."""
     import sys
 
-    from migrator.harness.toolchain import Toolchain
-    from migrator.kernel_harness.run import HarnessOutcome, build, render
+    from migrator.validate.toolchain import Toolchain
+    from migrator.harness.run import HarnessOutcome, build, render
 
     compiler = tmp_path / "compiler"
     compiler.write_text(f"""#!{sys.executable}

@@ -1,4 +1,4 @@
-"""``python -m migrator.kernel_harness DIR [--runs N] [--warmup N] [--timeout S] [--gpu G]``: run and judge harnesses
+"""``python -m migrator.harness DIR [--runs N] [--warmup N] [--timeout S] [--gpu G]``: run and judge harnesses
 built elsewhere with ``rocmigrate harness --build-only -o DIR`` (a GPU machine needs only this
 checkout, the standard library and numpy). Writes DIR/harness.json (and harness.md where jinja2
 is installed); exit 0 when nothing failed or mismatched, 1 otherwise, 2 for bad input."""
@@ -10,13 +10,13 @@ import sys
 from pathlib import Path
 
 from ..fsutil import atomic_write
-from ..output.kernel_harness_json import render_json
-from ..output.kernel_harness_text import render_summary
+from ..output.harness_json import render_json
+from ..output.harness_text import render_summary
 from .run import HarnessError, run_again
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m migrator.kernel_harness",
+    parser = argparse.ArgumentParser(prog="python -m migrator.harness",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("output", type=Path, help="the -o folder of a --build-only run")
     parser.add_argument("--runs", type=int, default=10,
@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     written = [arguments.output / "harness.json"]
     atomic_write(written[0], render_json(report).encode())
     try:
-        from ..output.kernel_harness_markdown import render_markdown
+        from ..output.harness_markdown import render_markdown
 
         markdown = render_markdown(report)
     except ImportError:  # no jinja2 on this machine: the JSON holds everything

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from .. import __version__
-from .kernel_harness_json import harness_document
+from .harness_json import harness_document
 from .validate_markdown import cell
 
 
 def render_markdown(report) -> str:
     from ..templating import render
 
-    return render("kernel_harness/report.md.j2", report=harness_document(report),
+    return render("harness/report.md.j2", report=harness_document(report),
                   version=__version__, cell=cell)

@@ -1,0 +1,425 @@
+"""Convert, build, run and judge: the library behind `rocmigrate validate`.
+
+Each variant (``optimized``: the normal conversion; ``naive``: a pure port without the AMD
+optimisation rules) converts the whole source tree into a temporary folder, so local headers
+come along. The CUDA originals and every port are built in parallel; binaries run one at a time
+(timings must not share the machine), the original and its ports interleaved run by run, the
+warm-up round included, in an order that rotates from round to round (no side always runs
+first). Whether each side can run here (a GPU of its platform, ``devices``) is known before
+anything is built: without one everything is still built, and every run is reported skipped.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Callable
+
+from ..settings import Settings
+from ..versions import format_version
+from .compare import (CONFIDENCE, DerivedFigure, ResultComparison, Run, TimingComparison,
+                      compare_results, compare_timings, derived_figures, median, runs_needed)
+from .devices import GPU_ENV, gpu_check, gpu_setting
+from .process import run_process
+from .programs import Program, find_programs, local_includes, select_programs
+from .toolchain import Toolchain, ToolchainError, cuda_toolchain, find_nvcc, hip_toolchain
+
+VARIANTS = ("optimized", "naive")  # report order
+BUILD_TIMEOUT = 900  # seconds for one compile
+TAIL = 2000  # characters of compiler or stderr output kept in the report
+
+
+class ValidateError(Exception):
+    """A usage problem with the whole run (missing source or compiler, unknown program...)."""
+
+
+@dataclass(frozen=True)
+class ValidateOptions:
+    source: Path
+    variants: tuple[str, ...] = VARIANTS
+    programs: tuple[str, ...] = ()  # names to validate; empty: all
+    settings: Settings = Settings()  # the workspace's: target, launch syntax, rules...
+    runs: int = 10  # timed runs of each binary (a timing verdict needs 7 a side at 99.9%)
+    warmup: int = 1  # untimed runs of each binary first (their results are compared)
+    timeout: float = 120.0  # seconds per run
+    tolerance: float = 0.0  # relative, for float results
+    max_slowdown: float = 0.02  # "slower": significantly more than 1 + this times the original
+    confidence: float = CONFIDENCE  # of the interval a timing verdict rests on
+    gpu: str | None = None  # auto | none | nvidia | amd | nvidia,amd (None: $ROCMIGRATE_GPU)
+    hip_compiler: str = "auto"  # auto | hipcc | nvcc
+    cuda_arch: str = "sm_90"
+    offload_arch: str = "gfx90a"
+    build_only: bool = False
+    keep_build: bool = False
+    jobs: int = 0  # parallel compiles and conversions (0: one per CPU)
+    build_flags: tuple[str, ...] = ()  # added to every compile (both sides): -I, -L, -l...
+
+    def as_dict(self) -> dict:
+        return {"source": str(self.source), "variants": list(self.variants),
+                "programs": list(self.programs), "rocm": format_version(self.settings.rocm),
+                "launch_syntax": self.settings.launch_syntax, "runs": self.runs,
+                "warmup": self.warmup, "timeout": self.timeout, "tolerance": self.tolerance,
+                "max_slowdown": self.max_slowdown, "confidence": self.confidence,
+                "hip_compiler": self.hip_compiler, "cuda_arch": self.cuda_arch,
+                "offload_arch": self.offload_arch, "build_only": self.build_only,
+                "keep_build": self.keep_build, "build_flags": list(self.build_flags)}
+
+
+@dataclass
+class Build:
+    toolchain: str  # the Toolchain's name
+    command: str  # the shell line, environment included
+    ok: bool
+    seconds: float
+    output_tail: str = ""
+
+
+@dataclass
+class Original:
+    build: Build
+    runs: list[Run] = field(default_factory=list)  # the timed runs
+    warmups: list[Run] = field(default_factory=list)
+
+
+@dataclass
+class VariantOutcome:
+    conversion_errors: list[dict]  # {"path", "message"} for this program's files
+    build: Build | None  # None: not built (its conversion failed)
+    runs: list[Run] = field(default_factory=list)
+    results: list[ResultComparison] = field(default_factory=list)
+    timings: list[TimingComparison] = field(default_factory=list)
+    derived: list[DerivedFigure] = field(default_factory=list)
+    verdict: str = "failed"  # pass | slower | mismatch | failed | built | skipped
+    problems: list[str] = field(default_factory=list)
+    warmups: list[Run] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # timings that are noise or undecided
+
+
+@dataclass
+class VariantRatio:
+    """A timing of the two variants side by side."""
+
+    key: str
+    naive_ms: float | None
+    optimized_ms: float | None
+    ratio: float | None  # optimized / naive
+    interval: tuple[float, float] | None = None  # of optimized / naive, as a port's timings'
+    p_value: float | None = None
+
+
+@dataclass
+class ProgramOutcome:
+    name: str
+    source: str
+    original: Original
+    variants: dict[str, VariantOutcome]
+    naive_vs_optimized: list[VariantRatio] = field(default_factory=list)
+
+
+@dataclass
+class Conversion:
+    files: int
+    failed: list[dict]  # {"path", "message"}
+
+
+@dataclass
+class ValidationReport:
+    settings: dict
+    toolchains: dict[str, dict]
+    conversions: dict[str, Conversion]
+    programs: list[ProgramOutcome]
+    build_dir: str | None  # kept build folder (--keep-build)
+    gpus: dict[str, dict] = field(default_factory=dict)  # side -> devices.GpuCheck.as_dict()
+    not_run: str | None = None  # why nothing was run (no GPU to run a side on)
+    # validate --harness: the kernel harnesses' report (a migrator.harness HarnessReport)
+    harness: object | None = None
+
+    def verdicts(self) -> Counter:
+        return Counter(outcome.verdict for program in self.programs
+                       for outcome in program.variants.values())
+
+    @property
+    def ok(self) -> bool:
+        """Every program passed (or was only built or skipped), and so did every kernel
+        harness with --harness."""
+        return all(verdict in ("pass", "built", "skipped") for verdict in self.verdicts()) \
+            and (self.harness is None or self.harness.ok)
+
+
+Progress = Callable[[str], None]
+
+
+def validate(options: ValidateOptions, progress: Progress | None = None) -> ValidationReport:
+    """Validate every selected program of ``options.source``; raises ValidateError for usage
+    problems, reports everything else (conversion, build and run failures) per program."""
+    say = progress or (lambda message: None)
+    if not options.source.exists():
+        raise ValidateError(f"{options.source} does not exist")
+    unknown = [v for v in options.variants if v not in VARIANTS]
+    if unknown or not options.variants:
+        raise ValidateError(f"variants must be among {', '.join(VARIANTS)}")
+    if options.runs < 1 or options.warmup < 0 or options.timeout <= 0:
+        raise ValidateError("runs must be at least 1, warm-up runs at least 0 and the time limit "
+                            "above 0 s")
+    if not 0 < options.confidence < 1:
+        raise ValidateError("the confidence must lie between 0 and 1")
+    try:
+        gpu_setting(options.gpu)
+    except ValueError as err:
+        raise ValidateError(str(err)) from None
+    source = options.source.resolve()
+    root, found = find_programs(source)
+    try:
+        programs = select_programs(found, options.programs)
+    except ValueError as err:
+        raise ValidateError(str(err)) from None
+    if not programs:
+        raise ValidateError(f"no program under {options.source} (a .cu, .cpp or .hip file with "
+                            "int main()")
+    nvcc = find_nvcc()
+    if nvcc is None:
+        raise ValidateError("nvcc not found: put CUDA's bin folder on PATH or set CUDA_HOME")
+    variants = tuple(v for v in VARIANTS if v in options.variants)
+    scratch = Path(tempfile.mkdtemp(prefix="rocmigrate-validate-"))
+    try:
+        try:
+            cuda = cuda_toolchain(nvcc, options.cuda_arch)
+            hip = hip_toolchain(options.hip_compiler, nvcc, options.cuda_arch,
+                                options.offload_arch, scratch, options.build_flags)
+        except ToolchainError as err:
+            raise ValidateError(str(err)) from None
+        say(f"port built with {hip.name}: {hip.reason}")
+        checks = {platform: gpu_check(platform, options.gpu)
+                  for platform in dict.fromkeys(("nvidia", hip.runs_on))}
+        gpus = {"cuda": checks["nvidia"], "hip": checks[hip.runs_on]}
+        absent = list(dict.fromkeys(check.reason for check in gpus.values() if not check.present))
+        not_run = "; ".join(absent) if absent and not options.build_only else None
+        if not_run:
+            say(f"{not_run}: everything is built, nothing is run (every run is reported "
+                f"skipped; --gpu or {GPU_ENV} overrides the detection)")
+        elif not options.build_only:
+            needed = runs_needed(options.confidence)
+            if options.runs < needed:
+                say(f"{options.runs} runs per binary: too few for a timing verdict at "
+                    f"{options.confidence:.1%} (at least {needed}); a timing beyond "
+                    "--max-slowdown is reported undecided")
+        trees: dict[str, Path] = {}
+        conversions: dict[str, Conversion] = {}
+        for variant in variants:
+            say(f"converting {options.source} ({variant})")
+            trees[variant], conversions[variant] = _convert(source, scratch / variant,
+                                                            variant, options)
+        outcomes = _build(programs, root, trees, conversions, cuda, hip, scratch, options, say)
+        if not options.build_only and not not_run:
+            for program, outcome in zip(programs, outcomes):
+                say(f"running {program.name} ({options.warmup} warm-up and {options.runs} "
+                    "timed runs per binary)")
+                _run_program(program, outcome, root, trees, scratch, options)
+        for outcome in outcomes:
+            _judge(outcome, options, not_run)
+        return ValidationReport(options.as_dict(),
+                                {"cuda": cuda.describe(), "hip": hip.describe()}, conversions,
+                                outcomes, str(scratch) if options.keep_build else None,
+                                {side: check.as_dict() for side, check in gpus.items()}, not_run)
+    finally:
+        if not options.keep_build:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _convert(source: Path, folder: Path, variant: str,
+             options: ValidateOptions) -> tuple[Path, Conversion]:
+    """Convert the source (a tree, or one file) into ``folder/src``: (that root, the outcome);
+    failed paths are relative to the program root, as the runner's are."""
+    from ..runner import ConvertError, RunOptions, run
+
+    settings = replace(options.settings, optimize=variant == "optimized")
+    tree = folder / "src"
+    output = tree / source.name if source.is_file() else tree
+    try:
+        result = run(RunOptions(source=source, output=output, jobs=options.jobs), settings)
+    except ConvertError as err:
+        return tree, Conversion(0, [{"path": ".", "message": str(err)}])
+    failed = [{"path": r.rel, "message": r.message} for r in result.results
+              if r.status == "failed"]
+    return tree, Conversion(len(result.results), failed)
+
+
+def _binary(scratch: Path, side: str, program: Program) -> Path:
+    return scratch / side / "bin" / program.name.replace("/", "__")
+
+
+def _build(programs: list[Program], root: Path, trees: dict[str, Path],
+           conversions: dict[str, Conversion], cuda: Toolchain, hip: Toolchain, scratch: Path,
+           options: ValidateOptions, say: Progress) -> list[ProgramOutcome]:
+    """Build every original and port in parallel; a port is not built when a file of its
+    program (the program file or a local header it includes) failed to convert."""
+    from ..pool import worker_count
+
+    jobs: list[tuple[Program, str, Toolchain, Path]] = []  # (program, side, toolchain, tree)
+    errors: dict[tuple[str, str], list[dict]] = {}
+    for program in programs:
+        jobs.append((program, "cuda", cuda, root))
+        files = local_includes(root, program.rel)
+        for variant, tree in trees.items():
+            errors[program.name, variant] = [failure for failure in conversions[variant].failed
+                                             if failure["path"] in files or failure["path"] == "."]
+            if not errors[program.name, variant]:
+                jobs.append((program, variant, hip, tree))
+    say(f"building {len(jobs)} binaries (CUDA with {cuda.name}, HIP with {hip.name})")
+    with ThreadPoolExecutor(max_workers=worker_count(options.jobs)) as pool:
+        built = pool.map(lambda job: compile_binary(
+            job[2], job[3] / job[0].rel, _binary(scratch, job[1], job[0]),
+            ((job[3] / job[0].rel).parent,), options.build_flags), jobs)
+        builds = {(program.name, side): build for (program, side, *_), build in zip(jobs, built)}
+    return [ProgramOutcome(program.name, program.rel, Original(builds[program.name, "cuda"]),
+                           {variant: VariantOutcome(errors[program.name, variant],
+                                                    builds.get((program.name, variant)))
+                            for variant in trees})
+            for program in programs]
+
+
+def compile_binary(toolchain: Toolchain, source: Path, binary: Path,
+                   include_dirs: tuple[Path, ...], build_flags: tuple[str, ...] = (),
+                   shown: Callable[[str], str] = lambda output: output[-TAIL:]) -> Build:
+    """Compile ``source`` into ``binary``; the report keeps ``shown(output)`` of a compile.
+    The compiler's temporary files go beside the binary (HIP 5.2's hipcc leaves an empty folder
+    in TMPDIR per compile); like a program, the compiler and every process it starts are
+    killed at the time limit."""
+    binary.parent.mkdir(parents=True, exist_ok=True)
+    command = toolchain.command(source, binary, include_dirs, build_flags)
+    start = time.perf_counter()
+    done = run_process(command, None, BUILD_TIMEOUT,
+                       env={**toolchain.environment(), "TMPDIR": str(binary.parent)})
+    if done.error is not None:
+        ok, output = False, done.error
+    elif done.timed_out:
+        ok, output = False, f"the compile took longer than {BUILD_TIMEOUT} s and was stopped"
+    else:
+        ok, output = done.rc == 0 and binary.is_file(), done.stdout + done.stderr
+    return Build(toolchain.name, toolchain.display(command), ok,
+                 round(time.perf_counter() - start, 3), shown(output))
+
+
+def _run_program(program: Program, outcome: ProgramOutcome, root: Path, trees: dict[str, Path],
+                 scratch: Path, options: ValidateOptions) -> None:
+    """Run the original and every built port ``options.warmup`` then ``options.runs`` times,
+    each in its own tree's copy of the program's folder (so relative data files are found).
+    The sides take turns run by run, and the order rotates every round (original first, then
+    a port first...), so that neither a drift of the machine nor the position in a round
+    favours one side. A binary that timed out is not run again: its verdict is "failed"."""
+    if not outcome.original.build.ok:
+        return
+    folder = Path(program.rel).parent
+    sides = [("cuda", root / folder, outcome.original)]
+    sides += [(variant, trees[variant] / folder, port)
+              for variant, port in outcome.variants.items() if port.build and port.build.ok]
+    for number in range(options.warmup + options.runs):
+        warmup = number < options.warmup
+        shift = number % len(sides)
+        for side, cwd, holder in sides[shift:] + sides[:shift]:
+            if not any(run.timed_out for run in (*holder.warmups, *holder.runs)):
+                run = run_binary(_binary(scratch, side, program), cwd, options.timeout)
+                run.warmup = warmup
+                (holder.warmups if warmup else holder.runs).append(run)
+
+
+def run_binary(binary: Path, cwd: Path, timeout: float) -> Run:
+    """Run once; past ``timeout`` seconds the program is killed, and every process it started
+    with it (those that left its process group too); its output is read within bounds."""
+    outcome = run_process([str(binary)], cwd, timeout)
+    if outcome.error is not None:
+        return Run(None, 0.0, False, None, None, None, outcome.error)
+    stderr = outcome.stderr[-TAIL:]
+    if outcome.timed_out:
+        stderr += f"\n[rocmigrate] killed after the time limit of {timeout:g} s"
+    elif outcome.left_running:
+        stderr += (f"\n[rocmigrate] killed {outcome.left_running} process(es) the program left "
+                   "running when it ended")
+    return Run.from_output(outcome.rc, outcome.seconds, outcome.timed_out, outcome.stdout, stderr)
+
+
+def _judge(outcome: ProgramOutcome, options: ValidateOptions, not_run: str | None = None) -> None:
+    """Compare each port with the original and give it a verdict with its reasons."""
+    original = outcome.original
+    for variant, port in outcome.variants.items():
+        port.results = compare_results(original.warmups + original.runs,
+                                       port.warmups + port.runs, options.tolerance)
+        port.timings = compare_timings(original.runs, port.runs, options.max_slowdown,
+                                       options.confidence)
+        port.derived = derived_figures(original.runs, port.runs)
+        port.verdict, port.problems = verdict(original, port, options, not_run)
+        port.notes = [timing.reason for timing in port.timings
+                      if timing.flag in ("noise", "undecided") and port.verdict == "pass"]
+    if "naive" in outcome.variants and "optimized" in outcome.variants:
+        naive, optimized = outcome.variants["naive"].runs, outcome.variants["optimized"].runs
+        for timing in outcome.variants["optimized"].timings:
+            slow, fast = median(naive, timing.key), median(optimized, timing.key)
+            row = VariantRatio(timing.key, slow, fast,
+                               fast / slow if slow and fast is not None else None)
+            [both] = compare_timings(naive, optimized, options.max_slowdown, options.confidence,
+                                     keys=[timing.key])
+            row.interval, row.p_value = both.interval, both.p_value
+            outcome.naive_vs_optimized.append(row)
+
+
+def verdict(original: Original, port: VariantOutcome, options: ValidateOptions,
+            not_run: str | None = None) -> tuple[str, list[str]]:
+    """failed (convert, build or run), built (--build-only), skipped (``not_run``: no GPU to
+    run on; or the original printed SKIP), mismatch, slower or pass; with the reasons."""
+    problems = [f"conversion failed: {e['path']}: {e['message']}" for e in port.conversion_errors]
+    if not original.build.ok:
+        problems.append("the CUDA original did not build")
+    if port.build is not None and not port.build.ok:
+        problems.append("the port did not build")
+    if problems:
+        return "failed", problems
+    if options.build_only:
+        return "built", []
+    if not_run:
+        return "skipped", [f"not run: {not_run}"]
+    runs = {"original": _numbered(original), "port": _numbered(port)}
+    for side, numbered in runs.items():
+        for name, run in numbered:
+            if run.timed_out:
+                problems.append(f"{side} {name} timed out after {options.timeout:g} s")
+            elif not run.completed:
+                problems.append(f"{side} {name} {_ending(run.rc)} and printed no PASS/FAIL line")
+    if problems:
+        return "failed", problems
+    ran = original.warmups + original.runs
+    if ran and all(run.status == "SKIP" for run in ran):
+        return "skipped", ["the original skipped itself (it printed SKIP): it cannot run here"]
+    for side, numbered in runs.items():
+        problems += [f"{side} {name} did not pass ({run.why_not_passed()})"
+                     for name, run in numbered if not run.passed]
+    problems += [f"result {r.key} differs: original {_short(r.original)}, port {_short(r.port)}"
+                 for r in port.results if not r.equal]
+    if problems:
+        return "mismatch", problems
+    slower = [timing.reason for timing in port.timings if timing.flag == "slower"]
+    if slower:
+        return "slower", slower
+    return "pass", []
+
+
+def _numbered(side: Original | VariantOutcome) -> list[tuple[str, Run]]:
+    """A side's runs with the names the report gives them: warm-up run N, run N."""
+    return [(f"warm-up run {number}", run) for number, run in enumerate(side.warmups, 1)] + \
+        [(f"run {number}", run) for number, run in enumerate(side.runs, 1)]
+
+
+def _ending(rc: int | None) -> str:
+    if rc is None:
+        return "could not start"
+    return f"was killed by signal {-rc}" if rc < 0 else f"exited with {rc}"
+
+
+def _short(value: object, width: int = 120) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[:width - 3] + "..."
