@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from migrator import apitables, support  # noqa: E402
 from migrator.parsing.tokens import LiteralSpans, blank_literals  # noqa: E402
 from migrator.versions import DEFAULT_ROCM, parse_target  # noqa: E402
-from rules.api.rename import renamable  # noqa: E402
+from rules.target_names import renamable  # noqa: E402
 
 SUFFIXES = (".cu", ".cuh", ".hip", ".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".inl")
 _WORD = re.compile(rb"[A-Za-z_]\w*")

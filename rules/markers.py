@@ -11,6 +11,8 @@ from migrator.parsing.tokens import continued_line
 from migrator.rule import Marker, RuleContext
 from migrator.suppression import parse_suppressions
 
+from .target_names import renamable, replacement_of
+
 _MARKER_LINE = re.compile(rb"//[ \t]*rocmigrate [A-Z]{3}[0-9]{3}: ")
 _IDENTIFIER = re.compile(r"(\b[A-Za-z_]\w*)")  # captured: split keeps the names
 # the lookahead: every match starts so, and a position that does not is passed at once
@@ -152,10 +154,6 @@ def _respelled_part(tables, rocm, lowered: bool, text: str) -> str:
 def _output_spelling(tables, rocm, lowered: bool) -> dict[str, str]:
     """CUDA name -> the name the conversion writes for it at ``rocm``: API001's renames, and
     with ``lowered`` the replacements of the lowerings that apply there."""
-    # rename and lowering write markers: imported when first needed
-    from .api.lowering import replacement_of
-    from .api.rename import renamable
-
     spelling = {e.cuda: e.hip for e in tables.names.values() if renamable(e, rocm)}
     if lowered:
         spelling.update((low.cuda, replacement_of(low)) for low in tables.lowerings.values()

@@ -72,7 +72,7 @@ def test_rows_used_at_the_default_target_exist_there():
     """Each name the converter renames at the default target is declared by HIP 6.4.3 (where
     the evidence could check it), with HIP_ENABLE_WARP_SYNC_BUILTINS for the warp-sync builtins
     (WRP003 defines it)."""
-    from rules.api.rename import renamable
+    from rules.target_names import renamable
 
     tables, rocm = load(), parse_version(DEFAULT_ROCM)
     missing = [row["cuda"] for row in _evidence()

@@ -23,8 +23,8 @@ from migrator.rule import Marker, RuleContext
 from migrator.settings import Settings
 from migrator.source import Source
 from migrator.versions import parse_version
-from rules.api.rename import renamable
 from rules.markers import marker_fix, unproven_fix
+from rules.target_names import renamable
 from strategies import cuda_text, file_names
 
 ROCM_52 = parse_version("5.2")

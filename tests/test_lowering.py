@@ -399,7 +399,8 @@ def test_every_support_lowering_names_what_the_header_declares():
     applies to, declares (HIP 5.2 below 6.0; HIP 6.4 too for rows of every target)."""
     import re
 
-    from rules.api.lowering import EXACT_FOR_ALL, PAIR_ARITHMETIC, SCALAR_ARITHMETIC, replacement_of
+    from rules.api.lowering import EXACT_FOR_ALL, PAIR_ARITHMETIC, SCALAR_ARITHMETIC
+    from rules.target_names import replacement_of
 
     declared = {rocm: set(re.findall(r"\b(rocmigrate_\w+)\s*[({]", _support_header(rocm)))
                 for rocm in ("5.2", "6.0", "6.4")}

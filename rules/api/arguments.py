@@ -15,7 +15,7 @@ from migrator.semantic.lookup import value_declaration
 from migrator.semantic.types import normal_type
 
 from ..markers import marker_fix
-from .rename import renamable
+from ..target_names import renamable
 
 def _cast_already(text: str, value: str) -> bool:
     """Is ``text`` already cast to the type ``value`` casts to, in either spelling (spaces

@@ -17,7 +17,7 @@ from migrator.versions import format_version
 
 from ..cuda_context import CUDA_SOURCE_SUFFIXES
 from ..markers import marker_fix
-from .rename import renamable
+from ..target_names import renamable
 
 # directives from their '#': directive_lines keeps those with only blanks before on their line
 _INCLUDE = re.compile(rb'#[ \t]*include[ \t]*([<"])([^>"\n]*)[>"][^\n]*(?:\n|\Z)')

@@ -17,6 +17,7 @@ from migrator.versions import format_version
 
 from ..cuda_types import SIXTEEN_BIT
 from ..markers import as_converted, marker_fix, unproven_fix
+from ..target_names import replacement_of
 from .rename import names_code
 
 SUPPORT_HEADER = '"rocmigrate_bf16.h"'  # templates/support/rocmigrate_bf16.h.j2
@@ -600,13 +601,6 @@ def _other_than_bf16(ctx: RuleContext, args: list[tuple[int, int]]) -> bool:
     (begin, finish), = args
     text = ctx.data[begin:finish].decode("utf-8", "replace")
     return _declared_type(ctx, text, begin) is not None and not bf16_value(ctx, text, begin)
-
-
-def replacement_of(low: Lowering) -> str:
-    """What replaces the row's CUDA name: its ``replacement``, or where that is empty the
-    function or type of rocmigrate_bf16.h that stands for it (``__nv_bfloat162`` ->
-    ``rocmigrate_bfloat162``)."""
-    return low.replacement or "rocmigrate_" + low.cuda.lstrip("_").removeprefix("nv_")
 
 
 def _lowering(replacement: str, start: int, end: int) -> Fix:

@@ -17,6 +17,7 @@ from migrator.versions import format_version
 
 from ..cuda_context import in_cuda_context, needs_cuda_context
 from ..markers import marker_fix
+from ..target_names import renamable
 
 LIBRARY_LABELS = {"cudnn": "MIOpen"}
 # the libraries --roc and --dnn miopen convert to (their tables' library column), as named in
@@ -45,13 +46,6 @@ class _Name(NamedTuple):
 class _Index:
     candidates: re.Pattern
     names: dict[bytes, _Name]
-
-
-def renamable(entry: ApiEntry | None, rocm) -> bool:
-    """True when API001 renames this entry for the target (a HIP name that exists there)."""
-    return (entry is not None and entry.status == "supported" and bool(entry.hip)
-            and (entry.hip_added is None or entry.hip_added <= rocm)
-            and (entry.hip_removed is None or entry.hip_removed > rocm))
 
 
 def _actionable(entry: ApiEntry, rocm) -> bool:
