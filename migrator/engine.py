@@ -326,8 +326,7 @@ def _head_literals(data: bytes) -> LiteralSpans:
 
 
 def insert_includes(data: bytes, headers: list[str], newline: bytes) -> bytes:
-    edit = include_edit(data, headers, newline)
-    return data if edit is None else data[: edit.start] + edit.text + data[edit.end :]
+    return _inserted(data, include_edit(data, headers, newline))
 
 
 def _run_rules(rules: list[Rule], ctx: RuleContext
@@ -465,23 +464,76 @@ def fix_source(
                             tables, apply_fixes, None, included)
         result.output = _BOM + result.output
         return result
-    findings: list[Finding] = []
-    reported: set[tuple[str, str]] = set()
-    current = source
-    applied_rules: set[str] = set()
-    guard = _ParseGuard()
-    kinds = {code: rule.kind_of(code) for rule in rules for code in rule.codes()}
-    chaining = {code for rule in rules if rule.chains for code in rule.codes()}
-    rounds: list = []  # each applied round's fixes, for RuleContext.origin_offset
+    loop = _FixLoop(source, rules, settings, tables, apply_fixes, tree, included)
     for round_index in range(MAX_ROUNDS):
-        ctx = RuleContext(current, settings, tables, tree, included, source, tuple(rounds))
-        scanned = guard.literals_of(current.data)
+        found = loop.diagnose(round_index)
+        loop.drop_unwanted(found)
+        loop.choose(found)
+        loop.report(found)
+        result = loop.apply(found)
+        if result is not None:
+            return result
+    raise EngineError(f"fixes did not converge after {MAX_ROUNDS} rounds "
+                      f"(rules involved: {loop.involved()}); nothing was written")
+
+
+@dataclass
+class _Round:
+    """One round of the fix loop: its diagnostics as the steps narrow them down (``renames``,
+    a rule's reported in bulk, stand in the diagnostics' ``block``; see _run_rules), then the
+    fixes that apply and those chosen."""
+
+    index: int
+    ctx: RuleContext
+    diagnostics: list[Diagnostic]
+    renames: Renames | None
+    block: tuple[int, int]
+    fixable: list[bool] = field(default_factory=list)  # per diagnostic: its fix applies
+    chosen: list[Diagnostic] = field(default_factory=list)
+    deferred: bool = False  # a fix that applies waits for a later round
+    fixed: list[bool] = field(default_factory=list)  # per diagnostic: fixed this round
+
+
+class _FixLoop:
+    """One file's fix loop (fix_source): what its rounds share, and each round's steps."""
+
+    def __init__(self, source: Source, rules: list[Rule], settings: Settings,
+                 tables: ApiTables, apply_fixes: bool, tree, included: tuple) -> None:
+        self.source = source
+        self.current = source  # the text of this round
+        self.rules, self.settings, self.tables = rules, settings, tables
+        self.apply_fixes = apply_fixes
+        self.tree = tree  # the current text's tree, None while none was parsed
+        self.included = included
+        self.findings: list[Finding] = []
+        self.reported: set[tuple[str, str]] = set()
+        self.applied_rules: set[str] = set()
+        self.guard = _ParseGuard()
+        self.kinds = {code: rule.kind_of(code) for rule in rules for code in rule.codes()}
+        self.chaining = {code for rule in rules if rule.chains for code in rule.codes()}
+        self.rounds: list = []  # each applied round's fixes, for RuleContext.origin_offset
+
+    def involved(self) -> str:
+        return ", ".join(sorted(self.applied_rules))
+
+    def diagnose(self, index: int) -> _Round:
+        """Run the rules over the current text."""
+        ctx = RuleContext(self.current, self.settings, self.tables, self.tree, self.included,
+                          self.source, tuple(self.rounds))
+        scanned = self.guard.literals_of(self.current.data)
         if scanned is not None:
             ctx.literals = scanned  # a cached property: the guard's scan of this text serves
-        diagnostics, renames, block = _run_rules(rules, ctx)
-        tree = ctx.parsed_tree  # None while no rule needed the tree: parsing is lazy
-        suppressions = parse_suppressions(current, ctx.literals)
-        if renames is not None and (round_index > 0 or suppressions.all):
+        diagnostics, renames, block = _run_rules(self.rules, ctx)
+        self.tree = ctx.parsed_tree  # None while no rule needed the tree: parsing is lazy
+        return _Round(index, ctx, diagnostics, renames, block)
+
+    def drop_unwanted(self, found: _Round) -> None:
+        """Drop the diagnostics of codes not selected, those outside code and those suppressed;
+        lint's unused suppressions join the first round's."""
+        settings, current, literals = self.settings, self.current, found.ctx.literals
+        diagnostics, renames, block = found.diagnostics, found.renames, found.block
+        suppressions = parse_suppressions(current, literals)
+        if renames is not None and (found.index > 0 or suppressions.all):
             # the few renames of a later round, and those of a file with suppressions, are
             # judged one by one like any finding
             diagnostics, block = _with_renames(diagnostics, block, renames)
@@ -491,104 +543,147 @@ def fix_source(
             diagnostics, block = _kept(diagnostics, _enabled(codes, settings), block)
             if renames is not None and not _enabled([renames.code], settings)[0]:
                 renames = None
-        diagnostics, block = _kept(diagnostics, _in_code(diagnostics, ctx.literals), block)
+        diagnostics, block = _kept(diagnostics, _in_code(diagnostics, literals), block)
         diagnostics = suppressions.filter(current, diagnostics)
-        if round_index == 0 and settings.report_unused_suppressions:
-            diagnostics += unused_suppressions(current, ctx.literals, suppressions, settings)
+        if found.index == 0 and settings.report_unused_suppressions:
+            diagnostics += unused_suppressions(current, literals, suppressions, settings)
+        found.diagnostics, found.renames, found.block = diagnostics, renames, block
+
+    def choose(self, found: _Round) -> None:
+        """Choose the fixes to apply this round: those that apply and overlap no other."""
+        apply_fixes = self.apply_fixes
+        renames = found.renames
         if renames and apply_fixes:
             # renames touching another fix compete with it in _choose; the others are chosen
-            touching = _touching(renames, diagnostics)
+            touching = _touching(renames, found.diagnostics)
             if touching:
-                diagnostics, block = _with_renames(diagnostics, block, renames, sorted(touching))
+                found.diagnostics, found.block = _with_renames(found.diagnostics, found.block,
+                                                               renames, sorted(touching))
                 renames.without(touching)
-        fixes = list(map(_FIX, diagnostics))
-        fixable = fixable_flags(fixes, settings.unsafe_fixes)
+        diagnostics = found.diagnostics
+        fixable = fixable_flags(list(map(_FIX, diagnostics)), self.settings.unsafe_fixes)
         chosen = _choose(list(compress(diagnostics, fixable))) if apply_fixes else []
         deferred = len(chosen) < fixable.count(True)
         if not apply_fixes:
-            fixed_flags = [False] * len(diagnostics)
+            fixed = [False] * len(diagnostics)
         elif deferred:
             chosen_ids = {id(d) for d in chosen}
-            fixed_flags = [id(d) in chosen_ids for d in diagnostics]
+            fixed = [id(d) in chosen_ids for d in diagnostics]
         else:  # every fix that applies was chosen
-            fixed_flags = fixable
-        if round_index == 1:
-            reported = {(f.code, f.symbol) for f in findings}
-        if round_index == 0 and not (apply_fixes and deferred):
-            reporting, reporting_fixed = diagnostics, fixed_flags  # each one, as found
-        else:
-            keep = []
-            for diag, fixed, applicable in zip(diagnostics, fixed_flags, fixable):
-                if apply_fixes and not fixed and applicable:
-                    keep.append(False)  # deferred: recomputed, and reported, in a later round
-                elif round_index > 0 and not fixed and (diag.code, diag.symbol) in reported:
-                    # unfixed findings repeat every round: report them from the first round only
-                    keep.append(False)
-                else:
-                    if round_index > 0:
-                        reported.add((diag.code, diag.symbol))
-                    keep.append(True)
-            reporting, block = _kept(diagnostics, keep, block)
-            reporting_fixed = list(compress(fixed_flags, keep))
-        found = _findings(source.path, current, reporting, reporting_fixed, kinds)
+            fixed = fixable
+        found.fixable, found.chosen, found.deferred, found.fixed = fixable, chosen, deferred, fixed
+
+    def report(self, found: _Round) -> None:
+        """Add the round's findings: in the first round each one as found, in a later round
+        those fixed and those not reported yet; a fix deferred is reported in the round that
+        applies it."""
+        if found.index == 1:
+            self.reported = {(f.code, f.symbol) for f in self.findings}
+        reporting, reporting_fixed, block = found.diagnostics, found.fixed, found.block
+        if found.index > 0 or self.apply_fixes and found.deferred:
+            keep = self._reporting(found)
+            reporting, block = _kept(reporting, keep, block)
+            reporting_fixed = list(compress(found.fixed, keep))
+        path, renames = self.source.path, found.renames
+        findings = _findings(path, self.current, reporting, reporting_fixed, self.kinds)
         if renames:
-            found = _with_rename_findings(found, reporting, block, _rename_findings(
-                source.path, current, renames, apply_fixes, kinds), renames.starts)
-        findings += found
-        if not (chosen or apply_fixes and renames):
-            return EngineResult(current.data, findings, round_index)
-        chosen_fixes = list(map(_FIX, chosen))
-        chosen_codes = {d.code for d in chosen}
-        if renames:
-            chosen_codes.add(renames.code)
-        applied_rules |= chosen_codes
-        edits = _chosen_edits(chosen)
-        new_data = _apply_sorted(current.data, edits, renames)
-        includes = [h for fix in chosen_fixes for h in fix.includes]
-        defines = [d for fix in chosen_fixes for d in fix.defines]
-        extra = (include_edit(new_data, includes, current.newline, defines)
-                 if includes or defines else None)
-        rounds.append((edits, renames, extra))
-        previous = current
+            findings = _with_rename_findings(findings, reporting, block, _rename_findings(
+                path, self.current, renames, self.apply_fixes, self.kinds), renames.starts)
+        self.findings += findings
+
+    def _reporting(self, found: _Round) -> list[bool]:
+        """Which of the round's diagnostics ``report`` adds, where not all of them."""
+        apply_fixes, later, reported = self.apply_fixes, found.index > 0, self.reported
+        keep = []
+        for diag, fixed, applicable in zip(found.diagnostics, found.fixed, found.fixable):
+            if apply_fixes and not fixed and applicable:
+                keep.append(False)  # deferred: recomputed, and reported, in a later round
+            elif later and not fixed and (diag.code, diag.symbol) in reported:
+                # unfixed findings repeat every round: report them from the first round only
+                keep.append(False)
+            else:
+                if later:
+                    reported.add((diag.code, diag.symbol))
+                keep.append(True)
+        return keep
+
+    def apply(self, found: _Round) -> EngineResult | None:
+        """Apply the chosen fixes and the includes they request; the result when the loop is
+        done, else None (the next round runs on the new text)."""
+        current, index = self.current, found.index
+        if not (found.chosen or self.apply_fixes and found.renames):
+            return EngineResult(current.data, self.findings, index)
+        edits, new_data, extra, chosen_codes = self._edit(found)
         if new_data == current.data and extra is None:
-            return EngineResult(current.data, findings, round_index)
-        settled = not deferred and chaining.isdisjoint(chosen_codes)
-        # the edits that may change the parse: those of fixes that do not vouch otherwise,
-        # unless _neutral shows they cannot
-        guarded = [e for fix in chosen_fixes if not fix.keeps_syntax for e in fix.edits
-                   if not _neutral(e, previous, ctx.literals)]
+            return EngineResult(current.data, self.findings, index)
+        settled = not found.deferred and self.chaining.isdisjoint(chosen_codes)
+        guarded = _guarded(found.chosen, current, found.ctx.literals)
         if settled and not guarded:
             # every fix applied, none creates work for another rule, and no edit can change
             # the parse: the output's tree has the input's shape, so no parse is needed. The
             # engine's own insertion is whole #define / #include lines at the start of a line
             # of code (include_insertion_point): a preprocessor line there changes no parse.
-            if extra is not None:
-                new_data = new_data[: extra.start] + extra.text + new_data[extra.end :]
-            return EngineResult(new_data, findings, round_index + 1)
-        if tree is None:  # first round, no rule parsed: the guard needs the input's tree
-            tree = treesitter.parse(previous.data)
+            return EngineResult(_inserted(new_data, extra), self.findings, index + 1)
+        self._guard(found, edits, new_data, extra, guarded, settled)
+        if settled:
+            return EngineResult(self.current.data, self.findings, index + 1)
+        return None
+
+    def _edit(self, found: _Round) -> tuple[list[Edit], bytes, Edit | None, set[str]]:
+        """(the chosen fixes' edits, the text they and the renames make, the engine's insertion
+        of the includes and macros they request, their codes)."""
+        chosen, renames, current = found.chosen, found.renames, self.current
+        chosen_codes = {d.code for d in chosen}
+        if renames:
+            chosen_codes.add(renames.code)
+        self.applied_rules |= chosen_codes
+        edits = _chosen_edits(chosen)
+        new_data = _apply_sorted(current.data, edits, renames)
+        includes = [h for diag in chosen for h in diag.fix.includes]
+        defines = [d for diag in chosen for d in diag.fix.defines]
+        extra = (include_edit(new_data, includes, current.newline, defines)
+                 if includes or defines else None)
+        self.rounds.append((edits, renames, extra))
+        return edits, new_data, extra, chosen_codes
+
+    def _guard(self, found: _Round, edits: list[Edit], new_data: bytes, extra: Edit | None,
+               guarded: list[Edit], settled: bool) -> None:
+        """Move on to the round's new text (``new_data`` with the engine's insertion
+        ``extra``), raising EngineError where the guard finds it parses worse."""
+        previous, literals, renames = self.current, found.ctx.literals, found.renames
         if renames:  # (their starts are none of the other edits')
             edits = sorted(edits + renames.edits(), key=_START)
+        tree = self.tree
+        if tree is None:  # first round, no rule parsed: the guard needs the input's tree
+            tree = treesitter.parse(previous.data)
         # re-parse incrementally: the old tree learns the edits, unchanged subtrees are reused
         steps = [_Step(previous, edits, new_data, set(edits).difference(guarded))]
         if extra is not None:
-            middle = Source(source.path, new_data)
-            new_data = new_data[: extra.start] + extra.text + new_data[extra.end :]
+            middle = Source(self.source.path, new_data)
+            new_data = _inserted(new_data, extra)
             steps.append(_Step(middle, [extra], new_data, set()))
         try:
-            tree = guard.reparse(tree, steps, ctx.literals, need_tree=not settled)
+            self.tree = self.guard.reparse(tree, steps, literals, need_tree=not settled)
         except _SyntaxLost as lost:
-            if not _kept_without_neutral(steps[0], ctx.literals):
+            if not _kept_without_neutral(steps[0], literals):
                 raise EngineError(f"the fixed output no longer parses as the input did ({lost}; "
-                                  f"rules involved: {', '.join(sorted(applied_rules))}); nothing "
-                                  "was written") from None
-            guard.forget()
-            tree = None if settled else treesitter.parse(new_data)
-        current = Source(source.path, new_data)
-        if settled:
-            return EngineResult(current.data, findings, round_index + 1)
-    raise EngineError(f"fixes did not converge after {MAX_ROUNDS} rounds "
-                      f"(rules involved: {', '.join(sorted(applied_rules))}); nothing was written")
+                                  f"rules involved: {self.involved()}); nothing was written"
+                                  ) from None
+            self.guard.forget()
+            self.tree = None if settled else treesitter.parse(new_data)
+        self.current = Source(self.source.path, new_data)
+
+
+def _guarded(chosen: list[Diagnostic], source: Source, literals: LiteralSpans) -> list[Edit]:
+    """The edits that may change the parse: those of fixes that do not vouch otherwise,
+    unless _neutral shows they cannot."""
+    return [edit for diag in chosen if not diag.fix.keeps_syntax for edit in diag.fix.edits
+            if not _neutral(edit, source, literals)]
+
+
+def _inserted(data: bytes, extra: Edit | None) -> bytes:
+    """``data`` with the engine's insertion ``extra`` (if any)."""
+    return data if extra is None else data[: extra.start] + extra.text + data[extra.end :]
 
 
 _IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
