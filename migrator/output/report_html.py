@@ -1,23 +1,14 @@
 """The report as one self-contained HTML page (REPORT_DIR/report.html): inline CSS, a few
 lines of inline script (sorting, a filter), charts as inline SVG; nothing is fetched, so the
 page opens offline and can be mailed as it is. Rendered from templates/report/report.html.j2
-with autoescaping on: every path, message and name from the tree is escaped."""
+(an HTML template: every path, message and name from the tree is escaped)."""
 
 from __future__ import annotations
 
-import functools
-
+from ..templating import render
 from .report_charts import CLASS_COLOURS, line_chart, stacked_bars
 
 MAX_FOLDER_BARS = 15
-
-
-@functools.lru_cache(maxsize=1)
-def _environment():
-    import jinja2
-
-    return jinja2.Environment(loader=jinja2.PackageLoader("templates", "report"),
-                              autoescape=True, trim_blocks=True, lstrip_blocks=True)
 
 
 def charts(document: dict) -> dict:
@@ -47,5 +38,5 @@ def render_html(document: dict) -> str:
     owners = document["owners"]
     note = next((n for n in document["notes"] if "git" in n or "repository" in n),
                 "no git repository") if not owners["available"] else ""
-    return _environment().get_template("report.html.j2").render(
-        d=document, s=document["summary"], charts=charts(document), owner_note=note)
+    return render("report/report.html.j2", d=document, s=document["summary"],
+                  charts=charts(document), owner_note=note)
