@@ -26,6 +26,7 @@ def test_wheel_install_runs_cli(tmp_path: Path):
     assert "templates/rule_doc.md.j2" in names
     assert "templates/validate/report.md.j2" in names
     assert "templates/harness/harness.cu.j2" in names
+    assert "templates/report/report.md.j2" in names and "templates/report/chart.svg.j2" in names
     # the CUDA declarations libclang reads kernels with, when no toolkit is given
     assert "migrator/clang/cuda_declarations/cuda_runtime.h" in names
     env_dir = tmp_path / "venv"
