@@ -1,18 +1,30 @@
-"""The generic fixture test: every rule fixture's findings, fixed output, idempotence, parse
-guard and (with hipcc) compilation of the fixed output for AMD."""
+"""The generic fixture test: every rule fixture's findings, fixed output, snapshot, idempotence,
+parse guard and (with hipcc) compilation of the fixed output for AMD.
+
+Beside each fixture ``NAME.cu`` lie ``NAME.fixed.cu`` (the output with fixes applied) and
+``NAME.snapshot``: each finding's ``line:col CODE message``, its fix's title, applicability and
+edits, and whether it applied (tests/fixture_format.py writes it). A changed message or fix text
+fails here and shows in review as a change to the snapshot. One command rewrites the fixed
+outputs and snapshots of every rule fixture, build files too (then read the diff)::
+
+    UPDATE_FIXTURES=1 .venv/bin/python -m pytest tests/test_rule_fixtures.py tests/test_build_file_fixtures.py
+"""
 
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
 from conftest import ROOT, hipcc_compile, updating_fixtures
-from fixture_format import load_fixture
-from migrator import apitables, registry, support
+from fixture_format import (SNAPSHOT_SUFFIX, DiagnosticLog, check_snapshot, compare_snapshot,
+                            load_fixture, runs_and_snapshot, snapshot_block)
+from migrator import apitables, engine, registry, support
 from migrator.buildfiles import language_of
-from migrator.engine import fix_source
+from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.parsing import treesitter
 from migrator.source import Source
 
@@ -20,7 +32,8 @@ FIXTURES = sorted(p for p in (ROOT / "fixtures" / "rules").glob("[!_]*/*")
                   if p.is_file() and ".fixed." not in p.name and p.suffix in (".cu", ".cuh", ".cpp", ".h", ".hip"))
 # build files (CMake, Makefiles, shell scripts): tests/test_build_file_fixtures.py
 BUILD_FIXTURES = sorted(p for p in (ROOT / "fixtures" / "rules").glob("[!_]*/*")
-                        if p.is_file() and ".fixed." not in p.name and language_of(p.name))
+                        if p.is_file() and ".fixed." not in p.name and language_of(p.name)
+                        and p.suffix != SNAPSHOT_SUFFIX)
 
 
 def _rule_for(code: str):
@@ -29,13 +42,18 @@ def _rule_for(code: str):
     return cls
 
 
-def _run(fixture, data: bytes, apply_fixes: bool = True):
+def _run(fixture, data: bytes, apply_fixes: bool = True, log: DiagnosticLog | None = None):
+    """The fix loop over ``data`` with the fixture's rules; ``log`` records their diagnostics
+    (and the unused suppressions')."""
     classes = [_rule_for(code) for code in (fixture.code, *fixture.also)]
     codes = tuple(code for cls in classes for code in cls.codes())
     settings = dataclasses.replace(fixture.settings, select=codes, report_unused_suppressions=True)
     source = Source(fixture.path.name, data)
-    return fix_source(source, [cls() for cls in classes], settings,
-                      apitables.load(variants=settings.table_variants), apply_fixes=apply_fixes)
+    log = DiagnosticLog() if log is None else log
+    rules = [log.watch(cls()) for cls in classes]
+    tables = apitables.load(variants=settings.table_variants)
+    with mock.patch.object(engine, "unused_suppressions", log.logged(engine.unused_suppressions)):
+        return engine.fix_source(source, rules, settings, tables, apply_fixes=apply_fixes)
 
 
 def test_every_rule_has_fixtures():
@@ -57,15 +75,15 @@ def test_every_rule_code_is_in_some_fixture():
 def test_fixture(path: Path, tmp_path: Path):
     fixture = load_fixture(path)
     data = path.read_bytes()
-    report = _run(fixture, data, apply_fixes=False)
+    report, result, text = runs_and_snapshot(_run, fixture, data)
     found = sorted((f.line, f.code) for f in report.findings)
     assert found == fixture.expectations, "findings differ from the // expect: annotations"
 
-    result = _run(fixture, data)
     if updating_fixtures():
         fixture.expected_path.write_bytes(result.output)
     assert fixture.expected_path.exists(), f"missing {fixture.expected_path.name}"
     assert result.output == fixture.expected_path.read_bytes()
+    check_snapshot(fixture, text)
 
     # one more single pass over the fixed output changes nothing (no oscillation)
     cls = _rule_for(fixture.code)
@@ -80,6 +98,35 @@ def test_fixture(path: Path, tmp_path: Path):
     fixed_any = any(f.fixed and f.kind != "attention" for f in result.findings)
     if cls.fix == "never":
         assert not fixed_any
+
+
+def test_a_changed_message_or_fix_fails_the_snapshot(tmp_path: Path):
+    """The snapshot pins each finding's message (PTX001's is checked nowhere else) and its
+    fix's text: a snapshot that differs in either from what the rules report fails."""
+    for path, old, new in (
+            (ROOT / "fixtures/rules/PTX001/asm.cu", "AMD GPUs cannot run PTX", "AMD cannot run PTX"),
+            (ROOT / "fixtures/rules/LOW001/unsafe.cu", '-> "static_cast<float>"', '-> "float"')):
+        fixture = load_fixture(path)
+        text = runs_and_snapshot(_run, fixture, path.read_bytes())[2]
+        compare_snapshot(fixture.snapshot_path, text)
+        assert old in text
+        changed = tmp_path / fixture.snapshot_path.name
+        changed.write_text(text.replace(old, new, 1))
+        line = next(line for line in text.splitlines() if old in line)
+        with pytest.raises(pytest.fail.Exception, match=re.escape(f"\n+{line}\n")):
+            compare_snapshot(changed, text)
+
+
+def test_a_snapshot_escapes_what_is_not_utf8_text():
+    """A snapshot is UTF-8 text of one line per edit: other bytes, newlines, quotes escaped."""
+    source = Source("x.cu", b"int caf\xe9 = 1;\tcudaFoo();\n")
+    diag = Diagnostic("API002", "cudaFoo: none in HIP", 14, 21, Fix("mark", (
+        Edit(0, 0, b"// \"no\" \\ HIP\n"), Edit(4, 8, b"cafe"))))
+    assert snapshot_block(source, diag, False) == [
+        "1:15 API002 cudaFoo: none in HIP",
+        "  fix (safe, not applied): mark",
+        '  1:1 insert "// \\"no\\" \\\\ HIP\\n"',
+        '  1:5-1:9 "caf\\xe9" -> "cafe"']
 
 
 COMPILED = [path for path in FIXTURES if load_fixture(path).compile]
