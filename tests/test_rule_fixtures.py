@@ -103,9 +103,9 @@ def test_fixture(path: Path, tmp_path: Path):
 def test_a_changed_message_or_fix_fails_the_snapshot(tmp_path: Path):
     """The snapshot pins each finding's message (PTX001's is checked nowhere else) and its
     fix's text: a snapshot that differs in either from what the rules report fails."""
-    for path, old, new in (
-            (ROOT / "fixtures/rules/PTX001/asm.cu", "AMD GPUs cannot run PTX", "AMD cannot run PTX"),
-            (ROOT / "fixtures/rules/LOW001/unsafe.cu", '-> "static_cast<float>"', '-> "float"')):
+    for case, old, new in (("PTX001/asm.cu", "AMD GPUs cannot run PTX", "AMD cannot run PTX"),
+                           ("LOW001/unsafe.cu", '-> "static_cast<float>"', '-> "float"')):
+        path = ROOT / "fixtures" / "rules" / case
         fixture = load_fixture(path)
         text = runs_and_snapshot(_run, fixture, path.read_bytes())[2]
         compare_snapshot(fixture.snapshot_path, text)
