@@ -447,6 +447,19 @@ def run(options: RunOptions, settings: Settings, report=None,
         processor: Processor = convert_file) -> RunResult:
     """Convert ``options.source`` (a file or a tree) into the output or in place: each source
     file through ``processor``, the rest copied, with the cache and the output's safety rules."""
+    if _checked_source(options):
+        return _run_single(options, settings, processor)
+    tree_run = _TreeRun(options, settings, processor, _output_root(options))
+    tree_run.sort_out()
+    tree_run.convert_includers_again()
+    tree_run.load_findings()
+    tree_run.convert_pending(report)
+    return tree_run.finish()
+
+
+def _checked_source(options: RunOptions) -> bool:
+    """Is the source a file (else a folder)? Raises ConvertError for a source that is neither,
+    or options that exclude each other, or in place, a source git shows changes in."""
     source = options.source
     try:
         if not source.exists():
@@ -461,10 +474,14 @@ def run(options: RunOptions, settings: Settings, report=None,
             _check_in_place(source, options.force)
     elif options.output is None:
         raise ConvertError("give an output with -o/--output, or --in-place")
-    if is_file:
-        return _run_single(options, settings, processor)
-    if not is_dir:
+    if not is_file and not is_dir:
         raise ConvertError(f"{source} is neither a regular file nor a folder")
+    return is_file
+
+
+def _output_root(options: RunOptions) -> Path:
+    """The folder a tree's outputs go to (the source itself in place), created if need be."""
+    source = options.source
     out_root = source if options.in_place else options.output
     try:
         if out_root.exists() and not out_root.is_dir():
@@ -475,106 +492,141 @@ def run(options: RunOptions, settings: Settings, report=None,
             out_root.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise ConvertError(f"cannot create the output folder {out_root}: {err.strerror}") from None
-    exclude = out_root.resolve() if not options.in_place and inside(out_root.resolve(),
-                                                                     source.resolve()) else None
-    items = discover(source, exclude, settings)
-    cache = _Cache(None if options.in_place or options.dry_run else out_root, settings, processor)
-    result = RunResult()
-    pending: list[tuple[_Item, bytes, str]] = []
-    outcomes: dict[str, FileResult] = {}
-    tree = _TreeFiles(items)
-    for item in items:
+    return out_root
+
+
+class _TreeRun:
+    """A tree's run (``run``): its files, their outcomes so far, those pending conversion and
+    the cache; each step a method."""
+
+    def __init__(self, options: RunOptions, settings: Settings, processor: Processor,
+                 out_root: Path) -> None:
+        self.options, self.settings, self.processor = options, settings, processor
+        self.out_root = out_root
+        source = options.source
+        exclude = out_root.resolve() if not options.in_place and inside(out_root.resolve(),
+                                                                         source.resolve()) else None
+        self.items = discover(source, exclude, settings)
+        self.cache = _Cache(None if options.in_place or options.dry_run else out_root, settings,
+                            processor)
+        self.result = RunResult()
+        self.pending: list[tuple[_Item, bytes, str]] = []  # (file, its bytes, their hash)
+        self.outcomes: dict[str, FileResult] = {}
+        self.tree = _TreeFiles(self.items)
+
+    def sort_out(self) -> None:
+        """Each file's outcome where it needs no converting (skipped, failed, a link, copied,
+        cached); the others are pending."""
+        outcomes = self.outcomes
+        for item in self.items:
+            outcome = self._without_converting(item)
+            if outcome is not None:
+                outcomes[item.rel] = outcome
+
+    def _without_converting(self, item: _Item) -> FileResult | None:
+        """The outcome of ``item`` if it needs no converting, else None (and it is pending)."""
+        cache, out_root, settings = self.cache, self.out_root, self.settings
         if item.kind in ("skip", "fail"):
-            outcomes[item.rel] = FileResult(item.rel, "skipped" if item.kind == "skip" else "failed",
-                                            item.note)
-            continue
+            return FileResult(item.rel, "skipped" if item.kind == "skip" else "failed", item.note)
         if item.kind == "link":
-            outcomes[item.rel] = _link(item, out_root, options)
-            continue
+            return _link(item, out_root, self.options)
         if _generated_support(item):  # converting an output again: written fresh, not converted
-            outcomes[item.rel] = FileResult(item.rel, "skipped", "a support header rocmigrate "
-                                            "writes: written anew where a converted file "
-                                            "includes it")
-            continue
+            return FileResult(item.rel, "skipped", "a support header rocmigrate writes: written "
+                              "anew where a converted file includes it")
         out_path = out_root / item.out_rel
         if cache.hit(item.rel, None, out_path, item.stat):  # unchanged since last run: not read
             cache.entries[item.rel] = cache.previous[item.rel]
-            tree.digests[item.rel] = cache.previous[item.rel]["input"]
-            outcomes[item.rel] = _cached(item, cache, out_root, settings, result)
-            continue
+            self.tree.digests[item.rel] = cache.previous[item.rel]["input"]
+            return _cached(item, cache, out_root, settings, self.result)
         try:
             data = item.path.read_bytes()
         except OSError as err:
-            outcomes[item.rel] = FileResult(item.rel, "failed", f"cannot read: {err.strerror}")
-            continue
+            return FileResult(item.rel, "failed", f"cannot read: {err.strerror}")
         digest = content_hash(data)
-        tree.known(item.rel, data, digest)
+        self.tree.known(item.rel, data, digest)
         if item.kind == "copy":
-            outcomes[item.rel] = _copy(item, data, digest, out_root, cache, options)
-            continue
+            return _copy(item, data, digest, out_root, cache, self.options)
         if cache.hit(item.rel, digest, out_path):
             previous = cache.previous[item.rel]
             cache.record(item.rel, digest, item.out_rel, out_path, item.stat,
                          previous.get("support"), previous["findings"], previous.get("includes"))
-            outcomes[item.rel] = _cached(item, cache, out_root, settings, result)
-            continue
-        pending.append((item, data, digest))
-    for item in items:  # an included project file changed: its includers are converted again
-        deps = cache.entries[item.rel].get("includes") if item.rel in cache.entries else None
-        if deps and outcomes[item.rel].status == "cached" and any(
-                tree.digest(rel) != digest for rel, digest in deps.items()):
-            del outcomes[item.rel], cache.entries[item.rel]
-            data = tree.read(item.rel)
-            if data is None:
-                outcomes[item.rel] = FileResult(item.rel, "failed", "cannot read it")
-                continue
-            pending.append((item, data, content_hash(data)))
-    unchanged = not pending and cache.current and cache.entries == cache.previous
-    if unchanged and not options.findings_wanted and cache.finding_summary is not None:
-        result.finding_summary = cache.finding_summary  # no file's findings are read
-    elif lost := cache.unpack_findings():  # damaged: convert the files they belong to again
-        for item in items:
-            if item.rel in lost and outcomes[item.rel].status == "cached":
+            return _cached(item, cache, out_root, settings, self.result)
+        self.pending.append((item, data, digest))
+        return None
+
+    def convert_includers_again(self) -> None:
+        """An included project file changed: its includers are converted again."""
+        cache, outcomes, tree = self.cache, self.outcomes, self.tree
+        for item in self.items:
+            deps = cache.entries[item.rel].get("includes") if item.rel in cache.entries else None
+            if deps and outcomes[item.rel].status == "cached" and any(
+                    tree.digest(rel) != digest for rel, digest in deps.items()):
                 del outcomes[item.rel], cache.entries[item.rel]
-                try:
-                    data = item.path.read_bytes()
-                except OSError as err:
-                    outcomes[item.rel] = FileResult(item.rel, "failed",
-                                                    f"cannot read: {err.strerror}")
+                data = tree.read(item.rel)
+                if data is None:
+                    outcomes[item.rel] = FileResult(item.rel, "failed", "cannot read it")
                     continue
-                pending.append((item, data, content_hash(data)))
-    if result.finding_summary is None:
-        for rel, outcome in outcomes.items():
-            if outcome.status == "cached":
-                outcome.findings = cache.entries[rel]["findings"]
-    taken = {item.out_rel for item in items if not _generated_support(item)}
-    # read before anything is written (--in-place rewrites the tree as results come)
-    direct: dict[str, list[tuple[str, str]]] = {}  # each file's own includes, read once
-    included = {item.rel: included_files(item.rel, data, tree.files, tree.read, direct)
-                for item, data, _ in pending} if _takes_included(processor) else {}
-    converted_all = process_all([(item.rel, data, included.get(item.rel, ()))
-                                 for item, data, _ in pending], processor,
-                                settings, options.jobs, report)
-    for (item, data, digest), converted in zip(pending, converted_all):
-        converted.input_hash = digest
-        deps = {file.rel: tree.digest(file.rel) for file in included.get(item.rel, ())}
-        if settings.clang_root is not None:
-            deps.update(_clang_includer(item, tree))
-        outcomes[item.rel] = _store(item, data, converted, out_root, cache, options, result,
-                                    settings, taken, deps)
-    if not options.dry_run and not options.in_place:
-        outputs = {item.out_rel for item in items}
-        for stale in cache.stale_outputs():
-            if stale not in outputs and remove_inside(out_root, stale):
-                result.removed.append(stale)
-        cache.save()
-    result.results = [outcomes[item.rel] for item in items]
-    if result.finding_summary is None and cache.root is not None and all(
-            r.rel in cache.entries for r in result.results if r.findings):
-        # the entries hold exactly the results' findings, in the same order: their summary
-        # (made for the cache, or loaded with it) is this run's
-        result.finding_summary = cache.finding_summary
-    return result
+                self.pending.append((item, data, content_hash(data)))
+
+    def load_findings(self) -> None:
+        """The cached files' findings, from the cache (or only its summary of them, where the
+        caller reads no findings and nothing changed); files whose findings the cache lost
+        are converted again."""
+        cache, outcomes, result = self.cache, self.outcomes, self.result
+        unchanged = not self.pending and cache.current and cache.entries == cache.previous
+        if unchanged and not self.options.findings_wanted and cache.finding_summary is not None:
+            result.finding_summary = cache.finding_summary  # no file's findings are read
+        elif lost := cache.unpack_findings():  # damaged: convert the files they belong to again
+            for item in self.items:
+                if item.rel in lost and outcomes[item.rel].status == "cached":
+                    del outcomes[item.rel], cache.entries[item.rel]
+                    try:
+                        data = item.path.read_bytes()
+                    except OSError as err:
+                        outcomes[item.rel] = FileResult(item.rel, "failed",
+                                                        f"cannot read: {err.strerror}")
+                        continue
+                    self.pending.append((item, data, content_hash(data)))
+        if result.finding_summary is None:
+            for rel, outcome in outcomes.items():
+                if outcome.status == "cached":
+                    outcome.findings = cache.entries[rel]["findings"]
+
+    def convert_pending(self, report) -> None:
+        """Convert the pending files (``report`` after each) and write their outputs."""
+        items, pending, tree, settings = self.items, self.pending, self.tree, self.settings
+        taken = {item.out_rel for item in items if not _generated_support(item)}
+        # read before anything is written (--in-place rewrites the tree as results come)
+        direct: dict[str, list[tuple[str, str]]] = {}  # each file's own includes, read once
+        included = {item.rel: included_files(item.rel, data, tree.files, tree.read, direct)
+                    for item, data, _ in pending} if _takes_included(self.processor) else {}
+        converted_all = process_all([(item.rel, data, included.get(item.rel, ()))
+                                     for item, data, _ in pending], self.processor,
+                                    settings, self.options.jobs, report)
+        for (item, data, digest), converted in zip(pending, converted_all):
+            converted.input_hash = digest
+            deps = {file.rel: tree.digest(file.rel) for file in included.get(item.rel, ())}
+            if settings.clang_root is not None:
+                deps.update(_clang_includer(item, tree))
+            self.outcomes[item.rel] = _store(item, data, converted, self.out_root, self.cache,
+                                             self.options, self.result, settings, taken, deps)
+
+    def finish(self) -> RunResult:
+        """Remove the outputs of sources gone, save the cache; the run's result."""
+        options, cache, items, result = self.options, self.cache, self.items, self.result
+        if not options.dry_run and not options.in_place:
+            outputs = {item.out_rel for item in items}
+            for stale in cache.stale_outputs():
+                if stale not in outputs and remove_inside(self.out_root, stale):
+                    result.removed.append(stale)
+            cache.save()
+        result.results = [self.outcomes[item.rel] for item in items]
+        if result.finding_summary is None and cache.root is not None and all(
+                r.rel in cache.entries for r in result.results if r.findings):
+            # the entries hold exactly the results' findings, in the same order: their summary
+            # (made for the cache, or loaded with it) is this run's
+            result.finding_summary = cache.finding_summary
+        return result
 
 
 def _clang_includer(item: _Item, tree: "_TreeFiles") -> dict[str, str | None]:
@@ -740,6 +792,26 @@ def unified_diff(rel: str, out_rel: str, before: bytes, after: bytes) -> str:
         fromfile=f"a/{rel}", tofile=f"b/{out_rel}"))
 
 
+def _single_target(options: RunOptions, settings: Settings) -> Path:
+    """Where a single file's output goes: the output, or a file in it when it is a folder."""
+    path = options.source
+    if options.in_place:
+        return path
+    out = options.output
+    try:
+        into_folder = out.is_dir()
+    except OSError as err:
+        raise ConvertError(f"cannot use the output {out}: {err.strerror}") from None
+    if into_folder or str(out).endswith(os.sep):
+        target = out / output_name(path.name, settings)
+    else:
+        target = out
+    if not options.dry_run and not options.force and _same_file(target, path):
+        raise ConvertError(f"the output {target} is the source file itself: use --in-place to "
+                           "rewrite it (it checks git for uncommitted changes), or --force")
+    return target
+
+
 def _same_file(first: Path, second: Path) -> bool:
     """Do both paths name one file (the same path spelt differently, a hard link, a symlink)?"""
     try:
@@ -752,21 +824,7 @@ def _run_single(options: RunOptions, settings: Settings, processor: Processor) -
     path = options.source
     rel = path.name
     result = RunResult()
-    if options.in_place:
-        target = path
-    else:
-        out = options.output
-        try:
-            into_folder = out.is_dir()
-        except OSError as err:
-            raise ConvertError(f"cannot use the output {out}: {err.strerror}") from None
-        if into_folder or str(out).endswith(os.sep):
-            target = out / output_name(rel, settings)
-        else:
-            target = out
-        if not options.dry_run and not options.force and _same_file(target, path):
-            raise ConvertError(f"the output {target} is the source file itself: use --in-place to "
-                               "rewrite it (it checks git for uncommitted changes), or --force")
+    target = _single_target(options, settings)
     try:
         data = path.read_bytes()
     except OSError as err:
