@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import heapq
 import statistics
+from dataclasses import dataclass
 
 from .effort import CLASSES, EffortModel
 from .evidence import Evidence
@@ -208,18 +209,81 @@ def plan(records: list[dict], model: EffortModel, evidence: Evidence,
          hashes: dict[str, str], libraries: list[dict], target: str) -> dict:
     """The four phases, the pilot's choice and where the team stands."""
     units = modules([r for r in records if r["status"] != "failed"])
+    tree = _Tree(records, units, evidence, hashes)
     pilot, covered, everything = choose_pilot(units, model.pilot_modules)
     rest = [name for name in units if name not in pilot]
-    batch_list = batches(units, rest, model.batch_hours)
-    paths_of = {name: [r["path"] for r in group] for name, group in units.items()}
-    all_paths = [r["path"] for r in records]
+    phases = [_preparation(records, libraries, target),
+              _pilot(tree, pilot),
+              _full_migration(tree, batches(units, rest, model.batch_hours), pilot),
+              _optimisation(records, evidence)]
+    current = next((phase for phase in phases if phase["status"] != "done"), None)
+    return {"phases": phases,
+            "current": current["name"] if current else "done",
+            "next_blocked_by": _open_criteria(current),
+            "pilot": _pilot_summary(units, pilot, covered, everything),
+            "modules": len(units)}
+
+
+def _pilot_summary(units: dict[str, list[dict]], pilot: list[str], covered: set[str],
+                   everything: set[str]) -> dict:
+    """The pilot's choice (choose_pilot): its modules, lines and the patterns it covers."""
+    return {"modules": pilot, "patterns_covered": len(covered),
+            "patterns_total": len(everything),
+            "lines": sum(r["lines"] for name in pilot for r in units[name]),
+            "uncovered": sorted(everything - covered)}
+
+
+def _open_criteria(phase: dict | None) -> list[dict]:
+    """The exit criteria ``phase`` (the current one; None when all are done) has not met."""
+    return [c for c in phase["exit_criteria"] if c["state"] != MET] if phase else []
+
+
+@dataclass(frozen=True)
+class _Tree:
+    """What the pilot and the full migration are planned from: every file's record, the
+    modules (of the files not failed), the evidence given and the files' current hashes."""
+
+    records: list[dict]
+    units: dict[str, list[dict]]
+    evidence: Evidence
+    hashes: dict[str, str]
+
+    def paths(self, names: list[str]) -> list[str]:
+        """The files of the modules ``names``."""
+        return [r["path"] for name in names for r in self.units[name]]
+
+    def criteria(self, paths: list[str], converted: str, builds: str,
+                 validated: str) -> list[dict]:
+        """The exit criteria of work on ``paths``: converted, built, validated (their texts)."""
+        evidence = self.evidence
+        return [_criterion(converted, *_converted_state(paths, self.hashes, evidence)),
+                _criterion(builds, *_built_state(paths, evidence)),
+                _criterion(validated, *_validated_state(paths, evidence))]
+
+    def started(self, paths) -> bool:
+        """Was any of ``paths`` converted?"""
+        converted = self.evidence.converted
+        return converted is not None and any(p in converted for p in paths)
+
+
+def _preparation(records: list[dict], libraries: list[dict], target: str) -> dict:
+    """Preparation: the environment, the key kernels, the build files, the libraries and a
+    decision on each blocker."""
     blockers = [item for item in _items_of(records, "port") if item["class"] == "blocker"]
-    marked = [lib for lib in libraries if lib["status"] != "mapped"]
     build_files = [r for r in records if r["kind"] == "build"]
+    items = _preparation_items(records, libraries, target, build_files, blockers)
+    criteria = _preparation_criteria(libraries, build_files, blockers)
+    return _phase("preparation", items, criteria, started=True,
+                  by_class=dict.fromkeys(CLASSES, 0.0))
+
+
+def _preparation_items(records: list[dict], libraries: list[dict], target: str,
+                       build_files: list[dict], blockers: list[dict]) -> list[dict]:
+    """The environment, the key kernels (most kernels and launches), the build files, the
+    libraries on AMD, the blockers to decide."""
     key_files = sorted((r for r in records if r["kernels"] or r["launches"]),
                        key=lambda r: (-(r["kernels"] + r["launches"]), r["path"]))[:5]
-
-    preparation_items = [
+    return [
         {"title": f"AMD build and benchmark environment for ROCm {target}", "paths": [],
          "hours": 0.0},
         {"title": "key kernels: " + (", ".join(f"{r['path']} ({r['kernels']} kernels, "
@@ -235,7 +299,13 @@ def plan(records: list[dict], model: EffortModel, evidence: Evidence,
                   "modules)", "findings": blockers[:200],
          "paths": sorted({b["path"] for b in blockers}), "hours": 0.0},
     ]
-    prep_criteria = [
+
+
+def _preparation_criteria(libraries: list[dict], build_files: list[dict],
+                          blockers: list[dict]) -> list[dict]:
+    """A build found, a counterpart for every library, a decision on every blocker."""
+    marked = [lib for lib in libraries if lib["status"] != "mapped"]
+    return [
         _criterion("build files found", MET if build_files else NOT_MET,
                    f"{_count(build_files, 'build file')}" if build_files else
                    "no CMakeLists.txt or Makefile: the port needs a build"),
@@ -247,73 +317,68 @@ def plan(records: list[dict], model: EffortModel, evidence: Evidence,
                    f"{_count(blockers, 'blocker finding')} in "
                    f"{_count({b['path'] for b in blockers}, 'file')}" if blockers else ""),
     ]
-    pilot_paths = [p for name in pilot for p in paths_of[name]]
-    pilot_items = [{"title": f"pilot module {name}", "paths": paths_of[name],
-                    "patterns": sorted(set().union(*map(patterns_of, units[name]))),
-                    "hours": round(_hours(units[name]), 3),
-                    "findings": _items_of(units[name], "port")[:200]} for name in pilot]
-    pilot_criteria = [
-        _criterion("pilot converted", *_converted_state(pilot_paths, hashes, evidence)),
-        _criterion("pilot builds", *_built_state(pilot_paths, evidence)),
-        _criterion("pilot validated against the CUDA original",
-                   *_validated_state(pilot_paths, evidence)),
-        _criterion("performance baseline recorded",
-                   *_validated_state(pilot_paths, evidence, timings=True)),
-    ]
-    full_items = [{"title": f"batch {number}: {len(names)} module{'s' * (len(names) != 1)}",
-                   "batch": number, "modules": names,
-                   "paths": [p for name in names for p in paths_of[name]],
-                   "hours": round(sum(_hours(units[name]) for name in names), 3),
-                   "findings": [item for name in names
-                                for item in _items_of(units[name], "port")][:200]}
-                  for number, names in enumerate(batch_list, 1)]
-    full_criteria = [
-        _criterion("every file converted", *_converted_state(all_paths, hashes, evidence)),
-        _criterion("the port builds", *_built_state(all_paths, evidence)),
-        _criterion("every program validated", *_validated_state(all_paths, evidence)),
-    ]
+
+
+def _pilot(tree: _Tree, pilot: list[str]) -> dict:
+    """The pilot: its modules, converted, built, validated and timed."""
+    units = tree.units
+    pilot_paths = tree.paths(pilot)
+    in_pilot = set(pilot_paths)
+    items = [{"title": f"pilot module {name}", "paths": tree.paths([name]),
+              "patterns": sorted(set().union(*map(patterns_of, units[name]))),
+              "hours": round(_hours(units[name]), 3),
+              "findings": _items_of(units[name], "port")[:200]} for name in pilot]
+    criteria = tree.criteria(pilot_paths, "pilot converted", "pilot builds",
+                             "pilot validated against the CUDA original")
+    criteria.append(_criterion("performance baseline recorded",
+                               *_validated_state(pilot_paths, tree.evidence, timings=True)))
+    return _phase("pilot", items, criteria, started=tree.started(pilot_paths),
+                  by_class=_class_hours([r for r in tree.records if r["path"] in in_pilot]))
+
+
+def _full_migration(tree: _Tree, batch_list: list[list[str]], pilot: list[str]) -> dict:
+    """The full migration: the other modules in batches; every file converted, built and
+    validated."""
+    units = tree.units
+    in_pilot = set(tree.paths(pilot))
+    all_paths = [r["path"] for r in tree.records]
+    items = [{"title": f"batch {number}: {len(names)} module{'s' * (len(names) != 1)}",
+              "batch": number, "modules": names, "paths": tree.paths(names),
+              "hours": round(sum(_hours(units[name]) for name in names), 3),
+              "findings": [item for name in names
+                           for item in _items_of(units[name], "port")][:200]}
+             for number, names in enumerate(batch_list, 1)]
+    criteria = tree.criteria(all_paths, "every file converted", "the port builds",
+                             "every program validated")
+    return _phase("full migration", items, criteria,
+                  started=tree.started(p for p in all_paths if p not in in_pilot),
+                  by_class=_class_hours([r for r in tree.records if r["path"] not in in_pilot]))
+
+
+def _optimisation(records: list[dict], evidence: Evidence) -> dict:
+    """Optimisation: the AMD rewrites and suggestions to review, the wave64 review; no port
+    slower than its original."""
     optimisation = _items_of(records, "optimisation")
     wave = [item for item in _items_of(records, "port") if item["code"].startswith("WAV")]
-    opt_items = [{"title": "review the AMD optimisation rewrites and suggestions "
-                           f"({len(optimisation)})", "findings": optimisation[:200],
-                  "paths": sorted({i["path"] for i in optimisation}),
-                  "hours": round(sum(i["hours"] for i in optimisation), 3)},
-                 {"title": f"wave64 review ({len(wave)} findings)", "findings": wave[:200],
-                  "paths": sorted({i["path"] for i in wave}), "hours": 0.0}]
+    items = [{"title": "review the AMD optimisation rewrites and suggestions "
+                       f"({len(optimisation)})", "findings": optimisation[:200],
+              "paths": sorted({i["path"] for i in optimisation}),
+              "hours": round(sum(i["hours"] for i in optimisation), 3)},
+             {"title": f"wave64 review ({len(wave)} findings)", "findings": wave[:200],
+              "paths": sorted({i["path"] for i in wave}), "hours": 0.0}]
+    by_class = {name: round(sum(i["hours"] for i in optimisation if i["class"] == name), 3)
+                for name in CLASSES}
+    return _phase("optimisation", items, [_none_slower(evidence)], started=False,
+                  by_class=by_class)
+
+
+def _none_slower(evidence: Evidence) -> dict:
+    """The optimisation's exit criterion: no port slower than its original."""
     slower = [p for p, verdict in (evidence.validated or {}).items() if verdict == "slower"]
-    opt_criteria = [
-        _criterion("no port slower than its original",
-                   UNKNOWN if evidence.validated is None else (NOT_MET if slower else MET),
-                   ", ".join(slower[:5]) if slower else (
-                       "no validate report given" if evidence.validated is None else "")),
-    ]
-    in_pilot = set(pilot_paths)
-    optimisation_hours = {name: round(sum(i["hours"] for i in optimisation
-                                          if i["class"] == name), 3) for name in CLASSES}
-    phases = [
-        _phase("preparation", preparation_items, prep_criteria, started=True,
-               by_class=dict.fromkeys(CLASSES, 0.0)),
-        _phase("pilot", pilot_items, pilot_criteria,
-               started=evidence.converted is not None and any(
-                   p in evidence.converted for p in pilot_paths),
-               by_class=_class_hours([r for r in records if r["path"] in in_pilot])),
-        _phase("full migration", full_items, full_criteria,
-               started=evidence.converted is not None and any(
-                   p in evidence.converted for p in all_paths if p not in in_pilot),
-               by_class=_class_hours([r for r in records if r["path"] not in in_pilot])),
-        _phase("optimisation", opt_items, opt_criteria, started=False,
-               by_class=optimisation_hours),
-    ]
-    current = next((phase for phase in phases if phase["status"] != "done"), None)
-    return {"phases": phases,
-            "current": current["name"] if current else "done",
-            "next_blocked_by": [c for c in current["exit_criteria"] if c["state"] != MET]
-            if current else [],
-            "pilot": {"modules": pilot, "patterns_covered": len(covered),
-                      "patterns_total": len(everything),
-                      "lines": sum(r["lines"] for name in pilot for r in units[name]),
-                      "uncovered": sorted(everything - covered)},
-            "modules": len(units)}
+    return _criterion("no port slower than its original",
+                      UNKNOWN if evidence.validated is None else (NOT_MET if slower else MET),
+                      ", ".join(slower[:5]) if slower else (
+                          "no validate report given" if evidence.validated is None else ""))
 
 
 def _phase(name: str, items: list[dict], criteria: list[dict], started: bool,
