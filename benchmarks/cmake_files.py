@@ -35,10 +35,10 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
+from migrator.apitables import library_named
 from migrator.buildfiles import cmake
 from migrator.convert import process_bytes
 from migrator.settings import Settings
-from rules.build.cmake_common import library_named
 from rules.build.nvcc_flags import translate
 
 CATEGORIES = ("language", "variable", "package", "library", "nvcc option", "architecture")

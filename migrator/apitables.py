@@ -238,3 +238,40 @@ def default_rules_dir() -> Path:
 @functools.lru_cache(maxsize=8)
 def load(api_dir: Path | None = None, variants: tuple[str, ...] = ()) -> ApiTables:
     return ApiTables(api_dir or default_rules_dir() / "api", variants)
+
+
+@dataclass(frozen=True)
+class Library:
+    """One row of rules/build/libraries.tsv (each CUDA library's HIP counterpart for build
+    files) as the settings choose it (--roc picks the roc* columns)."""
+
+    cuda_names: tuple[str, ...]  # link names; ``npp*`` matches a prefix
+    link: str  # -l name on AMD, '' when nothing is linked
+    package: str  # find_package() name, '' when none
+    target: str  # imported target, '' when none
+    mapped: bool  # status ``mapped`` (a build uses it as it is), else ``marked`` (port the sources)
+    note: str
+
+
+@functools.lru_cache(maxsize=2)
+def libraries(roc: bool) -> tuple[Library, ...]:
+    """rules/build/libraries.tsv, with the roc* columns where ``roc`` and the row has them."""
+    found = []
+    for row in _rows(default_rules_dir() / "build" / "libraries.tsv"):
+        use_roc = roc and row["roc_target"]
+        link = row["roc_link"] if use_roc else row["hip_link"]
+        found.append(Library(tuple(row["cuda"].split("|")), "" if link == "-" else link,
+                             row["roc_package"] if use_roc else row["package"],
+                             row["roc_target"] if use_roc else row["target"],
+                             row["status"] == "mapped", row["note"]))
+    return tuple(found)
+
+
+def library_named(name: str, roc: bool) -> Library | None:
+    """The library a CUDA link name (``cublas``, ``nppc``: ``npp*`` rows match a prefix)
+    stands for, or None."""
+    for library in libraries(roc):
+        for cuda in library.cuda_names:
+            if cuda == name or (cuda.endswith("*") and name.startswith(cuda[:-1])):
+                return library
+    return None

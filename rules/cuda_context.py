@@ -25,6 +25,7 @@ from migrator.apitables import ApiEntry, ApiTables
 from migrator.parsing.tokens import blank_spans
 from migrator.rule import RuleContext
 from migrator.semantic.directives import directive_lines
+from migrator.workspace.includes import INCLUDE
 
 CUDA_SOURCE_SUFFIXES = (".cu", ".cuh")
 GPU_SOURCE_SUFFIXES = CUDA_SOURCE_SUFFIXES + (".hip",)
@@ -35,9 +36,9 @@ _HIP_SPELLING = re.compile(r"(?:^|_)(?:hip|HIP|Hip|miopen|MIOPEN)")
 _DEVICE_CODE = re.compile(rb"\b(?:__global__|__device__|__host__|__shared__|__constant__|"
                           rb"__managed__|threadIdx|blockIdx|blockDim|gridDim|"
                           rb"hipLaunchKernelGGL)\b|<<<")
-_INCLUDE = re.compile(rb'#[ \t]*include[ \t]*[<"]([^>"\n]*)[>"]')  # from its '#' (directive_lines)
-# conditionals only test for CUDA (glibc: `#if defined __CUDACC__`); they are not a use
-_CONDITIONAL = re.compile(rb"#[ \t]*(?:if|ifdef|ifndef|elif|undef)\b[^\n]*")  # from its '#' too
+# conditionals only test for CUDA (glibc: `#if defined __CUDACC__`); they are not a use (read
+# from their '#', as directive_lines gives them)
+_CONDITIONAL = re.compile(rb"#[ \t]*(?:if|ifdef|ifndef|elif|undef)\b[^\n]*")
 _WORD = re.compile(rb"[A-Za-z_]\w*+")
 
 
@@ -90,10 +91,10 @@ def _has_cuda_context(ctx: RuleContext) -> bool:
     if _DEVICE_CODE.search(code):
         return True
     evidence = _evidence(ctx.tables)
-    for line, match in directive_lines(_INCLUDE, ctx.data):
+    for line, match in directive_lines(INCLUDE, ctx.data):
         if ctx.literals.covering(line) != "include":
             continue
-        header = match.group(1).decode("utf-8", "replace").strip()
+        header = match.group(2).decode("utf-8", "replace").strip()
         if header in evidence.headers or header.startswith(evidence.folders):
             return True
     conditionals = directive_lines(_CONDITIONAL, code)

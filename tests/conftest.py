@@ -101,7 +101,7 @@ def convert_program(path: Path, folder: Path, settings):
     """Convert the program at ``path`` and the local headers it includes (``#include "..."``,
     as validate does) into ``folder``, keeping their relative paths; returns the program's
     output path and the RunResult of the program itself."""
-    from migrator.validate.programs import local_includes
+    from migrator.workspace.includes import local_includes
     from migrator.runner import RunOptions, run
 
     root = path.parent

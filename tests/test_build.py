@@ -14,9 +14,9 @@ from typer.testing import CliRunner
 
 from migrator.build.errors import Explainer, parse_errors
 from migrator.build.run import _flags_of
-from migrator.build.tree import (LineMap, include_folders, plain_rel, read_tree,
-                                 translation_units, tree_files)
+from migrator.build.tree import LineMap, include_folders, plain_rel, read_tree, tree_files
 from migrator.cli import _register, app
+from migrator.workspace.units import translation_units
 
 _register()
 
@@ -226,6 +226,21 @@ def test_translation_units_and_include_folders(tmp_path: Path):
     assert ".rocmigrate/x.cu" not in listed
     assert translation_units(tmp_path, listed) == ["k.hip", "src/a.cu", "src/b.cpp"]
     assert include_folders(tmp_path, listed) == ["", "lib/inc", "third"]
+
+
+def test_the_tree_is_walked_as_every_command_walks_it(tmp_path: Path):
+    """Version control and environments are not entered; a link to a file of the tree counts,
+    a link out of the tree does not."""
+    for rel in ("a.cu", ".git/x.cu", ".venv/y.cu", "sub/.git/z.cu"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("")
+    (tmp_path / "inside.cu").symlink_to("a.cu")
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.cu"
+    outside.write_text("")
+    (tmp_path / "outside.cu").symlink_to(outside)
+    listed = tree_files(tmp_path)
+    assert listed == ["a.cu", "inside.cu"]
+    assert translation_units(tmp_path, listed) == ["a.cu", "inside.cu"]
 
 
 def test_compile_commands_give_defines_includes_and_the_standard(tmp_path: Path):

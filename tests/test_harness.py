@@ -289,27 +289,28 @@ struct Method { float x; float get() const { return x; } };
 
 
 def test_translation_units_of_included_files(tmp_path: Path):
-    from migrator.harness.run import translation_units
+    from migrator.workspace.units import compiled_in
 
     for name, text in {"main.cu": '#include "kernels.cu"\n#include "more.cuh"\n',
                        "kernels.cu": '#include "deep.cuh"\n', "deep.cuh": "",
                        "more.cuh": "", "alone.cu": "", "other.cu": '#include "more.cuh"\n'}.items():
         (tmp_path / name).write_text(text)
     rels = sorted(p.name for p in tmp_path.iterdir())
-    assert translation_units(tmp_path, rels) == {"kernels.cu": "main.cu", "deep.cuh": "main.cu",
-                                                 "more.cuh": "main.cu"}
+    assert compiled_in(tmp_path, rels) == {"kernels.cu": "main.cu", "deep.cuh": "main.cu",
+                                           "more.cuh": "main.cu"}
 
 
 def test_kernels_in_included_headers_are_harnessed_once_through_their_includer(tmp_path: Path):
     """A kernel defined in a header (any suffix) that a .cu file includes is found, read through
     that file (main.cu defines real_t before including ops/scale.hpp, a header of another
     folder) and harnessed once, though two files include kernels.h."""
-    from migrator.harness.run import cuda_files, generate, translation_units
+    from migrator.harness.run import cuda_files, generate
+    from migrator.workspace.units import compiled_in
 
     source = FIXTURES / "headers"
     root, rels = cuda_files(source, tmp_path / "out")
     assert rels == ["main.cu", "other.cu", "kernels.h", "ops/scale.hpp"]
-    assert translation_units(root, rels) == {"kernels.h": "main.cu", "ops/scale.hpp": "main.cu"}
+    assert compiled_in(root, rels) == {"kernels.h": "main.cu", "ops/scale.hpp": "main.cu"}
     _front_end_or_skip()
     outcomes, _ = generate(HarnessOptions(source, tmp_path / "out"), lambda message: None)
     assert [(o.name, o.file, o.unit) for o in outcomes] == [

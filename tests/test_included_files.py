@@ -8,7 +8,7 @@ from pathlib import Path
 
 from migrator.runner import RunOptions, run
 from migrator.settings import Settings
-from migrator.workspace.includes import MAX_FILES, included_files, resolve
+from migrator.workspace.includes import MAX_FILES, included_files, local_includes, resolve
 
 WARP_HEADER = (b"#pragma once\n__device__ inline float warp_sum(float v) {\n"
                b"  return v + __shfl_down_sync(0xffffffffffffffffull, v, 1);\n}\n")
@@ -48,6 +48,22 @@ def test_unreadable_files_are_not_followed_and_the_count_is_bounded():
     found = included_files("main.cu", tree["main.cu"], known, tree.get)
     assert "gone.h" not in {f.rel for f in found}
     assert len(found) == MAX_FILES
+
+
+def test_local_includes_on_disk_beside_the_includer_then_in_the_programs_folder(tmp_path: Path):
+    """As validate and harness follow a program's local headers: a header reached from another
+    folder finds its includes beside it, else in the program's folder (its -I); an absolute
+    path or one leaving the tree is not the tree's."""
+    tree = {"app/main.cu": '#include "../lib/a.h"\n#include "/etc/hostname"\n',
+            "lib/a.h": '#include "b.h"\n#include "c.h"\n#include "../../outside.h"\n',
+            "lib/b.h": "", "app/c.h": '#include "d.h"\n', "app/d.h": ""}
+    root = tmp_path / "tree"
+    for rel, text in tree.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    (tmp_path / "outside.h").write_text("")
+    assert local_includes(root, "app/main.cu") == {"app/main.cu", "lib/a.h", "lib/b.h",
+                                                   "app/c.h", "app/d.h"}
 
 
 def _convert(src: Path, out: Path) -> dict:

@@ -6,12 +6,13 @@ from __future__ import annotations
 import re
 
 from migrator.semantic.directives import directive_lines
+from migrator.workspace.includes import INCLUDE
 from rules import cuda_context
 from rules.api import headers
 from strategies import random_texts
 
 _PATTERNS = (headers._INCLUDE, headers._CONDITIONAL,
-             cuda_context._INCLUDE, cuda_context._CONDITIONAL)
+             INCLUDE, cuda_context._CONDITIONAL)
 _PIECES = [b"#", b"# ", b"include", b"if", b"ifdef", b"endif", b"else", b"elif", b"x", b" ", b"\t",
            b"\n", b"\r", b"<a.h>", b'"b.h"', b"<", b">", b'"', b"\\"]
 _MORE_PIECES = [b"#", b" ", b"\t", b"\n", b"include", b"if", b"ifdef", b"undef", b"elif", b"x",

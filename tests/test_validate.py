@@ -22,9 +22,10 @@ from migrator.validate import run as harness_run, toolchain
 from migrator.validate.compare import (Run, _u_cumulative, compare_results, compare_timings,
                                       derived_figures, key_kind, mann_whitney_p, parse_output,
                                       ratio_interval, runs_needed, values_equal)
-from migrator.validate.programs import find_programs, local_includes, select_programs
+from migrator.validate.programs import find_programs, select_programs
 from migrator.validate.run import (Build, Original, ProgramOutcome, ValidateOptions,
                                   VariantOutcome, verdict)
+from migrator.workspace.includes import local_includes
 
 _register()
 runner = CliRunner()

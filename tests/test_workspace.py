@@ -358,3 +358,19 @@ def test_the_runner_takes_a_per_file_processor(tmp_path: Path):
     assert {r.rel: r.status for r in again.results}["sub/k3.cu"] == "unchanged"
     assert (tmp_path / "out" / "sub" / "k3.cu").read_bytes() == b"kernel 3\n"
     assert [r.output for r in process_all([("a.cu", b"x")], _shout, Settings(), 1)] == [b"X"]
+
+
+def test_translation_units_and_the_unit_each_included_file_is_compiled_in(tmp_path: Path):
+    """build's units (.cu, .hip, C++ holding GPU code) are the units harness reads an included
+    file through: the first one by path that includes it and that no file includes."""
+    from migrator.workspace.units import compiled_in, translation_units
+
+    tree = {"b.cpp": '#include <hip/hip_runtime.h>\n#include "k.h"\n',
+            "a.cpp": '#include "plain.h"\n', "c.hip": '#include "k.h"\n#include "deep.cu"\n',
+            "k.h": '#include "deep.cu"\n', "plain.h": "", "deep.cu": ""}
+    for rel, text in tree.items():
+        (tmp_path / rel).write_text(text)
+    files = sorted(tree)
+    assert translation_units(tmp_path, files) == ["b.cpp", "c.hip", "deep.cu"]
+    assert compiled_in(tmp_path, files) == {"deep.cu": "b.cpp", "k.h": "b.cpp",
+                                            "plain.h": "plain.h"}

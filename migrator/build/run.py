@@ -20,10 +20,10 @@ from pathlib import Path
 
 from ..validate.process import run_process
 from ..versions import format_version
+from ..workspace.units import translation_units
 from .errors import BuildError, Explainer, parse_errors
 from .hip import HipError, InstalledHip, amd_env, cmake_setup, installed_hip, rocm_root
-from .tree import (CACHE_FOLDER, ConvertedTree, include_folders, plain_rel, read_tree,
-                   translation_units, tree_files)
+from .tree import CACHE_FOLDER, ConvertedTree, include_folders, plain_rel, read_tree, tree_files
 
 METHODS = ("auto", "cmake", "make", "files")
 _BUILD_FILES = ("CMakeLists.txt", "Makefile", "makefile", "GNUmakefile")

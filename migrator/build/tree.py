@@ -11,20 +11,16 @@ from __future__ import annotations
 
 import difflib
 import json
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..fsutil import read_inside
-from ..workspace.discovery import OUTPUT_MARK
+from ..workspace.discovery import OUTPUT_MARK, walk
+from ..workspace.includes import LINE_INCLUDE, resolve
+from ..workspace.units import CXX_SUFFIXES, HEADER_SUFFIXES, SOURCE_SUFFIXES
 
 CACHE_FOLDER = OUTPUT_MARK.split("/")[0]
-SOURCE_SUFFIXES = (".hip", ".cu")  # always HIP translation units once converted
-CXX_SUFFIXES = (".cpp", ".cc", ".cxx", ".c++", ".C")  # HIP units when they hold HIP code
-HEADER_SUFFIXES = (".h", ".hpp", ".hh", ".hxx", ".cuh", ".inl", ".inc", ".tpp")
-_HIP_CODE = re.compile(rb"hip/hip_runtime|__global__|\bhip[A-Z]\w*\s*\(|<<<")
-_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.MULTILINE)
 # the settings fingerprint in the cache key opens with the target: "|((6, 4, 0), 'chevron', ..."
 _KEY_TARGET = re.compile(r"\|\(\((\d+), (\d+), (\d+)\), ")
 
@@ -86,34 +82,11 @@ def read_tree(out: Path) -> ConvertedTree:
 
 
 def tree_files(root: Path) -> list[str]:
-    """Every regular file under ``root`` (relative posix paths, sorted), outside the cache
-    folder; symlinked folders are not entered."""
-    found = []
-    for folder, dirs, files in os.walk(root):
-        rel_folder = Path(folder).relative_to(root).as_posix()
-        if rel_folder == ".":
-            dirs[:] = [d for d in dirs if d != CACHE_FOLDER]
-        for name in files:
-            path = Path(folder) / name
-            if path.is_file():
-                found.append(path.relative_to(root).as_posix())
-    return sorted(found)
-
-
-def translation_units(root: Path, files: list[str]) -> list[str]:
-    """The files hipcc compiles one by one: .hip and .cu files, and C++ files that hold HIP
-    code (a kernel, a launch, a hip* call, hip_runtime.h)."""
-    units = []
-    for rel in files:
-        if rel.endswith(SOURCE_SUFFIXES):
-            units.append(rel)
-        elif rel.endswith(CXX_SUFFIXES):
-            try:
-                if _HIP_CODE.search((root / rel).read_bytes()):
-                    units.append(rel)
-            except OSError:
-                continue
-    return units
+    """Every file under ``root`` (relative posix paths, sorted) as the walk every command shares
+    finds it (no cache, version control or environment folder; symlinked folders not entered;
+    a link to a file of the tree counts)."""
+    return [entry.rel for entry in walk(root)
+            if entry.kind == "file" or (entry.kind == "link" and entry.path.is_file())]
 
 
 def include_folders(root: Path, files: list[str]) -> list[str]:
@@ -132,11 +105,9 @@ def include_folders(root: Path, files: list[str]) -> list[str]:
             data = (root / rel).read_bytes()
         except OSError:
             continue
-        here = rel.rpartition("/")[0]
-        for quote, name in _INCLUDE.findall(data):
+        for quote, name in LINE_INCLUDE.findall(data):
             include = name.decode("utf-8", "replace").strip()
-            beside = os.path.normpath(f"{here}/{include}" if here else include)
-            if quote == b'"' and beside in known:
+            if quote == b'"' and resolve(rel, include, known, folders=()) is not None:
                 continue
             for candidate in by_name.get(include.rsplit("/", 1)[-1], ()):
                 if candidate == include or candidate.endswith("/" + include):

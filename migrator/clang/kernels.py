@@ -32,6 +32,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..parsing import treesitter
+from ..workspace.includes import ANY_PATH, quoted_includes, resolve
 from .check import find_resource_dir
 from .indexing import BufferIndexing, read_indexing
 
@@ -162,7 +163,6 @@ _ASSIGNMENTS = frozenset({"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "
 _CALLEE_DEPTH = 4  # device functions followed into, for what they do with a pointer
 _INCLUDER_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".h", ".hpp")
 _INCLUDER_LIMIT = 4 * 1024 * 1024  # bytes: larger files are not searched for an #include
-_LOCAL_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.MULTILINE)
 
 
 def read_kernels(path: Path, options: ReadOptions = ReadOptions()) -> KernelReading:
@@ -231,8 +231,9 @@ def _given(includer: Path) -> tuple[Path, bytes] | None:
 
 @functools.lru_cache(maxsize=8)
 def _local_includes(folder: str, entries: tuple) -> dict[str, str]:
-    """For a folder's source files (name, mtime, size), which file first includes each name
-    with quotes (read once per state of the folder: a harness reads its files one by one)."""
+    """For a folder's source files (name, mtime, size), which file first includes each path
+    beside it with quotes (read once per state of the folder: a harness reads its files one by
+    one)."""
     first: dict[str, str] = {}
     for name, _, size in entries:
         if size > _INCLUDER_LIMIT:
@@ -243,8 +244,10 @@ def _local_includes(folder: str, entries: tuple) -> dict[str, str]:
             continue
         if b"\0" in data:
             continue
-        for included in _LOCAL_INCLUDE.findall(data):
-            first.setdefault(included.decode("utf-8", "replace").removeprefix("./"), name)
+        for spelled in quoted_includes(data):
+            included = resolve(name, spelled, ANY_PATH, folders=())
+            if included is not None:
+                first.setdefault(included, name)
     return first
 
 

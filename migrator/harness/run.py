@@ -220,8 +220,8 @@ def cuda_files(source: Path, output: Path) -> tuple[Path, list[str]]:
     """(root, the CUDA files under it, relative): ``source`` itself when it is a file; then the
     local headers (any suffix: .h, .hpp, .inc...) a CUDA file includes that define a kernel
     (HeCBench keeps many kernels in a kernels.h its main.cu includes)."""
-    from ..validate.programs import local_includes
     from ..workspace.discovery import walk
+    from ..workspace.includes import local_includes
 
     if source.is_file():
         return source.parent, [source.name]
@@ -233,28 +233,12 @@ def cuda_files(source: Path, output: Path) -> tuple[Path, list[str]]:
     return source, rels + headers
 
 
-def translation_units(root: Path, rels: list[str]) -> dict[str, str]:
-    """file -> the file compiled for it, for the files another one includes (HeCBench's
-    main.cu includes kernels.cu or kernels.h, which do not compile alone): the first .cu file
-    (by path) that no other file includes and that includes it, directly or through another
-    header; one per file, however many files include it."""
-    from ..validate.programs import local_includes
-
-    included = {rel: local_includes(root, rel) - {rel} for rel in rels}
-    tops = sorted(rel for rel in rels if rel.endswith(".cu")
-                  and not any(rel in others for others in included.values()))
-    units = {}
-    for rel in rels:
-        if any(rel in others for others in included.values()):
-            units[rel] = next((top for top in tops if rel in included[top]), rel)
-    return units
-
-
 def generate(options: HarnessOptions, say: Progress) -> tuple[list[HarnessOutcome], list[dict]]:
     """Read every CUDA file's kernels; write (or keep) one spec per selected instantiation and
     load it back. Raises HarnessError when the front end is missing or --kernel names none."""
     from ..clang.kernels import ReadOptions, read_kernels
-    from ..validate.programs import local_includes
+    from ..workspace.includes import local_includes
+    from ..workspace.units import compiled_in
     from .sitevalues import SiteValues
 
     root, rels = cuda_files(options.source.resolve(), options.output)
@@ -262,7 +246,7 @@ def generate(options: HarnessOptions, say: Progress) -> tuple[list[HarnessOutcom
                        compile_commands=options.compile_commands)
     outcomes: list[HarnessOutcome] = []
     files: list[dict] = []
-    units = translation_units(root, rels)
+    units = compiled_in(root, rels)
     for rel in rels:
         unit = units.get(rel, rel)
         try:

@@ -4,14 +4,11 @@ and what its port costs under the effort model."""
 
 from __future__ import annotations
 
-import csv
-import functools
 import posixpath
 import re
 from collections import Counter
-from importlib.util import find_spec
-from pathlib import Path
 
+from ..apitables import library_named
 from .effort import CLASSES, EffortModel
 from .scan import FileScan
 
@@ -128,22 +125,6 @@ def folders(records: list[dict]) -> list[dict]:
     return [dict(totals(group), path=folder) for folder, group in sorted(grouped.items())]
 
 
-@functools.lru_cache(maxsize=1)
-def _library_table() -> dict[str, dict]:
-    """rules/build/libraries.tsv by CUDA link name (the data the build-file rules read)."""
-    folder = Path(next(iter(find_spec("rules").submodule_search_locations)))
-    path = folder / "build" / "libraries.tsv"
-    try:
-        lines = [line for line in path.read_text().splitlines() if not line.startswith("#")]
-    except OSError:
-        return {}
-    table = {}
-    for row in csv.DictReader(lines, delimiter="\t"):
-        for name in row["cuda"].split("|"):
-            table[name] = row
-    return table
-
-
 def libraries_needed(records: list[dict], roc: bool) -> list[dict]:
     """The libraries the port needs on AMD: each library the tree references (or, for Thrust
     and NCCL, includes), its AMD counterpart from rules/build/libraries.tsv, and whether a build
@@ -152,19 +133,13 @@ def libraries_needed(records: list[dict], roc: bool) -> list[dict]:
     for record in records:
         used.update(record["references"])
         used.update({pattern: 1 for pattern in record["patterns"] if pattern == "thrust"})
-    table = _library_table()
     needed = []
-    for library, count in sorted(used.items()):
-        link = _LINK_NAMES.get(library)
-        row = table.get(link) or (table.get(link[:-1] + "*") if link else None)
-        if row is None and link and link.startswith("npp"):
-            row = table.get("npp*")
-        if row is None:
+    for name, count in sorted(used.items()):
+        link = _LINK_NAMES.get(name)
+        library = library_named(link, roc) if link else None
+        if library is None:
             continue  # device functions, complex numbers: in HIP's runtime headers
-        use_roc = roc and row["roc_target"]
-        amd = (row["roc_package"] if use_roc else row["package"]) or (
-            row["roc_link"] if use_roc else row["hip_link"])
-        needed.append({"cuda": library, "references": count,
-                       "amd": "" if amd == "-" else amd,
-                       "status": row["status"], "note": row["note"]})
+        needed.append({"cuda": name, "references": count,
+                       "amd": library.package or library.link,
+                       "status": "mapped" if library.mapped else "marked", "note": library.note})
     return needed

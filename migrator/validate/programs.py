@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,7 +10,6 @@ from ..workspace.discovery import walk
 
 PROGRAM_SUFFIXES = (".cu", ".cpp", ".hip")
 _MAIN = re.compile(rb"\bint\s+main\s*\(")
-_LOCAL_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -45,34 +43,6 @@ def select_programs(programs: list[Program], names: tuple[str, ...]) -> list[Pro
         known = ", ".join(p.name for p in programs) or "none"
         raise ValueError(f"no program {', '.join(unknown)} (programs: {known})")
     return [p for p in programs if any(_matches(p, name) for name in names)]
-
-
-def local_includes(root: Path, rel: str) -> set[str]:
-    """``rel`` and every file under ``root`` it includes with ``#include "..."``, transitively
-    (resolved next to the including file, then in the program's folder)."""
-    program_dir = (root / rel).parent
-    seen: set[str] = set()
-    pending = [rel]
-    while pending:
-        current = pending.pop()
-        if current in seen:
-            continue
-        seen.add(current)
-        try:
-            data = (root / current).read_bytes()
-        except OSError:
-            continue
-        for match in _LOCAL_INCLUDE.finditer(data):
-            name = match.group(1).decode("utf-8", "replace")
-            for folder in ((root / current).parent, program_dir):
-                candidate = Path(os.path.normpath(folder / name))
-                if candidate.is_file():
-                    try:
-                        pending.append(candidate.relative_to(root).as_posix())
-                    except ValueError:
-                        pass  # outside the tree: not converted, not ours to report
-                    break
-    return seen
 
 
 def _is_program(path: Path) -> bool:

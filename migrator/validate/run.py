@@ -23,11 +23,12 @@ from typing import Callable
 
 from ..settings import Settings
 from ..versions import format_version
+from ..workspace.includes import local_includes
 from .compare import (CONFIDENCE, DerivedFigure, ResultComparison, Run, TimingComparison,
                       compare_results, compare_timings, derived_figures, median, runs_needed)
 from .devices import GPU_ENV, gpu_check, gpu_setting
 from .process import run_process
-from .programs import Program, find_programs, local_includes, select_programs
+from .programs import Program, find_programs, select_programs
 from .toolchain import Toolchain, ToolchainError, cuda_toolchain, find_nvcc, hip_toolchain
 
 VARIANTS = ("optimized", "naive")  # report order

@@ -1,14 +1,12 @@
-"""What the CMake rules (rules/build/cmake_*.py) share: the libraries table, keyword-value
-reading of property commands, and edits that add or remove whole arguments and lines."""
+"""What the CMake rules (rules/build/cmake_*.py) share: the library a link item names,
+keyword-value reading of property commands, and edits that add or remove whole arguments and
+lines."""
 
 from __future__ import annotations
 
-import csv
-import functools
 import re
-from dataclasses import dataclass
-from pathlib import Path
 
+from migrator.apitables import Library, library_named
 from migrator.buildfiles.cmake import Argument, Command
 from migrator.buildfiles.context import line_indent
 from migrator.diagnostics import Edit
@@ -18,43 +16,6 @@ PROPERTY_COMMANDS = frozenset({"set_target_properties", "set_source_files_proper
                                "set_directory_properties", "set_tests_properties"})
 HIP_LANGUAGE_MINIMUM = (3, 21)  # CMake's first release with the HIP language
 _LINK_FLAG = re.compile(r"^-l(.+)$")
-
-
-@dataclass(frozen=True)
-class Library:
-    """One row of libraries.tsv as these settings choose it (--roc picks the roc* columns)."""
-
-    cuda_names: tuple[str, ...]
-    link: str  # -l name on AMD, '' when nothing is linked
-    package: str  # find_package() name, '' when none
-    target: str  # imported target, '' when none
-    mapped: bool
-    note: str
-
-
-@functools.lru_cache(maxsize=2)
-def libraries(roc: bool) -> tuple[Library, ...]:
-    rows = []
-    path = Path(__file__).with_name("libraries.tsv")
-    lines = [line for line in path.read_text().splitlines() if not line.startswith("#")]
-    for row in csv.DictReader(lines, delimiter="\t"):
-        use_roc = roc and row["roc_target"]
-        link = row["roc_link"] if use_roc else row["hip_link"]
-        rows.append(Library(tuple(row["cuda"].split("|")), "" if link == "-" else link,
-                            row["roc_package"] if use_roc else row["package"],
-                            row["roc_target"] if use_roc else row["target"],
-                            row["status"] == "mapped", row["note"]))
-    return tuple(rows)
-
-
-def library_named(name: str, roc: bool) -> Library | None:
-    """The library a CUDA link name (``cublas``, ``nppc``: ``npp*`` rows match a prefix)
-    stands for, or None."""
-    for library in libraries(roc):
-        for cuda in library.cuda_names:
-            if cuda == name or (cuda.endswith("*") and name.startswith(cuda[:-1])):
-                return library
-    return None
 
 
 def link_item_library(text: str, roc: bool) -> Library | None:

@@ -7,13 +7,14 @@ import re
 from dataclasses import dataclass
 from typing import ClassVar
 
+from migrator.apitables import Library, library_named
 from migrator.buildfiles.cmake import Command
 from migrator.buildfiles.context import BuildContext, marker_fix
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Marker, Rule
 
-from .cmake_common import (Library, commands, library_named, lines_after, lines_before,
-                           link_item_library, remove_arguments, remove_command)
+from .cmake_common import (commands, lines_after, lines_before, link_item_library,
+                           remove_arguments, remove_command)
 from .cmake_languages import language_arguments
 
 _CUDA_PACKAGES = frozenset({"CUDA", "CUDAToolkit"})

@@ -6,11 +6,11 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
+from migrator.apitables import library_named
 from migrator.buildfiles.context import BuildContext, marker_fix
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Marker, Rule
 
-from .cmake_common import library_named
 from .make_commands import removal, view
 
 # -lNAME starting a word (or a quoted list's word)
