@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from .apitables import ApiTables
 from .diagnostics import Applicability, Diagnostic, Edit, Finding, Fix, Renames
 from .parsing import treesitter
+from .parsing.includes import LINE_INCLUDE
 from .parsing.tokens import (DirectiveSpans, LiteralSpans, blank_spans, continued_line,
                              directive_hashes)
 from .rule import Rule, RuleContext
@@ -156,7 +157,6 @@ def _rename_columns(renames: Renames | None) -> tuple[list[int], list[int], list
 
 
 _DIRECTIVE_WORDS = re.compile(rb"[ \t]*(\w+)[ \t]*(\w*)")  # after a directive's '#'
-_INCLUDE_DIRECTIVE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]*)[>"]', re.MULTILINE)
 # lines about the line below them: a marker the rules write (rules/markers.py), a suppression
 # comment standing alone (migrator/suppression.py)
 _ATTACHED_LINE = re.compile(rb"[ \t]*//[ \t]*rocmigrate(?: [A-Z]{3}[0-9]{3}: |:[ \t]*ignore(?!-))")
@@ -223,7 +223,7 @@ def _top_level_includes(data: bytes, literals: LiteralSpans) -> set[bytes]:
         elif directive == b"endif":
             depth -= 1
         elif directive == b"include" and depth == baseline:
-            match = _INCLUDE_DIRECTIVE.match(data, start)
+            match = LINE_INCLUDE.match(data, start)
             if match is not None:
                 found.add(match.group(2))
     return found

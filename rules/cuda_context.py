@@ -22,10 +22,10 @@ import re
 from dataclasses import dataclass
 
 from migrator.apitables import ApiEntry, ApiTables
+from migrator.parsing.includes import INCLUDE
 from migrator.parsing.tokens import blank_spans
 from migrator.rule import RuleContext
 from migrator.semantic.directives import directive_lines
-from migrator.workspace.includes import INCLUDE
 
 CUDA_SOURCE_SUFFIXES = (".cu", ".cuh")
 GPU_SOURCE_SUFFIXES = CUDA_SOURCE_SUFFIXES + (".hip",)

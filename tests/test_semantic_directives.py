@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from migrator.semantic.directives import directive_lines
-from migrator.workspace.includes import INCLUDE
+from migrator.parsing.includes import INCLUDE
 from rules import cuda_context
 from rules.api import headers
 from strategies import random_texts

@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..fsutil import read_inside
+from ..parsing.includes import LINE_INCLUDE
 from ..workspace.discovery import OUTPUT_MARK, walk
-from ..workspace.includes import LINE_INCLUDE, resolve
+from ..workspace.includes import resolve
 from ..workspace.units import CXX_SUFFIXES, HEADER_SUFFIXES, SOURCE_SUFFIXES
 
 CACHE_FOLDER = OUTPUT_MARK.split("/")[0]

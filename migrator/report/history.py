@@ -24,7 +24,7 @@ from ..buildfiles import language_of
 from ..fsutil import atomic_write
 from ..results import CONVERTIBLE_SUFFIXES
 from ..workspace.digest import ruleset_digest
-from ..workspace.includes import included_files, resolve
+from ..workspace.includes import ANY_PATH, included_files, resolve
 from .effort import CLASSES, EffortModel
 from .owners import open_repository, repository_notes
 
@@ -188,7 +188,7 @@ def _commit_totals(commit, prefix: str, options, cache: BlobCache, model: Effort
         if sha not in cache.direct:
             # what the file spells, found the runner's way: its own includes, resolved
             spelled: dict = {}
-            included_files(rel, read(rel), _Everything(), lambda _: None, spelled)
+            included_files(rel, read(rel), ANY_PATH, lambda _: None, spelled)
             cache.direct[sha] = [text for _, text in spelled.get(rel, [])]
         return [target for text in cache.direct[sha]
                 if (target := resolve(rel, text, blobs)) is not None]
@@ -245,13 +245,6 @@ def count_file(rel: str, content: bytes, settings, included: tuple = ()) -> dict
     counts = Counter((f.code, f.kind, f.fixed, f.severity) for f in result.findings)
     return {"lines": content.count(b"\n"), "failed": result.status == "failed",
             "rows": [[*key, count] for key, count in sorted(counts.items())]}
-
-
-class _Everything:
-    """A container that holds every path: a file's own includes, whatever the tree holds."""
-
-    def __contains__(self, item) -> bool:
-        return True
 
 
 def _empty_totals() -> dict:

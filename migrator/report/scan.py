@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ..buildfiles import language_of
+from ..parsing.includes import DIRECTIVE, LINE_START
 from ..results import FileResult
 from ..settings import Settings
 from ..workspace.includes import included_files, resolve
@@ -83,7 +84,7 @@ _LAUNCH = re.compile(rb"<<<|\b(?:hipLaunchKernelGGL|cudaLaunchKernel|hipLaunchKe
                      rb"hipModuleLaunchKernel)\s*\(")
 _MARKER = re.compile(rb"\brocmigrate [A-Z]{3}[0-9]{3}: ")
 # what a port needs that no API table names (rocThrust keeps thrust's names and headers)
-_TEXT_PATTERNS = {"thrust": re.compile(rb"^[ \t]*#[ \t]*include[ \t]*[<\"]thrust/", re.M),
+_TEXT_PATTERNS = {"thrust": re.compile(LINE_START + DIRECTIVE + rb'[<"]thrust/', re.M),
                   "cooperative-groups": re.compile(rb"\bcooperative_groups\b")}
 
 

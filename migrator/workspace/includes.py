@@ -13,23 +13,13 @@ toolkit headers.
 from __future__ import annotations
 
 import posixpath
-import re
 from collections import deque
 from collections.abc import Callable, Container
 from dataclasses import dataclass
 from pathlib import Path
 
-# An include directive as spelled, from its '#' to its path (sources, rules and the engine read
-# includes with these; DIRECTIVE and LINE_START build a pattern of one's own)
-DIRECTIVE = rb"#[ \t]*include[ \t]*"
-LINE_START = rb"^[ \t]*"  # with re.M: a directive that starts its line
-# either delimiter, from the '#' (a directive's own text): group 1 the opening delimiter, group
-# 2 the path
-INCLUDE = re.compile(DIRECTIVE + rb'([<"])([^>"\n]*)[>"]')
-LINE_INCLUDE = re.compile(LINE_START + INCLUDE.pattern, re.M)  # the same at a line's start
-# a quoted include at the start of a line (a commented-out one starts with // and is not read;
-# one inside /* */ is, which at worst adds a file to read)
-QUOTED = re.compile(LINE_START + DIRECTIVE + rb'"([^"\n]+)"', re.M)
+from ..parsing.includes import QUOTED
+
 MAX_FILES = 256  # files followed from one source: enough for a real project, bounded for any
 ROOT_FOLDERS = ("",)  # resolve's default: beside the includer, then from the tree's root
 

@@ -12,6 +12,7 @@ from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.engine import include_insertion_point
 from migrator.rule import Marker, Rule, RuleContext
 from migrator.semantic.calls import close_of
+from migrator.parsing.includes import INCLUDE
 from migrator.semantic.directives import directive_lines
 from migrator.versions import format_version
 
@@ -20,7 +21,7 @@ from ..markers import marker_fix
 from ..target_names import renamable
 
 # directives from their '#': directive_lines keeps those with only blanks before on their line
-_INCLUDE = re.compile(rb'#[ \t]*include[ \t]*([<"])([^>"\n]*)[>"][^\n]*(?:\n|\Z)')
+_INCLUDE = re.compile(INCLUDE.pattern + rb"[^\n]*(?:\n|\Z)")  # with the rest of its line
 _HAS_INCLUDE = re.compile(rb'\b__has_include(?:_next)?\s*\(\s*([<"])([^>"\n]*)[>"]\s*\)')
 _CONDITIONAL = re.compile(rb"#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b")
 # a test of one macro being defined: #ifdef M, #ifndef M, #if defined(M) / defined M
