@@ -13,9 +13,9 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import ROOT
-from migrator.build.hip import installed_hip, rocm_root
 from migrator.buildfiles import cmake
 from migrator.cli import _register, app
+from migrator.toolchain.compilers import installed_hip, rocm_root
 from migrator.versions import format_version
 
 _register()

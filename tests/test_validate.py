@@ -19,9 +19,9 @@ from typer.testing import CliRunner
 from conftest import ROOT, require_tool
 from migrator.cli import _register, app
 from migrator.validate import run as harness_run, toolchain
-from migrator.validate.compare import (Run, _u_cumulative, compare_results, compare_timings,
-                                      derived_figures, key_kind, mann_whitney_p, parse_output,
-                                      ratio_interval, runs_needed, values_equal)
+from migrator.toolchain.timing import _u_cumulative, mann_whitney_p, ratio_interval, runs_needed
+from migrator.validate.compare import (Run, compare_results, compare_timings, derived_figures,
+                                      key_kind, parse_output, values_equal)
 from migrator.validate.programs import find_programs, select_programs
 from migrator.validate.run import (Build, Original, ProgramOutcome, ValidateOptions,
                                   VariantOutcome, verdict)
@@ -290,8 +290,7 @@ def test_find_and_select_programs(tmp_path: Path):
 
 def test_auto_toolchain_choice(tmp_path: Path, monkeypatch):
     monkeypatch.setattr(toolchain, "compiler_version", lambda *args: "v1")
-    monkeypatch.setattr(toolchain.shutil, "which",
-                        lambda name: "/opt/hip/bin/hipcc" if name == "hipcc" else None)
+    monkeypatch.setattr(toolchain, "find_hipcc", lambda: "/opt/hip/bin/hipcc")
     probes = []
     monkeypatch.setattr(toolchain, "_probe_hipcc_nvidia",
                         lambda *args: probes.append(args) or (False, "exit 2: error: nope"))
@@ -315,7 +314,7 @@ def test_auto_toolchain_choice(tmp_path: Path, monkeypatch):
     assert nvidia.name == "hipcc-nvidia" and dict(nvidia.env)["HIP_PLATFORM"] == "nvidia"
     assert toolchain.hip_toolchain("nvcc", "nvcc", "sm_90", "gfx90a", tmp_path).name == \
         "nvcc-nvidia-headers"
-    monkeypatch.setattr(toolchain.shutil, "which", lambda name: None)
+    monkeypatch.setattr(toolchain, "find_hipcc", lambda: None)
     with pytest.raises(toolchain.ToolchainError, match="hipcc not found"):
         toolchain.hip_toolchain("hipcc", "nvcc", "sm_90", "gfx90a", tmp_path)
 

@@ -1,7 +1,7 @@
 """`rocmigrate build`: compile a converted tree with hipcc and map its errors back to CUDA.
 
-Entry point: ``build(BuildOptions(...)) -> BuildReport`` (``run``). ``hip`` reads the installed
-HIP (where hipcc is, its release for ``--rocm auto``, what CMake needs to find it), ``tree``
+Entry point: ``build(BuildOptions(...)) -> BuildReport`` (``run``). ``hip`` says what CMake needs
+to find the installed HIP (``migrator.toolchain`` finds hipcc and reads its release), ``tree``
 reads the converted tree (its untrusted cache, translation units, include folders, line maps),
 ``errors`` parses build logs and explains each error (a marker, an API the installed ROCm lacks).
 The report renderers live in ``migrator.output.build_*``.

@@ -18,11 +18,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..validate.process import run_process
+from ..toolchain.compilers import (HIPCC_PLACES, HipError, InstalledHip, amd_env,
+                                   installed_hip, rocm_root)
+from ..toolchain.process import run_process
 from ..versions import format_version
 from ..workspace.units import translation_units
 from .errors import BuildError, Explainer, parse_errors
-from .hip import HipError, InstalledHip, amd_env, cmake_setup, installed_hip, rocm_root
+from .hip import cmake_setup
 from .tree import CACHE_FOLDER, ConvertedTree, include_folders, plain_rel, read_tree, tree_files
 
 METHODS = ("auto", "cmake", "make", "files")
@@ -100,8 +102,8 @@ def build(options: BuildOptions, progress=lambda line: None) -> BuildReport:
     except HipError as err:
         raise BuildFailure(str(err)) from None
     if hip is None:
-        raise BuildFailure("hipcc not found (on PATH, in $ROCM_PATH/bin, $HIP_PATH/bin or "
-                           "/opt/rocm/bin): install HIP (Debian: apt install hipcc)")
+        raise BuildFailure(f"hipcc not found ({HIPCC_PLACES}): install HIP (Debian: apt "
+                           "install hipcc)")
     out = out.resolve()
     folder = _build_folder(options, out)
     try:

@@ -22,13 +22,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
-from ..validate.compare import CONFIDENCE, TimingComparison, judge_timing, runs_needed
-from ..validate.devices import gpu_check
-from ..validate.process import run_process
-from ..validate.run import Build, compile_binary
-from ..validate.toolchain import (Toolchain, ToolchainError, cuda_toolchain, find_nvcc,
-                                 hip_toolchain)
 from ..settings import Settings
+from ..toolchain.compilers import find_nvcc
+from ..toolchain.process import run_process
+from ..toolchain.timing import CONFIDENCE, TimingComparison, judge_timing, runs_needed
+from ..validate.devices import gpu_check
+from ..validate.run import Build, compile_binary
+from ..validate.toolchain import Toolchain, ToolchainError, cuda_toolchain, hip_toolchain
 from ..versions import format_version
 from .compare import (NONDETERMINISTIC_FACTOR, BufferComparison, compare_outputs,
                       within_variation)
@@ -739,7 +739,7 @@ LAUNCH_RESOLUTION_MS = 0.0015
 
 def timing_verdict(original: list[list[float]], port: list[list[float]], max_slowdown: float,
                    confidence: float = CONFIDENCE) -> TimingComparison:
-    """Validate's timing test (``migrator.validate.compare.judge_timing``) on the launches'
+    """Validate's timing test (``migrator.toolchain.timing.judge_timing``) on the launches'
     kernel_ms, one list per timed run of each side: the ``confidence`` interval of port /
     original from every launch, the threshold the larger of ``1 + max_slowdown`` and what the
     original shows against itself between runs (its odd runs' launches against its even

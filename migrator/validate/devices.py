@@ -18,7 +18,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from .process import run_process
+from ..toolchain.process import run_process
 
 GPU_ENV = "ROCMIGRATE_GPU"
 PLATFORMS = ("nvidia", "amd")

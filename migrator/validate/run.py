@@ -22,14 +22,16 @@ from pathlib import Path
 from typing import Callable
 
 from ..settings import Settings
+from ..toolchain.compilers import find_nvcc
+from ..toolchain.process import run_process
+from ..toolchain.timing import CONFIDENCE, TimingComparison, runs_needed
 from ..versions import format_version
 from ..workspace.includes import local_includes
-from .compare import (CONFIDENCE, DerivedFigure, ResultComparison, Run, TimingComparison,
-                      compare_results, compare_timings, derived_figures, median, runs_needed)
+from .compare import (DerivedFigure, ResultComparison, Run, compare_results, compare_timings,
+                      derived_figures, median)
 from .devices import GPU_ENV, gpu_check, gpu_setting
-from .process import run_process
 from .programs import Program, find_programs, select_programs
-from .toolchain import Toolchain, ToolchainError, cuda_toolchain, find_nvcc, hip_toolchain
+from .toolchain import Toolchain, ToolchainError, cuda_toolchain, hip_toolchain
 
 VARIANTS = ("optimized", "naive")  # report order
 BUILD_TIMEOUT = 900  # seconds for one compile

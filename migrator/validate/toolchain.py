@@ -1,4 +1,5 @@
-"""The compilers of `rocmigrate validate`: nvcc for the CUDA original, and how the port is built.
+"""How `rocmigrate validate` and `rocmigrate harness` build: nvcc for the CUDA original, and the
+port's compiler, found by ``migrator.toolchain.compilers``.
 
 The port, with ``--hip-compiler auto``: hipcc for AMD when an AMD GPU is present
 (``devices.amd_gpu``: ``/dev/kfd`` and a gfx agent in ``rocminfo``); else hipcc on its NVIDIA
@@ -10,17 +11,15 @@ headers (``migrator.nvidia``).
 from __future__ import annotations
 
 import os
-import re
 import shlex
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..toolchain.compilers import HIPCC_PLACES, PROBE_TIMEOUT, compiler_version, find_hipcc
+from ..toolchain.process import run_process
 from .devices import amd_gpu
-from .process import run_process
 
 HIP_COMPILERS = ("auto", "hipcc", "nvcc")
-PROBE_TIMEOUT = 300  # seconds for one test compile or version query
 _PROBE_SOURCE = ("#include <hip/hip_runtime.h>\n"
                  "int main() { hipError_t status = hipSuccess; return (int)status; }\n")
 
@@ -69,29 +68,6 @@ class Toolchain:
                 "include_dirs": list(self.include_dirs), "reason": self.reason}
 
 
-def find_nvcc() -> str | None:
-    """nvcc on PATH, else in ``$CUDA_HOME``, ``$CUDA_PATH`` or the default CUDA install."""
-    found = shutil.which("nvcc")
-    if found:
-        return found
-    roots = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"]
-    for root in filter(None, roots):
-        candidate = Path(root) / "bin" / "nvcc"
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return str(candidate)
-    return None
-
-
-def compiler_version(compiler: str, env: dict[str, str] | None = None) -> str:
-    """The lines of ``compiler --version`` that name a version or release, joined by '; '."""
-    done = run_process([compiler, "--version"], None, PROBE_TIMEOUT, env=env)
-    if done.error is not None or done.timed_out:
-        return f"unknown ({done.error or f'no answer within {PROBE_TIMEOUT} s'})"
-    lines = [line.strip() for line in (done.stdout + done.stderr).splitlines()
-             if re.search(r"version|release", line, re.IGNORECASE)]
-    return "; ".join(lines) or "unknown"
-
-
 def cuda_toolchain(nvcc: str, cuda_arch: str) -> Toolchain:
     return Toolchain("nvcc", nvcc, compiler_version(nvcc), "the CUDA original is built with nvcc",
                      (f"-arch={cuda_arch}",), "cu")
@@ -106,10 +82,10 @@ def hip_toolchain(choice: str, nvcc: str, cuda_arch: str, offload_arch: str,
                              f"{', '.join(HIP_COMPILERS)})")
     if choice == "nvcc":
         return _nvcc_with_headers(nvcc, cuda_arch, scratch, "--hip-compiler nvcc", build_flags)
-    hipcc = shutil.which("hipcc")
+    hipcc = find_hipcc()
     if hipcc is None:
         if choice == "hipcc":
-            raise ToolchainError("hipcc not found on PATH (--hip-compiler hipcc)")
+            raise ToolchainError(f"hipcc not found ({HIPCC_PLACES}; --hip-compiler hipcc)")
         return _nvcc_with_headers(nvcc, cuda_arch, scratch, "hipcc not found", build_flags)
     has_gpu, seen = amd_gpu()
     if has_gpu:

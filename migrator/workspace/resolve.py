@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..settings import Settings
+from ..toolchain.compilers import HIPCC_PLACES, HipError, installed_hip
 from ..versions import (DEFAULT_ROCM, NEWEST_ROCM, OLDEST_ROCM, default_offload_archs,
                         format_version, parse_offload_archs, parse_target, parse_version)
 from .config import Config, ConfigError, check_selectors, find_config, load_config
@@ -80,8 +81,6 @@ def _target(flags: Flags, config: Config) -> tuple[tuple[int, int, int], str]:
         except ValueError as err:
             raise ConfigError(f"{origin}: {err}") from None
         return version, f"ROCm {format_version(version)} ({said})"
-    from ..build.hip import HipError, installed_hip
-
     try:
         hip = installed_hip()
     except HipError as err:
@@ -90,8 +89,8 @@ def _target(flags: Flags, config: Config) -> tuple[tuple[int, int, int], str]:
         return parse_target(DEFAULT_ROCM), f"ROCm {DEFAULT_ROCM}, the default ({err})"
     if hip is None:
         if origin:
-            raise ConfigError(f"{origin} auto: no hipcc found (on PATH, in $ROCM_PATH/bin, "
-                              "$HIP_PATH/bin or /opt/rocm/bin); name the target: --rocm X.Y")
+            raise ConfigError(f"{origin} auto: no hipcc found ({HIPCC_PLACES}); name the "
+                              "target: --rocm X.Y")
         return parse_target(DEFAULT_ROCM), f"ROCm {DEFAULT_ROCM}, the default (no hipcc found)"
     newest, oldest = parse_target(NEWEST_ROCM), parse_version(OLDEST_ROCM)
     if hip.version[:2] > newest[:2]:

@@ -1,5 +1,7 @@
-"""``--rocm auto``: the installed HIP's release read from hipconfig (else hip_version.h), the
-default of the commands where hipcc is found, and the reason every summary gives."""
+"""migrator.toolchain's compilers: one hipcc finder and one nvcc finder that build, validate,
+harness and ``--rocm auto`` all ask (PATH, then the install's variables, then the default prefix);
+the installed HIP's release read from hipconfig (else hip_version.h), the default of the commands
+where hipcc is found, and the reason every summary gives."""
 
 from __future__ import annotations
 
@@ -12,9 +14,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from migrator.build.hip import HipError, installed_hip
 from migrator.cli import _register, app
+from migrator.harness import run as harness_run
 from migrator.settings import Settings
+from migrator.toolchain import compilers
+from migrator.toolchain.compilers import HipError, find_hipcc, find_nvcc, installed_hip
+from migrator.validate import run as validate_run, toolchain as validate_toolchain
 from migrator.workspace import Flags, WorkspaceError, open_workspace
 
 _register()
@@ -25,7 +30,8 @@ def _fake_hip(root: Path, hipconfig: str | None, header: str | None = None) -> P
     none), include/hip/hip_version.h holding ``header``."""
     bin_dir = root / "bin"
     bin_dir.mkdir(parents=True)
-    scripts = {"hipcc": "#!/bin/sh\nexit 1\n"}
+    scripts = {"hipcc": "#!/bin/sh\n[ \"$1\" = --version ] && echo 'HIP version: 0.0-fake'\n"
+                        "exit 1\n"}
     if hipconfig is not None:
         scripts["hipconfig"] = f"#!/bin/sh\n[ \"$1\" = --version ] && printf '%s' '{hipconfig}'\n"
     for name, text in scripts.items():
@@ -39,17 +45,66 @@ def _fake_hip(root: Path, hipconfig: str | None, header: str | None = None) -> P
 
 @pytest.fixture
 def only(monkeypatch, tmp_path_factory):
-    """PATH holding only the given folder (and the shell the fake tools need); no ROCm
-    variables, no /opt/rocm fallback."""
+    """PATH holding only the given folder (and the shell the fake tools need); no ROCm or CUDA
+    variables, no /opt/rocm or /usr/local/cuda fallback."""
     shell_dir = tmp_path_factory.mktemp("shell")
     (shell_dir / "sh").symlink_to(shutil.which("sh"))
 
     def use(bin_dir: Path | None):
         monkeypatch.setenv("PATH", os.pathsep.join(str(d) for d in (bin_dir, shell_dir) if d))
-        for name in ("ROCM_PATH", "HIP_PATH"):
+        for name in ("ROCM_PATH", "HIP_PATH", "CUDA_HOME", "CUDA_PATH"):
             monkeypatch.delenv(name, raising=False)
-        monkeypatch.setattr("migrator.build.hip.DEFAULT_PREFIXES", ())
+        monkeypatch.setattr(compilers, "ROCM_PREFIXES", ())
+        monkeypatch.setattr(compilers, "CUDA_PREFIXES", ())
     return use
+
+
+def test_every_command_asks_the_one_finder_of_each_compiler():
+    assert validate_toolchain.find_hipcc is find_hipcc  # build and --rocm auto: installed_hip
+    assert validate_run.find_nvcc is harness_run.find_nvcc is find_nvcc
+
+
+@pytest.mark.parametrize("variable", ["ROCM_PATH", "HIP_PATH", None])
+def test_a_hipcc_off_path_is_found_by_build_and_validate(tmp_path: Path, only, monkeypatch,
+                                                         variable: str | None):
+    """hipcc only under $ROCM_PATH/bin, $HIP_PATH/bin or ROCm's default prefix: --rocm auto and
+    build read its HIP, and validate builds the port with it (not nvcc in its place)."""
+    only(None)
+    assert find_hipcc() is None and installed_hip() is None
+    with pytest.raises(validate_toolchain.ToolchainError, match=r"\$ROCM_PATH/bin"):
+        validate_toolchain.hip_toolchain("hipcc", "nvcc", "sm_90", "gfx90a", tmp_path)
+    hipcc = _fake_hip(tmp_path / "rocm", "5.2.21153-0") / "hipcc"
+    if variable:
+        monkeypatch.setenv(variable, str(tmp_path / "rocm"))
+    else:
+        monkeypatch.setattr(compilers, "ROCM_PREFIXES", (str(tmp_path / "rocm"),))
+    assert find_hipcc() == str(hipcc)
+    assert installed_hip().hipcc == str(hipcc) and installed_hip().version == (5, 2, 0)
+    monkeypatch.setattr(validate_toolchain, "amd_gpu", lambda: (False, "no AMD GPU"))
+    port = validate_toolchain.hip_toolchain("hipcc", "nvcc", "sm_90", "gfx90a", tmp_path)
+    assert (port.name, port.compiler, port.version) == ("hipcc-amd", str(hipcc),
+                                                        "HIP version: 0.0-fake")
+
+
+@pytest.mark.parametrize("variable", ["CUDA_HOME", "CUDA_PATH", None])
+def test_an_nvcc_off_path_is_found(tmp_path: Path, only, monkeypatch, variable: str | None):
+    only(None)
+    assert find_nvcc() is None
+    (tmp_path / "cuda" / "bin").mkdir(parents=True)
+    nvcc = tmp_path / "cuda" / "bin" / "nvcc"
+    nvcc.write_text("#!/bin/sh\nexit 0\n")
+    assert find_nvcc() is None  # not executable
+    nvcc.chmod(stat.S_IRWXU)
+    if variable:
+        monkeypatch.setenv(variable, str(tmp_path / "cuda"))
+    else:
+        monkeypatch.setattr(compilers, "CUDA_PREFIXES", (str(tmp_path / "cuda"),))
+    assert find_nvcc() == str(nvcc)
+    on_path = tmp_path / "path"
+    on_path.mkdir()
+    (on_path / "nvcc").symlink_to(nvcc)
+    monkeypatch.setenv("PATH", f"{on_path}{os.pathsep}{os.environ['PATH']}")
+    assert find_nvcc() == str(on_path / "nvcc")  # PATH first
 
 
 def test_hipconfig_gives_major_minor_only(tmp_path: Path, only):
