@@ -80,8 +80,7 @@ def inputs(scope: set[str]) -> dict[str, Path]:
 def copy_input(name: str, source: Path, work: Path) -> Path:
     """A copy of one input (HeCBench: only its CUDA programs) under work/inputs."""
     target = work / "inputs" / name
-    if target.exists():
-        return target
+    shutil.rmtree(target, ignore_errors=True)  # a kept folder's copy may be of older inputs
     if name == "hecbench":
         target.mkdir(parents=True)
         for program in sorted(source.iterdir()):

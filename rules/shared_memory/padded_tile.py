@@ -288,21 +288,33 @@ def _column_access(ctx: RuleContext, name: str, start: int, end: int) -> int | N
     if ctx.data.find(b"threadIdx.x", start, end) < 0:
         return None  # nothing varies with the lane: its aliases are copies of threadIdx.x
     text, lane = _lanes(ctx, start, end)
-    # searched for the name itself (a pattern that starts with a word boundary is tried at
-    # every character); the subscripts hold no brackets, so no other name's access hides one
-    for access in re.finditer(re.escape(name) + _SUBSCRIPTS, text):
-        if access.start() and _WORD.match(text, access.start() - 1):
-            continue  # the end of a longer name
-        row, column = access.group(1), access.group(2)
+    accesses, ascii = _subscripted(ctx, text, start, end)
+    for offset, row, column in accesses.get(name, ()):
         if lane.search(row) and not lane.search(column):
-            at = start + len(text[: access.start()].encode())
+            at = start + (offset if ascii else len(text[:offset].encode()))
             if ctx.in_code(at):
                 return ctx.source.position(at)[0]
     return None
 
 
-_SUBSCRIPTS = r"\s*\[([^\[\]]+)\]\s*\[([^\[\]]+)\]"
-_WORD = re.compile(r"\w")
+def _subscripted(ctx: RuleContext, text: str, start: int, end: int) -> tuple[dict[str, list], bool]:
+    """Each name's ``name[row][col]`` accesses in a function's text, in order, as (offset, row,
+    column), and whether the text is ASCII (its offsets are then the bytes'): one scan per
+    function, not one per tile (a kernel of N tiles was read N times).
+    The subscripts hold no brackets, so no access hides inside another, and a name is read
+    whole (the end of a longer name is not an access of it)."""
+    key = ("SHM002.subscripted", start, end)
+    found = ctx.cache.get(key)
+    if found is None:
+        accesses: dict[str, list] = {}
+        for access in _SUBSCRIPTED.finditer(text):
+            accesses.setdefault(access.group(1), []).append(
+                (access.start(), access.group(2), access.group(3)))
+        found = ctx.cache[key] = (accesses, text.isascii())
+    return found
+
+
+_SUBSCRIPTED = re.compile(r"(?<!\w)(\w+)\s*\[([^\[\]]+)\]\s*\[([^\[\]]+)\]")
 
 
 def _lanes(ctx: RuleContext, start: int, end: int) -> tuple[str, re.Pattern]:
