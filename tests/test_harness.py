@@ -1125,7 +1125,7 @@ def test_compile_passes_build_flags_and_relinks_without_unused_code(tmp_path: Pa
     with an undefined reference, as a kernel file calling into other files does."""
     import sys
 
-    from migrator.validate.toolchain import Toolchain
+    from migrator.toolchain.sides import Toolchain
     from migrator.harness.run import compile_harness
 
     compiler = tmp_path / "nvcc"
@@ -1158,7 +1158,7 @@ def test_a_file_builds_once_per_side_and_its_harnesses_alone_when_together_it_fa
     compilers."""
     import sys
 
-    from migrator.validate.toolchain import Toolchain
+    from migrator.toolchain.sides import Toolchain
     from migrator.harness.run import HarnessOutcome, build, render
 
     compiler = tmp_path / "compiler"
@@ -1236,7 +1236,7 @@ def test_compile_commands_flags_build_both_sides(tmp_path: Path):
     import json
     import sys
 
-    from migrator.validate.toolchain import Toolchain
+    from migrator.toolchain.sides import Toolchain
     from migrator.harness.run import HarnessOutcome, build, render, unit_flags
 
     source, out = tmp_path / "src", tmp_path / "out"
@@ -1371,7 +1371,7 @@ def test_a_broken_kernel_file_is_compiled_once_per_side(tmp_path: Path):
     combined compile per side, with a note, rather than two more compiles each."""
     import sys
 
-    from migrator.validate.toolchain import Toolchain
+    from migrator.toolchain.sides import Toolchain
     from migrator.harness.run import HarnessOutcome, build, render
 
     compiler = tmp_path / "compiler"

@@ -17,9 +17,9 @@ from typer.testing import CliRunner
 from migrator.cli import _register, app
 from migrator.harness import run as harness_run
 from migrator.settings import Settings
-from migrator.toolchain import compilers
+from migrator.toolchain import compilers, sides
 from migrator.toolchain.compilers import HipError, find_hipcc, find_nvcc, installed_hip
-from migrator.validate import run as validate_run, toolchain as validate_toolchain
+from migrator.validate import run as validate_run
 from migrator.workspace import Flags, WorkspaceError, open_workspace
 
 _register()
@@ -60,7 +60,7 @@ def only(monkeypatch, tmp_path_factory):
 
 
 def test_every_command_asks_the_one_finder_of_each_compiler():
-    assert validate_toolchain.find_hipcc is find_hipcc  # build and --rocm auto: installed_hip
+    assert sides.find_hipcc is find_hipcc  # build and --rocm auto: installed_hip
     assert validate_run.find_nvcc is harness_run.find_nvcc is find_nvcc
 
 
@@ -71,8 +71,8 @@ def test_a_hipcc_off_path_is_found_by_build_and_validate(tmp_path: Path, only, m
     build read its HIP, and validate builds the port with it (not nvcc in its place)."""
     only(None)
     assert find_hipcc() is None and installed_hip() is None
-    with pytest.raises(validate_toolchain.ToolchainError, match=r"\$ROCM_PATH/bin"):
-        validate_toolchain.hip_toolchain("hipcc", "nvcc", "sm_90", "gfx90a", tmp_path)
+    with pytest.raises(sides.ToolchainError, match=r"\$ROCM_PATH/bin"):
+        sides.hip_toolchain("hipcc", "nvcc", "sm_90", "gfx90a", tmp_path)
     hipcc = _fake_hip(tmp_path / "rocm", "5.2.21153-0") / "hipcc"
     if variable:
         monkeypatch.setenv(variable, str(tmp_path / "rocm"))
@@ -80,8 +80,8 @@ def test_a_hipcc_off_path_is_found_by_build_and_validate(tmp_path: Path, only, m
         monkeypatch.setattr(compilers, "ROCM_PREFIXES", (str(tmp_path / "rocm"),))
     assert find_hipcc() == str(hipcc)
     assert installed_hip().hipcc == str(hipcc) and installed_hip().version == (5, 2, 0)
-    monkeypatch.setattr(validate_toolchain, "amd_gpu", lambda: (False, "no AMD GPU"))
-    port = validate_toolchain.hip_toolchain("hipcc", "nvcc", "sm_90", "gfx90a", tmp_path)
+    monkeypatch.setattr(sides, "amd_gpu", lambda: (False, "no AMD GPU"))
+    port = sides.hip_toolchain("hipcc", "nvcc", "sm_90", "gfx90a", tmp_path)
     assert (port.name, port.compiler, port.version) == ("hipcc-amd", str(hipcc),
                                                         "HIP version: 0.0-fake")
 

@@ -18,13 +18,14 @@ from typer.testing import CliRunner
 
 from conftest import ROOT, require_tool
 from migrator.cli import _register, app
-from migrator.validate import run as harness_run, toolchain
+from migrator.toolchain import sides
+from migrator.toolchain.sides import Build
 from migrator.toolchain.timing import _u_cumulative, mann_whitney_p, ratio_interval, runs_needed
 from migrator.validate.compare import (Run, compare_results, compare_timings, derived_figures,
                                       key_kind, parse_output, values_equal)
+from migrator.validate import run as validate_run
 from migrator.validate.programs import find_programs, select_programs
-from migrator.validate.run import (Build, Original, ProgramOutcome, ValidateOptions,
-                                  VariantOutcome, verdict)
+from migrator.validate.run import Original, ProgramOutcome, ValidateOptions, VariantOutcome, verdict
 from migrator.workspace.includes import local_includes
 
 _register()
@@ -190,7 +191,7 @@ def test_too_few_runs_are_undecided_never_slower():
     port = VariantOutcome([], Build("nvcc", "nvcc ...", True, 1.0), timed(1.3, 1.31, 1.29))
     original = Original(Build("nvcc", "nvcc ...", True, 1.0), timed(1.0, 1.01, 0.99))
     outcome = ProgramOutcome("p", "p.cu", original, {"naive": port})
-    harness_run._judge(outcome, ValidateOptions(source=Path(".")))
+    validate_run._judge(outcome, ValidateOptions(source=Path(".")))
     assert (port.verdict, port.problems) == ("pass", [])
     assert port.notes == [timing.reason]
     # 7 runs a side decide, when every port run is slower than every original run
@@ -216,12 +217,12 @@ def test_warm_up_runs_are_compared_but_not_timed():
     original = Original(ok, timed(*[1.0] * 7, sum=2), timed(50.0, warmup=True, sum=2))
     port = VariantOutcome([], ok, timed(*[1.0] * 7, sum=2), warmups=timed(1.0, warmup=True, sum=2))
     outcome = ProgramOutcome("p", "p.cu", original, {"naive": port})
-    harness_run._judge(outcome, ValidateOptions(source=Path(".")))
+    validate_run._judge(outcome, ValidateOptions(source=Path(".")))
     [timing] = port.timings
     assert (timing.original_ms, timing.flag, timing.runs, timing.spread) == (1.0, "ok", (7, 7), 0)
     assert port.verdict == "pass"
     port.warmups = timed(1.0, warmup=True, sum=1)  # its result differs
-    harness_run._judge(outcome, ValidateOptions(source=Path(".")))
+    validate_run._judge(outcome, ValidateOptions(source=Path(".")))
     assert (port.verdict, port.problems) == ("mismatch", ["result sum differs: original 2, port 1"])
     port.warmups = [run_of("", timed_out=True)]
     assert verdict(original, port, ValidateOptions(source=Path("."))) == (
@@ -289,34 +290,34 @@ def test_find_and_select_programs(tmp_path: Path):
 
 
 def test_auto_toolchain_choice(tmp_path: Path, monkeypatch):
-    monkeypatch.setattr(toolchain, "compiler_version", lambda *args: "v1")
-    monkeypatch.setattr(toolchain, "find_hipcc", lambda: "/opt/hip/bin/hipcc")
+    monkeypatch.setattr(sides, "compiler_version", lambda *args: "v1")
+    monkeypatch.setattr(sides, "find_hipcc", lambda: "/opt/hip/bin/hipcc")
     probes = []
-    monkeypatch.setattr(toolchain, "_probe_hipcc_nvidia",
+    monkeypatch.setattr(sides, "_probe_hipcc_nvidia",
                         lambda *args: probes.append(args) or (False, "exit 2: error: nope"))
-    monkeypatch.setattr(toolchain, "amd_gpu", lambda: (True, "AMD GPU present (gfx942)"))
-    amd = toolchain.hip_toolchain("auto", "nvcc", "sm_90", "gfx942", tmp_path)
+    monkeypatch.setattr(sides, "amd_gpu", lambda: (True, "AMD GPU present (gfx942)"))
+    amd = sides.hip_toolchain("auto", "nvcc", "sm_90", "gfx942", tmp_path)
     assert (amd.name, dict(amd.env)) == ("hipcc-amd", {"HIP_PLATFORM": "amd"})
     assert amd.command(Path("p.cu"), Path("p"))[:6] == [
         "/opt/hip/bin/hipcc", "-O3", "-std=c++17", "--offload-arch=gfx942", "-x", "hip"]
     assert not probes  # with an AMD GPU there is nothing to probe
-    monkeypatch.setattr(toolchain, "amd_gpu", lambda: (False, "no AMD GPU"))
-    fallback = toolchain.hip_toolchain("auto", "nvcc", "sm_90", "gfx90a", tmp_path)
+    monkeypatch.setattr(sides, "amd_gpu", lambda: (False, "no AMD GPU"))
+    fallback = sides.hip_toolchain("auto", "nvcc", "sm_90", "gfx90a", tmp_path)
     assert fallback.name == "nvcc-nvidia-headers" and "error: nope" in fallback.reason
     assert (tmp_path / "nvidia-headers" / "hip" / "hip_runtime.h").is_file()
     assert fallback.command(Path("p.cu"), Path("p"), (Path("src"),)) == [
         "nvcc", "-O3", "-std=c++17", "-arch=sm_90", "-I", str(tmp_path / "nvidia-headers"),
         "-I", "src", "-x", "cu", "-o", "p", "p.cu"]
-    assert toolchain.hip_toolchain("hipcc", "nvcc", "sm_90", "gfx90a", tmp_path).name == "hipcc-amd"
-    monkeypatch.setattr(toolchain, "_probe_hipcc_nvidia", lambda *args: (True, ""))
-    nvidia = toolchain.hip_toolchain("auto", "/usr/local/cuda/bin/nvcc", "sm_90", "gfx90a",
+    assert sides.hip_toolchain("hipcc", "nvcc", "sm_90", "gfx90a", tmp_path).name == "hipcc-amd"
+    monkeypatch.setattr(sides, "_probe_hipcc_nvidia", lambda *args: (True, ""))
+    nvidia = sides.hip_toolchain("auto", "/usr/local/cuda/bin/nvcc", "sm_90", "gfx90a",
                                      tmp_path)
     assert nvidia.name == "hipcc-nvidia" and dict(nvidia.env)["HIP_PLATFORM"] == "nvidia"
-    assert toolchain.hip_toolchain("nvcc", "nvcc", "sm_90", "gfx90a", tmp_path).name == \
+    assert sides.hip_toolchain("nvcc", "nvcc", "sm_90", "gfx90a", tmp_path).name == \
         "nvcc-nvidia-headers"
-    monkeypatch.setattr(toolchain, "find_hipcc", lambda: None)
-    with pytest.raises(toolchain.ToolchainError, match="hipcc not found"):
-        toolchain.hip_toolchain("hipcc", "nvcc", "sm_90", "gfx90a", tmp_path)
+    monkeypatch.setattr(sides, "find_hipcc", lambda: None)
+    with pytest.raises(sides.ToolchainError, match="hipcc not found"):
+        sides.hip_toolchain("hipcc", "nvcc", "sm_90", "gfx90a", tmp_path)
 
 
 # --- end to end, no GPU: host-only programs -----------------------------------------------------
@@ -552,7 +553,7 @@ def test_usage_errors_exit_2(tmp_path: Path, args: list[str], message: str):
 
 
 def test_missing_nvcc_is_a_usage_error(tmp_path: Path, monkeypatch):
-    monkeypatch.setattr(harness_run, "find_nvcc", lambda: None)
+    monkeypatch.setattr(validate_run, "find_nvcc", lambda: None)
     result = runner.invoke(app, ["validate", str(write_tree(tmp_path))])
     assert result.exit_code == 2
     assert "error: nvcc not found" in result.output

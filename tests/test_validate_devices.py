@@ -16,8 +16,8 @@ from typer.testing import CliRunner
 
 from conftest import require
 from migrator.cli import _register, app
-from migrator.validate import devices
-from migrator.validate.devices import GPU_ENV, amd_gpu, gpu_check, gpu_setting, nvidia_gpu
+from migrator.toolchain import devices
+from migrator.toolchain.devices import GPU_ENV, amd_gpu, gpu_check, gpu_setting, nvidia_gpu
 
 _register()
 runner = CliRunner()

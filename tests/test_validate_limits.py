@@ -25,13 +25,12 @@ from typing import Callable, TypeVar
 import pytest
 
 from conftest import require, require_path
-from migrator.toolchain import compilers
+from migrator.toolchain import compilers, sides
 from migrator.toolchain.process import _Capture, run_process, run_processes
+from migrator.toolchain.sides import Build, Toolchain
 from migrator.validate import run as validate_run
 from migrator.validate.compare import Run
-from migrator.validate.run import (Build, Original, ValidateOptions, VariantOutcome, run_binary,
-                                  verdict)
-from migrator.validate.toolchain import Toolchain
+from migrator.validate.run import Original, ValidateOptions, VariantOutcome, run_binary, verdict
 
 T = TypeVar("T")
 LIMITS = (1, 4, 16, 64)  # seconds: a time limit, raised until the program's child starts in time
@@ -225,9 +224,9 @@ def test_compiles_and_probes_leave_no_process_behind_either(tmp_path: Path, monk
                        "echo 'nvcc: release 12.4'\necho 'error: no input' >&2\nexit 1\n")
     fake = Toolchain("fake", str(compiler), "v", "a stand-in", (), "cu")
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(validate_run, "BUILD_TIMEOUT", OUTER_BOUND)
+    monkeypatch.setattr(sides, "BUILD_TIMEOUT", OUTER_BOUND)
     monkeypatch.setattr(compilers, "PROBE_TIMEOUT", OUTER_BOUND)
-    build = returns(2 * OUTER_BOUND, lambda: validate_run.compile_binary(
+    build = returns(2 * OUTER_BOUND, lambda: sides.compile_binary(
         fake, tmp_path / "app.cu", tmp_path / "bin" / "app", (tmp_path,)))
     assert not build.ok and "error: no input" in build.output_tail  # not the time limit's end
     assert gone(written_pid(tmp_path))
@@ -239,8 +238,8 @@ def test_compiles_and_probes_leave_no_process_behind_either(tmp_path: Path, monk
                       "a stand-in", (), "cu")
 
     def compile_within(limit: int) -> Build:
-        monkeypatch.setattr(validate_run, "BUILD_TIMEOUT", limit)
-        return validate_run.compile_binary(stuck, tmp_path / "app.cu", tmp_path / "bin" / "app",
+        monkeypatch.setattr(sides, "BUILD_TIMEOUT", limit)
+        return sides.compile_binary(stuck, tmp_path / "app.cu", tmp_path / "bin" / "app",
                                            (tmp_path,))
     build, limit, pid = past_start(tmp_path, compile_within)
     assert not build.ok and f"took longer than {limit} s" in build.output_tail

@@ -6,7 +6,7 @@ whole source tree into ``DIR/hip-src`` (the engine of `rocmigrate convert`), so 
 come along; ``render`` writes both harnesses of each usable spec, and one source per side holding
 every harness of a translation unit that has several; ``build`` compiles each unit once per side,
 in parallel (nvcc for the CUDA side; the port as `rocmigrate validate` builds it:
-``migrator.validate.toolchain``), and each harness of a unit that fails so on its own; ``run``
+``migrator.toolchain.sides``), and each harness of a unit that fails so on its own; ``run``
 checks up front whether the GPUs each side needs are here, then runs the two sides interleaved,
 run by run; ``judge`` compares outputs and timings.
 """
@@ -24,11 +24,11 @@ from typing import Callable
 
 from ..settings import Settings
 from ..toolchain.compilers import find_nvcc
+from ..toolchain.devices import gpu_check
 from ..toolchain.process import run_process
+from ..toolchain.sides import (TAIL, Build, Toolchain, ToolchainError, compile_binary,
+                               cuda_toolchain, hip_toolchain)
 from ..toolchain.timing import CONFIDENCE, TimingComparison, judge_timing, runs_needed
-from ..validate.devices import gpu_check
-from ..validate.run import Build, compile_binary
-from ..validate.toolchain import Toolchain, ToolchainError, cuda_toolchain, hip_toolchain
 from ..versions import format_version
 from .compare import (NONDETERMINISTIC_FACTOR, BufferComparison, compare_outputs,
                       within_variation)
@@ -38,7 +38,6 @@ from .spec import (HarnessSpec, SpecError, default_spec, load_spec, needs_edit_o
                    write_spec)
 
 CUDA_SUFFIXES = (".cu", ".cuh")
-TAIL = 2000  # characters of compiler or stderr output kept in the report
 HIP_TREE = "hip-src"  # the converted tree, inside the output folder
 BUILD_DIR = "build"
 SOURCE_SUFFIXES = {"cuda": ".cuda.cu", "hip": ".hip.cpp"}

@@ -6,6 +6,10 @@ and nvcc (``find_nvcc``: PATH, ``$CUDA_HOME``, ``$CUDA_PATH``, ``/usr/local/cuda
 compiler says its version is (``compiler_version``), the installed HIP's release
 (``installed_hip``), its ROCm root (``rocm_root``) and HIP's AMD environment (``amd_env``).
 ``process``: running a program within a time limit and bounded output, leaving no process behind
-(``run_process``). ``timing``: whether a port is slower than its original from the times of each
-side (``judge_timing``; ``runs_needed``: the fewest runs for an interval).
+(``run_process``). ``devices``: the GPUs present, and whether a side can run here
+(``gpu_check``). ``sides``: how `validate` and `harness` build each side (``cuda_toolchain``,
+``hip_toolchain``: hipcc for AMD, hipcc on NVIDIA, or nvcc through rocmigrate's NVIDIA headers)
+and one compile within the time limit (``compile_binary`` -> ``Build``). ``timing``: whether a
+port is slower than its original from the times of each side (``judge_timing``;
+``runs_needed``: the fewest runs for an interval).
 """

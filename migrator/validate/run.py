@@ -23,19 +23,18 @@ from typing import Callable
 
 from ..settings import Settings
 from ..toolchain.compilers import find_nvcc
+from ..toolchain.devices import GPU_ENV, gpu_check, gpu_setting
 from ..toolchain.process import run_process
+from ..toolchain.sides import (TAIL, Build, Toolchain, ToolchainError, compile_binary,
+                              cuda_toolchain, hip_toolchain)
 from ..toolchain.timing import CONFIDENCE, TimingComparison, runs_needed
 from ..versions import format_version
 from ..workspace.includes import local_includes
 from .compare import (DerivedFigure, ResultComparison, Run, compare_results, compare_timings,
                       derived_figures, median)
-from .devices import GPU_ENV, gpu_check, gpu_setting
 from .programs import Program, find_programs, select_programs
-from .toolchain import Toolchain, ToolchainError, cuda_toolchain, hip_toolchain
 
 VARIANTS = ("optimized", "naive")  # report order
-BUILD_TIMEOUT = 900  # seconds for one compile
-TAIL = 2000  # characters of compiler or stderr output kept in the report
 
 
 class ValidateError(Exception):
@@ -72,15 +71,6 @@ class ValidateOptions:
                 "hip_compiler": self.hip_compiler, "cuda_arch": self.cuda_arch,
                 "offload_arch": self.offload_arch, "build_only": self.build_only,
                 "keep_build": self.keep_build, "build_flags": list(self.build_flags)}
-
-
-@dataclass
-class Build:
-    toolchain: str  # the Toolchain's name
-    command: str  # the shell line, environment included
-    ok: bool
-    seconds: float
-    output_tail: str = ""
 
 
 @dataclass
@@ -285,28 +275,6 @@ def _build(programs: list[Program], root: Path, trees: dict[str, Path],
                                                     builds.get((program.name, variant)))
                             for variant in trees})
             for program in programs]
-
-
-def compile_binary(toolchain: Toolchain, source: Path, binary: Path,
-                   include_dirs: tuple[Path, ...], build_flags: tuple[str, ...] = (),
-                   shown: Callable[[str], str] = lambda output: output[-TAIL:]) -> Build:
-    """Compile ``source`` into ``binary``; the report keeps ``shown(output)`` of a compile.
-    The compiler's temporary files go beside the binary (HIP 5.2's hipcc leaves an empty folder
-    in TMPDIR per compile); like a program, the compiler and every process it starts are
-    killed at the time limit."""
-    binary.parent.mkdir(parents=True, exist_ok=True)
-    command = toolchain.command(source, binary, include_dirs, build_flags)
-    start = time.perf_counter()
-    done = run_process(command, None, BUILD_TIMEOUT,
-                       env={**toolchain.environment(), "TMPDIR": str(binary.parent)})
-    if done.error is not None:
-        ok, output = False, done.error
-    elif done.timed_out:
-        ok, output = False, f"the compile took longer than {BUILD_TIMEOUT} s and was stopped"
-    else:
-        ok, output = done.rc == 0 and binary.is_file(), done.stdout + done.stderr
-    return Build(toolchain.name, toolchain.display(command), ok,
-                 round(time.perf_counter() - start, 3), shown(output))
 
 
 def _run_program(program: Program, outcome: ProgramOutcome, root: Path, trees: dict[str, Path],

@@ -1,5 +1,6 @@
-"""How `rocmigrate validate` and `rocmigrate harness` build: nvcc for the CUDA original, and the
-port's compiler, found by ``migrator.toolchain.compilers``.
+"""How `rocmigrate validate` and `rocmigrate harness` build each side: nvcc for the CUDA
+original, and the port's compiler, found by ``migrator.toolchain.compilers``; ``compile_binary``
+compiles one program with a side's ``Toolchain`` within the time limit.
 
 The port, with ``--hip-compiler auto``: hipcc for AMD when an AMD GPU is present
 (``devices.amd_gpu``: ``/dev/kfd`` and a gfx agent in ``rocminfo``); else hipcc on its NVIDIA
@@ -12,14 +13,18 @@ from __future__ import annotations
 
 import os
 import shlex
+import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
-from ..toolchain.compilers import HIPCC_PLACES, PROBE_TIMEOUT, compiler_version, find_hipcc
-from ..toolchain.process import run_process
+from .compilers import HIPCC_PLACES, PROBE_TIMEOUT, compiler_version, find_hipcc
 from .devices import amd_gpu
+from .process import run_process
 
 HIP_COMPILERS = ("auto", "hipcc", "nvcc")
+BUILD_TIMEOUT = 900  # seconds for one compile
+TAIL = 2000  # characters of compiler or stderr output kept in a report
 _PROBE_SOURCE = ("#include <hip/hip_runtime.h>\n"
                  "int main() { hipError_t status = hipSuccess; return (int)status; }\n")
 
@@ -145,3 +150,34 @@ def _nvcc_with_headers(nvcc: str, cuda_arch: str, scratch: Path, reason: str,
     return Toolchain("nvcc-nvidia-headers", nvcc, compiler_version(nvcc),
                      f"{reason}: nvcc with rocmigrate's NVIDIA headers (rocmigrate nvidia-headers)",
                      (f"-arch={cuda_arch}",), "cu", include_dirs=(str(headers),))
+
+
+@dataclass
+class Build:
+    toolchain: str  # the Toolchain's name
+    command: str  # the shell line, environment included
+    ok: bool
+    seconds: float
+    output_tail: str = ""
+
+
+def compile_binary(toolchain: Toolchain, source: Path, binary: Path,
+                   include_dirs: tuple[Path, ...], build_flags: tuple[str, ...] = (),
+                   shown: Callable[[str], str] = lambda output: output[-TAIL:]) -> Build:
+    """Compile ``source`` into ``binary``; the report keeps ``shown(output)`` of a compile.
+    The compiler's temporary files go beside the binary (HIP 5.2's hipcc leaves an empty folder
+    in TMPDIR per compile); like a program, the compiler and every process it starts are
+    killed at the time limit."""
+    binary.parent.mkdir(parents=True, exist_ok=True)
+    command = toolchain.command(source, binary, include_dirs, build_flags)
+    start = time.perf_counter()
+    done = run_process(command, None, BUILD_TIMEOUT,
+                       env={**toolchain.environment(), "TMPDIR": str(binary.parent)})
+    if done.error is not None:
+        ok, output = False, done.error
+    elif done.timed_out:
+        ok, output = False, f"the compile took longer than {BUILD_TIMEOUT} s and was stopped"
+    else:
+        ok, output = done.rc == 0 and binary.is_file(), done.stdout + done.stderr
+    return Build(toolchain.name, toolchain.display(command), ok,
+                 round(time.perf_counter() - start, 3), shown(output))
