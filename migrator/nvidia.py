@@ -69,17 +69,16 @@ def lowered_types(tables: ApiTables) -> list[tuple[str, str]]:
     return sorted(chosen.items())
 
 
-def header_search_path(extra: tuple[Path, ...] = ()) -> list[Path]:
+def header_search_path(extra: tuple[Path, ...] = (), nvcc: str | None = None) -> list[Path]:
     """Where an optional library's CUDA header is looked for: ``extra`` (the -I folders the build
-    will use), CPATH / CPLUS_INCLUDE_PATH, the CUDA toolkit's include folder, and the include
-    folders of NVIDIA's Python packages (nvidia-nccl-cu13 and the like)."""
+    will use), CPATH / CPLUS_INCLUDE_PATH, the CUDA toolkit's include folder (``$CUDA_HOME``,
+    ``$CUDA_PATH``, and the toolkit of ``nvcc``, as ``migrator.toolchain`` found it), and the
+    include folders of NVIDIA's Python packages (nvidia-nccl-cu13 and the like)."""
     import os
-    import shutil
 
     folders = list(extra)
     for variable in ("CPATH", "CPLUS_INCLUDE_PATH"):
         folders += [Path(p) for p in os.environ.get(variable, "").split(os.pathsep) if p]
-    nvcc = shutil.which("nvcc")
     roots = [Path(os.environ[v]) for v in ("CUDA_HOME", "CUDA_PATH") if os.environ.get(v)]
     if nvcc:
         roots.append(Path(nvcc).resolve().parent.parent)

@@ -220,8 +220,9 @@ def test_driver_types_through_the_runtime_header(include_dir: Path, tmp_path: Pa
 def test_cusparse_only_conversion_builds_with_nvcc(include_dir: Path, tmp_path: Path):
     """Converted cuSPARSE code (hipsparse calls given a hipDataType) never includes cuBLAS."""
     from migrator.nvidia import header_search_path
+    from migrator.toolchain.compilers import find_nvcc
 
-    found = [f for f in header_search_path() if (f / "cusparse.h").is_file()]
+    found = [f for f in header_search_path((), find_nvcc()) if (f / "cusparse.h").is_file()]
     require(bool(found), "cusparse.h (the nvidia-cusparse wheel, or CPATH)")
     (tmp_path / "src").mkdir()
     original = tmp_path / "src" / "sparse.cu"

@@ -20,6 +20,8 @@ def nvidia_headers(
     """Write HIP headers for NVIDIA (nvcc -I DIR): HIP names mapped back to CUDA."""
     from .. import apitables
     from ..nvidia import header_search_path, write_nvidia_headers
+    from ..toolchain.compilers import find_nvcc
 
-    written = write_nvidia_headers(apitables.load(), out, header_search_path(tuple(include or ())))
+    folders = header_search_path(tuple(include or ()), find_nvcc())
+    written = write_nvidia_headers(apitables.load(), out, folders)
     typer.echo(f"wrote {len(written)} headers to {out} (use: nvcc -I {out} ...)")

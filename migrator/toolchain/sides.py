@@ -146,7 +146,7 @@ def _nvcc_with_headers(nvcc: str, cuda_arch: str, scratch: Path, reason: str,
     headers = scratch / "nvidia-headers"
     folders = tuple(Path(flag[2:] or following) for flag, following
                     in zip(build_flags, (*build_flags[1:], "")) if flag.startswith("-I"))
-    write_nvidia_headers(apitables.load(), headers, header_search_path(folders))
+    write_nvidia_headers(apitables.load(), headers, header_search_path(folders, nvcc))
     return Toolchain("nvcc-nvidia-headers", nvcc, compiler_version(nvcc),
                      f"{reason}: nvcc with rocmigrate's NVIDIA headers (rocmigrate nvidia-headers)",
                      (f"-arch={cuda_arch}",), "cu", include_dirs=(str(headers),))
