@@ -242,20 +242,14 @@ def record(checkout: Path, out: Path, scope: set[str], keep: Path | None) -> Non
             checkout, work,
         )
         note("build/rocm52/kernels", rc, stdout, report)
-    if "validate" in scope:
-        dest = work / "validate"
-        rc, stdout = run(
-            ["validate", str(work / "inputs" / "kernels"), "-o", str(dest), "--build-only", "--gpu", "none"],
-            checkout, work,
-        )
-        note("validate/kernels", rc, stdout, dest)
-    if "harness" in scope:
-        dest = work / "harness"
-        rc, stdout = run(
-            ["harness", str(work / "inputs" / "kernels"), "-o", str(dest), "--build-only", "--gpu", "none"],
-            checkout, work,
-        )
-        note("harness/kernels", rc, stdout, dest)
+    for command in ("validate", "harness"):
+        if command in scope:
+            dest = work / command
+            rc, stdout = run(
+                [command, str(work / "inputs" / "kernels"), "-o", str(dest), "--build-only", "--gpu", "none"],
+                checkout, work,
+            )
+            note(f"{command}/kernels", rc, stdout, dest)
     out.write_text(json.dumps(manifest, indent=1, sort_keys=True))
     print(f"wrote {out} ({len(manifest)} runs, {time.monotonic() - started:.0f} s); work folder {work}")
     if keep is None:
