@@ -64,7 +64,8 @@ TABLE_LIBRARY = {"runtime": "HIP", "driver": "HIP", "device": "HIP", "complex": 
 # The ROCm release of a library's headers, from the version they #define. The HIP runtime says it
 # (hip_version.h); hipRAND and hipSPARSE carry their own numbers: these are Debian 12's
 # libhiprand-dev 5.3.3 and libhipsparse-dev 5.3.3, built from ROCm 5.3.3's tarballs.
-LIBRARY_RELEASES = {("hipRAND", "201009"): (5, 3), ("hipSPARSE", "2.3.2"): (5, 3)}
+LIBRARY_RELEASES = {("hipRAND", "201009"): (5, 3), ("hipSPARSE", "2.3.2"): (5, 3),
+                    ("hipRAND", "201200"): (6, 4), ("hipSPARSE", "3.2.0"): (6, 4)}
 VERSION_MACROS = {
     "HIP": ("hip/hip_version.h",
             r"#define HIP_VERSION_MAJOR (\d+)\s+#define HIP_VERSION_MINOR (\d+)"),
