@@ -1,7 +1,8 @@
 """validate's limits on the programs it runs: the time limit holds against children that leave
-the process group (setsid), no process of a run survives it, output is read within bounds, and a
-JSON line without a "result" key is reported as what it is. Shell scripts stand in for the built
-binaries (run_binary runs whatever file it is given).
+the process group (setsid) or daemonize, no process of a run survives it (nor is one of another
+run's killed), output is read within bounds, and a JSON line without a "result" key is reported
+as what it is. Shell scripts stand in for the built binaries (run_binary runs whatever file it
+is given).
 
 No assert depends on the machine's speed: a run is judged by its outcome (timed out or not, its
 output, its processes gone), never by how long it took. A child blocks for an hour, so a run that
@@ -15,6 +16,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shlex
+import shutil
 import subprocess
 import sys
 import threading
@@ -45,12 +48,13 @@ def _posix_processes_and_proc(tmp_path: Path):
     require(os.name == "posix", "POSIX processes")
     require_path(Path("/proc/self/stat"), "Linux's /proc")
     yield
-    pid = written_pid(tmp_path)  # a child a failed test left behind, sleeping for an hour
-    try:
-        if pid is not None and b"3600" in Path(f"/proc/{pid}/cmdline").read_bytes():
-            os.kill(pid, 9)
-    except OSError:
-        pass  # gone
+    for folder in (tmp_path, *(path for path in tmp_path.iterdir() if path.is_dir())):
+        pid = written_pid(folder)  # a child a failed test left behind, sleeping for an hour
+        try:
+            if pid is not None and b"3600" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                os.kill(pid, 9)
+        except OSError:
+            pass  # gone
 
 
 def program(folder: Path, body: str) -> Path:
@@ -267,3 +271,77 @@ def test_another_child_of_this_process_is_no_part_of_a_run(tmp_path: Path):
         os.kill(written_pid(tmp_path), 9)
         os.close(read)
         os.close(write)
+
+
+def daemon_script(folder: Path, then: str) -> str:
+    """A program whose grandchild double-forks, calls setsid(), writes its pid, closes every
+    descriptor and becomes ``sleep 3600`` with an empty environment: nothing but its ancestry
+    (which it left) ties it to the run. The program waits for the pid, says ``started``, then
+    runs ``then``."""
+    return (f"import os, sys, time\n"
+            f"pid_file = {str(folder / 'child.pid')!r}\n"
+            f"if os.fork() == 0:\n"
+            f"    if os.fork() == 0:\n"
+            f"        os.setsid()\n"
+            f"        if os.fork() == 0:\n"
+            f"            with open(pid_file + '.new', 'w') as out:\n"
+            f"                out.write(str(os.getpid()))\n"
+            f"            os.rename(pid_file + '.new', pid_file)\n"
+            f"            os.closerange(0, 65536)\n"
+            f"            os.execve({shutil.which('sleep')!r}, ['sleep', '3600'], {{}})\n"
+            f"        os._exit(0)\n"
+            f"    os._exit(0)\n"
+            f"os.wait()\n"
+            f"while not os.path.exists(pid_file):\n"
+            f"    time.sleep(0.01)\n"
+            f"print('started', flush=True)\n" + then)
+
+
+def test_a_daemonized_grandchild_is_gone_after_the_time_limit(tmp_path: Path):
+    """Double fork, setsid(), an empty environment, no descriptors: found all the same."""
+    script = daemon_script(tmp_path, "time.sleep(3600)\n")
+    outcome, _, pid = past_start(
+        tmp_path, lambda limit: run_process([sys.executable, "-c", script], tmp_path, limit),
+        started=lambda outcome: outcome.stdout == "started\n")
+    assert outcome.timed_out and outcome.rc is None
+    assert gone(pid), "the daemonized grandchild survived the time limit"
+
+
+def test_a_daemonized_grandchild_of_a_program_that_ended_is_killed(tmp_path: Path):
+    script = daemon_script(tmp_path, "print('PASS')\n")
+    binary = program(tmp_path, f"exec {shlex.quote(sys.executable)} -c {shlex.quote(script)}\n")
+    run = returns(2 * OUTER_BOUND, lambda: run_binary(binary, tmp_path, OUTER_BOUND))
+    assert not run.timed_out and run.rc == 0 and run.passed
+    assert gone(written_pid(tmp_path)), "the daemonized grandchild survived the run"
+    assert "left running" in run.stderr_tail
+
+
+def test_a_run_leaves_a_daemon_of_a_run_still_going_alone(tmp_path: Path):
+    """Two runs at once (a parallel build): the first to end kills nothing of the other's, even
+    a daemon that kept nothing of its run; the last to end takes every daemon that started while
+    both were going."""
+    going, ending = tmp_path / "going", tmp_path / "ending"
+    going.mkdir()
+    ending.mkdir()
+    release = tmp_path / "release"
+    script = daemon_script(going, f"while not os.path.exists({str(release)!r}):\n"
+                                  f"    time.sleep(0.01)\n")
+    still_going = threading.Thread(target=lambda: run_process(
+        [sys.executable, "-c", script], going, OUTER_BOUND), daemon=True)
+    still_going.start()
+    try:
+        deadline = time.monotonic() + OUTER_BOUND
+        while written_pid(going) is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        their_daemon = written_pid(going)
+        assert their_daemon is not None, "the other run's daemon never started"
+        done = returns(2 * OUTER_BOUND, lambda: run_process(
+            [sys.executable, "-c", daemon_script(ending, "")], ending, OUTER_BOUND))
+        assert not done.timed_out and done.rc == 0
+        assert alive(their_daemon), "a run killed a daemon of another run still going"
+    finally:
+        release.touch()
+    still_going.join(2 * OUTER_BOUND)
+    assert not still_going.is_alive()
+    assert gone(their_daemon), "the run still going did not kill its daemon when it ended"
+    assert gone(written_pid(ending)), "a daemon of the run that ended first survived both"
