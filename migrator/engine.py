@@ -4,9 +4,12 @@ forward pass, insert requested includes once, re-parse, repeat until nothing app
 The loop stops early when every applicable fix was applied and none of them came from a rule
 that declares ``chains`` (fixes that can create findings for other rules): re-running the
 rules would find nothing.
-Two guards keep bad output from being written: if a round's fixes leave more parse errors than
-the input had in a region they edited (the input's own errors allowed; see _ParseGuard), or if
-the loop does not settle within ``MAX_ROUNDS``, the file fails and nothing is written.
+Two guards keep bad output from being written. A round's fixes must leave no more parse errors
+than the input had in a region they edited (the input's own errors allowed; see _ParseGuard):
+the fixes blamed for new ones (those that wrote there; if several, those that break the parse
+alone) are refused, each replaced by a marker at its site, and the round is made again without
+them; where no fix can be blamed, the file fails. If the loop does not settle within
+``MAX_ROUNDS``, the file fails. A file that fails is written nothing.
 A UTF-8 byte-order mark is set aside while fixing and put back; findings ignore it.
 """
 
@@ -512,6 +515,10 @@ class _FixLoop:
         self.kinds = {code: rule.kind_of(code) for rule in rules for code in rule.codes()}
         self.chaining = {code for rule in rules if rule.chains for code in rule.codes()}
         self.rounds: list = []  # each applied round's fixes, for RuleContext.origin_offset
+        # fixes the guard refused (they broke the parse): (code, start in the current text),
+        # marked at their site instead in every round that finds them again
+        self.refused: set[tuple[str, int]] = set()
+        self.round_findings = 0  # where the findings of the current round begin
 
     def involved(self) -> str:
         return ", ".join(sorted(self.applied_rules))
@@ -553,6 +560,13 @@ class _FixLoop:
         """Choose the fixes to apply this round: those that apply and overlap no other."""
         apply_fixes = self.apply_fixes
         renames = found.renames
+        if apply_fixes and (self.refused or _REFUSED_BYTES in self.current.data):
+            # a refused fix found again, in this run or where an earlier one marked it: its
+            # marker instead (or nothing, once marked), so that a second pass changes nothing
+            literals = found.ctx.literals
+            found.diagnostics = [self._marked_instead(diag, literals)
+                                 if self._refused_here(diag, literals) else diag
+                                 for diag in found.diagnostics]
         if renames and apply_fixes:
             # renames touching another fix compete with it in _choose; the others are chosen
             touching = _touching(renames, found.diagnostics)
@@ -579,6 +593,7 @@ class _FixLoop:
         applies it."""
         if found.index == 1:
             self.reported = {(f.code, f.symbol) for f in self.findings}
+        self.round_findings = len(self.findings)
         reporting, reporting_fixed, block = found.diagnostics, found.fixed, found.block
         if found.index > 0 or self.apply_fixes and found.deferred:
             keep = self._reporting(found)
@@ -613,18 +628,30 @@ class _FixLoop:
         current, index = self.current, found.index
         if not (found.chosen or self.apply_fixes and found.renames):
             return EngineResult(current.data, self.findings, index)
-        edits, new_data, extra, chosen_codes = self._edit(found)
-        if new_data == current.data and extra is None:
-            return EngineResult(current.data, self.findings, index)
-        settled = not found.deferred and self.chaining.isdisjoint(chosen_codes)
-        guarded = _guarded(found.chosen, current, found.ctx.literals)
-        if settled and not guarded:
-            # every fix applied, none creates work for another rule, and no edit can change
-            # the parse: the output's tree has the input's shape, so no parse is needed. The
-            # engine's own insertion is whole #define / #include lines at the start of a line
-            # of code (include_insertion_point): a preprocessor line there changes no parse.
-            return EngineResult(_inserted(new_data, extra), self.findings, index + 1)
-        self._guard(found, edits, new_data, extra, guarded, settled)
+        for attempt in range(_REFUSALS + 1):
+            edits, new_data, extra, chosen_codes = self._edit(found)
+            if new_data == current.data and extra is None:
+                return EngineResult(current.data, self.findings, index)
+            settled = not found.deferred and self.chaining.isdisjoint(chosen_codes)
+            guarded = _guarded(found.chosen, current, found.ctx.literals)
+            if settled and not guarded:
+                # every fix applied, none creates work for another rule, and no edit can change
+                # the parse: the output's tree has the input's shape, so no parse is needed. The
+                # engine's own insertion is whole #define / #include lines at the start of a
+                # line of code (include_insertion_point): a preprocessor line there changes no
+                # parse.
+                self._moved_refusals(extra)
+                return EngineResult(_inserted(new_data, extra), self.findings, index + 1)
+            try:
+                self._guard(found, edits, new_data, extra, guarded, settled)
+                break
+            except _SyntaxLost as lost:
+                self.rounds.pop()  # the round is made again without the fixes that broke it
+                if attempt == _REFUSALS or not self._refuse(found, lost, edits, extra):
+                    raise EngineError(
+                        f"the fixed output no longer parses as the input did ({lost}; rules "
+                        f"involved: {self.involved()}); nothing was written") from None
+        self._moved_refusals(extra)
         if settled:
             return EngineResult(self.current.data, self.findings, index + 1)
         return None
@@ -649,7 +676,8 @@ class _FixLoop:
     def _guard(self, found: _Round, edits: list[Edit], new_data: bytes, extra: Edit | None,
                guarded: list[Edit], settled: bool) -> None:
         """Move on to the round's new text (``new_data`` with the engine's insertion
-        ``extra``), raising EngineError where the guard finds it parses worse."""
+        ``extra``), raising _SyntaxLost where the guard finds it parses worse (the text of
+        the round stays as it was)."""
         previous, literals, renames = self.current, found.ctx.literals, found.renames
         if renames:  # (their starts are none of the other edits')
             edits = sorted(edits + renames.edits(), key=_START)
@@ -664,14 +692,207 @@ class _FixLoop:
             steps.append(_Step(middle, [extra], new_data, set()))
         try:
             self.tree = self.guard.reparse(tree, steps, literals, need_tree=not settled)
-        except _SyntaxLost as lost:
-            if not _kept_without_neutral(steps[0], literals):
-                raise EngineError(f"the fixed output no longer parses as the input did ({lost}; "
-                                  f"rules involved: {self.involved()}); nothing was written"
-                                  ) from None
+        except _SyntaxLost:
             self.guard.forget()
+            if not _kept_without_neutral(steps[0], literals):
+                self.tree = None  # told of the edits refused: the input is parsed again
+                raise
             self.tree = None if settled else treesitter.parse(new_data)
         self.current = Source(self.source.path, new_data)
+
+    def _refuse(self, found: _Round, lost: _SyntaxLost, edits: list[Edit],
+                extra: Edit | None) -> bool:
+        """Take the fixes that made the round parse worse (``lost``) out of its chosen ones,
+        each replaced by a marker at its site; False when no fix can be blamed (the round then
+        fails the file). The blamed: the guarded fixes that wrote into a region whose errors
+        grew, narrowed to those that break the parse applied alone where there are several."""
+        current, literals = self.current, found.ctx.literals
+        written = _written_ranges(edits, found.renames, extra)
+        suspects = [diag for diag in found.chosen
+                    if _guarded([diag], current, literals)
+                    and any(start <= region_end and region_start <= end
+                            for edit in diag.fix.edits for start, end in [written[edit]]
+                            for region_start, region_end in lost.regions)]
+        if not suspects:
+            return False
+        if len(suspects) > 1:
+            tree = treesitter.parse(current.data)
+            blamed = [diag for diag in suspects
+                      if not _parses_alone(diag, current, literals, tree)]
+            suspects = blamed or suspects  # (together they break it, none alone)
+        self._mark_instead(found, suspects)
+        return True
+
+    def _mark_instead(self, found: _Round, refused: list[Diagnostic]) -> None:
+        """Replace the ``refused`` fixes of the round by markers at their sites (a marker that
+        would fall inside another chosen fix waits for the next round), and their findings
+        by what the markers say."""
+        literals = found.ctx.literals
+        refused_ids = {id(diag) for diag in refused}
+        kept = [diag for diag in found.chosen if id(diag) not in refused_ids]
+        spans = [(diag.fix.start, diag.fix.end) for diag in kept if diag.fix.edits]
+        marked, waiting = [], []
+        for diag in refused:
+            self.refused.add((diag.code, diag.start))
+            instead = self._marked_instead(diag, literals)
+            if instead.fix is not None:
+                at = instead.fix.start
+                if any(start < at < end for start, end in spans) or any(
+                        other.fix.edits == instead.fix.edits for other in marked):
+                    waiting.append((diag, instead, True))  # a marker for the next round
+                    found.deferred = True
+                    continue
+                marked.append(instead)
+            waiting.append((diag, instead, False))
+        found.chosen = sorted(kept + marked, key=_FIX_SPAN)
+        self._refusal_findings(waiting)
+
+    def _refusal_findings(self, refused) -> None:
+        """Rewrite the round's findings of ``refused`` fixes: (diagnostic, its replacement,
+        whether the replacement's marker waits for the next round)."""
+        round_findings = self.findings[self.round_findings:]
+        dropped = []
+        for diag, instead, waits in refused:
+            line, column = self.current.position(diag.start)
+            for finding in round_findings:
+                if (finding.line, finding.column, finding.code, finding.message, finding.fixed
+                        ) == (line, column, diag.code, diag.message, True):
+                    break
+            else:
+                continue
+            if waits:
+                dropped.append(id(finding))  # reported with its marker in the next round
+                continue
+            finding.message, finding.kind = instead.message, "attention"
+            fix = instead.fix
+            finding.fixed = fix is not None
+            finding.fix_title = fix.title if fix is not None else ""
+            finding.fix_applicability = fix.applicability._value_ if fix is not None else ""
+        if dropped:
+            self.findings[self.round_findings:] = [f for f in round_findings
+                                                   if id(f) not in dropped]
+
+    def _refused_here(self, diag: Diagnostic, literals: LiteralSpans) -> bool:
+        """Was ``diag``'s fix refused, in this run or (its marker says so) in an earlier one?"""
+        fix = diag.fix
+        if fix is None or fix.marker:
+            return False
+        return ((diag.code, diag.start) in self.refused
+                or _refusal_marked(self.current, literals, diag.start, diag.code))
+
+    def _marked_instead(self, diag: Diagnostic, literals: LiteralSpans) -> Diagnostic:
+        """``diag`` with a marker at its site for its fix, which the guard refused (no fix
+        where markers are off, where the site has that marker already, and for a marker)."""
+        message = f"{diag.message} ({_REFUSED})"
+        fix = None
+        if self.settings.write_markers and not diag.fix.marker:
+            fix = _refusal_marker(self.current, literals, diag.start, diag.code, diag.message)
+        return Diagnostic(diag.code, message, diag.start, diag.end, fix, diag.library,
+                          diag.symbol, diag.severity)
+
+    def _moved_refusals(self, extra: Edit | None) -> None:
+        """Move the refused fixes' sites to the round's new text."""
+        if not self.refused:
+            return
+        edits, renames, _ = self.rounds[-1]
+        if renames:
+            edits = sorted(edits + renames.edits(), key=_START)
+        steps = [edits] if extra is None else [edits, [extra]]
+        moved = set()
+        for code, start in self.refused:
+            for step in steps:
+                start = _site_moved(start, step)
+            moved.add((code, start))
+        self.refused = moved
+
+
+_REFUSALS = 4  # rounds of refusing fixes the guard blames, before the file fails
+_REFUSED = "not fixed: the fix would not parse"
+_REFUSED_BYTES = _REFUSED.encode()
+# what the engine writes for a refused fix, as marker_fix (rules/markers.py) writes markers
+_REFUSAL_LINE = re.compile(rb"[ \t]*// rocmigrate ([A-Z]{3}[0-9]{3}): [^\n]*\(" + _REFUSED.encode()
+                           + rb"\)\r?\n")
+_LINE_NUMBER = re.compile(r"(?=[\s(])(?:\s*\((?:at )?line \d+\)|\s+at line \d+)")
+_INDENT = re.compile(rb"[ \t]*")
+
+
+def _refusal_marker(source: Source, literals: LiteralSpans, offset: int, code: str,
+                    message: str) -> Fix | None:
+    """The marker that stands for a refused fix of ``code`` at ``offset``: a comment line
+    above the line (same indent; above the marker and suppression lines there), or a block
+    comment before the site where the line is no line of code of its own (a macro's continued
+    line, inside a comment or literal). None where that code's refusal marker is there."""
+    if _refusal_marked(source, literals, offset, code):
+        return None
+    data = source.data
+    text = (f"// rocmigrate {code}: "
+            f"{' '.join(_LINE_NUMBER.sub('', message).split())} ({_REFUSED})").encode()
+    line_start = source.line_start(offset)
+    if not _at_code_line_start(data, literals, line_start):
+        inline = b"/* " + text[3:].replace(b"*/", b"* /") + b" */ "
+        return Fix(f"mark {code}", (Edit(offset, offset, inline),), marker=True)
+    at = _before_attached_lines(data, line_start)
+    indent = data[line_start : _INDENT.match(data, line_start).end()]
+    return Fix(f"mark {code}", (Edit(at, at, indent + text + source.newline),), marker=True)
+
+
+def _refusal_marked(source: Source, literals: LiteralSpans, offset: int, code: str) -> bool:
+    """Does the site at ``offset`` have a marker of ``code`` for a refused fix, as
+    _refusal_marker writes it: on a marker line above its line, or right before it?"""
+    data = source.data
+    line_start = source.line_start(offset)
+    if not _at_code_line_start(data, literals, line_start):
+        before = data[max(0, offset - 4096) : offset]
+        end = b"(" + _REFUSED_BYTES + b") */ "
+        return before.endswith(end) and (b"/* rocmigrate " + code.encode() + b": ") in before
+    line = _before_attached_lines(data, line_start)
+    while line < line_start:
+        marker = _REFUSAL_LINE.match(data, line)
+        if marker is not None and marker.group(1) == code.encode():
+            return True
+        line = data.index(b"\n", line) + 1
+    return False
+
+
+def _written_ranges(edits: list[Edit], renames: Renames | None, extra: Edit | None
+                    ) -> dict[Edit, tuple[int, int]]:
+    """Where each of a round's ``edits`` wrote its text, in the offsets of the round's last
+    text (after the ``renames`` and the engine's insertion ``extra``)."""
+    every = sorted(edits + renames.edits(), key=_START) if renames else edits
+    written = {}
+    shift = 0
+    for edit in every:
+        start = edit.start + shift
+        written[edit] = (start, start + len(edit.text))
+        shift += len(edit.text) - (edit.end - edit.start)
+    if extra is not None:
+        written = {edit: (_moved(start, [extra]), _moved(end, [extra]))
+                   for edit, (start, end) in written.items()}
+    return written
+
+
+def _parses_alone(diag: Diagnostic, source: Source, literals: LiteralSpans, tree) -> bool:
+    """Does ``source`` (whose tree is ``tree``) keep its parse with ``diag``'s fix alone?"""
+    edits = sorted(diag.fix.edits)
+    neutral = set(edits).difference(_guarded([diag], source, literals))
+    after = _apply_sorted(source.data, edits)
+    try:
+        _ParseGuard().reparse(tree.copy(), [_Step(source, edits, after, neutral)], literals,
+                              False)
+    except _SyntaxLost:
+        return False
+    return True
+
+
+def _site_moved(offset: int, edits: list[Edit]) -> int:
+    """Where the site at ``offset`` lands once ``edits`` (sorted) are applied: after an
+    insertion made there, at the start of a replacement starting there."""
+    shift = 0
+    for edit in edits:
+        if edit.start > offset or edit.end > offset:
+            break
+        shift += len(edit.text) - (edit.end - edit.start)
+    return offset + shift
 
 
 def _guarded(chosen: list[Diagnostic], source: Source, literals: LiteralSpans) -> list[Edit]:
@@ -716,7 +937,12 @@ def _same_token_kind(old: bytes, new: bytes) -> bool:
 
 
 class _SyntaxLost(Exception):
-    """A round of fixes gained parse errors; the message says where."""
+    """A round of fixes gained parse errors; the message says where, ``regions`` (in the
+    offsets of the round's last text) where the errors grew."""
+
+    def __init__(self, message: str, regions: list[tuple[int, int]] = ()) -> None:
+        super().__init__(message)
+        self.regions = list(regions)
 
 
 @dataclass
@@ -869,10 +1095,11 @@ def _compare(old_tree, new_tree, steps: list[_Step]) -> None:
     starts = [start for start, _ in regions]
     old_counts = _count_by_region(_error_spans(old_tree, regions, starts), regions, starts)
     new_counts = _count_by_region(_error_spans(new_tree, regions, starts), regions, starts)
-    for index, count in sorted(new_counts.items()):
-        if count > old_counts.get(index, 0):
-            line = steps[-1].after.count(b"\n", 0, regions[index][0]) + 1
-            raise _SyntaxLost(f"near line {line}")
+    worse = [regions[index] for index, count in sorted(new_counts.items())
+             if count > old_counts.get(index, 0)]
+    if worse:
+        line = steps[-1].after.count(b"\n", 0, worse[0][0]) + 1
+        raise _SyntaxLost(f"near line {line}", worse)
 
 
 def _error_spans(tree, regions, starts) -> list[tuple[int, int]]:

@@ -198,8 +198,74 @@ def test_oscillation_hits_the_cap():
 
 
 def test_parse_guard_refuses_broken_output():
-    with pytest.raises(EngineError, match="no longer parses"):
-        run(b"int foo(int a) { return a; }\n", _Rename(b"foo", b"(("))
+    """A fix that breaks the parse is not applied: a marker at its site says so."""
+    result = run(b"int foo(int a) { return a; }\n", _Rename(b"foo", b"(("))
+    assert result.output == (b"// rocmigrate TST001: x (not fixed: the fix would not parse)\n"
+                             b"int foo(int a) { return a; }\n")
+    assert run(result.output, _Rename(b"foo", b"((")).output == result.output
+
+
+class _Rewrites(_Rename):
+    """Test rule: each ``old`` in code becomes its ``new`` (a guarded fix: no name for a name)."""
+
+    def __init__(self, *pairs):
+        self.pairs = pairs
+
+    def check(self, ctx):
+        for old, new in self.pairs:
+            start = ctx.data.find(old)
+            while start >= 0:
+                if ctx.in_code(start):
+                    yield Diagnostic("TST001", f"rewrite {old.decode()}", start, start + len(old),
+                                     Fix("rewrite", (Edit(start, start + len(old), new),)))
+                start = ctx.data.find(old, start + 1)
+
+
+def test_a_fix_that_breaks_the_parse_is_marked_and_the_rest_converts():
+    """Issue 25 item 7: the one site whose fix breaks the parse gets a marker (at its line's
+    indent); the other fixes apply, one of them on the same line as the broken one."""
+    data = (b"int f(int a) { return a; }\n"
+            b"int g(int a) {\n  int x = a; return x; }\n"
+            b"int h(int a) { return a; }\n")
+    rule = _Rewrites((b"return a;", b"return (a);"), (b"= a;", b"= (a);"),
+                     (b"return x;", b"return (x;"))
+    result = run(data, rule)
+    assert result.output == (
+        b"int f(int a) { return (a); }\n"
+        b"int g(int a) {\n"
+        b"  // rocmigrate TST001: rewrite return x; (not fixed: the fix would not parse)\n"
+        b"  int x = (a); return x; }\n"
+        b"int h(int a) { return (a); }\n")
+    refused = [f for f in result.findings if f.message.startswith("rewrite return x;")]
+    assert [(f.line, f.kind, f.fixed, f.fix_title) for f in refused] == [
+        (3, "attention", True, "mark TST001")]
+    assert refused[0].message.endswith("(not fixed: the fix would not parse)")
+    assert sum(f.fixed and f.kind != "attention" for f in result.findings) == 3
+    again = run(result.output, rule)
+    assert again.output == result.output
+    assert [(f.line, f.fixed) for f in again.findings] == [(4, False)]
+
+
+def test_a_broken_fix_in_a_later_round_is_marked_once():
+    """A chaining rule re-runs every round and finds the refused fix again: it is marked
+    once and reported once."""
+    class Chaining(_Rewrites):
+        chains = True
+
+    data = b"int g(int a) {\n  int x = a; return x; }\n"
+    result = run(data, Chaining((b"= a;", b"= (a);"), (b"return x;", b"return (x;")))
+    assert result.output.count(b"rocmigrate TST001") == 1
+    assert len([f for f in result.findings if "return x" in f.message]) == 1
+
+
+def test_markers_are_off_a_broken_fix_is_only_left_out():
+    from dataclasses import replace
+
+    data = b"int g(int a) {\n  int x = a; return x; }\n"
+    result = run(data, _Rewrites((b"= a;", b"= (a);"), (b"return x;", b"return (x;")),
+                 replace(Settings(), write_markers=False))
+    assert result.output == b"int g(int a) {\n  int x = (a); return x; }\n"
+    assert [f.fixed for f in result.findings if "return x" in f.message] == [False]
 
 
 def test_select_filters_codes():
@@ -517,3 +583,24 @@ def test_marker_lines_beside_a_guarded_edit_in_code_that_does_not_parse():
     assert result.status == "converted", result.message
     assert b"// rocmigrate WAV002:" in result.output
     assert b"__builtin_amdgcn_wave_barrier()" in result.output
+
+
+def test_vec001_guard_between_specifiers_and_declarator_is_marked():
+    """Issue 25 item 7: VEC001's #if before a declaration whose specifiers stand on the line
+    above it would split the declaration; that fix alone is marked, the file still converts."""
+    data = (b"#include <cuda_runtime.h>\n"
+            b"inline __host__ __device__ void operator+=(float2 &a, float2 b) { a.x += b.x; }\n"
+            b"static inline __host__ __device__\n"
+            b"float2 operator*(float2 a, float2 b) { return make_float2(a.x * b.x, a.y * b.y); }\n")
+    result = convert_bytes("helper_math.h", data, Settings())
+    assert result.status == "converted", result.message
+    assert result.output == (
+        b"#include <hip/hip_runtime.h>\n"
+        b"#if !defined(__HIP_PLATFORM_AMD__) /* HIP's float2 defines operator+= */\n"
+        + data.splitlines(True)[1] + b"#endif\n"
+        b"static inline __host__ __device__\n"
+        b"// rocmigrate VEC001: operator*(float2, float2) is HIP's own: the project's is kept for "
+        b"other platforms only (uses of both are ambiguous) (not fixed: the fix would not parse)\n"
+        + data.splitlines(True)[3])
+    again = convert_bytes("helper_math.h", result.output, Settings())
+    assert again.output == result.output

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 
@@ -123,7 +124,7 @@ def _pin(ctx: RuleContext, copy: Copy, name: str) -> Diagnostic | None:
                "(`rocmigrate rule XFR001`)")
     if size_spans is None or statement_to is None or len(frees) != 1:
         return _unproven(ctx, allocation, subject, problems, name)
-    size = raw_text(data[size_spans[0][0] : size_spans[0][1]])
+    size = raw_text(_without_line_comments(ctx, *size_spans[0]))
     statement = raw_text(data[statement_from:statement_to])
     declaration = re.match(r"(?P<type>[\w:<>\s]+?\*+)\s*" + re.escape(name) + r"\s*=", statement)
     success = api_name(ctx, "cudaSuccess", hip)
@@ -132,9 +133,11 @@ def _pin(ctx: RuleContext, copy: Copy, name: str) -> Diagnostic | None:
     if declaration is not None:
         if "," in statement[: declaration.end()] or declaration.group("type").strip() in ("", "auto"):
             problems.append("its declaration declares more than one name")
-        replacement = f"{declaration.group('type').strip()} {name} = nullptr;\n"
-        indent = raw_text(data[ctx.source.line_start(statement_from) : statement_from])
-        replacement += indent + pinned
+        replacement = f"{declaration.group('type').strip()} {name} = nullptr;"
+        before = data[ctx.source.line_start(statement_from) : statement_from]
+        # the allocation on a line of its own, at the declaration's indent; after the code
+        # before the declaration on its line (``{ float *h = ...``), on that line
+        replacement += " " + pinned if before.strip() else "\n" + raw_text(before) + pinned
     elif re.fullmatch(re.escape(name) + r"\s*=\s*[^;]*;", statement):
         replacement = pinned
     else:
@@ -152,6 +155,26 @@ def _pin(ctx: RuleContext, copy: Copy, name: str) -> Diagnostic | None:
         return _unproven(ctx, allocation, subject, problems, name, fix)
     return Diagnostic("XFR001", subject, allocation.start(), allocation.end(), fix,
                       library="runtime", symbol=name)
+
+
+def _without_line_comments(ctx: RuleContext, begin: int, end: int) -> bytes:
+    """data[begin:end] without its // comments: written into a statement that goes on after
+    it on the same line, such a comment would hide the rest."""
+    data = ctx.data
+    if b"//" not in data[begin:end]:
+        return data[begin:end]
+    literals = ctx.literals
+    parts = []
+    pos = begin
+    index = bisect.bisect_left(literals.starts, begin)
+    while index < len(literals.starts) and literals.starts[index] < end:
+        start = literals.starts[index]
+        if literals.kinds[index] == "comment" and data.startswith(b"//", start):
+            parts.append(data[pos:start])
+            pos = min(literals.ends[index], end)
+        index += 1
+    parts.append(data[pos:end])
+    return b"".join(parts).rstrip()
 
 
 # ``name = malloc(``, with an optional cast: tried where the name stands (scopes.word_matches)
