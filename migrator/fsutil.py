@@ -24,15 +24,29 @@ class UnsafePathError(OSError):
     """A folder on the way to a path inside a root is a symlink or not a folder."""
 
 
+class NotRegularFileError(OSError):
+    """A path to be written holds a FIFO, a device or a socket: writes replace only regular
+    files and symlinks (a device node is never turned into a file)."""
+
+
 def content_hash(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def special_file_kind(path: Path) -> str | None:
+    """What is at ``path`` when a write must not replace it ("a FIFO", "a character device"...);
+    None for a regular file, a symlink, a folder or nothing."""
+    try:
+        return _special_kind(os.lstat(path).st_mode)
+    except OSError:
+        return None
 
 
 def atomic_write(path: Path, data: bytes, mode_from: Path | None = None) -> None:
     """Write via a temporary file in the same folder and rename it over ``path``: readers see
     the old file or the new one, never a partial one. The folder (created if missing) is the
     caller's choice and may be reached through symlinks; use ``write_inside`` for paths that
-    must stay inside a root."""
+    must stay inside a root. A FIFO, device or socket at ``path`` raises NotRegularFileError."""
     path.parent.mkdir(parents=True, exist_ok=True)
     folder = os.open(path.parent, _ROOT_FLAGS)
     try:
@@ -44,8 +58,9 @@ def atomic_write(path: Path, data: bytes, mode_from: Path | None = None) -> None
 def write_inside(root: Path, rel: str, data: bytes, mode_from: Path | None = None,
                  if_changed: bool = True) -> bool:
     """Atomically write ``root/rel``, creating its folders, never through a symlink on the way
-    (a symlink at ``rel`` itself is replaced, not followed). With ``if_changed``, a file that
-    already holds ``data`` is left alone. Returns whether it wrote."""
+    (a symlink at ``rel`` itself is replaced, not followed; a FIFO, device or socket there
+    raises NotRegularFileError). With ``if_changed``, a file that already holds ``data`` is
+    left alone. Returns whether it wrote."""
     folder_parts, name = _split(rel)
     folder = _open_folders(root, folder_parts, create=True)
     try:
@@ -106,6 +121,7 @@ def symlink_inside(root: Path, rel: str, target: str) -> bool:
                 raise
             if stat.S_ISDIR(os.lstat(name, dir_fd=folder).st_mode):
                 raise IsADirectoryError(errno.EISDIR, "a folder is in the way") from None
+            _require_replaceable(folder, name)
         temporary = _temporary_name(name)
         os.symlink(target, temporary, dir_fd=folder)
         try:
@@ -189,9 +205,31 @@ def _temporary_name(name: str) -> str:
     return f".{name}.{os.urandom(4).hex()}.tmp"
 
 
+_SPECIAL = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+            (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def _special_kind(mode: int) -> str | None:
+    return next((kind for test, kind in _SPECIAL if test(mode)), None)
+
+
+def _require_replaceable(folder: int, name: str) -> None:
+    """Raise NotRegularFileError when ``name`` in ``folder`` is a FIFO, device or socket
+    (checked before the rename that would replace it)."""
+    try:
+        kind = _special_kind(os.lstat(name, dir_fd=folder).st_mode)
+    except FileNotFoundError:
+        return
+    if kind:
+        raise NotRegularFileError(errno.EEXIST, f"it is {kind}, not a regular file; rocmigrate "
+                                  "replaces only regular files")
+
+
 def _replace_in(folder: int, name: str, data: bytes, mode_from: Path | None,
                 shown: str | None = None) -> None:
-    """Write ``data`` to a temporary file in the open ``folder`` and rename it over ``name``."""
+    """Write ``data`` to a temporary file in the open ``folder`` and rename it over ``name``
+    (never over a FIFO, device or socket)."""
+    _require_replaceable(folder, name)
     for _attempt in range(100):
         temporary = _temporary_name(name)
         try:

@@ -21,8 +21,8 @@ from typing import Callable, Iterator
 
 from . import __version__, support
 from .diagnostics import Finding
-from .fsutil import (atomic_write, content_hash, read_inside, remove_inside, symlink_inside,
-                     write_inside)
+from .fsutil import (atomic_write, content_hash, read_inside, remove_inside, special_file_kind,
+                     symlink_inside, write_inside)
 from .pool import map_in_workers
 from .buildfiles import language_of
 from .results import (CONVERTIBLE_SUFFIXES, FileResult, PackedFindings, StringTable,
@@ -32,6 +32,7 @@ from .settings import Settings
 from .workspace.digest import ruleset_digest
 from .workspace.discovery import OUTPUT_MARK, inside, walk
 from .workspace.includes import Included, included_files
+from .output.terminal import quoted
 
 CACHE_DIR = ".rocmigrate"
 CACHE_FILE = OUTPUT_MARK  # the cache marks an output tree
@@ -480,14 +481,21 @@ def _checked_source(options: RunOptions) -> bool:
 
 
 def _output_root(options: RunOptions) -> Path:
-    """The folder a tree's outputs go to (the source itself in place), created if need be."""
+    """The folder a tree's outputs go to (the source itself in place), created if need be.
+    An output folder that is the source folder or holds it is refused: an output could land
+    on a source (``convert src -o .`` writes ``src/src/a.cu`` to ``src/a.cu``); one inside the
+    source is fine (discovery skips it)."""
     source = options.source
     out_root = source if options.in_place else options.output
     try:
         if out_root.exists() and not out_root.is_dir():
-            raise ConvertError(f"{out_root} exists and is not a folder")
+            raise ConvertError(f"{quoted(out_root)} exists and is not a folder")
         if not options.in_place and out_root.resolve() == source.resolve():
             raise ConvertError("the output folder is the source folder: use --in-place for that")
+        if not options.in_place and inside(source.resolve(), out_root.resolve()):
+            raise ConvertError(f"the output folder {quoted(out_root)} holds the source folder "
+                               f"{quoted(source)}, so an output could overwrite a source: choose "
+                               "an output folder beside the source or inside it")
         if not options.in_place and not options.dry_run:
             out_root.mkdir(parents=True, exist_ok=True)
     except OSError as err:
@@ -784,12 +792,14 @@ def _link(item: _Item, out_root: Path, options: RunOptions) -> FileResult:
 
 
 def unified_diff(rel: str, out_rel: str, before: bytes, after: bytes) -> str:
+    """The diff of a file, its names quoted as git quotes them where they hold control
+    characters."""
     import difflib
 
     return "".join(difflib.unified_diff(
         before.decode("utf-8", "replace").splitlines(keepends=True),
         after.decode("utf-8", "replace").splitlines(keepends=True),
-        fromfile=f"a/{rel}", tofile=f"b/{out_rel}"))
+        fromfile=quoted(f"a/{rel}"), tofile=quoted(f"b/{out_rel}")))
 
 
 def _single_target(options: RunOptions, settings: Settings) -> Path:
@@ -807,8 +817,14 @@ def _single_target(options: RunOptions, settings: Settings) -> Path:
     else:
         target = out
     if not options.dry_run and not options.force and _same_file(target, path):
-        raise ConvertError(f"the output {target} is the source file itself: use --in-place to "
-                           "rewrite it (it checks git for uncommitted changes), or --force")
+        raise ConvertError(f"the output {quoted(target)} is the source file itself: use "
+                           "--in-place to rewrite it (it checks git for uncommitted changes), "
+                           "or --force")
+    kind = special_file_kind(target)
+    if kind and not options.dry_run:
+        raise ConvertError(f"the output {quoted(target)} is {kind}, not a regular file: "
+                           "rocmigrate writes only regular files (--dry-run writes nothing; "
+                           "-o - prints the converted file)")
     return target
 
 

@@ -30,7 +30,9 @@ def workspace_of(paths, flags):
     try:
         return open_workspace(list(paths), flags)
     except WorkspaceError as err:
-        typer.echo(f"error: {err}", err=True)
+        from .progress import say
+
+        say(f"error: {err}")
         raise typer.Exit(2) from None
 
 
@@ -41,10 +43,15 @@ def write_reports(report_dir, stem: str, report, render_json, render_markdown,
     import sys
 
     from ..fsutil import atomic_write
+    from .progress import say
 
     written = [report_dir / f"{stem}.json", report_dir / f"{stem}.md"]
-    atomic_write(written[0], render_json(report).encode())
-    atomic_write(written[1], render_markdown(report).encode())
+    try:
+        atomic_write(written[0], render_json(report).encode())
+        atomic_write(written[1], render_markdown(report).encode())
+    except OSError as err:  # a FIFO or device at a report's path, a read-only folder
+        say(f"error: cannot write the report into {report_dir}: {err.strerror}")
+        raise typer.Exit(2) from None
     sys.stdout.write(render_summary(report, [str(path) for path in written]))
     raise typer.Exit(0 if report.ok else 1)
 

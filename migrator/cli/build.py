@@ -8,6 +8,7 @@ from typing import List, Optional
 import typer
 
 from . import app, write_reports
+from .progress import say
 
 
 @app.command()
@@ -41,18 +42,18 @@ def build(
         typer.echo(f"error: --offload-arch: {err}", err=True)
         raise typer.Exit(2) from None
     if report_dir.exists() and not report_dir.is_dir():
-        typer.echo(f"error: {report_dir} exists and is not a folder", err=True)
+        say(f"error: {report_dir} exists and is not a folder")
         raise typer.Exit(2)
     resolved = report_dir.resolve()
     if out.is_dir() and (resolved == out.resolve() or out.resolve() in resolved.parents):
-        typer.echo(f"error: --report {report_dir} is inside {out}: the build never writes into "
-                   "the converted tree", err=True)
+        say(f"error: --report {report_dir} is inside {out}: the build never writes into the "
+            "converted tree")
         raise typer.Exit(2)
     options = BuildOptions(out=out, source=source, offload_archs=archs, build_dir=build_dir,
                            keep_build=keep_build, jobs=jobs, timeout=timeout, method=method)
     try:
-        report = run_build(options, progress=lambda line: typer.echo(line, err=True))
+        report = run_build(options, progress=say)
     except BuildFailure as err:
-        typer.echo(f"error: {err}", err=True)
+        say(f"error: {err}")
         raise typer.Exit(2) from None
     write_reports(report_dir, "build", report, render_json, render_markdown, render_summary)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from enum import Enum
 from pathlib import Path
@@ -30,7 +31,8 @@ class Format(str, Enum):
 @app.command()
 def convert(
     src: Path = typer.Argument(..., help="CUDA source file or folder to convert."),
-    output: Optional[Path] = typer.Option(None, "-o", "--output", help="Output file or folder."),
+    output: Optional[str] = typer.Option(None, "-o", "--output", help="Output file or folder; "
+                                         "- for standard output (one file; ./- names a file)."),
     in_place: bool = typer.Option(False, "--in-place", help="Rewrite the sources themselves."),
     rocm: str = typer.Option(None, "--rocm", help="Target ROCm version X.Y, or auto: the installed "
                              "HIP's (the default where hipcc is found; else 6.4)."),
@@ -68,12 +70,12 @@ def convert(
         "defines per file (implies --clang)."),
 ) -> None:
     """Convert a CUDA project (or one file) to HIP."""
-    from ..runner import ConvertError, RunOptions, run
+    from ..runner import ConvertError, RunOptions, convert_file, run
     from ..summary import file_records, summarize
     from ..versions import format_version
     from ..workspace import Flags
     from . import workspace_of
-    from .progress import reporter_for
+    from .progress import reporter_for, say
 
     workspace = workspace_of([src], Flags(
         rocm=rocm, select=tuple(select or ()), ignore=tuple(ignore or ()),
@@ -88,24 +90,37 @@ def convert(
             settings = with_clang(settings, src if src.is_dir() else src.parent,
                                   compile_commands)
         except ClangSetupError as err:
-            typer.echo(f"error: {err}", err=True)
+            say(f"error: {err}")
             raise typer.Exit(2) from None
-    options = RunOptions(source=src, output=output, in_place=in_place, dry_run=dry_run,
-                         diff=diff, jobs=jobs, force=force, findings_wanted=fmt is Format.json)
+    to_stdout = output == "-"
+    if to_stdout and (problem := _stdout_problem(src, diff)):
+        say(f"error: {problem}")
+        raise typer.Exit(2)
+    captured = _Captured() if to_stdout else None
+    options = RunOptions(source=src, output=Path(output) if output is not None else None,
+                         in_place=in_place, dry_run=dry_run or to_stdout, diff=diff, jobs=jobs,
+                         force=force, findings_wanted=fmt is Format.json)
     progress = reporter_for("converting")
     try:
-        result = run(options, settings, report=progress)
+        result = run(options, settings, report=progress, processor=captured or convert_file)
     except ConvertError as err:
-        typer.echo(f"error: {err}", err=True)
+        say(f"error: {err}")
         raise typer.Exit(2) from None
     finally:
         if progress:
             progress.close()
     summary = summarize(result)
+    report_to = sys.stdout
+    if captured is not None:  # the converted file on stdout, the summary on stderr
+        if not dry_run and not result.failed:
+            sys.stdout.flush()
+            sys.stdout.buffer.write(captured.output)
+            sys.stdout.flush()
+        report_to = sys.stderr
     if fmt is Format.json:  # diffs travel inside the JSON document
         from ..output.json import render_report
 
-        sys.stdout.write(render_report(summary, file_records(result), {
+        report_to.write(render_report(summary, file_records(result), {
             "rocm": format_version(settings.rocm), "rocm_reason": workspace.rocm_reason,
             "launch_syntax": settings.launch_syntax, "rename_ext": settings.rename_ext,
             "optimize": settings.optimize, "offload_archs": list(settings.offload_archs),
@@ -115,6 +130,35 @@ def convert(
 
         for patch in result.diffs:
             sys.stdout.write(patch)
-        (sys.stderr if diff else sys.stdout).write(
+        (sys.stderr if diff else report_to).write(
             render_summary(summary, verbose) + f"target: {workspace.rocm_reason}\n")
+    if captured is not None and captured.support and not result.failed:
+        sys.stderr.write(f"note: the output includes {', '.join(captured.support)}, which -o - "
+                         "does not write: convert into a folder (-o DIR) to get it\n")
     raise typer.Exit(1 if result.failed else 0)
+
+
+def _stdout_problem(src: Path, diff: bool) -> str | None:
+    """Why ``-o -`` (the converted file on standard output) cannot be, or None."""
+    if os.path.isdir(src):
+        return (f"-o - prints one converted file, and {src} is a folder: give an output "
+                "folder (-o DIR)")
+    if diff:
+        return "-o - prints the converted file on standard output: --diff cannot share it"
+    return None
+
+
+class _Captured:
+    """The conversion of one file, keeping its output (and the support headers it needs) for
+    ``-o -``: the run itself writes nothing."""
+
+    def __init__(self) -> None:
+        self.output = b""
+        self.support: tuple[str, ...] = ()
+
+    def __call__(self, rel: str, data: bytes, settings):
+        from ..runner import convert_file
+
+        result = convert_file(rel, data, settings)
+        self.output, self.support = result.output or b"", tuple(result.support)
+        return result

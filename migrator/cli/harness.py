@@ -8,6 +8,7 @@ from typing import List, Optional
 import typer
 
 from . import app, write_reports
+from .progress import say
 from .validate import CONFIDENCE_OPTION, GPU_OPTION, MAX_SLOWDOWN_OPTION, HipCompiler
 
 
@@ -67,8 +68,8 @@ def harness(
         compile_commands=compile_commands, build_flags=tuple(build_flags or ()),
         settings=settings, jobs=jobs)
     try:
-        report = run_harness(options, progress=lambda line: typer.echo(line, err=True))
+        report = run_harness(options, progress=say)
     except HarnessError as err:
-        typer.echo(f"error: {err}", err=True)
+        say(f"error: {err}")
         raise typer.Exit(2) from None
     write_reports(output, "harness", report, render_json, render_markdown, render_summary)

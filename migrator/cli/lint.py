@@ -11,6 +11,7 @@ import typer
 
 from . import app
 from .convert import Dnn
+from .progress import say
 
 
 class OutputFormat(str, Enum):
@@ -69,7 +70,7 @@ def lint(
         try:
             settings = with_clang(settings, workspace.root, compile_commands)
         except ClangSetupError as err:
-            typer.echo(f"error: {err}", err=True)
+            say(f"error: {err}")
             raise typer.Exit(2) from None
     try:
         progress = reporter_for("checking")
@@ -80,7 +81,7 @@ def lint(
             if progress:
                 progress.close()
     except LintError as err:
-        typer.echo(f"error: {err}", err=True)
+        say(f"error: {err}")
         raise typer.Exit(2) from None
     remaining = sorted(result.remaining, key=lambda f: (f.path, f.line, f.column, f.code))
     failures = result.failed
@@ -109,7 +110,7 @@ def lint(
         stream = sys.stderr if diff else sys.stdout
         stream.write(render_findings(remaining, failures, len(result.fixed), statistics))
         for skipped in result.skipped:
-            sys.stderr.write(f"skipped {skipped}\n")
+            say(f"skipped {skipped}")
     if failures:
         raise typer.Exit(2)
     raise typer.Exit(0 if exit_zero or not remaining else 1)

@@ -1,5 +1,6 @@
 """Progress of long convert and lint runs: files done of the total, files/s and lines/s, on a
-rich line on stderr, only on a terminal and only once a run has taken a while."""
+rich line on stderr, only on a terminal and only once a run has taken a while; and the lines
+other commands print while they work (``say``), escaped for the terminal."""
 
 from __future__ import annotations
 
@@ -70,6 +71,15 @@ def _rates_column(reporter: ProgressReporter):
             return Text(reporter.rates())
 
     return RatesColumn()
+
+
+def say(line: str) -> None:
+    """A line on stderr (a step of a long command, an error), its control characters escaped:
+    a file name cannot send the terminal escape sequences."""
+    from ..output.terminal import escaped
+
+    sys.stderr.write(escaped(line) + "\n")
+    sys.stderr.flush()
 
 
 def reporter_for(verb: str) -> ProgressReporter | None:

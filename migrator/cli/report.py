@@ -11,6 +11,7 @@ import typer
 
 from . import app
 from .convert import Dnn
+from .progress import say
 
 
 @app.command()
@@ -86,7 +87,7 @@ def report(
             target_reason=workspace.rocm_reason, converted=converted, build_report=build_report,
             validate_report=validate_report, jobs=jobs,
             history=HistoryOptions(since, every, limit) if history else None)
-        document = make_report(options, progress=lambda line: typer.echo(line, err=True))
+        document = make_report(options, progress=say)
         report_dir.mkdir(parents=True, exist_ok=True)
         written = {"report.html": render_html(document), "report.md":
                    render_markdown(document, full), "report.json": render_json(document)}
@@ -112,5 +113,5 @@ def report(
 
 
 def _fail(message: str):
-    typer.echo(f"error: {message}", err=True)
+    say(f"error: {message}")
     raise typer.Exit(2)

@@ -9,6 +9,7 @@ from typing import List, Optional
 import typer
 
 from . import app, write_reports
+from .progress import say
 from .convert import LaunchSyntax
 
 
@@ -91,13 +92,12 @@ def validate(
         hip_compiler=hip_compiler.value, cuda_arch=cuda_arch, offload_arch=offload_arch,
         build_only=build_only, keep_build=keep_build, build_flags=tuple(build_flags or ()))
     if report_dir.exists() and not report_dir.is_dir():
-        typer.echo(f"error: {report_dir} exists and is not a folder", err=True)
+        say(f"error: {report_dir} exists and is not a folder")
         raise typer.Exit(2)
-    say = lambda line: typer.echo(line, err=True)  # noqa: E731
     try:
         report = run_validation(options, progress=say)
     except ValidateError as err:
-        typer.echo(f"error: {err}", err=True)
+        say(f"error: {err}")
         raise typer.Exit(2) from None
     if with_harness:
         report.harness = _kernel_harnesses(options, report_dir / "harness", say)
@@ -123,7 +123,7 @@ def _kernel_harnesses(options, output: Path, say):
             offload_arch=options.offload_arch, build_flags=options.build_flags,
             settings=options.settings, jobs=options.jobs), progress=say)
     except HarnessError as err:
-        typer.echo(f"error: --harness: {err}", err=True)
+        say(f"error: --harness: {err}")
         raise typer.Exit(2) from None
     atomic_write(output / "harness.json", render_json(report).encode())
     atomic_write(output / "harness.md", render_markdown(report).encode())

@@ -3,13 +3,15 @@ unit that failed, mapped to the CUDA source."""
 
 from __future__ import annotations
 
+from .terminal import escaped, quoted
+
 
 def render_summary(report, written: list[str]) -> str:
     lines = []
-    width = max((len(unit.name) for unit in report.units), default=0)
+    width = max((len(quoted(unit.name)) for unit in report.units), default=0)
     for unit in report.units:
         state = "built" if unit.built else "TIMED OUT" if unit.timed_out else "FAILED"
-        lines.append(f"{unit.name:<{width}}  {unit.kind:<16}  {state}")
+        lines.append(f"{quoted(unit.name):<{width}}  {unit.kind:<16}  {state}")
         for error in unit.errors[:3] if not unit.built else ():
             lines.append(f"    {_where(error)}: {error.message}")
             if error.explanation:
@@ -20,13 +22,14 @@ def render_summary(report, written: list[str]) -> str:
             lines.extend(f"    | {line}" for line in unit.log_tail.splitlines()[-5:])
     built = sum(unit.built for unit in report.units)
     lines.append(f"rocmigrate build: {built} of {len(report.units)} built ({report.method}, "
-                 f"HIP {report.hip['hip_version']}); report: {', '.join(written)}")
-    return "\n".join(lines) + "\n"
+                 f"HIP {report.hip['hip_version']}); report: {', '.join(map(quoted, written))}")
+    return "\n".join(map(escaped, lines)) + "\n"
 
 
 def _where(error) -> str:
     if error.source_file and error.source_line:
-        return f"{error.source_file}:{error.source_line}" + ("" if error.line_exact else " (~)")
+        return f"{quoted(error.source_file)}:{error.source_line}" + ("" if error.line_exact
+                                                                     else " (~)")
     if error.output_file:
-        return f"{error.output_file}:{error.line}"
-    return error.file or error.kind
+        return f"{quoted(error.output_file)}:{error.line}"
+    return quoted(error.file) if error.file else error.kind

@@ -1,6 +1,9 @@
-"""Human-readable summary of a conversion run."""
+"""Human-readable summary of a conversion run (and lint's findings), names quoted and control
+characters escaped for the terminal (``terminal``)."""
 
 from __future__ import annotations
+
+from .terminal import escaped, quoted
 
 MAX_LOCATIONS = 5
 
@@ -35,16 +38,16 @@ def render_summary(summary: dict, verbose: bool = False) -> str:
         lines.append("needs attention (no marker written by this run):")
         lines += _grouped(unmarked, "message", verbose)
     for failure in summary["failures"]:
-        lines.append(f"FAILED {failure['path']}: {failure['error']}")
+        lines.append(f"FAILED {quoted(failure['path'])}: {failure['error']}")
     for skipped in summary["skipped"]:
-        lines.append(f"skipped {skipped['path']}: {skipped['reason']}")
+        lines.append(f"skipped {quoted(skipped['path'])}: {skipped['reason']}")
     for note in summary["notes"]:
-        lines.append(f"note {note['path']}: {note['note']}")
+        lines.append(f"note {quoted(note['path'])}: {note['note']}")
     for header in summary["support_headers_written"]:
-        lines.append(f"wrote support header {header}")
+        lines.append(f"wrote support header {quoted(header)}")
     for stale in summary["removed_stale_outputs"]:
-        lines.append(f"removed stale output {stale}")
-    return "\n".join(lines) + "\n"
+        lines.append(f"removed stale output {quoted(stale)}")
+    return "\n".join(map(escaped, lines)) + "\n"
 
 
 def _grouped(entries: list[dict], text: str, verbose: bool) -> list[str]:
@@ -55,8 +58,16 @@ def _grouped(entries: list[dict], text: str, verbose: bool) -> list[str]:
         where = entry["locations"] if verbose else entry["locations"][:MAX_LOCATIONS]
         more = len(entry["locations"]) - len(where)
         lines.append(f"  {entry['code']} {entry[text]}  x{entry['count']}")
-        lines.append("      at " + ", ".join(where) + (f" and {more} more" if more else ""))
+        lines.append("      at " + ", ".join(map(_located, where))
+                     + (f" and {more} more" if more else ""))
     return lines
+
+
+def _located(location: str) -> str:
+    """``path:line:column`` with the path quoted where it must be."""
+    path, _, place = location.rpartition(":")
+    path, _, line = path.rpartition(":")
+    return f"{quoted(path)}:{line}:{place}" if path else location
 
 
 def render_findings(findings, failures, fixed_count: int, statistics: bool = False) -> str:
@@ -68,9 +79,9 @@ def render_findings(findings, failures, fixed_count: int, statistics: bool = Fal
         if f.fix_title:
             mark = " [*]" if f.fix_applicability == "safe" else f" [{f.fix_applicability}]"
         title = f" (fix: {f.fix_title})" if f.fix_title else ""
-        lines.append(f"{f.path}:{f.line}:{f.column}: {f.code}{mark} {f.message}{title}")
+        lines.append(f"{quoted(f.path)}:{f.line}:{f.column}: {f.code}{mark} {f.message}{title}")
     for failure in failures:
-        lines.append(f"{failure.rel}: error: {failure.message}")
+        lines.append(f"{quoted(failure.rel)}: error: {failure.message}")
     if statistics:
         from collections import Counter
 
@@ -86,4 +97,4 @@ def render_findings(findings, failures, fixed_count: int, statistics: bool = Fal
     if safe:
         summary += f"; {safe} fixable with --fix"
     lines.append(summary + ("." if not failures else f"; {len(failures)} file(s) failed."))
-    return "\n".join(lines) + "\n"
+    return "\n".join(map(escaped, lines)) + "\n"

@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
+from .terminal import escaped, quoted
+
 
 def render_summary(report, written: list[str]) -> str:
     """A line per program and variant with the first reason for its verdict (or the first note
     on a timing that is noise or undecided), then the counts; without a GPU, why nothing ran
     (once, not on every line)."""
     lines = []
-    width = max((len(p.name) for p in report.programs), default=0)
+    width = max((len(quoted(p.name)) for p in report.programs), default=0)
     for program in report.programs:
         for variant, outcome in program.variants.items():
             reasons = outcome.problems or outcome.notes
             reason = f"  ({reasons[0]})" if reasons and not report.not_run else ""
-            lines.append(f"{program.name:<{width}}  {variant:<9}  {outcome.verdict}{reason}")
+            lines.append(f"{quoted(program.name):<{width}}  {variant:<9}  {outcome.verdict}"
+                         f"{reason}")
     if report.not_run:
         lines.append(f"nothing was run: {report.not_run} (--gpu or ROCMIGRATE_GPU overrides the "
                      "detection)")
     counts = ", ".join(f"{n} {verdict}" for verdict, n in sorted(report.verdicts().items()))
-    lines.append(f"rocmigrate validate: {counts}; report: {', '.join(written)}")
-    return "\n".join(lines) + "\n"
+    lines.append(f"rocmigrate validate: {counts}; report: {', '.join(map(quoted, written))}")
+    return "\n".join(map(escaped, lines)) + "\n"
