@@ -337,16 +337,16 @@ def _edit(ctx: RuleContext, call, rewrite) -> Edit | None:
         if index >= len(args):
             return None
         begin, finish = args[index]
-        text = ctx.data[begin:finish].decode("utf-8", "replace")
-        if _ALREADY[action](text, value):
+        written = ctx.data[begin:finish]  # written back as it is: a Latin-1 comment stays bytes
+        if _ALREADY[action](written.decode("utf-8", "replace"), value):
             return None
         if action == "disambiguate":
             if _declared_exactly(ctx, begin, finish, value):
                 return None
             value = _disambiguating_cast(value)
         if value.startswith("(") and _PLAIN_OPERAND.fullmatch(ctx.data, begin, finish):
-            return Edit(begin, finish, f"{value}{text}".encode())  # (void**)&d_ptr
-        return Edit(begin, finish, f"{value}({text})".encode())
+            return Edit(begin, finish, value.encode() + written)  # (void**)&d_ptr
+        return Edit(begin, finish, value.encode() + b"(" + written + b")")
     if action == "append_argument":
         if len(args) != index:
             return None

@@ -185,7 +185,12 @@ class IncludeRewrite(Rule):
     must come first: an unconditional include of it that comes after code using it, after a
     HIP header that compiles only after it (``hip/hip_cooperative_groups.h``), or inside
     ``extern "C" {`` is moved up to where the engine inserts includes (before the first
-    include or code, outside any ``extern "C"`` block).
+    include or code, outside any ``extern "C"`` block). In a header whose uses all sit under one
+    ``#ifdef M`` (a "GPU compiler" switch of the project), the runtime is included under that
+    test; under a test of a CUDA header's guard (``#ifdef __DRIVER_TYPES_H__``: did the
+    includer include the runtime?) nothing is added: HDR001 turns the test into the HIP
+    header's guard, which HIP's headers define (header_guards.tsv), so the code still compiles
+    exactly where the includer included the runtime.
 
     ## Why is this bad on AMD
     hipcc does not know CUDA headers, and unlike nvcc it does not include the runtime header on
@@ -280,7 +285,7 @@ class IncludeRewrite(Rule):
             first = _first_use(ctx, len(data), api=api)
             macro = _shared_condition(ctx, api) if first is not None else None
             if macro is not None:
-                if _included_under(ctx, macro):
+                if _included_under(ctx, macro) or macro in _guard_macros(ctx.tables):
                     return
                 at = include_insertion_point(data, ctx.literals)
                 newline = ctx.source.newline
@@ -517,6 +522,20 @@ def _shared_condition(ctx: RuleContext, api: bool) -> bytes | None:
     macro = min(shared)
     defined = re.compile(rb"#[ \t]*define[ \t]+" + re.escape(macro) + rb"\b")
     return None if defined.search(ctx.code) else macro
+
+
+@functools.lru_cache(maxsize=8)
+def _guard_macros(tables: ApiTables) -> frozenset[bytes]:
+    """The CUDA headers' guard macros of header_guards.tsv and the HIP guards they become. A
+    header whose runtime uses all sit under a test of one (helper_cuda.h's ``#ifdef
+    __DRIVER_TYPES_H__``: did my includer include the runtime?) needs no include of its own:
+    under that test the runtime is there already, and HIP builds define only the HIP guards
+    (HDR001 rewrites the test to one), so an include under the CUDA guard would never apply and
+    would itself be rewritten by the next pass."""
+    names = {macro.encode() for macro in tables.header_guards}
+    names.update(guard.hip_macro.encode() for guards in tables.header_guards.values()
+                 for guard in guards if guard.hip_macro != "-")
+    return frozenset(names)
 
 
 def _included_under(ctx: RuleContext, macro: bytes) -> bool:

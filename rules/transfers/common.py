@@ -12,7 +12,7 @@ from migrator.rule import RuleContext
 from migrator.semantic.calls import WORD_BYTES, find_name, lexical_call
 from migrator.semantic.scopes import Block, function_at, loop_around, Loop, loops
 from migrator.semantic.spellings import alternation, cuda_and_hip
-from migrator.source import raw_text
+from migrator.source import raw_bytes, raw_text
 BASE = re.compile(rb"^\s*(?:\(\s*[\w\s:*]+\*\s*\)\s*)?&?\s*([A-Za-z_][A-Za-z0-9_]*)")
 
 
@@ -100,6 +100,7 @@ def _copy_name_in_loop(ctx: RuleContext) -> bool:
 
 def base_identifier(text: str) -> str | None:
     """The pointer variable an argument expression starts from: ``host`` in ``host + off``,
-    ``&host[i]``, ``(char*)host + n``."""
-    match = BASE.match(text.encode())
+    ``&host[i]``, ``(char*)host + n``. ``text`` is ``raw_text`` (a Latin-1 byte in a comment
+    is a surrogate): it goes back to its bytes as written."""
+    match = BASE.match(raw_bytes(text))
     return match.group(1).decode() if match else None

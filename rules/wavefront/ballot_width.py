@@ -90,8 +90,9 @@ class BallotWidth(Rule):
             if spans is None:
                 continue
             close = _closing_paren(data, end, spans)
-            counter = _counter_before(data, start)
-            if counter and close is not None and data[close + 1 : close + 32].lstrip()[:1] == b")":
+            # read on the code view: a comment inside __ffs( /* ... */ __ballot(v)) is a blank
+            counter = _counter_before(ctx.code, start)
+            if counter and close is not None and ctx.code[close + 1 : close + 32].lstrip()[:1] == b")":
                 wide = _COUNTERS[counter]
                 at = data.rindex(counter.encode(), max(0, start - 32), start)
                 if counter == _FROM_THE_TOP:
@@ -203,8 +204,12 @@ def _widening(ctx: RuleContext, declared: re.Match, base: int, uses) -> tuple[Ed
         type_text = type_text[5:].lstrip()
     edits = [Edit(type_start, type_start + len(type_text),
                   _WIDE_TYPE.get(type_text, b"unsigned long long"))]
-    return tuple(edits + [Edit(at, at + len(counter), wide.encode())
-                          for at, _, counter, wide in uses])
+    # each use's edit spans its whole call (``__ffs(m)`` -> ``__ffsll(m)``): a fix of the
+    # argument in the same round (ARG001's ``(int)`` cast for the 32-bit __ffs) overlaps it and
+    # waits for the next round, where it sees __ffsll of the widened variable
+    data = ctx.data
+    return tuple(edits + [Edit(at, end, wide.encode() + data[at + len(counter) : end])
+                          for at, end, counter, wide in uses])
 
 
 # a type word right before a use of the name: a declaration of it again (a loop body's)
