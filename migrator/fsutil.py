@@ -1,5 +1,9 @@
-"""File-system helpers: atomic writes, content hashes, and reads, writes and removals confined to
-an output folder.
+"""File-system helpers: atomic writes, content hashes, bounded reads of regular files, and reads,
+writes and removals confined to an output folder.
+
+``read_regular`` is how every file named by a path (a report, a cache, a configuration file, a
+spec) is read: a regular file of at most a given size, never a FIFO, device or folder, and never
+a wait on one.
 
 The ``*_inside`` helpers take a root folder and a relative posix path, and open every folder
 between them by file descriptor without following symlinks (``O_NOFOLLOW``): a symlink or a
@@ -27,6 +31,64 @@ class UnsafePathError(OSError):
 class NotRegularFileError(OSError):
     """A path to be written holds a FIFO, a device or a socket: writes replace only regular
     files and symlinks (a device node is never turned into a file)."""
+
+
+class UnreadableFileError(OSError):
+    """A path that is not a regular file, or a file over the size limit: nothing was kept of
+    it. ``strerror`` says which ("not a regular file (a FIFO)", "larger than 64 MiB...")."""
+
+
+MiB = 2**20
+CACHE_LIMIT = 256 * MiB  # the most read_inside reads of a cache
+
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character "
+          "device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+_READ_FLAGS = (os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0)  # a FIFO: no wait
+               | getattr(os, "O_CLOEXEC", 0))
+
+
+def read_regular(path: Path | str, limit: int) -> bytes:
+    """The bytes of the regular file at ``path`` (a symlink to one is followed), at most
+    ``limit`` of them. A folder, FIFO, device or socket (checked before it is opened, and again
+    once open, without blocking), or a file larger than ``limit`` (by its size, or by what it
+    yields while read) raises UnreadableFileError; other errors (missing, no permission) are
+    the OSError the system gave."""
+    _require_regular(os.stat(path).st_mode)  # opening a device may act on it: not opened
+    with os.fdopen(os.open(path, _READ_FLAGS), "rb") as reader:
+        return _bounded_read(reader, limit)
+
+
+def check_regular(path: Path | str, limit: int) -> None:
+    """Raise what ``read_regular(path, limit)`` would for the file as it is now, from its status
+    alone (nothing is opened): a check before long work, the read still checks again."""
+    info = os.stat(path)
+    _require_regular(info.st_mode)
+    if info.st_size > limit:
+        raise _too_large(limit)
+
+
+def _bounded_read(reader, limit: int) -> bytes:
+    info = os.fstat(reader.fileno())
+    _require_regular(info.st_mode)  # replaced since it was checked
+    if info.st_size > limit:
+        raise _too_large(limit)
+    data = reader.read(limit + 1)
+    if len(data) > limit:
+        raise _too_large(limit)
+    return data
+
+
+def _require_regular(mode: int) -> None:
+    if not stat.S_ISREG(mode):
+        kind = next((name for test, name in _KINDS if test(mode)), "something else")
+        raise UnreadableFileError(errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL,
+                                  f"not a regular file ({kind})")
+
+
+def _too_large(limit: int) -> UnreadableFileError:
+    size = f"{limit // MiB} MiB" if limit >= MiB else f"{limit} bytes"
+    return UnreadableFileError(errno.EFBIG, f"larger than {size}, the most rocmigrate reads "
+                               "of it")
 
 
 def content_hash(data: bytes) -> str:
@@ -72,16 +134,17 @@ def write_inside(root: Path, rel: str, data: bytes, mode_from: Path | None = Non
         os.close(folder)
 
 
-def read_inside(root: Path, rel: str) -> bytes | None:
+def read_inside(root: Path, rel: str, limit: int = CACHE_LIMIT) -> bytes | None:
     """The bytes of the regular file ``root/rel``, or None when there is none; never follows a
-    symlink (on the way: ``UnsafePathError``; at ``rel`` itself: None)."""
+    symlink (on the way: ``UnsafePathError``; at ``rel`` itself: None). A file larger than
+    ``limit`` raises UnreadableFileError."""
     folder_parts, name = _split(rel)
     try:
         folder = _open_folders(root, folder_parts, create=False)
     except FileNotFoundError:
         return None
     try:
-        return _read_at(folder, name)
+        return _read_at(folder, name, limit)
     finally:
         os.close(folder)
 
@@ -187,7 +250,7 @@ def _unsafe(err: OSError, folder: int, part: str, shown: list[str]) -> OSError:
     return err
 
 
-def _read_at(folder: int, name: str) -> bytes | None:
+def _read_at(folder: int, name: str, limit: int | None = None) -> bytes | None:
     try:
         handle = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK  # a FIFO: no wait
                          | getattr(os, "O_CLOEXEC", 0), dir_fd=folder)
@@ -198,7 +261,7 @@ def _read_at(folder: int, name: str) -> bytes | None:
     with os.fdopen(handle, "rb") as reader:
         if not stat.S_ISREG(os.fstat(reader.fileno()).st_mode):
             return None
-        return reader.read()
+        return reader.read() if limit is None else _bounded_read(reader, limit)
 
 
 def _temporary_name(name: str) -> str:

@@ -137,10 +137,11 @@ def test_errors_name_the_flag(tmp_path: Path, flags: Flags, said: str):
         open_workspace([tmp_path], flags)
 
 
-def test_a_rules_dir_adds_the_teams_codes(tmp_path: Path):
+def test_a_rules_dir_adds_the_teams_codes(tmp_path: Path, monkeypatch):
     rules = tmp_path / "team_rules"
     rules.mkdir()
     (rules / "no_printf.py").write_text(USER_RULE)
+    monkeypatch.setenv("ROCMIGRATE_TRUST_RULES_DIR", str(tmp_path))  # the user trusts this tree
     _config(tmp_path, 'rules-dir = "team_rules"\nselect = ["TMX001"]\n')
     settings = open_workspace([tmp_path], Flags()).settings
     assert settings.rules_dir == rules.resolve() and settings.select == ("TMX001",)
@@ -277,10 +278,11 @@ def test_every_command_refuses_the_same_bad_configuration(tmp_path: Path):
         assert result.exit_code == 2 and ".rocmigrate.toml: rocm: ROCm 9.9 is newer" in result.output
 
 
-def test_a_teams_rule_runs_in_convert_and_lint(tmp_path: Path):
+def test_a_teams_rule_runs_in_convert_and_lint(tmp_path: Path, monkeypatch):
     rules = tmp_path / "team_rules"
     rules.mkdir()
     (rules / "no_printf.py").write_text(USER_RULE)
+    monkeypatch.setenv("ROCMIGRATE_TRUST_RULES_DIR", str(tmp_path))  # the user trusts this tree
     src = _project(tmp_path, 'rules-dir = "../team_rules"\n')
     converted = _cli("convert", str(src), "-o", str(tmp_path / "out"), "--format", "json")
     assert converted.exit_code == 0, converted.output

@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..fsutil import MiB, read_regular
 from ..toolchain.compilers import (HIPCC_PLACES, HipError, InstalledHip, amd_env,
                                    installed_hip, rocm_root)
 from ..toolchain.process import run_process
@@ -393,7 +394,7 @@ def _compile_database(options: BuildOptions, out: Path, tree: ConvertedTree,
             if path is None or not path.is_file():
                 continue
             try:
-                entries = json.loads(path.read_text(errors="replace"))
+                entries = json.loads(read_regular(path, 512 * MiB).decode(errors="replace"))
             except (OSError, ValueError, RecursionError):
                 continue
             if isinstance(entries, list):

@@ -31,6 +31,7 @@ import shlex
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from ..fsutil import MiB, read_regular
 from ..parsing import treesitter
 from ..workspace.includes import ANY_PATH, quoted_includes, resolve
 from .check import find_resource_dir
@@ -134,6 +135,7 @@ _BASE_ARGUMENTS = ("-x", "cuda", "--cuda-host-only", "-nocudainc", "-nocudalib",
 _MISSING = _DECLARATIONS.parent / "missing-headers"
 _MISSING_HEADER = re.compile(r"^'(.+)' file not found$")
 _MISSING_LIMIT = 8
+COMPILE_COMMANDS_LIMIT = 512 * MiB  # the most read of a compile_commands.json
 _STANDARD = "-std=c++17"
 # what a compile command may carry over: the rest (nvcc's -arch, -O3, -Xcompiler...) is about
 # code generation, or unknown to clang
@@ -308,7 +310,7 @@ def compile_command_flags(path: Path, compile_commands: Path | None) -> list[str
 def _compile_commands(path: str, mtime: int, size: int) -> tuple:
     """The entries of a compile_commands.json, read once per version of the file."""
     try:
-        entries = json.loads(Path(path).read_text(encoding="utf-8", errors="replace"))
+        entries = json.loads(read_regular(path, COMPILE_COMMANDS_LIMIT).decode("utf-8", "replace"))
     except (OSError, ValueError):
         return ()
     return tuple(entries) if isinstance(entries, list) else ()

@@ -24,8 +24,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..fsutil import read_regular
 from .check import find_resource_dir
-from .kernels import ReadOptions, clang_arguments, includer_of, parse_unit
+from .kernels import (COMPILE_COMMANDS_LIMIT, ReadOptions, clang_arguments, includer_of,
+                      parse_unit)
 
 _QUALIFIER = re.compile(r"\b(?:const|volatile|__restrict__|__restrict|restrict)\b")
 _WORDS_SPACE = re.compile(r"\s+")
@@ -383,7 +385,7 @@ def with_clang(settings, root: Path, compile_commands: Path | None):
                               f"{err}") from None
     if compile_commands is not None:
         try:
-            compile_commands.read_bytes()
+            read_regular(compile_commands, COMPILE_COMMANDS_LIMIT)
         except OSError as err:
             raise ClangSetupError(f"--compile-commands {compile_commands}: "
                                   f"{err.strerror or err}") from None

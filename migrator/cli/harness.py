@@ -47,6 +47,8 @@ def harness(
                                        "where hipcc is found; else 6.4)."),
     jobs: int = typer.Option(0, "--jobs", "-j", min=0, help="Parallel compiles (0: one per CPU)."),
     config: Optional[Path] = typer.Option(None, "--config", help="Configuration file to use."),
+    rules_dir: Optional[Path] = typer.Option(None, "--rules-dir", help="A folder of your "
+                                             "team's own rule modules (for the conversion)."),
 ) -> None:
     """Generate a harness per kernel, build it on the CUDA original and on the HIP port, run
     both and compare their outputs and timings."""
@@ -58,7 +60,8 @@ def harness(
     from . import workspace_of
 
     # the port may be built with the installed hipcc: without --rocm, convert for its HIP
-    settings = workspace_of([src], Flags(rocm=rocm, config=config, detect_hip=True)).settings
+    settings = workspace_of([src], Flags(rocm=rocm, config=config, rules_dir=rules_dir,
+                                         detect_hip=True)).settings
     options = HarnessOptions(
         source=src, output=output, kernels=tuple(kernels or ()), force=force,
         build_only=build_only, runs=runs, warmup=warmup, timeout=timeout,

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
+from ..fsutil import MiB, read_regular
 from ..settings import Settings
 from ..toolchain.compilers import find_nvcc
 from ..toolchain.devices import gpu_check
@@ -39,6 +40,7 @@ from .spec import (HarnessSpec, SpecError, default_spec, load_spec, needs_edit_o
 
 CUDA_SUFFIXES = (".cu", ".cuh")
 HIP_TREE = "hip-src"  # the converted tree, inside the output folder
+REPORT_LIMIT = 64 * MiB  # the most read of a harness.json
 BUILD_DIR = "build"
 SOURCE_SUFFIXES = {"cuda": ".cuda.cu", "hip": ".hip.cpp"}
 
@@ -586,7 +588,7 @@ def run_again(output: Path, runs: int = 10, timeout: float = 120.0,
     ``python -m migrator.harness DIR``)."""
     say = progress or (lambda message: None)
     try:
-        document = json.loads((output / "harness.json").read_text(encoding="utf-8"))
+        document = json.loads(read_regular(output / "harness.json", REPORT_LIMIT))
         settings, harnesses = document["settings"], document["harnesses"]
         toolchains = document["toolchains"]
         outcomes = [HarnessOutcome(
@@ -594,7 +596,10 @@ def run_again(output: Path, runs: int = 10, timeout: float = 120.0,
             h["spec_error"], h["sources"], {side: Build(**b) for side, b in h["builds"].items()},
             binaries=dict(h.get("binaries", {})), unit=h.get("unit", h["file"]))
             for h in harnesses]
-    except (OSError, ValueError, KeyError, TypeError) as err:
+    except OSError as err:
+        raise HarnessError(f"{output / 'harness.json'} is not the report of a harness build: "
+                           f"cannot read: {err.strerror}") from None
+    except (ValueError, KeyError, TypeError) as err:
         raise HarnessError(f"{output / 'harness.json'} is not the report of a harness build: "
                            f"{err}") from None
     inside = output.resolve()

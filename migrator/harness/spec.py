@@ -35,6 +35,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .. import __version__
+from ..fsutil import MiB, read_regular
 from .types import (COMPONENTS, DEFAULT_RANGES, DEFAULT_TOLERANCES, FLOATING, element_layout,
                     plain)
 
@@ -43,6 +44,7 @@ DEFAULT_BLOCK = 256
 MAX_ELEMENTS = 1 << 28  # a product of size parameters above this is not taken as a count
 MAX_BUFFER = 1 << 24  # elements: default sizes are lowered until each buffer's indexing fits
 DIGEST_KEY = "rocmigrate_digest"
+SPEC_LIMIT = 4 * MiB  # the most read of a spec
 ROLES = ("input", "output", "inout")
 FILLS = ("random", "zero")
 _SIZE_NAME = re.compile(
@@ -629,7 +631,7 @@ def write_spec(path: Path, document: dict, force: bool) -> str:
     text = render_spec(document)
     if path.is_file():
         try:
-            current = path.read_text(encoding="utf-8")
+            current = _read_spec(path)
         except (OSError, UnicodeDecodeError):
             current = None
         if current == text:
@@ -643,11 +645,20 @@ def write_spec(path: Path, document: dict, force: bool) -> str:
 # --- reading -------------------------------------------------------------------------------------
 
 
+def _read_spec(path: Path) -> str:
+    """A spec's text, newlines made ``\\n`` (as ``read_text`` does); a regular file of at most
+    SPEC_LIMIT bytes (else an OSError)."""
+    text = read_regular(path, SPEC_LIMIT).decode("utf-8")
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
 def load_spec(path: Path) -> HarnessSpec:
     """Read and check a spec; SpecError says what is wrong and where."""
     try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as err:
+        document = tomllib.loads(_read_spec(path))
+    except OSError as err:
+        raise SpecError(f"{path}: cannot read: {err.strerror or err}") from None
+    except UnicodeDecodeError as err:
         raise SpecError(f"{path}: cannot read: {err}") from None
     except tomllib.TOMLDecodeError as err:
         raise SpecError(f"{path}: not TOML: {err}") from None
@@ -658,7 +669,7 @@ def needs_edit_of(path: Path) -> str:
     """The ``needs_edit`` line of a spec, read without checking the rest ("" when absent or
     unreadable): a spec waiting for an edit may not load until then."""
     try:
-        value = tomllib.loads(path.read_text(encoding="utf-8")).get("needs_edit", "")
+        value = tomllib.loads(_read_spec(path)).get("needs_edit", "")
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         return ""
     return value if isinstance(value, str) else ""

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import __version__
+from ..fsutil import check_regular
 from ..settings import Settings
 from ..versions import format_version
 from . import evidence as evidence_module
@@ -57,6 +58,12 @@ def build_report(options: ReportOptions, progress=None) -> dict:
     if not source.is_dir():
         raise ReportError(f"{source} is not a folder" if source.exists()
                           else f"{source} does not exist")
+    for given in (options.build_report, options.validate_report):
+        try:
+            if given is not None:
+                check_regular(given, evidence_module.MAX_BYTES)  # before the work, not after
+        except OSError as err:
+            raise ReportError(f"{given}: cannot read: {err.strerror}") from None
     report_dir = options.report_dir.resolve()
     inside = report_dir.is_relative_to(source.resolve())
     say(f"reading {source} with the conversion rules at ROCm "

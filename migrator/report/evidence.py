@@ -11,10 +11,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..fsutil import content_hash, read_inside
+from ..fsutil import content_hash, read_inside, read_regular
 from ..workspace.discovery import OUTPUT_MARK
 
-_MAX_BYTES = 64 * 1024 * 1024
+MAX_BYTES = 64 * 1024 * 1024  # the most read of a build or validate report
 
 
 @dataclass
@@ -94,10 +94,7 @@ def align_paths(found: dict[str, object], paths: list[str]) -> tuple[dict, str]:
 
 def _json(path: Path, notes: list[str]):
     try:
-        if path.stat().st_size > _MAX_BYTES:
-            notes.append(f"{path}: larger than {_MAX_BYTES // 2**20} MiB, not read")
-            return None
-        return json.loads(path.read_bytes())
+        return json.loads(read_regular(path, MAX_BYTES))
     except OSError as err:
         notes.append(f"{path}: cannot read: {err.strerror}")
     except (ValueError, RecursionError):

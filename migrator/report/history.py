@@ -21,7 +21,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..buildfiles import language_of
-from ..fsutil import atomic_write
+from ..fsutil import UnreadableFileError, atomic_write, read_regular
 from ..results import CONVERTIBLE_SUFFIXES
 from ..workspace.digest import ruleset_digest
 from ..workspace.includes import ANY_PATH, included_files, resolve
@@ -32,6 +32,7 @@ CACHE_NAME = "history-cache.json"
 CACHE_FORMAT = 1
 SNAPSHOT_FORMAT = 1
 _MAX_CACHE_BYTES = 256 * 1024 * 1024
+_MAX_HISTORY_BYTES = 64 * 1024 * 1024  # a --history-file: some 300,000 snapshots
 _SYMLINK = 0o120000  # git's mode of a symbolic link
 
 
@@ -61,10 +62,10 @@ class BlobCache:
         try:
             if not self.path.is_file() or self.path.is_symlink():
                 return
-            if self.path.stat().st_size > _MAX_CACHE_BYTES:
-                self.note = f"{self.path.name} is too large: ignored"
-                return
-            stored = json.loads(self.path.read_bytes())
+            stored = json.loads(read_regular(self.path, _MAX_CACHE_BYTES))
+        except UnreadableFileError as err:
+            self.note = f"{self.path.name}: {err.strerror}: ignored (rebuilt)"
+            return
         except (OSError, ValueError, RecursionError):
             self.note = f"{self.path.name} cannot be read: ignored (rebuilt)"
             return
@@ -269,7 +270,7 @@ def read_snapshots(path: Path) -> list[dict]:
     if not path.exists():
         return []
     try:
-        stored = json.loads(path.read_bytes())
+        stored = json.loads(read_regular(path, _MAX_HISTORY_BYTES))
     except OSError as err:
         raise HistoryError(f"{path}: cannot read: {err.strerror}") from None
     except (ValueError, RecursionError):

@@ -13,10 +13,12 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatch
 from pathlib import Path
 
+from ..fsutil import MiB, read_regular
 from .lineage import lines_by_author
 
 RECENT_COMMITS = 500  # the recent history read for "recent commits"
 CODEOWNERS_PLACES = ("CODEOWNERS", ".github/CODEOWNERS", ".gitlab/CODEOWNERS", "docs/CODEOWNERS")
+CODEOWNERS_LIMIT = 4 * MiB  # GitHub reads 3 MB of one
 
 
 @dataclass
@@ -181,7 +183,7 @@ def _codeowners(repo) -> tuple[list[tuple[str, str]], str]:
     base = Path(repo.working_tree_dir)
     for place in CODEOWNERS_PLACES:
         try:
-            text = (base / place).read_text(encoding="utf-8", errors="replace")
+            text = read_regular(base / place, CODEOWNERS_LIMIT).decode("utf-8", "replace")
         except OSError:
             continue
         rules = []

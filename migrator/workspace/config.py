@@ -12,6 +12,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..fsutil import MiB, read_regular
 from ..versions import parse_offload_archs, parse_target
 
 
@@ -44,6 +45,7 @@ KEYS = {
 }
 LAUNCH_SYNTAXES = ("chevron", "ggl")
 DNN_CHOICES = ("report", "miopen")
+CONFIG_LIMIT = 8 * MiB  # the most read of a configuration file
 
 
 @dataclass(frozen=True)
@@ -73,14 +75,14 @@ def find_config(start: Path) -> Path | None:
 def _has_tool_table(path: Path) -> bool:
     """Does this pyproject.toml hold [tool.rocmigrate]? One that cannot be read or parsed is an
     error (it may hold the configuration), not a file without one."""
-    tool = _read_toml(path).get("tool", {})
+    tool = read_toml(path).get("tool", {})
     return isinstance(tool, dict) and "rocmigrate" in tool
 
 
-def _read_toml(path: Path) -> dict:
+def read_toml(path: Path) -> dict:
     """A TOML file's document; every way it can be unusable is a ConfigError naming it."""
     try:
-        return tomllib.loads(path.read_bytes().decode("utf-8"))
+        return tomllib.loads(read_regular(path, CONFIG_LIMIT).decode("utf-8"))
     except OSError as err:
         raise ConfigError(f"{path}: cannot read: {err.strerror}") from None
     except UnicodeDecodeError as err:
@@ -92,7 +94,7 @@ def _read_toml(path: Path) -> dict:
 def load_config(path: Path | None) -> Config:
     if path is None:
         return Config()
-    document = _read_toml(path)
+    document = read_toml(path)
     if path.name == ".rocmigrate.toml":
         table = document
     else:

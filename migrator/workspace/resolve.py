@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -9,7 +10,11 @@ from ..settings import Settings
 from ..toolchain.compilers import HIPCC_PLACES, HipError, installed_hip
 from ..versions import (DEFAULT_ROCM, NEWEST_ROCM, OLDEST_ROCM, default_offload_archs,
                         format_version, parse_offload_archs, parse_target, parse_version)
-from .config import Config, ConfigError, check_selectors, find_config, load_config
+from .config import Config, ConfigError, check_selectors, find_config, load_config, read_toml
+
+# set to 1 (every tree) or to folders separated by os.pathsep: a configuration file in one of
+# them (or below) may name a rules directory, whose modules rocmigrate imports
+TRUST_VARIABLE = "ROCMIGRATE_TRUST_RULES_DIR"
 
 
 class WorkspaceError(Exception):
@@ -109,6 +114,7 @@ def _settings(flags: Flags, config: Config, rocm: tuple[int, int, int]) -> Setti
     rules_dir = flags.rules_dir
     if rules_dir is None and "rules-dir" in values:
         rules_dir = config.root / values["rules-dir"]
+        _require_trust(config, rules_dir)
     if rules_dir is not None:
         if not rules_dir.is_dir():
             raise ConfigError(f"--rules-dir {rules_dir}: not a folder")
@@ -141,6 +147,59 @@ def _settings(flags: Flags, config: Config, rocm: tuple[int, int, int]) -> Setti
         roc=flags.roc or values.get("roc", False),
         dnn=flags.dnn or values.get("dnn", "report"),
     )
+
+
+def _require_trust(config: Config, rules_dir: Path) -> None:
+    """A tree's configuration naming a rules directory would have rocmigrate import the tree's
+    own Python code (a cloned repository, a pre-commit hook): raise ConfigError, saying how to
+    opt in, unless the user trusts it from outside the tree (TRUST_VARIABLE, or the folder is
+    listed in the user's trusted.toml)."""
+    folder = config.root.resolve()
+    variable = os.environ.get(TRUST_VARIABLE, "").strip()
+    if variable == "1":
+        return
+    listed = [Path(item).expanduser() for item in variable.split(os.pathsep)
+              if item.strip() and item.strip() != "0"]
+    trusted_file = _trusted_file()
+    if trusted_file is not None:
+        listed += _trusted_roots(trusted_file)
+    if any(folder.is_relative_to(root.resolve()) for root in listed):
+        return
+    in_file = f", or list \"{folder}\" in roots = [...] of {trusted_file}" if trusted_file else ""
+    raise ConfigError(
+        f"{config.path}: rules-dir {config.values['rules-dir']!r} would import this tree's own "
+        f"Python code ({rules_dir.resolve()}), and a tree's configuration is not trusted to run "
+        f"code. Opt in from outside the tree: give --rules-dir {rules_dir.resolve()}, or set "
+        f"{TRUST_VARIABLE}={folder} (1: every tree){in_file}")
+
+
+def _trusted_file() -> Path | None:
+    """The user's own list of trusted trees: $XDG_CONFIG_HOME/rocmigrate/trusted.toml, by
+    default ~/.config/rocmigrate/trusted.toml (None without a home folder)."""
+    base = os.environ.get("XDG_CONFIG_HOME", "").strip()
+    if base and Path(base).is_absolute():
+        return Path(base) / "rocmigrate" / "trusted.toml"
+    try:
+        return Path.home() / ".config" / "rocmigrate" / "trusted.toml"
+    except RuntimeError:
+        return None
+
+
+def _trusted_roots(path: Path) -> list[Path]:
+    """The folders ``roots = [...]`` of the user's trusted.toml lists (none when it is absent):
+    a configuration file in one of them, or below, may name a rules directory."""
+    if not os.path.lexists(path):
+        return []
+    document = read_toml(path)
+    unknown = sorted(set(document) - {"roots"})
+    if unknown:
+        raise ConfigError(f"{path}: unknown key {unknown[0]!r} (known keys: roots)")
+    roots = document.get("roots", [])
+    if not isinstance(roots, list) or not all(isinstance(root, str) and root.strip()
+                                              and Path(root).expanduser().is_absolute()
+                                              for root in roots):
+        raise ConfigError(f"{path}: roots must be a list of absolute folders (or ~/...)")
+    return [Path(root).expanduser() for root in roots]
 
 
 def _offload_archs(flags: Flags, values: dict, rocm: tuple[int, int, int]) -> tuple[str, ...]:
