@@ -193,6 +193,15 @@ class Marker:
 
     code: str
     text: str
+    # the start of ``text`` that names the site's problem, where the rest quotes code that other
+    # fixes of the same conversion may rewrite: a marker of this code starting with it is this
+    # marker (a second pass over the output then finds it); "" compares the whole text
+    key: str = ""
 
     def render(self) -> bytes:
         return f"// rocmigrate {self.code}: {self.text}".encode()
+
+    def is_rendered_as(self, line: bytes) -> bool:
+        """Is ``line`` (a marker line, stripped) this marker, by its key?"""
+        return bool(self.key) and line.startswith(
+            f"// rocmigrate {self.code}: {self.key}".encode())

@@ -41,7 +41,8 @@ def marker_fix(ctx: RuleContext, offset: int, marker: Marker) -> Fix | None:
     for found in _inline_markers_before(ctx, offset) if data[offset - 1 : offset] == b" " else ():
         if converted is None:
             converted = _as_converted(ctx, text)
-        if _as_converted(ctx, b"// " + found[3:-3]) == converted:
+        if _as_converted(ctx, b"// " + found[3:-3]) == converted or \
+                marker.is_rendered_as(b"// " + found[3:-3]):
             return None
     # ... or in the run of marker (and suppression) lines above its line
     at = line_start
@@ -55,7 +56,7 @@ def marker_fix(ctx: RuleContext, offset: int, marker: Marker) -> Fix | None:
                 at = above_start  # the marker goes above the suppression of this line
         elif not _MARKER_LINE.match(above):
             break
-        elif above == text:
+        elif above == text or marker.is_rendered_as(above):
             return None
         else:
             if converted is None:
@@ -162,13 +163,16 @@ def _output_spelling(tables, rocm, lowered: bool) -> dict[str, str]:
 
 
 def unproven_fix(ctx: RuleContext, offset: int, code: str, message: str,
-                 rewrite: Fix | None = None, without_lines: str | None = None) -> Fix | None:
+                 rewrite: Fix | None = None, without_lines: str | None = None,
+                 key: str = "") -> Fix | None:
     """The fix to attach to an optimisation a rule could not prove safe: the unsafe ``rewrite``
     itself where it may apply (``--unsafe-fixes``) or where nothing writes markers (lint shows
     it as an unsafe fix); otherwise a marker at the site that says what was left alone and why.
     Line numbers are left out of the marker, and names are in HIP spelling, so that re-running
     on the output finds it again. ``without_lines``: the message with them left out, where the
-    rule writes it so (a long message is then not searched for them)."""
+    rule writes it so (a long message is then not searched for them). ``key``: the start of
+    the message that identifies the marker where the rest quotes code other fixes rewrite
+    (``Marker.key``)."""
     if rewrite is not None and (ctx.settings.unsafe_fixes or not ctx.settings.write_markers):
         return rewrite
     if without_lines is not None:
@@ -178,4 +182,4 @@ def unproven_fix(ctx: RuleContext, offset: int, code: str, message: str,
     text = hip_spelling(ctx, message)
     if rewrite is not None:
         text += " (rewrite with --unsafe-fixes)"
-    return marker_fix(ctx, offset, Marker(code, text))
+    return marker_fix(ctx, offset, Marker(code, text, hip_spelling(ctx, key) if key else ""))

@@ -105,7 +105,10 @@ class BlockingStream(Rule):
                 bare = None
                 if not any("line" in what for what, _ in reasons):
                     bare = _RELIED_ON.format(api=api, reasons="; ".join(w for w, _ in reasons))
-                fix = unproven_fix(ctx, start, "STM001", message, fix, bare)
+                # the reasons quote calls other rules rewrite (a hipMemcpy made asynchronous):
+                # the marker is known again by what comes before them
+                key = _RELIED_ON.format(api=api, reasons="\0").partition("\0")[0]
+                fix = unproven_fix(ctx, start, "STM001", message, fix, bare, key)
             else:
                 message = (f"{api} makes a blocking stream; nothing here relies on the null "
                            f"stream: {flags_call}(..., {flag})")
