@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from migrator import apitables, support  # noqa: E402
 from migrator.parsing.tokens import LiteralSpans, blank_literals  # noqa: E402
 from migrator.versions import DEFAULT_ROCM, parse_target  # noqa: E402
+from rules.cuda_context import compiler_macro  # noqa: E402
 from rules.target_names import renamable  # noqa: E402
 
 SUFFIXES = (".cu", ".cuh", ".hip", ".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".inl")
@@ -45,9 +46,11 @@ _NOT_TYPES = {b"return", b"case", b"throw", b"else", b"do", b"sizeof", b"co_retu
 
 
 def renamable_names(tables, rocm) -> dict[bytes, str]:
-    """CUDA name -> HIP name, for the names the target has a different HIP name for."""
+    """CUDA name -> HIP name, for the names the target has a different HIP name for (but the
+    compiler tests, ``__CUDACC__``: a C or C++ library header keeps them, rightly)."""
     return {entry.cuda.encode(): entry.hip for entry in tables.names.values()
-            if entry.hip and entry.hip != entry.cuda and renamable(entry, rocm)}
+            if entry.hip and entry.hip != entry.cuda and renamable(entry, rocm)
+            and not compiler_macro(entry.cuda)}
 
 
 def unrenamed(data: bytes, names: dict[bytes, str]) -> list[tuple[int, str, str]]:

@@ -47,6 +47,8 @@ def _process(rel: str, data: bytes, settings: Settings, apply_fixes: bool,
     try:
         source = Source.checked(rel, data, settings.max_file_bytes)
         language = buildfiles.language_of(rel)
+        if language is None:
+            _reject_script(source)
         if reject_non_code and language is None:
             _reject_non_code(source)
         # a team's rules directory adds rules, not API names; --roc and --dnn choose libraries
@@ -92,6 +94,14 @@ _NOT_SOURCE = re.compile(rb"[@`\x00-\x08\x0e-\x1f\x7f]")
 # all the others: deleting them (bytes.translate) tells whether a file has any of those, in a
 # tenth of the time a search takes
 _SOURCE_BYTES = bytes(byte for byte in range(256) if not _NOT_SOURCE.match(bytes([byte])))
+
+
+def _reject_script(source: Source) -> None:
+    """Refuse a script whatever its name (``#!`` on line 1, after a byte-order mark if any): no
+    C/C++ file starts so, and an include inserted above the ``#!`` would break the script."""
+    data = source.data
+    if data.startswith(b"#!", 3 if data.startswith(b"\xef\xbb\xbf") else 0):
+        raise SourceError("does not parse as C/C++/CUDA (a script: line 1 starts with '#!')")
 
 
 def _reject_non_code(source: Source) -> None:

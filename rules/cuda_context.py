@@ -11,6 +11,11 @@ in a file with CUDA context:
 - a use of a CUDA API name whose spelling is CUDA's own (``cudaMalloc``, ``CUstream``,
   ``curandState``, ``__nv_bfloat16``), or of the HIP name the conversion writes for one.
 
+The macros nvcc defines (``__CUDACC__``, ``__CUDA_ARCH__``...) are acted on in CUDA context only
+too: glibc and libstdc++ test them to keep code from nvcc (``!defined(__CUDACC__)``), and a test
+in a preprocessor condition is no use of CUDA. A project header that tests ``__CUDACC__`` to
+write ``__host__ __device__`` has device code, so its test is still renamed.
+
 A C library header has none of these. Converting a file never creates context it did not have,
 so the output of a conversion is judged as its input was (idempotence).
 """
@@ -37,9 +42,13 @@ _DEVICE_CODE = re.compile(rb"\b(?:__global__|__device__|__host__|__shared__|__co
                           rb"__managed__|threadIdx|blockIdx|blockDim|gridDim|"
                           rb"hipLaunchKernelGGL)\b|<<<")
 # conditionals only test for CUDA (glibc: `#if defined __CUDACC__`); they are not a use (read
-# from their '#', as directive_lines gives them)
+# from their '#', as directive_lines gives them), with the lines a backslash continues
 _CONDITIONAL = re.compile(rb"#[ \t]*(?:if|ifdef|ifndef|elif|undef)\b[^\n]*")
+_LOGICAL_LINE = re.compile(rb"(?:[^\n]*\\\r?\n)*[^\n]*")
 _WORD = re.compile(rb"[A-Za-z_]\w*+")
+# the macros nvcc defines while it compiles (__CUDACC__, __CUDACC_VER_MAJOR__, __CUDA_ARCH__,
+# __CUDA_ARCH_LIST__, __NVCC__)
+_COMPILER_MACRO = re.compile(r"__(?:CUDACC|CUDA_ARCH|NVCC)\w*")
 
 
 def cuda_spelled(name: str) -> bool:
@@ -47,10 +56,16 @@ def cuda_spelled(name: str) -> bool:
     return _CUDA_SPELLING.search(name) is not None
 
 
+def compiler_macro(name: str) -> bool:
+    """Is ``name`` a macro nvcc defines while it compiles (``__CUDACC__``, ``__CUDA_ARCH__``)?"""
+    return _COMPILER_MACRO.fullmatch(name) is not None
+
+
 def needs_cuda_context(entry: ApiEntry) -> bool:
     """Does a rule act on this table name only in a file with CUDA context? True for names that
-    are not spelled as CUDA's own (``__isnan``, ``umin``, ``memoryBarrier``)."""
-    return not cuda_spelled(entry.cuda)
+    are not spelled as CUDA's own (``__isnan``, ``umin``, ``memoryBarrier``) and for the macros
+    nvcc defines (``__CUDACC__``), which C and C++ library headers test."""
+    return not cuda_spelled(entry.cuda) or compiler_macro(entry.cuda)
 
 
 @dataclass(frozen=True)
@@ -97,6 +112,14 @@ def _has_cuda_context(ctx: RuleContext) -> bool:
         header = match.group(2).decode("utf-8", "replace").strip()
         if header in evidence.headers or header.startswith(evidence.folders):
             return True
-    conditionals = directive_lines(_CONDITIONAL, code)
-    code = blank_spans(code, ((line, match.end()) for line, match in conditionals))
+    code = blank_spans(code, _conditional_spans(code))
     return any(m.group() in evidence.names for m in _WORD.finditer(code))
+
+
+def _conditional_spans(code: bytes):
+    """(start, end) of each conditional directive, its continued lines included, in order."""
+    end = 0
+    for line, _ in directive_lines(_CONDITIONAL, code):
+        if line >= end:  # not on a line a conditional above continues
+            end = _LOGICAL_LINE.match(code, line).end()
+            yield line, end

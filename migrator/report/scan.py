@@ -19,6 +19,7 @@ from ..buildfiles import language_of
 from ..parsing.includes import DIRECTIVE, LINE_START
 from ..results import FileResult
 from ..settings import Settings
+from ..workspace.discovery import other_repositories
 from ..workspace.includes import included_files, resolve
 
 
@@ -91,7 +92,8 @@ _TEXT_PATTERNS = {"thrust": re.compile(LINE_START + DIRECTIVE + rb'[<"]thrust/',
 def scan_tree(root: Path, settings: Settings, jobs: int = 0, exclude: Path | None = None,
               report=None, started=None) -> TreeScan:
     """Every source and build file under ``root`` (the runner's discovery, its excludes), each
-    converted in memory. ``exclude``: a folder not to read (the report's own, inside ``root``).
+    converted in memory, but for those of another git repository inside it (a submodule: named
+    in ``skipped``). ``exclude``: a folder not to read (the report's own, inside ``root``).
     ``report(total, lines)`` after each file, as the runner calls it. ``started(paths)`` is
     called once, when the first result is back: work a thread may do meanwhile starts then,
     after the worker processes are forked (a fork copies no other thread)."""
@@ -110,10 +112,17 @@ def scan_tree(root: Path, settings: Settings, jobs: int = 0, exclude: Path | Non
                 data[rel] = None
         return data[rel]
 
+    # another repository's files (a submodule) are not the project's own: named, not counted
+    nested = other_repositories(root, files)
+    for folder in nested:
+        count = sum(item.kind == "convert" and item.rel.startswith(folder + "/")
+                    for item in items)
+        skipped.append(f"{folder}: another git repository (a submodule); its {count} source "
+                       "and build files are not counted as the project's own")
     work, scans = [], []
     direct: dict = {}
     for item in items:
-        if item.kind != "convert":
+        if item.kind != "convert" or any(item.rel.startswith(f + "/") for f in nested):
             continue
         content = read(item.rel)
         if content is None:

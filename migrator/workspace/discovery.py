@@ -5,16 +5,20 @@ what it does not convert and recreates links; ``lint`` checks source files only)
 from __future__ import annotations
 
 import os
+import re
 import stat
 from dataclasses import dataclass
 from fnmatch import fnmatch
 from pathlib import Path
+
+from ..fsutil import MiB, read_regular
 
 OUTPUT_MARK = ".rocmigrate/cache.json"  # a folder holding it is a rocmigrate output tree
 # never entered, never listed: version control and tools' own caches and environments
 QUIET_DIRS = frozenset({".git", ".hg", ".svn", ".rocmigrate", "__pycache__", ".venv",
                         "node_modules", ".tox", ".mypy_cache", ".pytest_cache", ".ruff_cache"})
 BUILD_MARK = "CMakeCache.txt"  # a folder holding it is a CMake build tree
+_GITMODULES_PATH = re.compile(rb"^[ \t]*path[ \t]*=[ \t]*(.*?)[ \t\r]*$", re.M)
 
 
 @dataclass
@@ -105,6 +109,28 @@ def walk(root: Path, exclude: tuple[str, ...] = (), skip_folder: Path | None = N
             entries.append(entry)
     entries.sort(key=lambda entry: entry.rel)
     return entries
+
+
+def other_repositories(root: Path, rels) -> list[str]:
+    """The folders below ``root`` holding some of the files ``rels`` (tree paths) that are
+    another git repository: a submodule (a ``.git`` file, or a ``path`` of the root's
+    ``.gitmodules``) or a clone (a ``.git`` folder). Sorted; one inside another is left out."""
+    folders = {rel.rsplit("/", 1)[0] for rel in rels if "/" in rel}
+    for folder in list(folders):
+        while "/" in folder:
+            folder = folder.rsplit("/", 1)[0]
+            folders.add(folder)
+    found = {folder for folder in folders if os.path.lexists(root / folder / ".git")}
+    try:
+        listed = read_regular(root / ".gitmodules", MiB)
+    except OSError:  # none, or not a regular file
+        listed = b""
+    for match in _GITMODULES_PATH.finditer(listed):
+        folder = match.group(1).decode("utf-8", "replace").strip("/")
+        if folder in folders:
+            found.add(folder)
+    return [folder for folder in sorted(found)
+            if not any(folder.startswith(other + "/") for other in found)]
 
 
 def _link(full: Path, rel: str, real_root: Path) -> Entry:

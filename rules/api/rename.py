@@ -102,6 +102,10 @@ class ApiRename(Rule):
     spelled as CUDA's own, such as the device functions ``__isnan``, ``__finite`` or ``umin``
     that glibc, libstdc++ and LLVM declare too, are acted on only in CUDA context: a
     ``.cu``/``.cuh`` file, device code, a CUDA include, or other CUDA API names in the file.
+    So are the macros nvcc defines (``__CUDACC__`` -> ``__HIPCC__``, ``__CUDA_ARCH__``):
+    libstdc++ and glibc headers test them (``!defined(__CUDACC__)``) and are left
+    byte-identical, while a header that tests ``__CUDACC__`` to write ``__host__ __device__``
+    has device code and is converted.
 
     A name that HIP lacks is not renamed to something that does not exist. It is reported, and
     the output carries a marker comment at the site:
