@@ -193,9 +193,10 @@ class Marker:
 
     code: str
     text: str
-    # the start of ``text`` that names the site's problem, where the rest quotes code that other
+    # the start of ``text`` that names the site's problem where the text quotes code that other
     # fixes of the same conversion may rewrite: a marker of this code starting with it is this
-    # marker (a second pass over the output then finds it); "" compares the whole text
+    # marker (a second pass over the output then finds it); a NUL in it stands for one name
+    # such a fix may rewrite (hipMemcpy made hipMemcpyAsync); "" compares the whole text
     key: str = ""
 
     def render(self) -> bytes:
@@ -203,5 +204,8 @@ class Marker:
 
     def is_rendered_as(self, line: bytes) -> bool:
         """Is ``line`` (a marker line, stripped) this marker, by its key?"""
-        return bool(self.key) and line.startswith(
-            f"// rocmigrate {self.code}: {self.key}".encode())
+        head = f"// rocmigrate {self.code}: ".encode()
+        if not self.key or not line.startswith(head):
+            return False
+        pattern = rb"\w+".join(re.escape(part.encode()) for part in self.key.split("\0"))
+        return re.match(pattern, line[len(head):]) is not None

@@ -85,8 +85,11 @@ class AdjacentCopies(Rule):
                 message = (f"a loop (line {line}) issues {copy.name.decode()} calls of {size} "
                            "bytes each: pack small copies into one transfer (each copy has a "
                            "fixed cost: `rocmigrate rule XFR002`)")
+                # XFR003 may make the copies asynchronous in the same conversion: the marker is
+                # known again whatever the copy's name
+                key = f"a loop issues \0 calls of {size} bytes each"
                 yield Diagnostic("XFR002", message, copy.start, copy.end,
-                                 unproven_fix(ctx, copy.start, "XFR002", message),
+                                 unproven_fix(ctx, copy.start, "XFR002", message, key=key),
                                  library="runtime", symbol=_symbol(ctx, copy))
 
 
