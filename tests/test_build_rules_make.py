@@ -221,3 +221,57 @@ def test_script_loops_and_conditions_reach_the_compiler():
     assert result.output == (b"for f in *.cu; do nvcc -fPIC -c $f; done\n"
                              b"if [ -n \"$DEBUG\" ]; then time nvcc -g main.cu; fi\n"
                              b"./app -G\n")
+
+
+def test_chained_toolkit_variables_never_reference_themselves():
+    """Issue 26 item 2: CUDA root variables that are one another's name all become ROCM_PATH
+    without a ``ROCM_PATH = $(ROCM_PATH)`` line; one made from another keeps its name."""
+    from migrator import apitables, registry
+    from migrator.buildfiles import fix_build_file
+    from migrator.settings import Settings
+    from migrator.source import Source
+
+    data = (b"CUDA_DIR = /usr/local/cuda\n"
+            b"CUDA_INSTALL_PATH = $(CUDA_DIR)\n"
+            b"CUDA_PATH ?= ${CUDA_INSTALL_PATH}\n"
+            b"CUDA_HOME := $(CUDA_PATH)\n"
+            b"CUDA_ROOT = $(CUDA_HOME)/..\n"
+            b"X = -I$(CUDA_HOME)/include $(CUDA_ROOT)\n")
+    rules = [registry.find("MKF008")()]
+    result = fix_build_file(Source("Makefile", data), rules, Settings(), apitables.load(), "make")
+    assert result.output == (b"ROCM_PATH = /opt/rocm\n"
+                             b"# rocmigrate MKF009: CUDA_HOME/..: the CUDA toolkit's .. has no "
+                             b"counterpart in ROCm\n"
+                             b"CUDA_ROOT = $(ROCM_PATH)/..\n"
+                             b"X = -I$(ROCM_PATH)/include $(CUDA_ROOT)\n")
+
+
+@pytest.mark.slow
+def test_chained_toolkit_variables_build_with_make_and_hipcc(tmp_path):
+    """fixtures/build_projects/make_chained_paths: CUDA_DIR, CUDA_INSTALL_PATH and an exported
+    CUDA_PATH, each another's name, convert into a Makefile make evaluates and builds with
+    hipcc, given ROCM_PATH on its command line."""
+    import os
+    import subprocess
+
+    from typer.testing import CliRunner
+
+    from conftest import ROOT, require_tool
+    from migrator.cli import _register, app
+
+    _register()
+    hipcc = require_tool("hipcc")
+    make = require_tool("make")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["convert", str(ROOT / "fixtures" / "build_projects" /
+                                                     "make_chained_paths"), "-o", str(out),
+                                      "--rocm", "5.2", "--offload-arch", "gfx90a"])
+    assert result.exit_code == 0, result.output
+    converted = (out / "Makefile").read_text()
+    assert "ROCM_PATH = $(ROCM_PATH)" not in converted and "CUDA_INSTALL_PATH" not in converted
+    env = dict(os.environ, HIP_PLATFORM="amd", TMPDIR=str(tmp_path))
+    root = Path(hipcc).parent.parent
+    built = subprocess.run([make, "-C", str(out), f"ROCM_PATH={root}"], env=env,
+                           capture_output=True, text=True, timeout=600)
+    assert built.returncode == 0, built.stdout + built.stderr
+    assert "references itself" not in built.stderr and (out / "main").exists()

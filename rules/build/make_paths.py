@@ -9,7 +9,7 @@ from migrator.buildfiles.context import BuildContext, marker_fix
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Marker, Rule
 
-from .make_commands import view
+from .make_commands import references, view
 
 _NAMES = ("CUDA_PATH", "CUDA_HOME", "CUDA_DIR", "CUDA_ROOT", "CUDA_INSTALL_PATH",
           "CUDA_TOOLKIT_ROOT_DIR", "CUDA_TOOLKIT_PATH", "CUDATOOLKIT_HOME", "CUDA_TOOLKIT_DIR")
@@ -23,6 +23,14 @@ _LITERAL = re.compile(rb"(?<![\w/.])/usr/local/cuda(?:-[0-9.]+)?(?![\w.\-])")
 _ROCM = "/opt/rocm"
 # the parts of a CUDA installation ROCm has under the same name
 _SAME_PARTS = frozenset({"", "include", "lib", "bin"})
+# the root variables as _chains reads them: the CUDA ones and ROCM_PATH, which they become (a
+# later fix round reads what the first one wrote)
+_CHAIN_NAMES = (*_NAMES, "ROCM_PATH")
+# a value that is one reference to a root variable: $(CUDA_DIR) or ${CUDA_DIR}
+_ALIAS = re.compile(rf"\$(?:\((?P<paren>{_NAME_GROUP}|ROCM_PATH)\)"
+                    rf"|\{{(?P<brace>{_NAME_GROUP}|ROCM_PATH)\}})".encode())
+# operators after which a one-reference value makes the variable another name of that one
+_ALIAS_OPS = frozenset({"=", "?=", ":=", "::=", ":::="})
 
 
 class MakeToolkitPaths(Rule):
@@ -58,6 +66,14 @@ class MakeToolkitPaths(Rule):
     LDFLAGS = -L$(ROCM_PATH)/lib -lhipblas
     ```
 
+    Several such variables become the one `ROCM_PATH`, so a Makefile line that only made one
+    another's name (`CUDA_INSTALL_PATH = $(CUDA_DIR)`) would become `ROCM_PATH = $(ROCM_PATH)`,
+    which make refuses (`Recursive variable 'ROCM_PATH' references itself`): such a line is
+    removed (`export ROCM_PATH` is left where it exported the variable). A variable whose value
+    is made from another one (`CUDA_HOME = $(CUDA_PATH)/targets/x86_64-linux`, `CUDA_PATH =
+    $(or $(CUDA_HOME),/usr/local/cuda)`) keeps its own name, with its uses and the names it is
+    another name of: only the root it reads becomes ROCm's, and every variable still has a value.
+
     ## Fix safety
     Always fixed. A distribution's ROCm may live elsewhere (Debian: `/usr`): `ROCM_PATH ?=`
     keeps the environment's value, as `CUDA_PATH ?=` did.
@@ -75,8 +91,23 @@ class MakeToolkitPaths(Rule):
 
     def check(self, ctx: BuildContext):
         made = view(ctx)
+        kept, aliases = _chains(ctx) if ctx.language == "make" else (set(), [])
+        removed: list[tuple[int, int]] = []
+        for line in aliases:
+            end = line.end + 1 if ctx.data[line.end : line.end + 1] == b"\n" else line.end
+            exported = ctx.data[line.start : ctx.data.index(line.name.encode(), line.start)]
+            written = b"export ROCM_PATH" + ctx.source.newline if b"export" in exported.split() else b""
+            removed.append((line.start, end))
+            value = ctx.data[line.value_start : line.value_end].decode("utf-8", "replace")
+            yield Diagnostic("MKF008", f"{line.name} {line.op} {value}: the same folder as "
+                             "ROCM_PATH (removed: ROCM_PATH would reference itself)",
+                             line.start, end,
+                             Fix("remove the alias", (Edit(line.start, end, written),)),
+                             symbol=line.name, severity="info")
         for assignment in made.assignments:
-            if assignment.name in _NAMES:
+            if any(start <= assignment.name_start < end for start, end in removed):
+                continue
+            if assignment.name in _NAMES and assignment.name not in kept:
                 start = assignment.name_start
                 end = start + len(assignment.name)
                 yield Diagnostic("MKF008", f"{assignment.name} (defined) -> ROCM_PATH",
@@ -86,6 +117,10 @@ class MakeToolkitPaths(Rule):
         seen: set[int] = set()
         for words in made.texts:
             for word in words:
+                if any(start <= word.start < end for start, end in removed):
+                    continue
+                if word.value in kept:
+                    continue
                 if word.value in _NAMES and word.start not in seen:  # ifdef CUDA_PATH
                     seen.add(word.start)
                     if not any(word.start == a.name_start for a in made.assignments):
@@ -97,9 +132,65 @@ class MakeToolkitPaths(Rule):
                     continue
                 for found in _ROOT.finditer(word.text):
                     start = word.start + found.start()
+                    name = found.group("paren") or found.group("brace") or found.group("bare")
+                    if name is not None and name.decode() in kept:
+                        continue
                     if start not in seen:
                         seen.add(start)
                         yield from _root(ctx, found, word.start)
+
+
+def _chains(ctx: BuildContext):
+    """How a Makefile's CUDA root variables refer to one another: the names that keep their
+    own name (a value made from another one, or another name of such a variable), and the
+    assignment lines that only make one another's name, removed where both become ROCM_PATH."""
+    data = ctx.data
+    values: dict[str, list[bytes]] = {}
+    lines = [line for line in ctx.lines if line.kind == "assignment"]
+    for line in lines:
+        values.setdefault(line.name, []).append(data[line.value_start : line.value_end])
+    parent = {name: name for name in _CHAIN_NAMES}
+
+    def find(name: str) -> str:
+        while parent[name] != name:
+            name = parent[name]
+        return name
+
+    aliases = []
+    derived = []
+    for line in lines:
+        if line.name not in _CHAIN_NAMES:
+            continue
+        value = data[line.value_start : line.value_end].strip()
+        alias = _ALIAS.fullmatch(value)
+        target = alias and (alias.group("paren") or alias.group("brace")).decode()
+        if alias and line.op in _ALIAS_OPS and target != line.name:
+            parent[find(line.name)] = find(target)
+            aliases.append((line, target))
+        else:
+            derived.append((line.name, value))
+    kept_roots = set()
+    for name, value in derived:
+        for other in _reached(value, values):
+            if find(other) != find(name):
+                kept_roots.add(find(name))
+    kept = {name for name in _NAMES if find(name) in kept_roots}
+    return kept, [line for line, _ in aliases if line.name not in kept]
+
+
+def _reached(value: bytes, values: dict[str, list[bytes]]) -> set[str]:
+    """The CUDA root variables a value reads, directly or through other variables."""
+    found: set[str] = set()
+    seen: set[str] = set()
+    pending = [value]
+    while pending:
+        for name, _, _ in references(pending.pop()):
+            if name in _CHAIN_NAMES:
+                found.add(name)
+            elif name not in seen:
+                seen.add(name)
+                pending.extend(values.get(name, ()))
+    return found
 
 
 def _root(ctx: BuildContext, found: re.Match, offset: int):
