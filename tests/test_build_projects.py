@@ -169,6 +169,7 @@ CMAKE_PROJECTS = ROOT / "fixtures" / "build_projects"
 _PROJECT_UNITS = {
     "cmake_rdc": {"configure", "vecmath", "saxpy"},
     "findcuda_legacy": {"configure", "histo", "histogram"},
+    "host_models": {"configure", "stream", "devices", "probe", "jit"},
     "mixed_libraries": {"configure", "core", "gpu", "stats"},
 }
 
@@ -258,3 +259,17 @@ def test_without_the_make_rules_the_converted_makefile_project_does_not_build(tm
     assert code == 1  # the link of the -fgpu-rdc objects lacks -fgpu-rdc
     assert any("__hip_fatbin" in error["message"] for unit in document["units"]
                for error in unit["errors"]), document
+
+
+@pytest.mark.parametrize(("ignored", "failing"), [
+    ("CMK018", {"devices", "probe", "stream"}),  # C++ sources without hip::host
+    ("CMK007", {"stream"}),  # the .cu a function adds is compiled by no language
+])
+def test_host_targets_and_sources_added_in_a_function_need_their_rules(
+        ignored: str, failing: set[str], tmp_path: Path):
+    out = tmp_path / "out"
+    _convert(CMAKE_PROJECTS / "host_models", out, "--rocm", "5.2", "--offload-arch", "gfx90a",
+             "--ignore", ignored)
+    code, document, _ = _build(out, tmp_path)
+    assert code == 1
+    assert {name for name, built in _units(document).items() if not built} == failing

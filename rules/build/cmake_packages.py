@@ -48,6 +48,11 @@ _NO_HIP = {
 
 # FindCUDAToolkit's CUDA::toolkit: the toolkit's include folders, which hip::host gives
 _TOOLKIT = Library(("toolkit",), "", "hip", "hip::host", True, "")
+# hiprtc is part of the HIP runtime (amdhip64) before ROCm 6.0 (Debian 12's HIP 5.2 has no
+# hiprtc package): hip::host links it there
+_HIPRTC_OWN_PACKAGE = (6, 0, 0)
+_HIPRTC_IN_RUNTIME = Library(("nvrtc",), "", "hip", "hip::host", True,
+                             "hiprtc is part of the HIP runtime before ROCm 6.0")
 
 
 def _unknown(name: str) -> Library:
@@ -84,8 +89,12 @@ class CmakePackages(Rule):
     without finding its package gets the `find_package()` before the first use. FindCUDA
     compiled with nvcc outside CMake's languages: where `find_package(CUDA)` replaces it,
     HIP is added to the file's `project()` languages (else `enable_language(HIP)`).
-    Libraries without a counterpart a build can use (cuDNN, NVTX, CUPTI, NVML, NPP...) and
-    the CUDA toolkit's versions and folders are marked (CMK010).
+    `CUDA::nvrtc` becomes `hiprtc::hiprtc` (with `find_package(hiprtc)`) from ROCm 6.0, and
+    `hip::host` before it, where the HIP runtime (`amdhip64`) holds hiprtc (Debian 12's
+    HIP 5.2 has no hiprtc package). Libraries without a counterpart a build can use (cuDNN,
+    NVTX, CUPTI, NVML, NPP, nvJPEG...) and the CUDA toolkit's versions and folders are
+    marked (CMK010); such a library is also removed from `target_link_libraries()` /
+    `link_libraries()`.
 
     ## Why is this bad on AMD
     The CUDA toolkit's packages, libraries and folders do not exist on a ROCm system: the
@@ -111,7 +120,10 @@ class CmakePackages(Rule):
     ## Fix safety
     Fixed where libraries.tsv maps the library (CUDA's device runtime `cudadevrt` and
     `culibos` need nothing on AMD: they are removed). A version or COMPONENTS list of the
-    CUDA package is dropped: HIP's versions differ. Marked libraries stay as written.
+    CUDA package is dropped: HIP's versions differ. A marked library is removed from the
+    link commands (left there, it names a target or library that does not exist on AMD and
+    stops the configure or the link) and its marker says so; elsewhere (a `set()` list) it
+    stays as written, marked.
     """
 
     code = "CMK009"
@@ -131,12 +143,18 @@ class CmakePackages(Rule):
                  if command.args and command.args[0].value not in _CUDA_PACKAGES}
         cuda_finds = [command for command in commands(script, "find_package")
                       if command.args and command.args[0].value in _CUDA_PACKAGES]
-        links = list(_links(script, roc))
+        links = [_at_target(link, ctx.settings.rocm) for link in _links(script, roc)]
         for link in links:
             if not link.library.mapped:
-                message = (f"{link.written}: {link.library.note or 'no HIP counterpart'}")
-                yield Diagnostic("CMK010", message, link.start, link.end,
-                                 marker_fix(ctx, link.start, Marker("CMK010", message)),
+                removed = link.whole is not None and link.command.lower in _LINK_COMMANDS
+                message = (f"{link.written}: {link.library.note or 'no HIP counterpart'}"
+                           + ("; removed from the link line" if removed else ""))
+                fix = marker_fix(ctx, link.start, Marker("CMK010", message))
+                if removed:  # left there, it stops the link: the marker says what went
+                    marking = fix.edits if fix is not None else ()
+                    fix = Fix(f"remove {link.written}", (*marking, *remove_arguments(
+                        ctx.data, [link.whole])))
+                yield Diagnostic("CMK010", message, link.start, link.end, fix,
                                  symbol=link.written)
         mapped = [link for link in links if link.library.mapped]
         packages = list(dict.fromkeys(link.library.package for link in mapped
@@ -181,6 +199,14 @@ class CmakePackages(Rule):
                              library=link.library.cuda_names[0], symbol=link.written,
                              severity="info")
         yield from _variables(ctx)
+
+
+def _at_target(link: _Link, rocm: tuple[int, ...]) -> _Link:
+    """hiprtc's own package and target exist from ROCm 6.0; before, hip::host links it."""
+    if link.library.target == "hiprtc::hiprtc" and rocm < _HIPRTC_OWN_PACKAGE:
+        return _Link(link.start, link.end, link.written, _HIPRTC_IN_RUNTIME, link.command,
+                     link.whole)
+    return link
 
 
 def _enables_gpu_language(script) -> bool:

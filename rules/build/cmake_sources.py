@@ -16,6 +16,17 @@ _TARGET_KEYWORDS = frozenset({"STATIC", "SHARED", "MODULE", "OBJECT", "EXCLUDE_F
                               "WIN32", "MACOSX_BUNDLE", "PRIVATE", "PUBLIC", "INTERFACE"})
 _NOT_SOURCES = frozenset({"IMPORTED", "ALIAS", "INTERFACE", "FILE_SET"})
 _VARIABLE = re.compile(r"^\$\{([A-Za-z0-9_]+)\}$")
+# CMake's commands that name files without compiling them (or that CMK007/CMK011 handle)
+_NOT_COMPILING = frozenset({
+    "set", "list", "file", "install", "configure_file", "message", "string", "if", "elseif",
+    "else", "endif", "while", "foreach", "option", "source_group", "set_property",
+    "set_source_files_properties", "get_filename_component", "get_source_file_property",
+    "add_custom_command", "add_custom_target", "add_test", "set_tests_properties",
+    "add_executable", "add_library", "target_sources", "include", "find_file", "find_path",
+    "cmake_path", "try_compile", "try_run", "execute_process", "return", "unset",
+    "get_property", "define_property", "export", "function", "macro", "endfunction",
+    "endmacro", "add_subdirectory", "target_link_libraries", "target_compile_options",
+    "target_include_directories", "target_compile_definitions"})
 
 
 class CmakeSources(Rule):
@@ -26,9 +37,13 @@ class CmakeSources(Rule):
     `set_source_files_properties(... LANGUAGE CUDA)` becomes `LANGUAGE HIP`, and the `.cu`
     files that `add_executable`, `add_library` and `target_sources` build (named there, or
     in a variable this file sets or globs) get `LANGUAGE HIP` in a
-    `set_source_files_properties()` written after the target. With `--rename-ext`, where the
-    converted files are written as `.hip`, the script names them so instead (every `a.cu`,
-    and a glob's `*.cu`). A glob that mixes `.cu` with other files is marked (CMK008).
+    `set_source_files_properties()` written after the target. A `.cu` file named in a call
+    of the project's own function or macro (`register_model(stream src/stream.cu)`, whose
+    body makes the target) gets the same line after the call; where that command is not
+    defined in the file, the line is written and the call marked (CMK008). With
+    `--rename-ext`, where the converted files are written as `.hip`, the script names them
+    so instead (every `a.cu`, and a glob's `*.cu`). A glob that mixes `.cu` with other files
+    is marked (CMK008).
 
     ## Why is this bad on AMD
     CMake gives a source the language of its extension: `.cu` files belong to the CUDA
@@ -50,7 +65,9 @@ class CmakeSources(Rule):
 
     ## Fix safety
     Always fixed where the file names the sources. Sources in a variable another file sets
-    are not seen: set their `LANGUAGE` there. A glob of `.cu` with other files is marked,
+    are not seen: set their `LANGUAGE` there. A source property holds for the targets of the
+    folder it is set in, by the path as written: a function of another file that adds the
+    file by another path (`src/${name}/${file}`) still needs the property where it does. A glob of `.cu` with other files is marked,
     since setting the language of the whole list would compile C++ files as HIP.
     """
 
@@ -158,3 +175,41 @@ def _languages(ctx: BuildContext):
                              Fix("LANGUAGE HIP", (lines_after(ctx.data, command, [line]),)),
                              symbol=".cu", severity="info")
             has_hip.update(wanted)
+    yield from _passed(ctx, has_hip)
+
+
+def _passed(ctx: BuildContext, has_hip: set[str]):
+    """``.cu`` files named in a call of the project's own function or macro
+    (``register_model(stream src/stream.cu)``): their target is made inside it, where the
+    file has no name CMK007 can see. They get LANGUAGE HIP after the call (a source property
+    of this folder, as the targets the call makes are); a command not defined in this file is
+    also marked, since what it does with the name cannot be read here."""
+    script = ctx.script
+    defined = {command.args[0].value.lower() for command in commands(script, "function",
+                                                                     "macro")
+               if command.args}
+    for command in script.commands:
+        if command.lower in _NOT_COMPILING or command.lower.startswith("cuda_"):
+            continue
+        wanted = list(dict.fromkeys(
+            arg.value for arg in command.args if arg.kind != "bracket"
+            and arg.value.endswith(".cu") and "$" not in arg.value and ";" not in arg.value
+            and arg.value not in has_hip))
+        if not wanted:
+            continue
+        listed = " ".join(wanted)
+        line = f"set_source_files_properties({listed} PROPERTIES LANGUAGE HIP)".encode()
+        edits = [lines_after(ctx.data, command, [line])]
+        code = "CMK007"
+        message = f"{command.name}(): {listed} compile as HIP (LANGUAGE HIP)"
+        if command.lower not in defined:
+            code = "CMK008"
+            message = (f"{command.name}() is not defined in this file: LANGUAGE HIP is set "
+                       f"here for {listed}, which holds if it adds them by this path, relative "
+                       "to this folder (else set it where it does)")
+            marking = marker_fix(ctx, command.start, Marker("CMK008", message))
+            edits[:0] = marking.edits if marking is not None else ()
+        yield Diagnostic(code, message, command.start, command.end,
+                         Fix("LANGUAGE HIP", tuple(edits)), symbol=".cu",
+                         **({"severity": "info"} if code == "CMK007" else {}))
+        has_hip.update(wanted)
