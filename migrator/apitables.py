@@ -251,6 +251,7 @@ class Library:
     target: str  # imported target, '' when none
     mapped: bool  # status ``mapped`` (a build uses it as it is), else ``marked`` (port the sources)
     note: str
+    added: tuple[int, int, int] | None = None  # the ROCm release that added it (None: any)
 
 
 @functools.lru_cache(maxsize=2)
@@ -263,7 +264,8 @@ def libraries(roc: bool) -> tuple[Library, ...]:
         found.append(Library(tuple(row["cuda"].split("|")), "" if link == "-" else link,
                              row["roc_package"] if use_roc else row["package"],
                              row["roc_target"] if use_roc else row["target"],
-                             row["status"] == "mapped", row["note"]))
+                             row["status"] == "mapped", row["note"],
+                             parse_version(row["hip_added"]) if row.get("hip_added") else None))
     return tuple(found)
 
 

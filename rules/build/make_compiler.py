@@ -9,7 +9,12 @@ from migrator.buildfiles.context import BuildContext
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Rule
 
-from .make_commands import view
+from .make_commands import compiler_at, view, variable_of
+
+# a host C/C++ compiler running a command: g++, c++, gcc, cc, clang++ (a path's last part too)
+_HOST = re.compile(r"^(?:\S*/)?(?:g\+\+|c\+\+|gcc|cc|clang\+\+|clang)(?:-\d+)?$")
+_HOST_VARIABLES = frozenset({"CXX", "CC", "HOSTCXX", "HOST_CXX", "HOSTCC", "HOST_CC"})
+_PLATFORM = b"-D__HIP_PLATFORM_AMD__"
 
 # nvcc as a word of its own or a path's last part (not nvcc_wrapper, NVCC, nvcc.profile)
 _NVCC = re.compile(rb"(?<![\w.\-])nvcc(?:\.exe)?(?![\w.\-])")
@@ -25,32 +30,49 @@ class MakeCompiler(Rule):
     writes `hipcc`. Comments and words that merely contain the letters (`nvcc_wrapper`, the
     variable name `NVCC`) stay.
 
+    MKF012: in a Makefile or script that runs nvcc, a host compiler's compile command (`g++`,
+    `c++`, `gcc`, `clang++`, `$(CXX)`, `$(CC)` with `-c`) gets `-D__HIP_PLATFORM_AMD__`
+    after the compiler: the host side of the project includes the CUDA (now HIP) runtime
+    header. Its link needs HIP's runtime library, which MKF006 writes where the project linked
+    CUDA's (`-lcudart` -> `-lamdhip64`).
+
     ## Why is this bad on AMD
     nvcc compiles for NVIDIA GPUs only. AMD's HIP documentation ("HIP compilers") builds HIP
     sources with `hipcc`, the driver over ROCm's clang that adds the HIP headers, the runtime
     library and the `--offload-arch` targets. MKF002 to MKF010 convert the flags, libraries,
-    paths and source names nvcc was given.
+    paths and source names nvcc was given. A host compiler given `hip/hip_runtime.h` without
+    hipcc stops at `#error Must define exactly one of __HIP_PLATFORM_AMD__ or
+    __HIP_PLATFORM_NVIDIA__` (HIP's `hip_common.h`, HIP 5.2 and 6.4): hipcc defines the
+    platform itself, g++ does not. HIP's `hipconfig --cpp_config` prints what a host compiler
+    needs (`-D__HIP_PLATFORM_AMD__= -I$ROCM_PATH/include`), and a host link needs `amdhip64`.
 
     ## Example
     ```make
     NVCC = $(CUDA_PATH)/bin/nvcc
-    app: main.cu
-    	nvcc -O3 main.cu -o app
+    app: main.cu host.o
+    	nvcc -O3 main.cu host.o -o app
+    host.o: host.cpp
+    	g++ -I$(CUDA_PATH)/include -c host.cpp
     ```
 
     ## Use instead
     ```make
     NVCC = $(ROCM_PATH)/bin/hipcc
-    app: main.cu
-    	hipcc -O3 main.cu -o app
+    app: main.cu host.o
+    	hipcc -O3 main.cu host.o -o app
+    host.o: host.cpp
+    	g++ -D__HIP_PLATFORM_AMD__ -I$(ROCM_PATH)/include -c host.cpp
     ```
 
     ## Fix safety
     Always fixed. A path keeps its folder: MKF005 maps `$(CUDA_PATH)` and `/usr/local/cuda`
-    to ROCm's. The variable that names the compiler keeps its name (`NVCC = hipcc`).
+    to ROCm's. The variable that names the compiler keeps its name (`NVCC = hipcc`). The
+    platform define is given to every host compile of such a file, also of sources that do
+    not include HIP: it defines a macro only HIP's headers read.
     """
 
     code = "MKF001"
+    extra_codes = ("MKF012",)
     name = "make-nvcc-compiler"
     summary = "nvcc in a Makefile or build script becomes hipcc"
     family = "build"
@@ -71,3 +93,38 @@ class MakeCompiler(Rule):
                     yield Diagnostic("MKF001", f"{word.value}: nvcc -> hipcc", start, end,
                                      Fix("nvcc -> hipcc", (Edit(start, end, b"hipcc"),)),
                                      symbol="nvcc", severity="info")
+        yield from _host_compiles(ctx)
+
+
+def _host_compiles(ctx: BuildContext):
+    """MKF012: each host compile command of a file that runs the GPU compiler, without the
+    platform define."""
+    made = view(ctx)
+    if not any(compiler_at(command, made.compilers) is not None for command in made.commands) \
+            and not made.compilers:
+        return
+    hosts = {assignment.name for assignment in made.assignments
+             if assignment.words and _HOST.match(assignment.words[0].value)
+             and assignment.name not in made.compilers}
+    for command in made.commands:
+        at = _host_at(command, hosts | (_HOST_VARIABLES - made.compilers))
+        if at is None or not any(word.text == b"-c" for word in command) or any(
+                word.text == _PLATFORM for word in command):
+            continue
+        word = command[at]
+        yield Diagnostic("MKF012", f"{word.value} -c: the host compiler gets HIP's platform "
+                         "define (__HIP_PLATFORM_AMD__)", word.start, word.end,
+                         Fix("define __HIP_PLATFORM_AMD__ for the host compiler",
+                             (Edit(word.end, word.end, b" " + _PLATFORM),)),
+                         symbol=word.value, severity="info")
+
+
+def _host_at(command, hosts: set[str]) -> int | None:
+    """Where a host compiler runs in a simple command (after NAME=value words), or None."""
+    for index, word in enumerate(command):
+        text = word.value.lstrip("@+-")
+        if _HOST.match(text) or variable_of(text) in hosts:
+            return index
+        if "=" not in text or text.startswith("-"):
+            return None
+    return None

@@ -6,15 +6,18 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-from migrator.apitables import library_named
+from migrator.apitables import Library, library_named
 from migrator.buildfiles.context import BuildContext, marker_fix
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Marker, Rule
+from migrator.versions import format_version
 
 from .make_commands import removal, view
 
 # -lNAME starting a word (or a quoted list's word)
-_LINK = re.compile(rb"(?<![^\s\"',])-l([A-Za-z0-9_+]+)(?![\w.\-])")
+_LINK = re.compile(rb"(?<![^\s\"',])-l([A-Za-z0-9_+\-]+)(?![\w.\-])")
+# -l$(NAME) / -l${NAME}: the variable holds a link name
+_LINKED_VARIABLE = re.compile(rb"-l\$[({]([A-Za-z_][A-Za-z0-9_]*)[)}]")
 
 
 class MakeLibraries(Rule):
@@ -25,16 +28,24 @@ class MakeLibraries(Rule):
     shell script's commands, and writes what `rules/build/libraries.tsv` says: `-lcublas` ->
     `-lhipblas`, `-lcurand` -> `-lhiprand`, `-lcufft` -> `-lhipfft`, `-lcusparse` ->
     `-lhipsparse`, `-lcusolver` -> `-lhipsolver`, `-lnccl` -> `-lrccl`, `-lnvrtc` ->
-    `-lhiprtc`; with `--roc` the roc* libraries (`-lrocblas`, `-lrocrand`...). `-lcudart`,
-    `-lcuda`, `-lcudadevrt` and `-lculibos` are removed. Libraries with no drop-in counterpart
-    get a `# rocmigrate MKF007:` marker: cuDNN (`-lMIOpen` written, the sources need
-    porting), NVTX (`-lroctx64`), NVML (`-lrocm_smi64`), CUPTI, NPP, nvJPEG, cuFile (left).
+    `-lhiprtc`; with `--roc` the roc* libraries (`-lrocblas`, `-lrocrand`...). `-lcudart` and
+    `-lcuda` become `-lamdhip64`, HIP's runtime, and so does a variable holding the runtime's
+    link name where the file links `-l$(NAME)` (`CUDARTLIB ?= cudart`, as CUDA's samples);
+    `-lcudadevrt` and `-lculibos` are removed. MKF007: libraries with no drop-in counterpart
+    are removed from the link with a `# rocmigrate MKF007:` marker saying what and why:
+    NVML (`-lnvml`, `-lnvidia-ml`), CUPTI, NPP, nvJPEG, cuFile, and cuDNN unless `--dnn miopen`
+    converts the sources to MIOpen (then `-lMIOpen` is written, marked); NVTX becomes
+    `-lroctx64` (marked). A library newer than the target (`hip_added` in the table:
+    hipBLASLt came with ROCm 5.5) is removed and marked below that release.
 
     ## Why is this bad on AMD
     The CUDA libraries do not exist on a ROCm system: the link fails with `cannot find
     -lcublas`. The converted sources call the hip* libraries (hipBLAS, hipRAND, hipFFT...),
-    which AMD's ROCm documentation links as `-lhipblas` etc.; hipcc links the HIP runtime
-    (libamdhip64) itself, so `-lcudart` has no counterpart to keep.
+    which AMD's ROCm documentation links as `-lhipblas` etc. hipcc links the HIP runtime
+    (libamdhip64) itself, but a host linker (`g++ main.o kernel.o -lcudart`) does not: without
+    `-lamdhip64` it stops at `undefined reference to hipMalloc`. A library that stays in the
+    command line with no AMD counterpart (or one the target's ROCm lacks) stops the link with
+    `cannot find -lnvidia-ml`, before any marker can be read.
 
     ## Example
     ```make
@@ -43,12 +54,13 @@ class MakeLibraries(Rule):
 
     ## Use instead
     ```make
-    LDFLAGS = -lhipblas -lhiprand
+    LDFLAGS = -lamdhip64 -lhipblas -lhiprand
     ```
 
     ## Fix safety
     Fixed where the table maps the library. A marked library needs a person: the marker says
-    what the ROCm counterpart is and how it differs.
+    what the ROCm counterpart is and how it differs, and the link no longer names it (the
+    sources that call it fail to link until they are ported).
     """
 
     code = "MKF006"
@@ -73,18 +85,65 @@ class MakeLibraries(Rule):
                     if library is None or start in seen:
                         continue
                     seen.add(start)
-                    edit = Edit(start, end, f"-l{library.link}".encode()) if library.link \
-                        else removal(ctx.data, start, end)
-                    if library.mapped:
-                        message = (f"-l{name} -> -l{library.link}" if library.link else
-                                   f"-l{name} removed: {library.note}")
-                        yield Diagnostic("MKF006", message, start, end,
-                                         Fix(f"-l{name} for HIP", (edit,)), library=name, symbol=name,
-                                         severity="info")
-                        continue
-                    reason = f"-l{name}: {library.note}"
-                    marker = marker_fix(ctx, start, Marker("MKF007", reason))
-                    edits = (marker.edits if marker else ()) + ((edit,) if library.link else ())
-                    yield Diagnostic("MKF007", reason, start, end,
-                                     Fix(f"mark -l{name}", edits, marker=marker is not None)
-                                     if edits else None, library=name, symbol=name)
+                    yield from _diagnose(ctx, library, name, start, end)
+        yield from _library_variables(ctx, seen)
+
+
+def _diagnose(ctx: BuildContext, library: Library, name: str, start: int, end: int,
+              spelled: str = "-l"):
+    """MKF006 (mapped: the HIP name or nothing) or MKF007 (marked: removed unless the converted
+    sources use the AMD library, which is written) for one link name at ``start:end``."""
+    link = library.link
+    reason = ""
+    if library.added is not None and ctx.settings.rocm < library.added:
+        reason = (f"{spelled}{name}: {link or name} was added in ROCm "
+                  f"{format_version(library.added)}, after the target "
+                  f"{format_version(ctx.settings.rocm)}: removed from the link")
+        link = ""
+    elif not library.mapped and not (link and _sources_use(ctx, name)):
+        reason = f"{spelled}{name}: {library.note}: removed from the link"
+        link = ""
+    edit = Edit(start, end, f"{spelled}{link}".encode()) if link \
+        else removal(ctx.data, start, end)
+    if library.mapped and not reason:
+        message = (f"{spelled}{name} -> {spelled}{link}" if link else
+                   f"{spelled}{name} removed: {library.note}")
+        yield Diagnostic("MKF006", message, start, end,
+                         Fix(f"{spelled}{name} for HIP", (edit,)), library=name, symbol=name,
+                         severity="info")
+        return
+    reason = reason or f"{spelled}{name}: {library.note}"
+    marker = marker_fix(ctx, start, Marker("MKF007", reason))
+    edits = (marker.edits if marker else ()) + (edit,)
+    yield Diagnostic("MKF007", reason, start, end,
+                     Fix(f"mark {spelled}{name}", edits, marker=marker is not None),
+                     library=name, symbol=name)
+
+
+def _sources_use(ctx: BuildContext, name: str) -> bool:
+    """Whether the converted sources call the AMD library a marked row names: MIOpen for
+    cuDNN only when --dnn miopen renames cuDNN's calls; NVTX's ranges become ROCTX's."""
+    if name == "cudnn":
+        return ctx.settings.dnn == "miopen"
+    return True
+
+
+def _library_variables(ctx: BuildContext, seen: set[int]):
+    """``CUDARTLIB ?= cudart`` where the file links ``-l$(CUDARTLIB)``: the value is a link
+    name too."""
+    linked = set()
+    for words in view(ctx).texts:
+        for word in words:
+            linked.update(m.group(1).decode() for m in _LINKED_VARIABLE.finditer(word.text))
+    for assignment in view(ctx).assignments:
+        if assignment.name not in linked or len(assignment.words) != 1:
+            continue
+        word = assignment.words[0]
+        name = word.value
+        library = library_named(name, ctx.settings.roc)
+        if (library is None or word.start in seen or not library.mapped or not library.link
+                or not re.fullmatch(r"[A-Za-z0-9_+\-]+", name) or library.link == name
+                or (library.added is not None and ctx.settings.rocm < library.added)):
+            continue  # a value removed would leave -l alone: those stay for a person
+        seen.add(word.start)
+        yield from _diagnose(ctx, library, name, word.start, word.end, spelled="")
