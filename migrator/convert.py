@@ -56,7 +56,7 @@ def _process(rel: str, data: bytes, settings: Settings, apply_fixes: bool,
         rules = [cls() for cls in rules_for(settings, language or "cuda")]
         if language is not None:
             result = buildfiles.fix_build_file(source, rules, settings, tables, language,
-                                               apply_fixes)
+                                               apply_fixes, included)
         else:
             result = fix_source(source, rules, settings, tables, apply_fixes=apply_fixes,
                                 included=included)

@@ -608,6 +608,8 @@ class _TreeRun:
         direct: dict[str, list[tuple[str, str]]] = {}  # each file's own includes, read once
         included = {item.rel: included_files(item.rel, data, tree.files, tree.read, direct)
                     for item, data, _ in pending} if _takes_included(self.processor) else {}
+        if included:  # a make file: those it includes and those including it (their variables)
+            included.update(_related_makefiles(pending, tree))
         converted_all = process_all([(item.rel, data, included.get(item.rel, ()))
                                      for item, data, _ in pending], self.processor,
                                     settings, self.options.jobs, report)
@@ -635,6 +637,20 @@ class _TreeRun:
             # (made for the cache, or loaded with it) is this run's
             result.finding_summary = cache.finding_summary
         return result
+
+
+def _related_makefiles(pending, tree: "_TreeFiles") -> dict[str, tuple[Included, ...]]:
+    """Each pending make file's includers and included make files (buildfiles.make)."""
+    wanted = [(item, data) for item, data, _ in pending if language_of(item.rel) == "make"]
+    if not wanted:
+        return {}
+    from .buildfiles.make import related_makefiles
+
+    makefiles = {rel: data for rel in tree.files if language_of(rel) == "make"
+                 and (data := tree.read(rel)) is not None}
+    return {item.rel: tuple(Included(rel, makefiles[rel], name) for rel, name in
+                            related_makefiles(item.rel, data, makefiles))
+            for item, data in wanted}
 
 
 def _clang_includer(item: _Item, tree: "_TreeFiles") -> dict[str, str | None]:

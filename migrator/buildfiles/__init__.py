@@ -27,9 +27,11 @@ def language_of(rel: str) -> str | None:
 
 
 def fix_build_file(source, rules: list, settings, tables, language: str,
-                   apply_fixes: bool = True):
+                   apply_fixes: bool = True, related: tuple = ()):
     """Run the build rules of ``language`` over one file until nothing changes (the fix loop
-    loads with the first build file: discovery needs only ``language_of``)."""
+    loads with the first build file: discovery needs only ``language_of``). ``related``: the
+    make files it includes or that include it (workspace.includes.Included), whose variables
+    tell the rules what runs the compiler."""
     from .fixer import fix_build_file as fix
 
-    return fix(source, rules, settings, tables, language, apply_fixes)
+    return fix(source, rules, settings, tables, language, apply_fixes, related)

@@ -18,7 +18,7 @@ class BuildContext:
     ``shell``) and the parsed view of that language, made on first use."""
 
     def __init__(self, source: Source, settings: Settings, tables: ApiTables,
-                 language: str) -> None:
+                 language: str, related: tuple = ()) -> None:
         self.source = source
         self.data = source.data
         self.path = source.path
@@ -26,6 +26,9 @@ class BuildContext:
         self.tables = tables
         self.language = language
         self.cache: dict = {}  # per-file derived data rules may share
+        # the make files it includes or that include it (Included: rel, data): a fragment's
+        # variables are used by its includer's commands
+        self.related = tuple(related) if language == "make" else ()
 
     @functools.cached_property
     def script(self) -> cmake.Script:

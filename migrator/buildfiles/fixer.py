@@ -18,7 +18,8 @@ BUILD_LIBRARY = "build files"  # the library of a build-file finding that names 
 
 
 def fix_build_file(source: Source, rules: list, settings: Settings, tables: ApiTables,
-                   language: str, apply_fixes: bool = True) -> EngineResult:
+                   language: str, apply_fixes: bool = True, related: tuple = ()
+                   ) -> EngineResult:
     """Run the build rules of ``language`` over one file until nothing changes."""
     kinds = {code: rule.kind_of(code) for rule in rules for code in rule.codes()}
     findings: list[Finding] = []
@@ -26,7 +27,7 @@ def fix_build_file(source: Source, rules: list, settings: Settings, tables: ApiT
     current = source
     script = None  # a CMake file's commands, read once per text
     for round_index in range(MAX_ROUNDS):
-        ctx = BuildContext(current, settings, tables, language)
+        ctx = BuildContext(current, settings, tables, language, related)
         if script is not None:
             ctx.script = script  # (a cached property: the guard below read this text)
         diagnostics = [diag for rule in rules for diag in rule.check(ctx)

@@ -189,3 +189,56 @@ def words(data: bytes, start: int, end: int, shell_comments: bool = True) -> lis
         at = min(at, end)
         found.append(Word(data[word_start:at], word_start, at))
     return found
+
+
+_INCLUDE_WORDS = frozenset({b"include", b"-include", b"sinclude"})
+_MAKE_REFERENCE = re.compile(rb"\$[({]")
+
+
+def included_names(data: bytes) -> list[str]:
+    """The files a Makefile's ``include`` / ``-include`` / ``sinclude`` lines name, as written
+    (a name made from a variable, ``$(TOP)/common.mk``, is left out: only make knows it)."""
+    found = []
+    for line in read_makefile(data):
+        if line.kind != "directive":
+            continue
+        first = _FIRST_WORD.match(data, line.start, line.end)
+        if first is None or first.group(1) not in _INCLUDE_WORDS:
+            continue
+        for word in words(data, line.value_start, line.value_end):
+            if not _MAKE_REFERENCE.search(word.text) and b"*" not in word.text:
+                found.append(word.text.decode("utf-8", "surrogateescape"))
+    return found
+
+
+def related_makefiles(rel: str, data: bytes, makefiles: dict[str, bytes]) -> list[tuple[str, str]]:
+    """The make files of a tree that ``rel`` includes, that include it, and that those
+    include (a sibling fragment: common.mk sets the NVCC that verifiable.mk's recipe runs):
+    (path, the include line's name). ``makefiles``: every make file of the tree by posix
+    path. An include names a file from make's folder, which is the includer's (make runs where
+    its Makefile is)."""
+    import posixpath
+
+    def resolve(including: str, name: str) -> str:
+        return posixpath.normpath(posixpath.join(posixpath.dirname(including), name))
+
+    found: dict[str, str] = {}
+    for name in included_names(data):
+        target = resolve(rel, name)
+        if target != rel and target in makefiles:
+            found.setdefault(target, name)
+    includers = []
+    for other, text in makefiles.items():
+        if other != rel and b"include" in text:
+            names = included_names(text)
+            for name in names:
+                if resolve(other, name) == rel:
+                    found.setdefault(other, name)
+                    includers.append((other, names))
+                    break
+    for other, names in includers:
+        for name in names:
+            target = resolve(other, name)
+            if target != rel and target in makefiles:
+                found.setdefault(target, name)
+    return sorted(found.items())

@@ -6,7 +6,9 @@ nvcc reads the words after it in a command (a recipe line, a script's line, one 
 values of the variables those words name, transitively (``$(CFLAGS)`` -> ``CFLAGS :=
 $(EXTRA) -arch=$(ARCH)`` -> ``EXTRA``). A variable named like a CUDA flag list (NVCCFLAGS,
 CUDA_FLAGS, GENCODE_FLAGS...) counts even where no command shows it in use. Program
-arguments (``./main -size 10``) and host compiler lines stay out.
+arguments (``./main -size 10``) and host compiler lines stay out. A make file's includers and
+included make files (ctx.related) lend their compiler variables and commands: a fragment's
+``NVCUFLAGS`` is nvcc's when the Makefile including it runs ``$(NVCC) $(NVCUFLAGS)``.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from migrator.buildfiles.context import BuildContext, marker_fix
 from migrator.buildfiles.make import Word
 from migrator.diagnostics import Edit, Fix
 from migrator.rule import Marker
+from migrator.source import Source, SourceError
 
 from .nvcc_flags import Translation, translate, unquote, variable_of
 
@@ -71,6 +74,53 @@ def view(ctx: BuildContext) -> MakeView:
 
 
 def _read(ctx: BuildContext) -> MakeView:
+    assignments, commands, texts, rule_words = _parts(ctx)
+    # the make files it includes or that include it: their compiler variables and commands
+    # say which of this file's variables nvcc reads (common.mk's NVCUFLAGS, used by the
+    # includer's recipe); only this file's own words are edited
+    outside_assignments: list[Assignment] = []
+    outside_commands: list[tuple[Word, ...]] = []
+    for related in ctx.related:  # workspace.includes.Included
+        try:
+            source = Source.checked(related.rel, related.data, ctx.settings.max_file_bytes)
+            other = BuildContext(source, ctx.settings, ctx.tables, "make")
+        except SourceError:
+            continue
+        found = _parts(other)
+        outside_assignments += found[0]
+        outside_commands += found[1]
+    every = assignments + outside_assignments
+    compilers = _compiler_variables(every)
+    flag_lists: list[tuple[Word, ...]] = []
+    for command in commands:
+        at = compiler_at(command, compilers)
+        if at is not None:
+            flag_lists.append(command[at + 1 :])
+    for assignment in assignments:
+        if assignment.name in compilers:
+            flag_lists.append(assignment.words[1:])
+    flag_variables = {assignment.name for assignment in assignments
+                      if _FLAG_VARIABLE.match(assignment.name)}
+    pending = [word for words in flag_lists for word in words]
+    for command in outside_commands:
+        at = compiler_at(command, compilers)
+        if at is not None:
+            pending += command[at + 1 :]
+    pending += [word for a in outside_assignments if a.name in compilers for word in a.words[1:]]
+    while pending:
+        name = variable_of(unquote(pending.pop().value))
+        if name and name not in flag_variables and name not in compilers:
+            flag_variables.add(name)
+            for assignment in every:
+                if assignment.name == name:
+                    pending.extend(assignment.words)
+    flag_lists += [a.words for a in assignments if a.name in flag_variables]
+    return MakeView(assignments, commands, texts, rule_words, compilers, flag_lists,
+                    flag_variables)
+
+
+def _parts(ctx: BuildContext):
+    """A file's own assignments, simple commands, word lists and rule lines' words."""
     data = ctx.data
     assignments: list[Assignment] = []
     commands: list[tuple[Word, ...]] = []
@@ -104,28 +154,7 @@ def _read(ctx: BuildContext) -> MakeView:
             words = tuple(ctx.words(line.value_start, line.value_end))
             rule_words.append(words)
             texts.append(words)
-    compilers = _compiler_variables(assignments)
-    flag_lists: list[tuple[Word, ...]] = []
-    for command in commands:
-        at = compiler_at(command, compilers)
-        if at is not None:
-            flag_lists.append(command[at + 1 :])
-    for assignment in assignments:
-        if assignment.name in compilers:
-            flag_lists.append(assignment.words[1:])
-    flag_variables = {assignment.name for assignment in assignments
-                      if _FLAG_VARIABLE.match(assignment.name)}
-    pending = [word for words in flag_lists for word in words]
-    while pending:
-        name = variable_of(unquote(pending.pop().value))
-        if name and name not in flag_variables and name not in compilers:
-            flag_variables.add(name)
-            for assignment in assignments:
-                if assignment.name == name:
-                    pending.extend(assignment.words)
-    flag_lists += [a.words for a in assignments if a.name in flag_variables]
-    return MakeView(assignments, commands, texts, rule_words, compilers, flag_lists,
-                    flag_variables)
+    return assignments, commands, texts, rule_words
 
 
 def _eval_assignments(ctx: BuildContext, start: int, end: int) -> list[Assignment]:

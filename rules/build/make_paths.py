@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
+from migrator.buildfiles import make
 from migrator.buildfiles.context import BuildContext, marker_fix
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Marker, Rule
@@ -143,11 +144,15 @@ class MakeToolkitPaths(Rule):
 def _chains(ctx: BuildContext):
     """How a Makefile's CUDA root variables refer to one another: the names that keep their
     own name (a value made from another one, or another name of such a variable), and the
-    assignment lines that only make one another's name, removed where both become ROCM_PATH."""
-    data = ctx.data
+    assignment lines that only make one another's name, removed where both become ROCM_PATH.
+    The make files it includes or that include it (ctx.related) count too: their variables
+    are the same variables."""
+    texts = [(ctx.data, ctx.lines, True)]
+    texts += [(other.data, make.read_makefile(other.data), False) for other in ctx.related]
     values: dict[str, list[bytes]] = {}
-    lines = [line for line in ctx.lines if line.kind == "assignment"]
-    for line in lines:
+    lines = [(data, line, own) for data, read, own in texts for line in read
+             if line.kind == "assignment"]
+    for data, line, _ in lines:
         values.setdefault(line.name, []).append(data[line.value_start : line.value_end])
     parent = {name: name for name in _CHAIN_NAMES}
 
@@ -158,7 +163,7 @@ def _chains(ctx: BuildContext):
 
     aliases = []
     derived = []
-    for line in lines:
+    for data, line, own in lines:
         if line.name not in _CHAIN_NAMES:
             continue
         value = data[line.value_start : line.value_end].strip()
@@ -166,7 +171,8 @@ def _chains(ctx: BuildContext):
         target = alias and (alias.group("paren") or alias.group("brace")).decode()
         if alias and line.op in _ALIAS_OPS and target != line.name:
             parent[find(line.name)] = find(target)
-            aliases.append((line, target))
+            if own:
+                aliases.append(line)
         else:
             derived.append((line.name, value))
     kept_roots = set()
@@ -175,7 +181,7 @@ def _chains(ctx: BuildContext):
             if find(other) != find(name):
                 kept_roots.add(find(name))
     kept = {name for name in _NAMES if find(name) in kept_roots}
-    return kept, [line for line, _ in aliases if line.name not in kept]
+    return kept, [line for line in aliases if line.name not in kept]
 
 
 def _reached(value: bytes, values: dict[str, list[bytes]]) -> set[str]:
