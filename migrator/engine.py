@@ -28,7 +28,7 @@ from .parsing import treesitter
 from .parsing.includes import LINE_INCLUDE
 from .parsing.tokens import (DirectiveSpans, LiteralSpans, blank_spans, continued_line,
                              directive_hashes)
-from .rule import Rule, RuleContext
+from .rule import LINE_NUMBER, Rule, RuleContext
 from .settings import Settings
 from .source import Source
 from .suppression import parse_suppressions, unused_suppressions
@@ -812,7 +812,6 @@ _REFUSED_BYTES = _REFUSED.encode()
 # what the engine writes for a refused fix, as marker_fix (rules/markers.py) writes markers
 _REFUSAL_LINE = re.compile(rb"[ \t]*// rocmigrate ([A-Z]{3}[0-9]{3}): [^\n]*\(" + _REFUSED.encode()
                            + rb"\)\r?\n")
-_LINE_NUMBER = re.compile(r"(?=[\s(])(?:\s*\((?:at )?line \d+\)|\s+at line \d+)")
 _INDENT = re.compile(rb"[ \t]*")
 
 
@@ -826,7 +825,7 @@ def _refusal_marker(source: Source, literals: LiteralSpans, offset: int, code: s
         return None
     data = source.data
     text = (f"// rocmigrate {code}: "
-            f"{' '.join(_LINE_NUMBER.sub('', message).split())} ({_REFUSED})").encode()
+            f"{' '.join(LINE_NUMBER.sub('', message).split())} ({_REFUSED})").encode()
     line_start = source.line_start(offset)
     if not _at_code_line_start(data, literals, line_start):
         inline = b"/* " + text[3:].replace(b"*/", b"* /") + b" */ "

@@ -187,6 +187,11 @@ class Rule:
         return problems
 
 
+# the line numbers a marker's text leaves out ("(line 12)", "(at line 12)", " at line 12"): they
+# move as the file changes, and a second pass must find the marker again
+LINE_NUMBER = re.compile(r"(?=[\s(])(?:\s*\((?:at )?line \d+\)|\s+at line \d+)")
+
+
 @dataclass(frozen=True)
 class Marker:
     """An inline marker comment written into the output at a site that needs a person."""

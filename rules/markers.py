@@ -8,7 +8,7 @@ import re
 
 from migrator.diagnostics import Edit, Fix
 from migrator.parsing.tokens import continued_line
-from migrator.rule import Marker, RuleContext
+from migrator.rule import LINE_NUMBER, Marker, RuleContext
 from migrator.suppression import parse_suppressions
 
 from .target_names import renamable, replacement_of
@@ -16,7 +16,6 @@ from .target_names import renamable, replacement_of
 _MARKER_LINE = re.compile(rb"//[ \t]*rocmigrate [A-Z]{3}[0-9]{3}: ")
 _IDENTIFIER = re.compile(r"(\b[A-Za-z_]\w*)")  # captured: split keeps the names
 # the lookahead: every match starts so, and a position that does not is passed at once
-_LINE_NUMBER = re.compile(r"(?=[\s(])(?:\s*\((?:at )?line \d+\)|\s+at line \d+)")
 _INDENT = re.compile(rb"[ \t]*")
 _INLINE_MARKER = re.compile(rb"/\* rocmigrate [A-Z]{3}[0-9]{3}: [\s\S]* \*/\Z")
 
@@ -177,8 +176,8 @@ def unproven_fix(ctx: RuleContext, offset: int, code: str, message: str,
         return rewrite
     if without_lines is not None:
         message = without_lines
-    elif "line " in message:  # what _LINE_NUMBER finds has it (the scan is slow in a long text)
-        message = _LINE_NUMBER.sub("", message)
+    elif "line " in message:  # what LINE_NUMBER finds has it (the scan is slow in a long text)
+        message = LINE_NUMBER.sub("", message)
     text = hip_spelling(ctx, message)
     if rewrite is not None:
         text += " (rewrite with --unsafe-fixes)"

@@ -8,6 +8,7 @@ import re
 
 from conftest import rule_context
 from migrator import apitables
+from migrator.rule import LINE_NUMBER
 from migrator.semantic import scopes
 from rules.streams import null_stream
 from strategies import STATEMENT_PIECES, random_ranges, random_texts
@@ -83,7 +84,7 @@ def test_blocking_stream_marker_says_the_message_without_its_line_numbers(monkey
     def checked(ctx, offset, code, message, rewrite=None, without_lines=None, key=""):
         given.append(without_lines)
         if without_lines is not None:
-            assert without_lines == markers._LINE_NUMBER.sub("", message), message
+            assert without_lines == LINE_NUMBER.sub("", message), message
         assert message.startswith(key)  # the marker is found again by the start of its text
         return markers.unproven_fix(ctx, offset, code, message, rewrite, without_lines, key)
 
