@@ -41,8 +41,10 @@ class UnreadableFileError(OSError):
 MiB = 2**20
 CACHE_LIMIT = 256 * MiB  # the most read_inside reads of a cache
 
-_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character "
-          "device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+# what a path holds that is neither a regular file nor a folder: writes never replace these
+_SPECIAL = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+            (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+_KINDS = ((stat.S_ISDIR, "a folder"), *_SPECIAL)  # what reads refuse
 _READ_FLAGS = (os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0)  # a FIFO: no wait
                | getattr(os, "O_CLOEXEC", 0))
 
@@ -266,10 +268,6 @@ def _read_at(folder: int, name: str, limit: int | None = None) -> bytes | None:
 
 def _temporary_name(name: str) -> str:
     return f".{name}.{os.urandom(4).hex()}.tmp"
-
-
-_SPECIAL = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-            (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 
 
 def _special_kind(mode: int) -> str | None:
