@@ -648,8 +648,9 @@ def _related_makefiles(pending, tree: "_TreeFiles") -> dict[str, tuple[Included,
 
     makefiles = {rel: data for rel in tree.files if language_of(rel) == "make"
                  and (data := tree.read(rel)) is not None}
+    names_of: dict[str, list[str]] = {}  # each make file's includes, read once for the tree
     return {item.rel: tuple(Included(rel, makefiles[rel], name) for rel, name in
-                            related_makefiles(item.rel, data, makefiles))
+                            related_makefiles(item.rel, data, makefiles, names_of))
             for item, data in wanted}
 
 

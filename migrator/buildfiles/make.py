@@ -211,33 +211,41 @@ def included_names(data: bytes) -> list[str]:
     return found
 
 
-def related_makefiles(rel: str, data: bytes, makefiles: dict[str, bytes]) -> list[tuple[str, str]]:
+def related_makefiles(rel: str, data: bytes, makefiles: dict[str, bytes],
+                      names_of: dict[str, list[str]] | None = None) -> list[tuple[str, str]]:
     """The make files of a tree that ``rel`` includes, that include it, and that those
     include (a sibling fragment: common.mk sets the NVCC that verifiable.mk's recipe runs):
     (path, the include line's name). ``makefiles``: every make file of the tree by posix
     path. An include names a file from make's folder, which is the includer's (make runs where
-    its Makefile is)."""
+    its Makefile is). ``names_of``, shared by the calls for one tree, keeps each file's
+    ``included_names`` (every call reads every make file's includes: once each, not per call)."""
     import posixpath
+
+    names_of = {} if names_of is None else names_of
+
+    def names(path: str, text: bytes) -> list[str]:
+        if path not in names_of:
+            names_of[path] = included_names(text)
+        return names_of[path]
 
     def resolve(including: str, name: str) -> str:
         return posixpath.normpath(posixpath.join(posixpath.dirname(including), name))
 
     found: dict[str, str] = {}
-    for name in included_names(data):
+    for name in names(rel, data):
         target = resolve(rel, name)
         if target != rel and target in makefiles:
             found.setdefault(target, name)
     includers = []
     for other, text in makefiles.items():
         if other != rel and b"include" in text:
-            names = included_names(text)
-            for name in names:
+            for name in names(other, text):
                 if resolve(other, name) == rel:
                     found.setdefault(other, name)
-                    includers.append((other, names))
+                    includers.append((other, names_of[other]))
                     break
-    for other, names in includers:
-        for name in names:
+    for other, their_names in includers:
+        for name in their_names:
             target = resolve(other, name)
             if target != rel and target in makefiles:
                 found.setdefault(target, name)
