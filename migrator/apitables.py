@@ -252,6 +252,7 @@ class Library:
     mapped: bool  # status ``mapped`` (a build uses it as it is), else ``marked`` (port the sources)
     note: str
     added: tuple[int, int, int] | None = None  # the ROCm release that added it (None: any)
+    before: str = ""  # below ``added``: the CUDA name of the row whose HIP library held it
 
 
 @functools.lru_cache(maxsize=2)
@@ -265,8 +266,17 @@ def libraries(roc: bool) -> tuple[Library, ...]:
                              row["roc_package"] if use_roc else row["package"],
                              row["roc_target"] if use_roc else row["target"],
                              row["status"] == "mapped", row["note"],
-                             parse_version(row["hip_added"]) if row.get("hip_added") else None))
+                             parse_version(row["hip_added"]) if row.get("hip_added") else None,
+                             row.get("hip_before") or ""))
     return tuple(found)
+
+
+def library_at(library: Library, rocm: tuple[int, ...], roc: bool) -> Library:
+    """The library as a build at ROCm ``rocm`` links it: below the release that added it, the
+    row that held it before (hiprtc was part of the HIP runtime before ROCm 6.0), if any."""
+    if library.added is not None and rocm < library.added and library.before:
+        return library_named(library.before, roc) or library
+    return library
 
 
 def library_named(name: str, roc: bool) -> Library | None:

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import ClassVar
 
-from migrator.apitables import Library, library_named
+from migrator.apitables import Library, library_at, library_named
 from migrator.buildfiles.cmake import Command
 from migrator.buildfiles.context import BuildContext, marker_fix
 from migrator.diagnostics import Diagnostic, Edit, Fix
@@ -48,11 +48,6 @@ _NO_HIP = {
 
 # FindCUDAToolkit's CUDA::toolkit: the toolkit's include folders, which hip::host gives
 _TOOLKIT = Library(("toolkit",), "", "hip", "hip::host", True, "")
-# hiprtc is part of the HIP runtime (amdhip64) before ROCm 6.0 (Debian 12's HIP 5.2 has no
-# hiprtc package): hip::host links it there
-_HIPRTC_OWN_PACKAGE = (6, 0, 0)
-_HIPRTC_IN_RUNTIME = Library(("nvrtc",), "", "hip", "hip::host", True,
-                             "hiprtc is part of the HIP runtime before ROCm 6.0")
 
 
 def _unknown(name: str) -> Library:
@@ -143,7 +138,7 @@ class CmakePackages(Rule):
                  if command.args and command.args[0].value not in _CUDA_PACKAGES}
         cuda_finds = [command for command in commands(script, "find_package")
                       if command.args and command.args[0].value in _CUDA_PACKAGES]
-        links = [_at_target(link, ctx.settings.rocm) for link in _links(script, roc)]
+        links = [_at_target(link, ctx.settings.rocm, roc) for link in _links(script, roc)]
         for link in links:
             if not link.library.mapped:
                 removed = link.whole is not None and link.command.lower in _LINK_COMMANDS
@@ -201,12 +196,13 @@ class CmakePackages(Rule):
         yield from _variables(ctx)
 
 
-def _at_target(link: _Link, rocm: tuple[int, ...]) -> _Link:
-    """hiprtc's own package and target exist from ROCm 6.0; before, hip::host links it."""
-    if link.library.target == "hiprtc::hiprtc" and rocm < _HIPRTC_OWN_PACKAGE:
-        return _Link(link.start, link.end, link.written, _HIPRTC_IN_RUNTIME, link.command,
-                     link.whole)
-    return link
+def _at_target(link: _Link, rocm: tuple[int, ...], roc: bool) -> _Link:
+    """The library as the target links it (libraries.tsv's hip_before: hiprtc's own package
+    and target exist from ROCm 6.0; before, hip::host links it)."""
+    library = library_at(link.library, rocm, roc)
+    if library is link.library:
+        return link
+    return _Link(link.start, link.end, link.written, library, link.command, link.whole)
 
 
 def _enables_gpu_language(script) -> bool:

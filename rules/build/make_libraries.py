@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-from migrator.apitables import Library, library_named
+from migrator.apitables import Library, library_at, library_named
 from migrator.buildfiles.context import BuildContext, marker_fix
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Marker, Rule
@@ -28,7 +28,8 @@ class MakeLibraries(Rule):
     shell script's commands, and writes what `rules/build/libraries.tsv` says: `-lcublas` ->
     `-lhipblas`, `-lcurand` -> `-lhiprand`, `-lcufft` -> `-lhipfft`, `-lcusparse` ->
     `-lhipsparse`, `-lcusolver` -> `-lhipsolver`, `-lnccl` -> `-lrccl`, `-lnvrtc` ->
-    `-lhiprtc`; with `--roc` the roc* libraries (`-lrocblas`, `-lrocrand`...). `-lcudart` and
+    `-lhiprtc` from ROCm 6.0 (before it hiprtc is part of the HIP runtime: `-lamdhip64`,
+    as CMK009 links `hip::host`; Debian 12's HIP 5.2 has no libhiprtc); with `--roc` the roc* libraries (`-lrocblas`, `-lrocrand`...). `-lcudart` and
     `-lcuda` become `-lamdhip64`, HIP's runtime, and so does a variable holding the runtime's
     link name where the file links `-l$(NAME)` (`CUDARTLIB ?= cudart`, as CUDA's samples);
     `-lcudadevrt` and `-lculibos` are removed. MKF007: libraries with no drop-in counterpart
@@ -36,7 +37,8 @@ class MakeLibraries(Rule):
     NVML (`-lnvml`, `-lnvidia-ml`), CUPTI, NPP, nvJPEG, cuFile, and cuDNN unless `--dnn miopen`
     converts the sources to MIOpen (then `-lMIOpen` is written, marked); NVTX becomes
     `-lroctx64` (marked). A library newer than the target (`hip_added` in the table:
-    hipBLASLt came with ROCm 5.5) is removed and marked below that release.
+    hipBLASLt came with ROCm 5.5) is removed and marked below that release, unless an older
+    library held it (`hip_before`: hiprtc in amdhip64).
 
     ## Why is this bad on AMD
     The CUDA libraries do not exist on a ROCm system: the link fails with `cannot find
@@ -84,6 +86,7 @@ class MakeLibraries(Rule):
                     library = library_named(name, roc)
                     if library is None or start in seen:
                         continue
+                    library = library_at(library, ctx.settings.rocm, roc)
                     seen.add(start)
                     yield from _diagnose(ctx, library, name, start, end)
         yield from _library_variables(ctx, seen)
@@ -141,6 +144,7 @@ def _library_variables(ctx: BuildContext, seen: set[int]):
         word = assignment.words[0]
         name = word.value
         library = library_named(name, ctx.settings.roc)
+        library = library and library_at(library, ctx.settings.rocm, ctx.settings.roc)
         if (library is None or word.start in seen or not library.mapped or not library.link
                 or not re.fullmatch(r"[A-Za-z0-9_+\-]+", name) or library.link == name
                 or (library.added is not None and ctx.settings.rocm < library.added)):
