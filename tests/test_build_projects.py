@@ -171,6 +171,7 @@ _PROJECT_UNITS = {
     "findcuda_legacy": {"configure", "histo", "histogram"},
     "host_models": {"configure", "stream", "devices", "probe", "jit"},
     "mixed_libraries": {"configure", "core", "gpu", "stats"},
+    "registered_models": {"configure", "gpu-stream"},
 }
 
 
@@ -270,6 +271,20 @@ def test_host_targets_and_sources_added_in_a_function_need_their_rules(
     out = tmp_path / "out"
     _convert(CMAKE_PROJECTS / "host_models", out, "--rocm", "5.2", "--offload-arch", "gfx90a",
              "--ignore", ignored)
+    code, document, _ = _build(out, tmp_path)
+    assert code == 1
+    assert {name for name, built in _units(document).items() if not built} == failing
+
+
+@pytest.mark.parametrize(("ignored", "failing"), [
+    ("CMK007", {"gpu-stream"}),  # the .cu an included macro lists: compiled by no language
+    ("CMK010", {"gpu-stream"}),  # register_link_library("nvidia-ml"): cannot find -lnvidia-ml
+])
+def test_sources_and_libraries_a_macro_of_another_file_registers_need_their_rules(
+        ignored: str, failing: set[str], tmp_path: Path):
+    out = tmp_path / "out"
+    _convert(CMAKE_PROJECTS / "registered_models", out, "--rocm", "5.2", "--offload-arch",
+             "gfx90a", "--ignore", ignored)
     code, document, _ = _build(out, tmp_path)
     assert code == 1
     assert {name for name, built in _units(document).items() if not built} == failing

@@ -21,6 +21,9 @@ _CUDA_PACKAGES = frozenset({"CUDA", "CUDAToolkit"})
 _KEPT_KEYWORDS = ("REQUIRED", "QUIET")
 _LINK_COMMANDS = frozenset({"target_link_libraries", "link_libraries"})
 _LIST_COMMANDS = frozenset({"set", "list"})
+# the project's own commands that collect libraries to link (BabelStream's
+# register_link_library(), which appends to the list target_link_libraries() gets)
+_OWN_LINK_COMMAND = re.compile(r"link_?librar")
 _IMPORTED = re.compile(r"(?<![A-Za-z0-9_])CUDA::([A-Za-z0-9_]+)")
 _LINK_FLAG = re.compile(r"^-l[A-Za-z0-9_]+$")
 # no library file: never a link name (only their packages' targets are)
@@ -89,7 +92,9 @@ class CmakePackages(Rule):
     HIP 5.2 has no hiprtc package). Libraries without a counterpart a build can use (cuDNN,
     NVTX, CUPTI, NVML, NPP, nvJPEG...) and the CUDA toolkit's versions and folders are
     marked (CMK010); such a library is also removed from `target_link_libraries()` /
-    `link_libraries()`.
+    `link_libraries()` and from the project's own commands that collect libraries to link
+    (a name with `link_librar` in it: BabelStream's `register_link_library("nvidia-ml")`),
+    whose arguments are read as link names too.
 
     ## Why is this bad on AMD
     The CUDA toolkit's packages, libraries and folders do not exist on a ROCm system: the
@@ -141,7 +146,7 @@ class CmakePackages(Rule):
         links = [_at_target(link, ctx.settings.rocm, roc) for link in _links(script, roc)]
         for link in links:
             if not link.library.mapped:
-                removed = link.whole is not None and link.command.lower in _LINK_COMMANDS
+                removed = link.whole is not None and _links_libraries(link.command)
                 message = (f"{link.written}: {link.library.note or 'no HIP counterpart'}"
                            + ("; removed from the link line" if removed else ""))
                 fix = marker_fix(ctx, link.start, Marker("CMK010", message))
@@ -226,11 +231,18 @@ def _enable_hip(data: bytes, script, find: Command) -> Edit:
     return Edit(at, at, b" LANGUAGES C CXX HIP")  # project()'s default languages, and HIP
 
 
+def _links_libraries(command: Command) -> bool:
+    """Whether every argument of ``command`` is a library to link (its first one too, in
+    the project's own commands), or a link command's target."""
+    return command.lower in _LINK_COMMANDS or bool(_OWN_LINK_COMMAND.search(command.lower))
+
+
 def _links(script, roc: bool):
     """Every reference to a CUDA library: imported targets anywhere, link names where
     libraries are listed, FindCUDA's library variables anywhere."""
     for command in script.commands:
-        lists_links = command.lower in _LINK_COMMANDS
+        lists_links = _links_libraries(command)
+        own = lists_links and command.lower not in _LINK_COMMANDS
         for index, arg in enumerate(command.args):
             if arg.kind == "bracket":
                 continue
@@ -249,8 +261,9 @@ def _links(script, roc: bool):
                     whole = arg if match.group() == arg.value else None
                     yield _Link(arg.start + match.start(), arg.start + match.end(),
                                 match.group(), library, command, whole)
-            if arg.kind != "unquoted" or index == 0 and command.lower != "link_libraries":
-                continue
+            if not own and (arg.kind != "unquoted" or index == 0
+                            and command.lower != "link_libraries"):
+                continue  # a target's name (an own command names libraries only)
             value = arg.value
             is_flag = bool(_LINK_FLAG.match(value))
             if (lists_links or command.lower in _LIST_COMMANDS and is_flag) \

@@ -16,6 +16,8 @@ _TARGET_KEYWORDS = frozenset({"STATIC", "SHARED", "MODULE", "OBJECT", "EXCLUDE_F
                               "WIN32", "MACOSX_BUNDLE", "PRIVATE", "PUBLIC", "INTERFACE"})
 _NOT_SOURCES = frozenset({"IMPORTED", "ALIAS", "INTERFACE", "FILE_SET"})
 _VARIABLE = re.compile(r"^\$\{([A-Za-z0-9_]+)\}$")
+# the target's own .cu sources, whatever fills the variables that list them
+_TARGET_SOURCES = "rocmigrate_cu_sources"
 # CMake's commands that name files without compiling them (or that CMK007/CMK011 handle)
 _NOT_COMPILING = frozenset({
     "set", "list", "file", "install", "configure_file", "message", "string", "if", "elseif",
@@ -40,7 +42,12 @@ class CmakeSources(Rule):
     `set_source_files_properties()` written after the target. A `.cu` file named in a call
     of the project's own function or macro (`register_model(stream src/stream.cu)`, whose
     body makes the target) gets the same line after the call; where that command is not
-    defined in the file, the line is written and the call marked (CMK008). With
+    defined in the file, the line is written and the call marked (CMK008). A target whose
+    sources come from a variable this file does not fill (`add_executable(${EXE_NAME}
+    ${IMPL_SOURCES})` where an included file's macro appends `src/${NAME}/${ARGN}`, or a
+    function's `${ARGN}`) gets `LANGUAGE HIP` on the `.cu` files among its own `SOURCES`
+    (`get_target_property`, `list(FILTER)`), whatever path they were added by; the calls of
+    commands other files define then need no line of their own. With
     `--rename-ext`, where the converted files are written as `.hip`, the script names them
     so instead (every `a.cu`, and a glob's `*.cu`). A glob that mixes `.cu` with other files
     is marked (CMK008).
@@ -64,10 +71,11 @@ class CmakeSources(Rule):
     ```
 
     ## Fix safety
-    Always fixed where the file names the sources. Sources in a variable another file sets
-    are not seen: set their `LANGUAGE` there. A source property holds for the targets of the
-    folder it is set in, by the path as written: a function of another file that adds the
-    file by another path (`src/${name}/${file}`) still needs the property where it does. A glob of `.cu` with other files is marked,
+    Always fixed where the file names the sources, or where a target lists a variable filled
+    elsewhere (its `.cu` sources are read from the target when CMake configures). A source
+    property holds for the targets of the folder it is set in, by the path as written: the
+    line after a call of another file's function holds only if it adds the file by that path
+    (marked), the target's own list always. A glob of `.cu` with other files is marked,
     since setting the language of the whole list would compile C++ files as HIP.
     """
 
@@ -128,7 +136,11 @@ def _languages(ctx: BuildContext):
         elif command.lower == "file" and len(args) > 2 and args[0].value in (
                 "GLOB", "GLOB_RECURSE"):
             globs[args[1].value] = command
+    gpu_file = _names_gpu_code(script)
+    filtered = {command.args[1].value for command in commands(script, "get_target_property")
+                if len(command.args) > 2 and command.args[0].value == _TARGET_SOURCES}
     has_hip = set()
+    covered = False  # a target here takes LANGUAGE HIP for its own .cu sources
     for command in commands(script, "set_source_files_properties", "set_property"):
         if any(key.value == "LANGUAGE" and [v.value for v in values] in (["HIP"], ["CUDA"])
                for key, values in property_pairs(command)):
@@ -139,6 +151,7 @@ def _languages(ctx: BuildContext):
                 arg.value in ("IMPORTED", "ALIAS") for arg in args):
             continue
         wanted: list[str] = []
+        opaque = False  # a variable this file does not fill: its .cu files are not known
         for arg in args:
             value = arg.value
             if value in _TARGET_KEYWORDS or value in has_hip:
@@ -163,9 +176,26 @@ def _languages(ctx: BuildContext):
                     yield Diagnostic("CMK008", message, arg.start, arg.end,
                                      marker_fix(ctx, command.start, Marker("CMK008", message)),
                                      symbol=".cu")
-            else:
-                wanted.extend(item for item in variables.get(name, ())
+            elif name in variables:
+                wanted.extend(item for item in variables[name]
                               if item.endswith(".cu") and item not in has_hip)
+            else:
+                opaque = True
+                # a list filled elsewhere (not a function's own arguments) may hold the .cu
+                # files other files' commands register
+                covered = covered or gpu_file and not name.startswith("ARGV") and name != "ARGN"
+        target = command.args[0].value
+        if opaque and gpu_file and target not in filtered:
+            filtered.add(target)
+            lines = [f"get_target_property({_TARGET_SOURCES} {target} SOURCES)".encode(),
+                     f'list(FILTER {_TARGET_SOURCES} INCLUDE REGEX "\\\\.cu$")'.encode(),
+                     f"set_source_files_properties(${{{_TARGET_SOURCES}}} PROPERTIES "
+                     "LANGUAGE HIP)".encode()]
+            yield Diagnostic("CMK007", f"{command.name}({target}): the .cu files among its "
+                             "sources (listed in variables filled elsewhere) compile as HIP "
+                             "(LANGUAGE HIP)", command.start, command.end,
+                             Fix("LANGUAGE HIP", (lines_after(ctx.data, command, lines),)),
+                             symbol=".cu", severity="info")
         wanted = list(dict.fromkeys(wanted))
         if wanted:
             listed = " ".join(wanted)
@@ -175,15 +205,24 @@ def _languages(ctx: BuildContext):
                              Fix("LANGUAGE HIP", (lines_after(ctx.data, command, [line]),)),
                              symbol=".cu", severity="info")
             has_hip.update(wanted)
-    yield from _passed(ctx, has_hip)
+    yield from _passed(ctx, has_hip, covered)
 
 
-def _passed(ctx: BuildContext, has_hip: set[str]):
+def _names_gpu_code(script) -> bool:
+    """Whether the script is about GPU code: it names a .cu file or enables CUDA or HIP."""
+    return any(arg.value.endswith(".cu") or command.lower in ("project", "enable_language")
+               and arg.value in ("CUDA", "HIP") for command in script.commands
+               for arg in command.args if arg.kind != "bracket")
+
+
+def _passed(ctx: BuildContext, has_hip: set[str], covered: bool):
     """``.cu`` files named in a call of the project's own function or macro
     (``register_model(stream src/stream.cu)``): their target is made inside it, where the
     file has no name CMK007 can see. They get LANGUAGE HIP after the call (a source property
     of this folder, as the targets the call makes are); a command not defined in this file is
-    also marked, since what it does with the name cannot be read here."""
+    also marked, since what it does with the name cannot be read here, unless ``covered``: a
+    target of this file lists variables filled elsewhere and takes the language for its own
+    .cu sources, by whatever path such a command adds them."""
     script = ctx.script
     defined = {command.args[0].value.lower() for command in commands(script, "function",
                                                                      "macro")
@@ -202,6 +241,8 @@ def _passed(ctx: BuildContext, has_hip: set[str]):
         edits = [lines_after(ctx.data, command, [line])]
         code = "CMK007"
         message = f"{command.name}(): {listed} compile as HIP (LANGUAGE HIP)"
+        if command.lower not in defined and covered:
+            continue
         if command.lower not in defined:
             code = "CMK008"
             message = (f"{command.name}() is not defined in this file: LANGUAGE HIP is set "
