@@ -34,7 +34,8 @@ class MakeLibraries(Rule):
     link name where the file links `-l$(NAME)` (`CUDARTLIB ?= cudart`, as CUDA's samples);
     `-lcudadevrt` and `-lculibos` are removed. MKF007: libraries with no drop-in counterpart
     are removed from the link with a `# rocmigrate MKF007:` marker saying what and why:
-    NVML (`-lnvml`, `-lnvidia-ml`), CUPTI, NPP, nvJPEG, cuFile, and cuDNN unless `--dnn miopen`
+    NVML (`-lnvml`, `-lnvidia-ml`), CUPTI, NPP, nvJPEG, cuFile, TensorRT (`-lnvinfer`,
+    `-lnvonnxparser`), and cuDNN unless `--dnn miopen`
     converts the sources to MIOpen (then `-lMIOpen` is written, marked); NVTX becomes
     `-lroctx64` (marked). A library newer than the target (`hip_added` in the table:
     hipBLASLt came with ROCm 5.5) is removed and marked below that release, unless an older
