@@ -29,14 +29,15 @@ class MakeLibraries(Rule):
     `-lhipblas`, `-lcurand` -> `-lhiprand`, `-lcufft` -> `-lhipfft`, `-lcusparse` ->
     `-lhipsparse`, `-lcusolver` -> `-lhipsolver`, `-lnccl` -> `-lrccl`, `-lnvrtc` ->
     `-lhiprtc` from ROCm 6.0 (before it hiprtc is part of the HIP runtime: `-lamdhip64`,
-    as CMK009 links `hip::host`; Debian 12's HIP 5.2 has no libhiprtc); with `--roc` the roc* libraries (`-lrocblas`, `-lrocrand`...). `-lcudart` and
-    `-lcuda` become `-lamdhip64`, HIP's runtime, and so does a variable holding the runtime's
-    link name where the file links `-l$(NAME)` (`CUDARTLIB ?= cudart`, as CUDA's samples);
+    as CMK009 links `hip::host`; Debian 12's HIP 5.2 has no libhiprtc); with `--roc` the
+    roc* libraries (`-lrocblas`, `-lrocrand`...). `-lcudart` and `-lcuda` become
+    `-lamdhip64`, HIP's runtime, and so does a variable holding the runtime's link name
+    where the file links `-l$(NAME)` (`CUDARTLIB ?= cudart`, as CUDA's samples);
     `-lcudadevrt` and `-lculibos` are removed. MKF007: libraries with no drop-in counterpart
     are removed from the link with a `# rocmigrate MKF007:` marker saying what and why:
     NVML (`-lnvml`, `-lnvidia-ml`), CUPTI, NPP, nvJPEG, cuFile, TensorRT (`-lnvinfer`,
-    `-lnvonnxparser`), and cuDNN unless `--dnn miopen`
-    converts the sources to MIOpen (then `-lMIOpen` is written, marked); NVTX becomes
+    `-lnvonnxparser`), and cuDNN unless `--dnn miopen` converts the sources to MIOpen
+    (then `-lMIOpen` is written, marked); NVTX becomes
     `-lroctx64` (marked). A library newer than the target (`hip_added` in the table:
     hipBLASLt came with ROCm 5.5) is removed and marked below that release, unless an older
     library held it (`hip_before`: hiprtc in amdhip64).
