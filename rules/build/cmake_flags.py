@@ -12,6 +12,7 @@ from migrator.registry import code_enabled
 from migrator.rule import Marker, Rule
 
 from .cmake_common import set_values
+from .cmake_custom_commands import assigned_values, compiler_runs
 from .nvcc_flags import offload_arch_words, translate
 
 _FLAG_VARIABLE = re.compile(r"^CMAKE_CUDA_FLAGS(?:_[A-Z]+)?$")
@@ -35,13 +36,18 @@ class CmakeFlags(Rule):
     ## What it does
     Reads the nvcc options CMake scripts pass: the values of `CMAKE_CUDA_FLAGS` (and
     `CMAKE_CUDA_FLAGS_<CONFIG>`; FindCUDA's `CUDA_NVCC_FLAGS` become these through CMK011),
-    options guarded by `$<COMPILE_LANGUAGE:CUDA>`, and nvcc options given to
-    `target_compile_options` and its kin. Each one hipcc does not take as written becomes
-    what it takes (rules/build/nvcc_flags.tsv, shared with the Makefile rules):
+    options guarded by `$<COMPILE_LANGUAGE:CUDA>`, nvcc options given to
+    `target_compile_options` and its kin, and the words a custom command passes to the
+    compiler it runs (CMK019), with the values of the variables they name (`${NVCC_FLAGS}` ->
+    `set(NVCC_FLAGS ...)`, `list(APPEND NVCC_FLAGS ...)`: replacements are list elements
+    there). Each one hipcc does not take as written becomes what it takes
+    (rules/build/nvcc_flags.tsv, shared with the Makefile rules):
     `--use_fast_math` -> `-ffast-math`, `-Xcompiler -fopenmp` -> `-fopenmp`, `-rdc=true`
     -> `-fgpu-rdc`, `-arch=sm_80` / `-gencode ...` -> `--offload-arch=` the AMD GPUs;
     options without use on AMD (`--expt-relaxed-constexpr`) are removed; those without a
-    counterpart (`-Xptxas -v`) are removed or kept with a marker (CMK017).
+    counterpart (`-Xptxas -v`) are removed or kept with a marker (CMK017); `-fatbin`,
+    `-cubin` and `-ptx` become `--genco` with a CMK017 marker (an AMD code object, which
+    `hipModuleLoad` loads).
 
     ## Why is this bad on AMD
     HIP's compiler is clang (hipcc, or CMake's HIP language with ROCm's clang, as AMD's
@@ -80,14 +86,16 @@ class CmakeFlags(Rule):
     def check(self, ctx: BuildContext):
         archs = ctx.settings.offload_archs
         for command in ctx.script.commands:
-            for words, separator in _flag_lists(ctx.data, command):
+            for words, separator in _flag_lists(ctx, command):
                 for translation in translate([word.text for word in words], archs):
                     yield _diagnostic(ctx, words, translation, separator, archs)
 
 
-def _flag_lists(data: bytes, command):
+def _flag_lists(ctx: BuildContext, command):
     """The lists of words that are nvcc options in ``command``, each with the separator
-    written between replacement words (';' inside a generator expression)."""
+    written between replacement words (';' inside a generator expression and in the lists a
+    custom command passes)."""
+    data = ctx.data
     args = command.args
     lower = command.lower
     values = []
@@ -99,6 +107,14 @@ def _flag_lists(data: bytes, command):
     if values:
         yield [word for arg in values for word in _words(data, arg)], b" "
         return
+    runs = compiler_runs(ctx)
+    assigned = assigned_values(command)
+    if assigned is not None and assigned[0] in runs.flag_variables:
+        # a list a custom command passes to nvcc: each replacement word one element
+        yield [word for arg in assigned[1] for word in _words(data, arg)], b";"
+        return
+    for run in runs.of(command):
+        yield [word for arg in run.args for word in _words(data, arg)], b" "
     for arg in args:
         if arg.kind == "bracket":
             continue
@@ -195,6 +211,6 @@ def flags_pending(ctx: BuildContext, command) -> bool:
     if not code_enabled(CmakeFlags.code, settings.select, settings.ignore):
         return False
     return any(translation.words is not None
-               for words, _ in _flag_lists(ctx.data, command)
+               for words, _ in _flag_lists(ctx, command)
                for translation in translate([word.text for word in words],
                                             settings.offload_archs))

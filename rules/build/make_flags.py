@@ -38,7 +38,10 @@ class MakeNvccFlags(Rule):
     - dropped, the finding saying why: `--expt-relaxed-constexpr`, `--extended-lambda`,
       `-ccbin g++`, `-Wno-deprecated-gpu-targets`, `-cudart shared`...;
     - removed with a `# rocmigrate MKF005:` marker (a person decides what replaces it):
-      `-maxrregcount=N`, `-Xptxas ...`, `-Xnvlink ...`, `-diag-suppress N`, `-ptx`...;
+      `-maxrregcount=N`, `-Xptxas ...`, `-Xnvlink ...`, `-diag-suppress N`...;
+    - device code a program loads at run time (`cuModuleLoad`): `-fatbin`, `-cubin` and
+      `-ptx` (and their `--` spellings) become `--genco`, with a MKF005 marker saying the file
+      is now an AMD code object, which the converted `hipModuleLoad` loads;
     - left with a marker where removing it would change what the command does (`-dlink`,
       `-lib`, `-odir`) or the value has no counterpart (`-rdc=maybe`).
 
@@ -52,22 +55,35 @@ class MakeNvccFlags(Rule):
     replacement). AMD's HIP documentation names the clang spellings: `-fgpu-rdc` for
     relocatable device code, `-ffast-math`, `-fgpu-flush-denormals-to-zero`. A register cap
     does not exist as a flag for AMD GPUs: `__launch_bounds__` tells the compiler the block
-    size it allocates VGPRs for (HIP programming guide).
+    size it allocates VGPRs for (HIP programming guide). With `-fatbin` only removed, hipcc
+    compiles and links a program (`undefined reference to main`); AMD has no fatbin, cubin or
+    PTX: `hipcc --genco` writes the code object (an offload bundle of one ELF per
+    `--offload-arch`) that `hipModuleLoad` / `hipModuleLoadData` load, by whatever name `-o`
+    gives it.
 
     ## Example
     ```make
     NVCCFLAGS = -O3 -dc -Xcompiler -fopenmp,-Wall --expt-relaxed-constexpr -maxrregcount=64
+    %.fatbin: %.cu
+    	$(NVCC) -fatbin $< -o $@
     ```
 
     ## Use instead
     ```make
     # rocmigrate MKF005: -maxrregcount 64: no register cap flag on AMD: ...
     NVCCFLAGS = -O3 -fgpu-rdc -c -fopenmp -Wall
+    %.fatbin: %.cu
+    # rocmigrate MKF005: -fatbin: no fatbin on AMD: --genco writes an AMD code object, ...
+    	$(NVCC) --genco $< -o $@
     ```
 
     ## Fix safety
     Mapped and dropped options are fixed. `-ffast-math` assumes finite values, which
-    `--use_fast_math` does not: check code that tests for NaN or infinity. Marked options need
+    `--use_fast_math` does not: check code that tests for NaN or infinity. A `--genco` output
+    holds only the `--offload-arch` targets (no PTX to compile for another GPU at load time);
+    where `-ptx` only made text to read, `-S --cuda-device-only` writes AMDGPU assembly
+    instead; without `-o`, hipcc names the file otherwise than nvcc
+    (`x.cu-hip-amdgcn-amd-amdhsa.hipfb`, not `x.fatbin`). Marked options need
     a person (the marker says what to use). An option used in a variable that also feeds a
     host compiler is converted for both (nvcc-only options made such a line fail before).
     """

@@ -18,7 +18,8 @@ _RDC = frozenset({"-fgpu-rdc", "-dc", "--device-c", "-rdc=true", "--relocatable-
 # options after which a compiler command makes no program (compiles, preprocesses, archives)
 _NO_LINK = frozenset({"-c", "-dc", "--device-c", "--compile", "-E", "--preprocess", "-M", "-MM",
                       "-S", "-fsyntax-only", "-lib", "--lib", "-dlink", "--device-link", "-ptx",
-                      "--ptx", "-cubin", "--cubin", "-fatbin", "--fatbin", "-cuda", "--cuda"})
+                      "--ptx", "-cubin", "--cubin", "-fatbin", "--fatbin", "-cuda", "--cuda",
+                      "--genco"})
 
 
 class MakeRdcLink(Rule):

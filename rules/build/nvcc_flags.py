@@ -29,7 +29,7 @@ class Option:
     short: str
     takes_value: bool
     action: str  # same, map, drop, host, linker, arch, mark, keep
-    hip: str
+    hip: str  # map: the replacement; mark: the replacement written with the marker, if any
     reason: str
 
     def value_map(self) -> dict[str, str] | None:
@@ -168,7 +168,9 @@ def _translate_one(option: Option, name: str, value: str | None, first: int, las
     if action == "drop":
         return Translation(first, last, (), name, action, f"{name} removed: {option.reason}")
     if action in ("mark", "keep"):
-        return Translation(first, last, () if action == "mark" else None, name, action,
+        # mark: the table's replacement (-fatbin -> --genco) or nothing; keep: as written
+        words = tuple(option.hip.split()) if action == "mark" else None
+        return Translation(first, last, words, name, action,
                            f"{name}{' ' + value if value else ''}: {option.reason}")
     if action == "arch":
         variable = variable_of(unquote(value or ""))
