@@ -94,7 +94,10 @@ class CmakePackages(Rule):
     marked (CMK010); such a library is also removed from `target_link_libraries()` /
     `link_libraries()` and from the project's own commands that collect libraries to link
     (a name with `link_librar` in it: BabelStream's `register_link_library("nvidia-ml")`),
-    whose arguments are read as link names too.
+    whose arguments are read as link names too. The project's own searches for a CUDA
+    library look for the HIP one: `find_library(NCCL_LIBRARY NAMES nccl)` searches `rccl`,
+    `find_path(NCCL_INCLUDE_DIR NAMES nccl.h)` the header the sources now include
+    (`rccl/rccl.h`).
 
     ## Why is this bad on AMD
     The CUDA toolkit's packages, libraries and folders do not exist on a ROCm system: the
@@ -199,6 +202,7 @@ class CmakePackages(Rule):
                              library=link.library.cuda_names[0], symbol=link.written,
                              severity="info")
         yield from _variables(ctx)
+        yield from _searches(ctx)
 
 
 def _at_target(link: _Link, rocm: tuple[int, ...], roc: bool) -> _Link:
@@ -271,6 +275,58 @@ def _links(script, roc: bool):
                 library = link_item_library(value, roc)
                 if library is not None and (is_flag or value[:1].isalpha()):
                     yield _Link(arg.start, arg.end, value, library, command, arg)
+
+
+# the keywords that end find_library()'s / find_path()'s NAMES list
+_SEARCH_KEYWORDS = frozenset({
+    "NAMES", "NAMES_PER_DIR", "HINTS", "PATHS", "PATH_SUFFIXES", "DOC", "REQUIRED",
+    "NO_CACHE", "ENV", "REGISTRY_VIEW", "VALIDATOR", "NO_DEFAULT_PATH",
+    "NO_PACKAGE_ROOT_PATH", "NO_CMAKE_PATH", "NO_CMAKE_ENVIRONMENT_PATH",
+    "NO_SYSTEM_ENVIRONMENT_PATH", "NO_CMAKE_SYSTEM_PATH", "NO_CMAKE_INSTALL_PREFIX",
+    "CMAKE_FIND_ROOT_PATH_BOTH", "ONLY_CMAKE_FIND_ROOT_PATH", "NO_CMAKE_FIND_ROOT_PATH"})
+
+
+def _searched_names(command: Command) -> list:
+    """The names a find_library() / find_path() / find_file() call searches for."""
+    args = command.args[1:]
+    if args and args[0].value == "NAMES":
+        names = []
+        for arg in args[1:]:
+            if arg.value in _SEARCH_KEYWORDS:
+                break
+            names.append(arg)
+        return names
+    return args[:1]
+
+
+def _searches(ctx: BuildContext):
+    """A project's own search for a CUDA library (nccl-tests: ``find_library(NCCL_LIBRARY
+    NAMES nccl nccl_static)``, ``find_path(NCCL_INCLUDE_DIR NAMES nccl.h)``) looks for the
+    HIP library and header the converted sources use (rccl, rccl/rccl.h)."""
+    roc, rocm = ctx.settings.roc, ctx.settings.rocm
+    for command in commands(ctx.script, "find_library", "find_path", "find_file"):
+        for arg in _searched_names(command):
+            if arg.kind == "bracket" or "$" in arg.value:
+                continue
+            name = arg.value
+            if command.lower == "find_library":
+                bare = name[3:] if name.startswith("lib") else name
+                library = library_named(bare, roc)
+                library = library and library_at(library, rocm, roc)
+                if library is None or not library.mapped or not library.link \
+                        or library.link == bare:
+                    continue
+                written = ("lib" if bare != name else "") + library.link
+            else:
+                header = ctx.tables.headers.get(name)
+                if header is None or header.hip_header in ("", "-") or (
+                        header.hip_added is not None and header.hip_added > rocm):
+                    continue
+                written = header.hip_header
+            yield Diagnostic("CMK009", f"{command.name}() looks for {written}, not {name}",
+                             arg.start, arg.end, Fix(f"{name} -> {written}", (
+                                 Edit(arg.start, arg.end, written.encode()),)),
+                             symbol=name, severity="info")
 
 
 def _variables(ctx: BuildContext):
