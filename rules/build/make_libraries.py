@@ -18,6 +18,10 @@ from .make_commands import removal, view
 _LINK = re.compile(rb"(?<![^\s\"',])-l([A-Za-z0-9_+\-]+)(?![\w.\-])")
 # -l$(NAME) / -l${NAME}: the variable holds a link name
 _LINKED_VARIABLE = re.compile(rb"-l\$[({]([A-Za-z_][A-Za-z0-9_]*)[)}]")
+# $(NAME:%=-l%), $(addprefix -l,$(NAME)), $(patsubst %,-l%,$(NAME)): each word is a link name
+_LINKED_LIST = re.compile(
+    rb"\$[({]([A-Za-z_][A-Za-z0-9_]*):%=-l%[)}]"
+    rb"|\$[({](?:addprefix\s+-l,|patsubst\s+%,-l%,)\s*\$[({]([A-Za-z_][A-Za-z0-9_]*)[)}]")
 
 
 class MakeLibraries(Rule):
@@ -32,7 +36,8 @@ class MakeLibraries(Rule):
     as CMK009 links `hip::host`; Debian 12's HIP 5.2 has no libhiprtc); with `--roc` the
     roc* libraries (`-lrocblas`, `-lrocrand`...). `-lcudart` and `-lcuda` become
     `-lamdhip64`, HIP's runtime, and so does a variable holding the runtime's link name
-    where the file links `-l$(NAME)` (`CUDARTLIB ?= cudart`, as CUDA's samples);
+    where the file links `-l$(NAME)` (`CUDARTLIB ?= cudart`, as CUDA's samples), and each
+    word of a list it links `$(NAME:%=-l%)` (`LIBRARIES += nccl`, as nccl-tests);
     `-lcudadevrt` and `-lculibos` are removed. MKF007: libraries with no drop-in counterpart
     are removed from the link with a `# rocmigrate MKF007:` marker saying what and why:
     NVML (`-lnvml`, `-lnvidia-ml`), CUPTI, NPP, nvJPEG, cuFile, TensorRT (`-lnvinfer`,
@@ -134,22 +139,28 @@ def _sources_use(ctx: BuildContext, name: str) -> bool:
 
 
 def _library_variables(ctx: BuildContext, seen: set[int]):
-    """``CUDARTLIB ?= cudart`` where the file links ``-l$(CUDARTLIB)``: the value is a link
-    name too."""
-    linked = set()
+    """``CUDARTLIB ?= cudart`` where the file links ``-l$(CUDARTLIB)``, ``LIBRARIES += nccl``
+    where it links ``$(LIBRARIES:%=-l%)`` (nccl-tests): the values are link names too."""
+    linked, listed = set(), set()
     for words in view(ctx).texts:
         for word in words:
             linked.update(m.group(1).decode() for m in _LINKED_VARIABLE.finditer(word.text))
+            listed.update((m.group(1) or m.group(2)).decode()
+                          for m in _LINKED_LIST.finditer(word.text))
     for assignment in view(ctx).assignments:
-        if assignment.name not in linked or len(assignment.words) != 1:
+        in_list = assignment.name in listed
+        if not in_list and (assignment.name not in linked or len(assignment.words) != 1):
             continue
-        word = assignment.words[0]
-        name = word.value
-        library = library_named(name, ctx.settings.roc)
-        library = library and library_at(library, ctx.settings.rocm, ctx.settings.roc)
-        if (library is None or word.start in seen or not library.mapped or not library.link
-                or not re.fullmatch(r"[A-Za-z0-9_+\-]+", name) or library.link == name
-                or (library.added is not None and ctx.settings.rocm < library.added)):
-            continue  # a value removed would leave -l alone: those stay for a person
-        seen.add(word.start)
-        yield from _diagnose(ctx, library, name, word.start, word.end, spelled="")
+        for word in assignment.words:
+            name = word.value
+            library = library_named(name, ctx.settings.roc)
+            library = library and library_at(library, ctx.settings.rocm, ctx.settings.roc)
+            if (library is None or word.start in seen
+                    or not re.fullmatch(r"[A-Za-z0-9_+\-]+", name) or library.link == name):
+                continue
+            removed = (not library.mapped or not library.link or (
+                library.added is not None and ctx.settings.rocm < library.added))
+            if removed and not in_list:
+                continue  # a value removed would leave -l alone: those stay for a person
+            seen.add(word.start)
+            yield from _diagnose(ctx, library, name, word.start, word.end, spelled="")
