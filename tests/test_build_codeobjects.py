@@ -88,7 +88,8 @@ def test_a_cmake_custom_command_running_nvcc_builds_a_code_object(rename: bool,
                 or value.startswith(("CUDA::", "-fatbin", "-gencode", "-arch"))]
     code, document, _ = _build(out, tmp_path, "--build-dir", str(tmp_path / "b"))
     assert code == 0 and document["method"] == "cmake", document
-    assert _units(document) == {"configure": True, "loader": True}
+    units = _units(document)
+    assert units.get("loader") is True and all(units.values()), units
     _assert_code_object(_only(tmp_path / "b", "kernels.fatbin"))
     _assert_loads(_only(tmp_path / "b", "loader"), out / "main.cpp", "kernels.fatbin")
 

@@ -10,8 +10,9 @@ from migrator.buildfiles.context import BuildContext, marker_fix
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Marker, Rule
 
-from .make_commands import replacement_edit, span, translations, view
-from .nvcc_flags import unquote
+from .make_commands import compiler_at, references, replacement_edit, span, translations, view
+from .make_rdc_link import assigned_words, words_read
+from .nvcc_flags import options, unquote
 
 # what a variable holding a CUDA architecture may say: sm_60, compute_70, sm_90a, native, all
 _CUDA_ARCH = re.compile(r"^(?:(?:sm|compute|lto)_\d+[a-z]?|native|all|all-major)$")
@@ -29,14 +30,18 @@ class MakeArchitectures(Rule):
     (`ARCH = sm_60` ... `-arch=$(ARCH)`, HeCBench's form), the option becomes
     `--offload-arch=$(ARCH)` and each definition of the variable the comma-separated target
     list, so that `make ARCH=gfx942` still chooses; a definition that is no list of CUDA
-    architectures (`ARCH ?= $(shell ...)`) gets a `# rocmigrate MKF003:` marker instead.
+    architectures (`ARCH ?= $(shell ...)`) gets a `# rocmigrate MKF003:` marker instead. A
+    command writing a code object (`-fatbin`, `-cubin`, `-ptx`, which MKF005 makes `--genco`)
+    that reads no architecture gets the targets after the compiler, unless it reads a
+    variable the file does not set (which may hold one).
 
     ## Why is this bad on AMD
     CUDA's `sm_XX` / `compute_XX` name NVIDIA GPUs; clang rejects them for AMD. AMD's HIP
     documentation selects the GPU with `--offload-arch=gfxNNN` (MI250: gfx90a, MI300: gfx942),
     one option per target or a comma-separated list (Debian's hipcc 5.2 / clang 15 take
     both). Without any, hipcc asks `rocm_agent_enumerator` for this machine's GPU and fails
-    to link where there is none. clang 15 (Debian's HIP 5.2) does not know gfx942: convert
+    to link where there is none; a `--genco` code object gets gfx803 (Debian's hipcc 5.2),
+    which an MI250 or MI300 does not load. clang 15 (Debian's HIP 5.2) does not know gfx942: convert
     with `--offload-arch gfx90a` for it.
 
     ## Example
@@ -86,6 +91,7 @@ class MakeArchitectures(Rule):
         variables.discard("")
         if variables:
             yield from _definitions(ctx, variables)
+        yield from _code_objects(ctx)
 
 
 def _definitions(ctx: BuildContext, variables: set[str]):
@@ -109,3 +115,36 @@ def _definitions(ctx: BuildContext, variables: set[str]):
                              + len(assignment.name),
                              marker_fix(ctx, assignment.name_start, Marker("MKF003", reason)),
                              symbol=assignment.name)
+
+
+def _code_objects(ctx: BuildContext):
+    """A command writing a code object (-fatbin, -cubin, -ptx: --genco once converted) that
+    reads no architecture, through its own words or the file's variables, gets the targets
+    after the compiler: hipcc would write one for gfx803 or the build machine's GPU. A
+    command reading a variable the file does not set (the environment's, an include's) is
+    left alone."""
+    table = options()
+    makes_code_object = {name for name, option in table.items() if option.hip == "--genco"}
+    made = view(ctx)
+    values = assigned_words(ctx)
+    targets = " ".join(f"--offload-arch={arch}" for arch in ctx.settings.offload_archs)
+    for command in made.commands:
+        at = compiler_at(command, made.compilers)
+        if at is None:
+            continue
+        read = words_read(command[at:], values)
+        if not read & (makes_code_object | {"--genco"}):
+            continue
+        if any(text.startswith("--offload-arch") or getattr(
+                table.get(text.partition("=")[0]), "action", "") == "arch" for text in read):
+            continue
+        if any(name not in values for text in read
+               for name, _, _ in references(text.encode())):
+            continue
+        compiler = command[at]
+        yield Diagnostic("MKF002", f"{compiler.value} writes a code object for no architecture: "
+                         f"AMD targets {','.join(ctx.settings.offload_archs)}", compiler.start,
+                         compiler.end, Fix("architecture for hipcc",
+                                           (Edit(compiler.end, compiler.end,
+                                                 b" " + targets.encode()),)),
+                         symbol=compiler.value, severity="info")

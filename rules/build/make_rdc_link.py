@@ -69,16 +69,14 @@ class MakeRdcLink(Rule):
 
     def check(self, ctx: BuildContext):
         made = view(ctx)
-        values: dict[str, list[Word]] = {}
-        for assignment in made.assignments:
-            values.setdefault(assignment.name, []).extend(assignment.words)
+        values = assigned_words(ctx)
         links = []
         relocatable = False
         for command in made.commands:
             at = compiler_at(command, made.compilers)
             if at is None:
                 continue
-            read = _options(command[at:], values)
+            read = words_read(command[at:], values)
             relocatable = relocatable or bool(read & _RDC)
             if not read & _NO_LINK and not read & _RDC:  # (-dc would make it no link)
                 links.append(command[at])
@@ -94,7 +92,15 @@ class MakeRdcLink(Rule):
                 symbol=compiler.value)
 
 
-def _options(words, values: dict[str, list[Word]]) -> set[str]:
+def assigned_words(ctx: BuildContext) -> dict[str, list[Word]]:
+    """Each variable of the file and the words of all its assignments."""
+    values: dict[str, list[Word]] = {}
+    for assignment in view(ctx).assignments:
+        values.setdefault(assignment.name, []).extend(assignment.words)
+    return values
+
+
+def words_read(words, values: dict[str, list[Word]]) -> set[str]:
     """The words a compiler command reads, the values of the variables it names expanded
     (transitively; each variable once)."""
     found: set[str] = set()
