@@ -27,9 +27,9 @@ _SWITCHES = frozenset({"CUDA_PROPAGATE_HOST_FLAGS", "CUDA_HOST_COMPILATION_CPP",
                        "CUDA_USE_STATIC_CUDA_RUNTIME", "CUDA_LINK_LIBRARIES_KEYWORD"})
 _NO_HIP = {
     "cuda_compile": "compiles .cu files to objects with nvcc: list them as sources of a target",
-    "cuda_compile_ptx": "no PTX on AMD",
-    "cuda_compile_fatbin": "no fatbin on AMD",
-    "cuda_compile_cubin": "no cubin on AMD",
+    **dict.fromkeys(("cuda_compile_ptx", "cuda_compile_fatbin", "cuda_compile_cubin"),
+                    "no PTX, cubin or fatbin on AMD: for a file hipModuleLoad loads, run "
+                    "hipcc --genco --offload-arch=... in an add_custom_command"),
     "cuda_wrap_srcs": "FindCUDA's internal nvcc rules: list the .cu files as target sources",
     "cuda_build_clean_target": "FindCUDA's own clean target: nothing to clean for HIP",
     "cuda_select_nvcc_arch_flags": "NVIDIA architectures: HIP's are CMAKE_HIP_ARCHITECTURES",

@@ -35,9 +35,9 @@ _NO_HIP = {
                         "CMAKE_HIP_COMPILER_VERSION (clang's) instead",
     "TOOLKIT_INCLUDE_DIRECTORIES": "the CUDA toolkit's include folders: HIP's come from "
                                    "find_package(hip) (hip_INCLUDE_DIRS)",
-    "PTX_COMPILATION": "no PTX on AMD: HIP compiles to code objects (see --offload-arch)",
-    "CUBIN_COMPILATION": "no cubin on AMD: HIP compiles to code objects",
-    "FATBIN_COMPILATION": "no fatbin output on AMD: HIP compiles to code objects",
+    **dict.fromkeys(("PTX_COMPILATION", "CUBIN_COMPILATION", "FATBIN_COMPILATION"),
+                    "no PTX, cubin or fatbin on AMD: for a file hipModuleLoad loads, run "
+                    "hipcc --genco --offload-arch=... in an add_custom_command"),
     "OPTIX_COMPILATION": "no OptiX on AMD",
 }
 _VARIABLE = re.compile(r"(?<![A-Za-z0-9_])CMAKE_CUDA_([A-Z][A-Z0-9_]*)")
