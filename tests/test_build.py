@@ -6,6 +6,7 @@ include folders, compile_commands.json flags, and the command's usage errors.
 from __future__ import annotations
 
 import json
+import re
 import os
 from pathlib import Path
 
@@ -288,7 +289,7 @@ def test_usage_errors_exit_2(tmp_path: Path):
 
 
 def test_the_copy_in_the_build_folder_links_the_folders_its_build_files_name(tmp_path: Path):
-    from migrator.build.run import _copy_tree, _top_level_cmake
+    from migrator.build.run import _copy_tree, build_plan
 
     out = tmp_path / "prog-hip"
     (out / ".rocmigrate").mkdir(parents=True)
@@ -301,12 +302,13 @@ def test_the_copy_in_the_build_folder_links_the_folders_its_build_files_name(tmp
     assert sorted(os.listdir(copy.parent)) == ["mk", "prog-cuda", "prog-hip"]
     assert (copy.parent / "prog-cuda").resolve() == (tmp_path / "prog-cuda").resolve()
     assert not (copy / ".rocmigrate").exists() and (copy / "Makefile").is_file()
-    assert not _top_level_cmake(out, ["Makefile"])
+    assert build_plan("auto", out, ["Makefile"])[0] == "make"
     (out / "CMakeLists.txt").write_text("add_hecbench_benchmark(NAME x)\n")
-    assert not _top_level_cmake(out, ["CMakeLists.txt"])  # a part of a larger project
+    # a part of a larger project: the Makefile builds
+    assert build_plan("auto", out, ["CMakeLists.txt", "Makefile"])[0] == "make"
     (out / "CMakeLists.txt").write_text("cmake_minimum_required(VERSION 3.21)\n"
                                         "PROJECT (x LANGUAGES HIP)\n")
-    assert _top_level_cmake(out, ["CMakeLists.txt"])
+    assert build_plan("auto", out, ["CMakeLists.txt", "Makefile"])[0] == "cmake"
 
 
 def test_an_architecture_the_compiler_does_not_know_is_explained(tmp_path: Path):
@@ -326,3 +328,161 @@ def test_the_cmake_targets_make_says_failed():
            "u.hip.o] Error 1\nmake[1]: *** [CMakeFiles/Makefile2:85: CMakeFiles/kernels.dir/all] "
            "Error 2\nmake: *** [Makefile:91: all] Error 2\n")
     assert _FAILED_TARGET.findall(log) == ["kernels", "util"]
+
+
+# --- targets, roots, configure options, missing libraries, the text summary -------------------
+
+def test_make_goals_come_from_makes_own_database(tmp_path: Path):
+    from conftest import require_tool
+    from migrator.build.goals import DATABASE_ARGS, failed_rules, make_goals
+    from migrator.toolchain.process import run_process
+
+    make = require_tool("make")
+    (tmp_path / "rules.mk").write_text("TOOLS = tool\n%: %.c\n\tcc -o $@ $<\n")
+    (tmp_path / "Makefile").write_text(
+        "include rules.mk\nPROGRAMS = a b\nall: $(PROGRAMS) group $(TOOLS)\n.PHONY: all group\n"
+        "group: c d\nc d:\n\ttouch $@\na: a.o\n\tcc -o $@ $^\nb: b.c\n")
+    for name in ("a.c", "b.c", "tool.c"):
+        (tmp_path / name).write_text("int main(void) { return 0; }\n")
+
+    def goals() -> list:
+        done = run_process([make, *DATABASE_ARGS], tmp_path, 30.0)
+        return [(goal.name, goal.phony, goal.default) for goal in make_goals(done.stdout)]
+
+    # the phony `all` and `group` stand for their prerequisites; b and tool: pattern rules
+    assert goals() == [("a", False, False), ("b", False, False), ("c", False, False),
+                       ("d", False, False), ("tool", False, False)]
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["Makefile", "a.c", "b.c",
+                                                                "rules.mk", "tool.c"]
+    # `all` with no recipe but not declared phony stands for its prerequisites too
+    (tmp_path / "Makefile").write_text("all: a b\na: a.c\nb: b.c\n%: %.c\n\tcc -o $@ $<\n")
+    assert [name for name, *_ in goals()] == ["a", "b"]
+    # a default goal with a recipe of its own is the goal (the build's name: no file looked for)
+    (tmp_path / "Makefile").write_text("all: a.c\n\tcc -o prog a.c\n")
+    assert goals() == [("all", False, True)]
+    assert make_goals("no database here") == []
+    assert failed_rules("make: *** [Makefile:48: gpu_burn] Error 1\nmake[1]: *** [x.o] Error 2\n"
+                        "make: *** No rule to make target 'compare.cu', needed by "
+                        "'compare.fatbin'.\n") == {"gpu_burn", "x.o", "compare.fatbin"}
+
+
+def test_build_roots_of_a_tree_without_a_top_level_build_file(tmp_path: Path):
+    from migrator.build.roots import Root, find_roots, root_of
+
+    files = {
+        "mixbench-cuda/CMakeLists.txt": "project(mixbench-cuda LANGUAGES CUDA)\n",
+        "mixbench-hip/CMakeLists.txt": "project(m LANGUAGES HIP)\nadd_subdirectory(lib)\n",
+        "mixbench-hip/lib/CMakeLists.txt": "project(lib)\n",  # reached: no root
+        "suite/prog/CMakeLists.txt": "add_suite_benchmark(prog)\n",  # no project(): no root
+        "suite/prog/Makefile": "all:\n\thipcc main.hip\n",
+        "posts/a/Makefile": "include ../common.mk\nall: x\nsub:\n\t$(MAKE) -C sub\n"
+                            "other:\n\tcd ../b && $(MAKE) all\n",
+        "posts/a/sub/Makefile": "all:\n",  # recursed into from posts/a
+        "posts/b/Makefile": "all:\n",  # recursed into (cd ../b && $(MAKE))
+        "posts/common.mk": "NVCC = hipcc\n",
+        "posts/c/GNUmakefile": "all:\n", "posts/c/Makefile": "all:\n",  # make reads GNUmakefile
+        "both/CMakeLists.txt": "project(both)\n", "both/Makefile": "all:\n",  # CMake wins
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    roots = find_roots(tmp_path, sorted(files))
+    assert roots == [Root("both", "cmake"), Root("mixbench-cuda", "cmake"),
+                     Root("mixbench-hip", "cmake"), Root("posts/a", "make"),
+                     Root("posts/c", "make"), Root("suite/prog", "make")]
+    assert root_of("mixbench-hip/lib/k.hip", roots) == Root("mixbench-hip", "cmake")
+    assert root_of("series/x.cu", roots) is None
+    assert root_of("x.cu", [Root("", "make")]) == Root("", "make")
+
+
+@pytest.mark.parametrize("args, said", [
+    (["-S", "/elsewhere"], "-S, -B"), (["-B/elsewhere"], "-S, -B"), (["-C", "init.cmake"], "-C"),
+    (["-P", "script.cmake"], "scripts"), (["--preset=x"], "presets"),
+    (["-DCMAKE_BINARY_DIR=/x"], "chooses where"),
+    (["-DCMAKE_RUNTIME_OUTPUT_DIRECTORY_RELEASE:PATH=/x"], "chooses where"),
+    (["-D"], "expected -DNAME=VALUE"), (["-D=1"], "expected -DNAME=VALUE"),
+])
+def test_cmake_arguments_that_would_move_the_build_are_refused(args, said):
+    from migrator.build.arguments import ArgumentError, checked_cmake_args
+
+    with pytest.raises(ArgumentError, match=re.escape(said)):
+        checked_cmake_args(tuple(args))
+
+
+def test_accepted_configure_options():
+    from migrator.build.arguments import ArgumentError, checked_cmake_args, checked_make_vars
+
+    accepted = ("-DMODEL=cuda", "-DX:BOOL=ON", "-UOLD", "-Wno-dev", "--log-level=VERBOSE",
+                "-DCMAKE_BUILD_TYPE=Release")
+    assert checked_cmake_args(accepted) == accepted
+    assert checked_make_vars(("ROCM_PATH=/opt/rocm", "FLAGS=-O3 -g", "EMPTY=")) == (
+        "ROCM_PATH=/opt/rocm", "FLAGS=-O3 -g", "EMPTY=")
+    for bad, said in (("-C", "expected NAME=VALUE"), ("1X=2", "expected NAME=VALUE"),
+                      ("MAKEFLAGS=-C /", "make's own"), ("CURDIR=/", "make's own")):
+        with pytest.raises(ArgumentError, match=re.escape(said)):
+            checked_make_vars((bad,))
+
+
+def test_missing_libraries_are_named_from_headers_links_and_cmake(tmp_path: Path):
+    from migrator.build.libraries import MissingLibraries
+
+    log = ("gpu_burn-drv.cpp:63:10: fatal error: hipblas/hipblas.h: No such file or directory\n"
+           "/b/k.hip:2:10: fatal error: 'hipfft/hipfft.h' file not found\n"
+           "/b/k.hip:3:10: fatal error: 'project/own.h' file not found\n"
+           "/usr/bin/ld: cannot find -lhipblas: No such file or directory\n"
+           "/usr/bin/ld: cannot find -lonnx_proto: No such file or directory\n"
+           "CMake Error at CMakeLists.txt:91 (message):\n"
+           "  Could not find NCCL.  Set -DNCCL_HOME=/path/to/nccl\n\n"
+           "CMake Error at CMakeLists.txt:9 (find_package):\n"
+           "  Could not find a package configuration file provided by \"hipcub\" with any\n"
+           "  of the following names:\n\n"
+           "CMake Error at CMakeLists.txt:2 (project):\n  Could not find compiler set in "
+           "environment variable CXX\n")
+    rocm = tmp_path / "rocm"
+    (rocm / "lib").mkdir(parents=True)
+    (rocm / "lib" / "libhipfft.so.0").write_text("")  # installed, yet its header is not found
+    missing = MissingLibraries(rocm)
+    errors = parse_errors(log)
+    missing.add("gpu_burn", errors[:1])
+    missing.add("other", errors[1:])
+    found = {entry["library"]: entry for entry in missing.result()}
+    assert sorted(found) == ["hipblas", "hipcub", "hipfft", "onnx_proto", "rccl"]
+    assert found["hipblas"]["targets"] == ["gpu_burn", "other"]
+    assert found["hipblas"]["evidence"] == ["header <hipblas/hipblas.h> not found",
+                                            "ld: cannot find -lhipblas"]
+    assert found["hipblas"]["installed"] is False and found["hipfft"]["installed"] is True
+    assert found["rccl"]["asked_as"] == ["NCCL"]
+    assert found["rccl"]["evidence"] == ["CMake: Could not find NCCL"]
+    assert found["hipcub"]["evidence"] == ["CMake: no package hipcub (find_package)"]
+
+
+def test_a_linkers_section_is_no_file_and_a_missing_main_is_explained(tmp_path: Path):
+    log = ("/usr/bin/ld: /usr/lib/x86_64-linux-gnu/Scrt1.o: in function `_start':\n"
+           "(.text+0x17): undefined reference to `main'\n")
+    [error] = parse_errors(log)
+    assert (error.kind, error.file, error.line) == ("linker", None, None)
+    explainer, _ = _explainer(tmp_path, "x\n", None)
+    assert "defines main()" in explainer.explain(error, tmp_path).explanation
+    assert error.output_file is None
+
+
+def test_the_text_summary_explains_its_marks_and_prints_no_missing_line(tmp_path: Path):
+    from migrator.build.errors import BuildError
+    from migrator.build.run import BuildReport, Unit
+    from migrator.output.build_text import render_summary
+
+    approximate = BuildError("boom", "compiler", "/b/k.hip", 4, 1, output_file="k.hip",
+                             source_file="k.cu", source_line=3, line_exact=False)
+    no_line = BuildError("undefined reference to `f'", "linker", "x.o", output_file="x.o")
+    report = BuildReport({}, {"hip_version": "5.2"}, {}, "make", None, units=[
+        Unit("a", "goal", False, errors=[approximate, no_line], error_count=2),
+        Unit("b", "goal", False, log_tail="something odd"), Unit("c", "goal", True)],
+        roots=[{"path": ".", "method": "make", "log": "logs/make.log", "units": [0, 1, 2]}],
+        translation_units={"total": 2, "with_errors": ["k.hip"]})
+    text = render_summary(report, ["r/build.json"])
+    assert "k.cu:3 (~): boom" in text and "x.o: undefined reference" in text
+    assert "None" not in text
+    assert "(~) the CUDA line is approximate" in text
+    assert "| the end of the unit's log" in text
+    assert text.rstrip().endswith("rocmigrate build: 1 of 3 targets built; 2 translation units, "
+                                  "1 with errors (make, HIP 5.2); report: r/build.json")

@@ -84,7 +84,7 @@ def test_a_failing_cmake_target_gets_its_errors_and_its_dependants_fail(tmp_path
 def test_a_makefile_builds_on_a_copy_in_the_build_folder(tmp_path: Path):
     code, document, _ = _build(FIXTURES / "make", tmp_path, "--build-dir", str(tmp_path / "b"))
     assert code == 0 and document["method"] == "make", document
-    assert _units(document) == {"Makefile": True}
+    assert _units(document) == {"reduce": True}  # the goal of its Makefile
     assert (tmp_path / "b" / "tree" / "make" / "reduce").is_file()  # the program, built there
 
 
@@ -288,3 +288,29 @@ def test_sources_and_libraries_a_macro_of_another_file_registers_need_their_rule
     code, document, _ = _build(out, tmp_path)
     assert code == 1
     assert {name for name, built in _units(document).items() if not built} == failing
+
+
+def test_a_host_only_makefile_that_compiles_kernels_at_run_time_builds_with_g_plus_plus(
+        tmp_path: Path):
+    """g++ compiles and links a tool that calls the runtime and NVRTC (no nvcc in the file;
+    the libraries are a list linked as $(LIBRARIES:%=-l%)): before ROCm 6.0 hiprtc is part of
+    amdhip64 (Debian's HIP 5.2 has no libhiprtc), so the converted link names amdhip64."""
+    out = tmp_path / "out"
+    _convert(CMAKE_PROJECTS / "make_runtime_compiler", out, "--rocm", "5.2")
+    makefile = (out / "Makefile").read_text()
+    assert "LIBRARIES := amdhip64 amdhip64" in makefile and "-D__HIP_PLATFORM_AMD__" in makefile
+    code, document, _ = _build(out, tmp_path)
+    assert code == 0 and document["method"] == "make", document
+    newer = tmp_path / "newer"
+    _convert(CMAKE_PROJECTS / "make_runtime_compiler", newer, "--rocm", "6.4")
+    assert "LIBRARIES := hiprtc amdhip64" in (newer / "Makefile").read_text()
+
+
+def test_without_the_platform_define_the_host_only_makefile_does_not_build(tmp_path: Path):
+    out = tmp_path / "out"
+    _convert(CMAKE_PROJECTS / "make_runtime_compiler", out, "--rocm", "5.2", "--ignore",
+             "MKF012")
+    code, document, _ = _build(out, tmp_path)
+    assert code == 1
+    assert any("__HIP_PLATFORM_AMD__" in error["message"] for unit in document["units"]
+               for error in unit["errors"]), document

@@ -26,8 +26,10 @@ _INCLUDED_FROM = re.compile(r"^In file included from (?P<file>[^:]+):\d+[:,]$|^\
                             r"(?P<more>[^:]+):\d+[:,]$")
 _DRIVER = re.compile(r"^(?P<tool>\S*(?:clang|hipcc|ld\.lld|ld|collect2|nvcc)\S*): "
                      r"(?:fatal )?error: (?P<message>.*)$")
-_UNDEFINED = re.compile(r"^(?P<file>[^\s:][^:]*?):(?:\([^)]*\):)? ?(?P<message>undefined "
-                        r"reference to [`'](?P<symbol>[^'`]+)')")
+# "main.o:main.hip:(.text+0x2a): undefined reference to `f'"; a section alone names no file:
+# "(.text+0x17): undefined reference to `main'" (crt1.o's _start: the link has no main)
+_UNDEFINED = re.compile(r"^(?:(?P<file>(?!\()[^\s:][^:]*?):)?(?:\([^)]*\):)? ?(?P<message>"
+                        r"undefined reference to [`'](?P<symbol>[^'`]+)')")
 # the linker's own lines ("/usr/bin/ld: cannot find -lomp"); not its "in function" context
 # ("/usr/bin/ld: ./lib.a(x.o):(.section+0x8): undefined reference to `f'": where, then what)
 _LINKER = re.compile(r"^(?:\S*/)?(?:ld|ld\.lld|ld\.gold|collect2)(?:-[\w.]+)?: "
@@ -47,6 +49,7 @@ _MISSING = (re.compile(r"use of undeclared identifier '([^']+)'"),
             re.compile(r"no (?:matching )?(?:template named|function for call to) '([^']+)'"),
             re.compile(r"undefined reference to [`']([^'`(]+)"))
 _MISSING_HEADER = re.compile(r"'([^']+)' file not found")
+_NO_MAIN = re.compile(r"undefined reference to [`']main'")
 _INVALID_TARGET = re.compile(r"invalid target ID '([^']+)'")
 
 
@@ -177,6 +180,10 @@ class Explainer:
                 self._by_marker(error)
         if error.code is None:
             self._by_missing_api(error)
+        if error.kind == "linker" and _NO_MAIN.search(error.message):
+            error.explanation = ("no object of this link defines main(): the command links a "
+                                 "program where it should compile (-c) or write a code object "
+                                 "(hipcc --genco: a CUDA -fatbin/-cubin step, MKF005)")
         target = _INVALID_TARGET.search(error.message)
         if target and self.installed is not None:
             error.explanation = (f"{target.group(1)} is not a target of the installed HIP's "

@@ -1,4 +1,5 @@
-"""Building a converted tree: through its CMake, else its Makefile, else file by file.
+"""Building a converted tree: through its CMake, else its Makefile, else every build root below
+the top (roots.py) and file by file what lies under none.
 
 Everything the build writes goes into the build folder (a temporary one unless named): CMake and
 Make work on a copy of the tree there, objects of the file-by-file build go there, and the
@@ -7,13 +8,13 @@ compilers' TMPDIR is there. The converted tree is only read.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
 import shlex
 import shutil
 import tempfile
-import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,13 +25,15 @@ from ..toolchain.compilers import (HIPCC_PLACES, HipError, InstalledHip, amd_env
 from ..toolchain.process import run_process
 from ..versions import format_version
 from ..workspace.units import translation_units
+from .arguments import ArgumentError, checked_cmake_args, checked_make_vars
 from .errors import BuildError, Explainer, parse_errors
+from .goals import DATABASE_ARGS, failed_rules, make_goals
 from .hip import cmake_setup
+from .libraries import MissingLibraries
+from .roots import BUILD_FILES, MAKEFILES, Root, calls_project, find_roots, root_of
 from .tree import CACHE_FOLDER, ConvertedTree, include_folders, plain_rel, read_tree, tree_files
 
 METHODS = ("auto", "cmake", "make", "files")
-_BUILD_FILES = ("CMakeLists.txt", "Makefile", "makefile", "GNUmakefile")
-_PROJECT = re.compile(rb"^[ \t]*project[ \t]*\(", re.IGNORECASE | re.MULTILINE)
 _SIBLING = re.compile(r"(?<![./])\.\./(\w[\w.+-]*)")  # ../NAME, not a/../NAME or ../../
 DEFAULT_ARCH = "gfx90a"
 CMAKE_CONFIGURE_TIMEOUT = 300.0  # seconds: configuring runs test compiles of its own
@@ -38,6 +41,8 @@ CMAKE_CONFIGURE_TIMEOUT = 300.0  # seconds: configuring runs test compiles of it
 # make[2]: *** [CMakeFiles/NAME.dir/build.make:76: CMakeFiles/NAME.dir/main.hip.o] Error 1
 _FAILED_TARGET = re.compile(r"^make\[\d+\]: \*\*\* \[(?:[^\]\s]*/)?CMakeFiles/([^/\]]+)\.dir/",
                             re.MULTILINE)
+TARGET_KINDS = ("target", "goal", "make", "translation unit")  # what counts as a target built
+_LOG_NAME = re.compile(r"[^\w.+-]+")
 
 
 class BuildFailure(Exception):
@@ -55,14 +60,17 @@ class BuildOptions:
     timeout: float = 600.0  # seconds per compile
     method: str = "auto"
     max_errors: int = 5  # errors kept per unit
+    cmake_args: tuple[str, ...] = ()  # passed to CMake's configure step (checked)
+    make_vars: tuple[str, ...] = ()  # NAME=VALUE on make's command line (checked)
 
 
 @dataclass
 class Unit:
-    """One thing built: a CMake target, the Makefile's build, or a translation unit."""
+    """One thing built: a CMake target, a make goal, the Makefile's build when make names no
+    goal, a configure step, or a translation unit."""
 
     name: str
-    kind: str  # configure | target | make | translation unit
+    kind: str  # configure | target | goal | make | translation unit
     built: bool
     seconds: float = 0.0
     timed_out: bool = False
@@ -70,6 +78,13 @@ class Unit:
     error_count: int = 0
     errors: list[BuildError] = field(default_factory=list)
     log_tail: str = ""  # the end of the log, when no error could be read from it
+    root: str = ""  # the build root it belongs to ("" the tree's top; files: none)
+    log: str = ""  # its log in the report folder (logs/NAME.log)
+
+    @property
+    def label(self) -> str:
+        """The unit's name with its root, as the missing-library list names it."""
+        return f"{self.root}: {self.name}" if self.root else self.name
 
 
 @dataclass
@@ -77,14 +92,69 @@ class BuildReport:
     settings: dict
     hip: dict
     tree: dict
-    method: str
+    method: str  # cmake | make | files (one build at the top) | roots (several)
     build_dir: str | None
     notices: list[str] = field(default_factory=list)  # said up front: version mismatch, shim
     units: list[Unit] = field(default_factory=list)
+    roots: list[dict] = field(default_factory=list)  # {path, method, log, units: [index]}
+    logs: dict[str, str] = field(default_factory=dict)  # report-relative name -> full log
+    missing: list[dict] = field(default_factory=list)  # MissingLibrary.as_dict()
+    translation_units: dict = field(default_factory=dict)  # {total, with_errors: [rel]}
 
     @property
     def ok(self) -> bool:
         return bool(self.units) and all(unit.built for unit in self.units)
+
+    @property
+    def targets(self) -> list[Unit]:
+        return [unit for unit in self.units if unit.kind in TARGET_KINDS]
+
+
+@dataclass
+class _Run:
+    """What every build of one run shares."""
+
+    options: BuildOptions
+    out: Path
+    copy: Path  # the tree's copy in the build folder (CMake and make work there)
+    folder: Path  # the build folder
+    hip: InstalledHip
+    explainer: Explainer
+    report: BuildReport
+    missing: MissingLibraries
+    progress: object
+    units_with_errors: set[str] = field(default_factory=set)
+    explained: set[int] = field(default_factory=set)  # ids of the errors explained
+
+    def explain(self, errors: list[BuildError], cwd: Path) -> list[BuildError]:
+        """``errors`` mapped to the tree and explained (each once: its paths become the tree's),
+        the translation units they name noted."""
+        for error in errors:
+            if id(error) in self.explained:
+                continue
+            self.explained.add(id(error))
+            self.explainer.explain(error, cwd)
+            if error.kind == "compiler" and error.unit and not Path(error.unit).is_absolute():
+                self.units_with_errors.add(error.unit)
+        return errors
+
+    def errors_of(self, unit: Unit, errors: list[BuildError], cwd: Path) -> None:
+        """``errors`` explained, counted and kept (the first ``max_errors``) for ``unit``; the
+        libraries they show missing noted."""
+        self.explain(errors, cwd)
+        unit.error_count = len(errors)
+        unit.errors = errors[:self.options.max_errors]
+        self.missing.add(unit.label, errors)
+
+    def keep_log(self, name: str, text: str) -> str:
+        """Keep ``text`` as the report's ``logs/NAME.log`` (a new name when taken)."""
+        stem = _LOG_NAME.sub("-", name).strip("-.") or "build"
+        rel, number = f"logs/{stem}.log", 1
+        while rel in self.report.logs:
+            number += 1
+            rel = f"logs/{stem}-{number}.log"
+        self.report.logs[rel] = text
+        return rel
 
 
 def build(options: BuildOptions, progress=lambda line: None) -> BuildReport:
@@ -98,6 +168,11 @@ def build(options: BuildOptions, progress=lambda line: None) -> BuildReport:
     if options.method not in METHODS:
         raise BuildFailure(f"unknown method {options.method!r} (expected one of "
                            f"{', '.join(METHODS)})")
+    try:
+        checked_cmake_args(options.cmake_args)
+        checked_make_vars(options.make_vars)
+    except ArgumentError as err:
+        raise BuildFailure(str(err)) from None
     try:
         hip = installed_hip()
     except HipError as err:
@@ -130,19 +205,45 @@ def _build_folder(options: BuildOptions, out: Path) -> Path:
     return folder
 
 
+def build_plan(method: str, out: Path, files: list[str]) -> tuple[str, list[Root], list[str]]:
+    """What a run builds: (the method reported, the build roots, the translation units
+    compiled file by file). ``auto``: the top's CMake project, else its Makefile, else every
+    build root below (roots.py) and file by file what lies under none."""
+    if method in ("cmake", "make"):
+        return method, [Root("", method)], []
+    units = translation_units(out, files)
+    if method == "files":
+        return "files", [], units
+    if "CMakeLists.txt" in files and calls_project(_read_or_empty(out / "CMakeLists.txt")):
+        return "cmake", [Root("", "cmake")], []
+    if set(MAKEFILES) & set(files):
+        return "make", [Root("", "make")], []
+    roots = find_roots(out, files)
+    loose = [rel for rel in units if root_of(rel, roots) is None]
+    return ("roots" if roots else "files"), roots, loose
+
+
+def _read_or_empty(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""
+
+
 def _build_in(options: BuildOptions, out: Path, folder: Path, hip: InstalledHip,
               progress) -> BuildReport:
     tree = read_tree(out)
     files = tree_files(out)
-    method = options.method
-    if method == "auto":
-        method = ("cmake" if _top_level_cmake(out, files) else
-                  "make" if set(_BUILD_FILES[1:]) & set(files) else "files")
+    method, roots, loose = build_plan(options.method, out, files)
+    if not roots and not loose:
+        raise BuildFailure(f"{options.out} holds nothing to build: no top-level CMakeLists.txt, "
+                           "no Makefile, no HIP translation unit (.hip, .cu, C++ with HIP code)")
     (folder / "tmp").mkdir(exist_ok=True)
     report = BuildReport(
         settings={"offload_archs": list(options.offload_archs), "jobs": _jobs(options),
                   "timeout": options.timeout, "method": options.method,
-                  "source": str(options.source) if options.source else None},
+                  "source": str(options.source) if options.source else None,
+                  "cmake_args": list(options.cmake_args), "make_vars": list(options.make_vars)},
         hip=hip.describe(),
         tree={"path": str(out), "converted_for": format_version(tree.converted_for)
               if tree.converted_for else None, "cache": tree.cache_note},
@@ -160,27 +261,35 @@ def _build_in(options: BuildOptions, out: Path, folder: Path, hip: InstalledHip,
     for notice in report.notices:
         progress(f"note: {notice}")
     copy = folder / "tree" / out.name
-    explainer = Explainer(tree, [out, copy], options.source, hip.version)
-    if method == "cmake":
-        report.units = _cmake(options, out, copy, folder, hip, report, explainer, progress)
-    elif method == "make":
-        report.units = _make(options, out, copy, folder, hip, explainer, progress,
-                             len(translation_units(out, files)))
-    else:
-        report.units = _files(options, out, files, folder, hip, explainer, progress)
+    run = _Run(options, out, copy, folder, hip,
+               Explainer(tree, [out, copy], options.source, hip.version), report,
+               MissingLibraries(rocm_root(hip.hipcc)), progress)
+    if roots:
+        _copy_tree(out, copy)
+        if len(roots) > 1 or roots[0].path:
+            progress(f"{len(roots)} build roots: {', '.join(root.label for root in roots)}")
+    for root in roots:
+        units = _cmake(run, root) if root.method == "cmake" else _make(run, root)
+        for unit in units:
+            unit.root = root.path
+        _add_root(report, root.label, root.method, units)
+    if loose:
+        _add_root(report, "(file by file)" if roots else ".", "files", _files(run, loose))
+    report.missing = run.missing.result()
+    failed_files = {unit.name for unit in report.units
+                    if unit.kind == "translation unit" and not unit.built}
+    with_errors = sorted(run.units_with_errors | failed_files)
+    report.translation_units = {"total": len(translation_units(out, files)),
+                                "with_errors": with_errors}
     return report
 
 
-def _top_level_cmake(out: Path, files: list[str]) -> bool:
-    """Does the tree have a CMakeLists.txt that can be configured on its own? A top-level one
-    calls project(); one without is part of a larger project (HeCBench's per-program files
-    call the suite's own functions)."""
-    if "CMakeLists.txt" not in files:
-        return False
-    try:
-        return bool(_PROJECT.search((out / "CMakeLists.txt").read_bytes()))
-    except OSError:
-        return False
+def _add_root(report: BuildReport, label: str, method: str, units: list[Unit]) -> None:
+    first = len(report.units)
+    report.units += units
+    report.roots.append({"path": label, "method": method,
+                         "log": next((unit.log for unit in units if unit.log), ""),
+                         "units": list(range(first, len(report.units)))})
 
 
 def _jobs(options: BuildOptions) -> int:
@@ -197,6 +306,25 @@ def _env(folder: Path, hip: InstalledHip, extra: dict[str, str] | None = None) -
     return env
 
 
+def _run_logged(command: list[str], cwd: Path, timeout: float, env: dict[str, str]):
+    """``command`` run with its error output in its standard output (one log, in the order
+    the build wrote it)."""
+    return run_process(["sh", "-c", 'exec "$@" 2>&1', "sh", *command], cwd, timeout, env=env)
+
+
+def _log_of(done) -> str:
+    return done.stdout + done.stderr + (f"\n{done.error}\n" if done.error else "")
+
+
+@functools.lru_cache(maxsize=4)
+def _output_sync(make: str) -> tuple[str, ...]:
+    """``--output-sync=target`` where make has it (GNU make 4): each target's output in one
+    piece, so a compiler's errors are not interleaved with another's under -j."""
+    done = run_process([make, "--version"], None, 30.0)
+    version = re.search(r"GNU Make (\d+)", done.stdout or "")
+    return ("--output-sync=target",) if version and int(version.group(1)) >= 4 else ()
+
+
 def _copy_tree(out: Path, copy: Path) -> None:
     """The converted tree, copied into the build folder (links kept as links), without the
     cache folder: CMake and Make then write nothing into the tree itself. A folder beside the
@@ -208,7 +336,7 @@ def _copy_tree(out: Path, copy: Path) -> None:
                     ignore=lambda folder, names: [CACHE_FOLDER] if Path(folder) == out else [])
     named: set[str] = set()
     for rel in tree_files(out):
-        if rel.rsplit("/", 1)[-1] in _BUILD_FILES or rel.endswith((".mk", ".cmake")):
+        if rel.rsplit("/", 1)[-1] in BUILD_FILES or rel.endswith((".mk", ".cmake")):
             try:
                 named.update(_SIBLING.findall((out / rel).read_text(errors="replace")))
             except OSError:
@@ -219,82 +347,94 @@ def _copy_tree(out: Path, copy: Path) -> None:
             link.symlink_to(sibling.resolve(), target_is_directory=True)
 
 
-def _unit_errors(unit: Unit, errors: list[BuildError], explainer: Explainer, cwd: Path,
-                 limit: int) -> None:
-    unit.error_count = len(errors)
-    unit.errors = [explainer.explain(error, cwd) for error in errors[:limit]]
-
-
 def _tail(text: str, lines: int = 20) -> str:
     return "\n".join(text.rstrip().splitlines()[-lines:])
 
 
+def _finish(run: _Run, unit: Unit, log: str, errors: list[BuildError], cwd: Path,
+            log_name: str, fallback: str = "") -> Unit:
+    """A unit's errors, its log kept, and the log's tail where it failed with no error read."""
+    run.errors_of(unit, errors, cwd)
+    unit.log = log_name
+    if not unit.built and not unit.errors:
+        unit.log_tail = _tail(log) or fallback
+    return unit
+
+
 # -- CMake ------------------------------------------------------------------------------------
 
-def _cmake(options, out, copy, folder, hip, report, explainer, progress) -> list[Unit]:
+def _cmake(run: _Run, root: Root) -> list[Unit]:
+    options, report, progress = run.options, run.report, run.progress
     cmake = shutil.which("cmake")
     if cmake is None:
         return [Unit("configure", "configure", False, log_tail="cmake not found on PATH")]
-    _copy_tree(out, copy)
-    binary = folder / "cmake"
+    source = run.copy / root.path if root.path else run.copy
+    binary = run.folder / "cmake" / root.path if root.path else run.folder / "cmake"
     query = binary / ".cmake" / "api" / "v1" / "query" / "codemodel-v2"
     query.parent.mkdir(parents=True, exist_ok=True)
     query.touch()
-    setup = cmake_setup(hip.hipcc, folder, options.offload_archs[0])
-    if setup.note:
+    setup = cmake_setup(run.hip.hipcc, run.folder, options.offload_archs[0])
+    if setup.note and f"CMake: {setup.note}" not in report.notices:
         report.notices.append(f"CMake: {setup.note}")
         progress(f"note: CMake: {setup.note}")
     archs = ";".join(options.offload_archs)
-    command = [cmake, "-S", str(copy), "-B", str(binary), "-G", "Unix Makefiles",
+    command = [cmake, "-S", str(source), "-B", str(binary), "-G", "Unix Makefiles",
                f"-DCMAKE_HIP_ARCHITECTURES={archs}", f"-DAMDGPU_TARGETS={archs}",
                f"-DGPU_TARGETS={archs}", *setup.args]
     timeout_tool = shutil.which("timeout")
     if timeout_tool:  # each compile under the time limit
         launcher = f"{timeout_tool};-k;5;{options.timeout:g}"
         command += [f"-DCMAKE_{lang}_COMPILER_LAUNCHER={launcher}" for lang in ("HIP", "CXX", "C")]
-    env = _env(folder, hip, dict(setup.env))
-    progress(f"configuring {options.out} with CMake")
-    done = run_process(command, folder, CMAKE_CONFIGURE_TIMEOUT, env=env)
+    command += options.cmake_args  # the user's last: they win
+    env = _env(run.folder, run.hip, dict(setup.env))
+    progress(f"configuring {root.label} with CMake")
+    done = _run_logged(command, run.folder, CMAKE_CONFIGURE_TIMEOUT, env)
+    log = _log_of(done)
+    logs = [f"$ {shlex.join(command)}\n{log}"]
+    log_name = run.keep_log(root.path or "cmake", "")
     configure = Unit("configure", "configure", done.rc == 0, done.seconds, done.timed_out,
                      shlex.join(command))
-    log = done.stdout + done.stderr
-    _unit_errors(configure, parse_errors(log), explainer, copy, options.max_errors)
+    _finish(run, configure, log, parse_errors(log), source, log_name)
     if not configure.built:
-        configure.log_tail = _tail(log) if not configure.errors else ""
+        run.report.logs[log_name] = "".join(logs)
         return [configure]
     targets = _codemodel_targets(binary)
     sources = sum(len(target["sources"]) for target in targets) or 1
-    build = [cmake, "--build", str(binary), "-j", str(_jobs(options)), "--", "-k"]
-    progress(f"building {len(targets)} CMake targets")
-    done = run_process(build, folder, options.timeout * (sources + 1), env=env)
-    log = done.stdout + done.stderr
-    errors = parse_errors(log)
-    for error in errors:
-        explainer.explain(error, copy)
+    sync = _output_sync(shutil.which("make") or "make")
+    build = [cmake, "--build", str(binary), "-j", str(_jobs(options)), "--", "-k", *sync]
+    progress(f"building {len(targets)} CMake targets of {root.label}")
+    done = _run_logged(build, run.folder, options.timeout * (sources + 1), env)
+    log = _log_of(done)
+    logs.append(f"$ {shlex.join(build)}\n{log}")
+    errors = run.explain(parse_errors(log), source)
     failed_targets = set(_FAILED_TARGET.findall(log))
+    prefix = f"{root.path}/" if root.path else ""
     units = [configure]
     for target in targets:
         built = target["name"] not in failed_targets and all(
             (binary / artifact).is_file() for artifact in target["artifacts"])
         unit = Unit(target["name"], "target", built, done.seconds,
                     done.timed_out and not built, shlex.join(build))
-        mine = [error for error in errors if error.unit in target["sources"]
-                or error.output_file in target["sources"]]
-        unit.error_count = len(mine)
-        unit.errors = mine[:options.max_errors]
+        own_files = {prefix + rel for rel in target["sources"]}
+        mine = [error for error in errors if error.unit in own_files
+                or error.output_file in own_files]
+        if not built and not mine:
+            # its errors are a dependency's, a link's or a header's: build it alone to read them
+            alone = [cmake, "--build", str(binary), "--target", target["name"], "-j",
+                     str(_jobs(options)), "--", "-k", *sync]
+            again = _run_logged(alone, run.folder, options.timeout * (sources + 1), env)
+            own = _log_of(again)
+            logs.append(f"$ {shlex.join(alone)}\n{own}")
+            unit.command, mine, log_of_unit = shlex.join(alone), parse_errors(own), own
+        else:
+            log_of_unit = log
+        _finish(run, unit, log_of_unit, mine, source, log_name)
         units.append(unit)
-    claimed = {id(error) for unit in units for error in unit.errors}
-    failed = [unit for unit in units[1:] if not unit.built]
-    rest = [error for error in errors if id(error) not in claimed]
-    if rest and failed and not any(unit.errors for unit in failed):
-        for unit in failed:  # errors that name no target's source (a link error, a header)
-            unit.error_count, unit.errors = len(rest), rest[:options.max_errors]
     if not targets:
-        units.append(Unit("build", "make", done.rc == 0, done.seconds, done.timed_out,
-                          shlex.join(build), len(errors), errors[:options.max_errors]))
-    for unit in units[1:]:
-        if not unit.built and not unit.errors:
-            unit.log_tail = _tail(log)
+        unit = Unit("build", "make", done.rc == 0, done.seconds, done.timed_out,
+                    shlex.join(build))
+        units.append(_finish(run, unit, log, errors, source, log_name))
+    run.report.logs[log_name] = "".join(logs)
     return units
 
 
@@ -322,40 +462,60 @@ def _codemodel_targets(binary: Path) -> list[dict]:
 
 # -- Make -------------------------------------------------------------------------------------
 
-def _make(options, out, copy, folder, hip, explainer, progress, unit_count) -> list[Unit]:
+def _make(run: _Run, root: Root) -> list[Unit]:
+    """Each goal of the root's Makefile (goals.py: from make's database) built with
+    ``make -k GOAL``, one after the other (each goal's errors are its own); the default goal
+    as one unit when make names no goal."""
+    options, progress = run.options, run.progress
     make = shutil.which("make")
     if make is None:
-        return [Unit("make", "make", False, log_tail="make not found on PATH")]
-    _copy_tree(out, copy)
+        return [Unit("Makefile", "make", False, log_tail="make not found on PATH")]
+    where = run.copy / root.path if root.path else run.copy
     # hipcc builds for HCC_AMDGPU_TARGET where a command names no --offload-arch
-    env = _env(folder, hip, {"HCC_AMDGPU_TARGET": ",".join(options.offload_archs)})
-    command = [make, "-k", "-j", str(_jobs(options))]
-    progress(f"building {options.out} with its Makefile")
-    done = run_process(command, copy, options.timeout * (unit_count + 1), env=env)
-    log = done.stdout + done.stderr
-    unit = Unit("Makefile", "make", done.rc == 0, done.seconds, done.timed_out,
-                shlex.join(["HIP_PLATFORM=amd", *command]))
-    _unit_errors(unit, parse_errors(log), explainer, copy, options.max_errors)
-    if not unit.built and not unit.errors:
-        unit.log_tail = _tail(log)
-    return [unit]
+    env = _env(run.folder, run.hip, {"HCC_AMDGPU_TARGET": ",".join(options.offload_archs)})
+    variables = list(options.make_vars)
+    unit_count = len(translation_units(where, tree_files(where)))
+    database = run_process([make, *DATABASE_ARGS, *variables], where, 60.0, env=env)
+    goals = make_goals(database.stdout)
+    base = [make, "-k", "-j", str(_jobs(options)), *_output_sync(make), *variables]
+    log_name = run.keep_log(root.path or "make", "")
+    progress(f"building {root.label} with its Makefile"
+             + (f" ({len(goals)} goals: {', '.join(goal.name for goal in goals[:8])}"
+                f"{'...' if len(goals) > 8 else ''})" if goals else ""))
+    logs: list[str] = []
+    units: list[Unit] = []
+    for goal in goals or [None]:
+        command = base + ([goal.name] if goal else [])
+        done = _run_logged(command, where, options.timeout * (unit_count + 1), env)
+        log = _log_of(done)
+        logs.append(f"$ {shlex.join(command)}\n{log}")
+        if goal is None:
+            unit = Unit("Makefile", "make", done.rc == 0, done.seconds, done.timed_out)
+        else:
+            built = done.rc == 0 and goal.name not in failed_rules(log) and (
+                not goal.writes_file or (where / goal.name).exists())
+            unit = Unit(goal.name, "goal", built, done.seconds, done.timed_out and not built)
+        unit.command = shlex.join(["HIP_PLATFORM=amd", *command])
+        units.append(_finish(run, unit, log, parse_errors(log), where, log_name,
+                             done.error or ""))
+    run.report.logs[log_name] = "".join(logs)
+    return units
 
 
 # -- file by file -----------------------------------------------------------------------------
 
-def _files(options, out, files, folder, hip, explainer, progress) -> list[Unit]:
-    units = translation_units(out, files)
-    if not units:
-        raise BuildFailure(f"{options.out} holds nothing to build: no top-level CMakeLists.txt, "
-                           "no Makefile, no HIP translation unit (.hip, .cu, C++ with HIP code)")
-    flags = _compile_database(options, out, explainer.tree, files)
+def _files(run: _Run, units: list[str]) -> list[Unit]:
+    options, out, hip = run.options, run.out, run.hip
+    files = tree_files(out)
+    flags = _compile_database(options, out, run.explainer.tree, files)
     includes = [arg for rel in include_folders(out, files)
                 for arg in ("-I", str(out / rel) if rel else str(out))]
-    objects = folder / "objects"
-    env = _env(folder, hip)
-    progress(f"compiling {len(units)} translation units with {hip.hipcc}")
+    objects = run.folder / "objects"
+    env = _env(run.folder, hip)
+    log_name = run.keep_log("files", "")
+    run.progress(f"compiling {len(units)} translation units with {hip.hipcc}")
 
-    def compile_one(rel: str) -> Unit:
+    def compile_one(rel: str) -> tuple[Unit, str]:
         target = objects / f"{rel}.o"
         target.parent.mkdir(parents=True, exist_ok=True)
         own = flags.get(rel, [])
@@ -363,18 +523,18 @@ def _files(options, out, files, folder, hip, explainer, progress) -> list[Unit]:
         command = [hip.hipcc, *(f"--offload-arch={arch}" for arch in options.offload_archs),
                    *standard, *own, *includes, "-x", "hip", "-c", str(out / rel), "-o",
                    str(target)]
-        done = run_process(command, folder, options.timeout, env=env)
+        done = _run_logged(command, run.folder, options.timeout, env)
         unit = Unit(rel, "translation unit", done.rc == 0, done.seconds, done.timed_out,
                     shlex.join(["HIP_PLATFORM=amd", *command]))
-        log = done.stdout + done.stderr
-        _unit_errors(unit, parse_errors(log), explainer, folder, options.max_errors)
-        if not unit.built and not unit.errors:
-            unit.log_tail = _tail(log) or (done.error or
-                                           f"no answer within {options.timeout:g} s")
-        return unit
+        log = _log_of(done)
+        _finish(run, unit, log, parse_errors(log), run.folder, log_name,
+                done.error or f"no answer within {options.timeout:g} s")
+        return unit, f"$ {unit.command}\n{log}"
 
     with ThreadPoolExecutor(max_workers=_jobs(options)) as pool:
-        return list(pool.map(compile_one, units))
+        done = list(pool.map(compile_one, units))
+    run.report.logs[log_name] = "".join(log for _, log in done)
+    return [unit for unit, _ in done]
 
 
 _KEPT_FLAGS = ("-D", "-U", "-I", "-isystem", "-include", "-std=")

@@ -27,7 +27,12 @@ def build(
     method: str = typer.Option("auto", "--method", help="auto (CMake, else Makefile, else file "
                                "by file), cmake, make or files."),
     report_dir: Path = typer.Option(Path("rocmigrate-build"), "--report", help="Folder for "
-                                    "build.json and build.md."),
+                                    "build.json, build.md and the builds' logs (logs/)."),
+    cmake_arg: Optional[List[str]] = typer.Option(
+        None, "--cmake-arg", help="Passed to CMake's configure step (repeatable): a cache entry "
+        "such as -DMODEL=cuda, -UNAME, or a warning/log switch."),
+    make_var: Optional[List[str]] = typer.Option(
+        None, "--make-var", help="NAME=VALUE on make's command line (repeatable)."),
 ) -> None:
     """Build a converted tree with hipcc; map its errors back to the CUDA sources."""
     from ..build import BuildFailure, BuildOptions, build as run_build
@@ -50,10 +55,31 @@ def build(
             "converted tree")
         raise typer.Exit(2)
     options = BuildOptions(out=out, source=source, offload_archs=archs, build_dir=build_dir,
-                           keep_build=keep_build, jobs=jobs, timeout=timeout, method=method)
+                           keep_build=keep_build, jobs=jobs, timeout=timeout, method=method,
+                           cmake_args=tuple(cmake_arg or ()), make_vars=tuple(make_var or ()))
     try:
         report = run_build(options, progress=say)
     except BuildFailure as err:
         say(f"error: {err}")
         raise typer.Exit(2) from None
+    _write_logs(report_dir, report.logs)
     write_reports(report_dir, "build", report, render_json, render_markdown, render_summary)
+
+
+def _write_logs(report_dir: Path, logs: dict[str, str]) -> None:
+    """Each build's full log into the report folder (``logs/NAME.log``, named in build.json);
+    a log an earlier run left there, under a name this run did not use, is removed."""
+    from ..fsutil import remove_inside, write_inside
+
+    try:
+        report_dir.mkdir(parents=True, exist_ok=True)
+        for rel, text in logs.items():
+            write_inside(report_dir, rel, text.encode(errors="replace"), if_changed=False)
+        folder = report_dir / "logs"
+        if folder.is_dir() and not folder.is_symlink():
+            for old in sorted(folder.glob("*.log")):
+                if f"logs/{old.name}" not in logs:
+                    remove_inside(report_dir, f"logs/{old.name}")
+    except OSError as err:
+        say(f"error: cannot write the build logs into {report_dir}: {err}")
+        raise typer.Exit(2) from None

@@ -12,9 +12,14 @@ SCHEMA_VERSION = 1
 
 
 def build_document(report) -> dict:
-    """The report as plain data: settings, the installed HIP, the tree, notices, a summary and
-    every unit built (CMake targets, the Makefile's build, or translation units)."""
+    """The report as plain data: settings, the installed HIP, the tree, notices, a summary,
+    the build roots with their targets, the missing libraries, the logs kept and every unit
+    built (configure steps, CMake targets, make goals, translation units)."""
     units = [asdict(unit) for unit in report.units]
+    counted = {id(unit) for unit in report.targets}  # the units that count as targets
+    is_target = [id(unit) in counted for unit in report.units]
+    targets = [unit for unit, target in zip(units, is_target) if target]
+    translation = report.translation_units or {"total": 0, "with_errors": []}
     return {"tool": "rocmigrate", "report": "build", "schema_version": SCHEMA_VERSION,
             "version": __version__, "settings": report.settings, "hip": report.hip,
             "tree": report.tree, "method": report.method, "build_dir": report.build_dir,
@@ -22,9 +27,30 @@ def build_document(report) -> dict:
             "summary": {"ok": report.ok, "units": len(units),
                         "built": sum(unit["built"] for unit in units),
                         "failed": sum(not unit["built"] for unit in units),
+                        "targets": len(targets),
+                        "targets_built": sum(unit["built"] for unit in targets),
+                        "translation_units": translation["total"],
+                        "translation_units_with_errors": len(translation["with_errors"]),
                         "errors": sum(unit["error_count"] for unit in units),
-                        "codes": _codes(report)},
+                        "codes": _codes(report),
+                        "missing_libraries": [entry["library"] for entry in report.missing]},
+            "roots": [_root(root, units, is_target) for root in report.roots],
+            "missing_libraries": list(report.missing),
+            "translation_units_with_errors": list(translation["with_errors"]),
+            "logs": sorted(report.logs),
             "units": units}
+
+
+def _root(root: dict, units: list[dict], is_target: list[bool]) -> dict:
+    """A build root: its method, log, whether it configured (CMake), its targets and how many
+    built, and its units by name."""
+    mine = [units[index] for index in root["units"]]
+    targets = [units[index] for index in root["units"] if is_target[index]]
+    configure = next((unit for unit in mine if unit["kind"] == "configure"), None)
+    return {"path": root["path"], "method": root["method"], "log": root["log"],
+            "configured": configure["built"] if configure else None,
+            "targets": len(targets), "built": sum(unit["built"] for unit in targets),
+            "units": [unit["name"] for unit in mine]}
 
 
 def _codes(report) -> dict[str, int]:

@@ -20,8 +20,10 @@ def where(error: dict) -> str:
         return f"`{error['source_file']}:{error['source_line']}`{approximate}"
     if error["source_file"]:
         return f"`{error['source_file']}` (converted as `{error['output_file']}:{error['line']}`)"
-    if error["output_file"]:
+    if error["output_file"] and error["line"] is not None:
         return f"`{error['output_file']}:{error['line']}`"
+    if error["output_file"]:
+        return f"`{error['output_file']}`"
     return f"`{error['file']}`" if error["file"] else "(the build)"
 
 
