@@ -10,6 +10,7 @@ from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Rule
 
 from .make_commands import compiler_at, view, variable_of
+from .make_libraries import links_gpu_library
 
 # a host C/C++ compiler running a command: g++, c++, gcc, cc, clang++ (a path's last part too)
 _HOST = re.compile(r"^(?:\S*/)?(?:g\+\+|c\+\+|gcc|cc|clang\+\+|clang)(?:-\d+)?$")
@@ -30,7 +31,9 @@ class MakeCompiler(Rule):
     writes `hipcc`. Comments and words that merely contain the letters (`nvcc_wrapper`, the
     variable name `NVCC`) stay.
 
-    MKF012: in a Makefile or script that runs nvcc, a host compiler's compile command (`g++`,
+    MKF012: in a Makefile or script that runs nvcc, or links a CUDA library (`-lcudart`,
+    `-lnvrtc`: a project whose host code calls the runtime and compiles kernels at run time
+    needs no nvcc), a host compiler's compile command (`g++`,
     `c++`, `gcc`, `clang++`, `$(CXX)`, `$(CC)` with `-c`) gets `-D__HIP_PLATFORM_AMD__`
     after the compiler: the host side of the project includes the CUDA (now HIP) runtime
     header. Its link needs HIP's runtime library, which MKF006 writes where the project linked
@@ -97,11 +100,11 @@ class MakeCompiler(Rule):
 
 
 def _host_compiles(ctx: BuildContext):
-    """MKF012: each host compile command of a file that runs the GPU compiler, without the
-    platform define."""
+    """MKF012: each host compile command of a file that runs the GPU compiler or links a GPU
+    library, without the platform define."""
     made = view(ctx)
     if not any(compiler_at(command, made.compilers) is not None for command in made.commands) \
-            and not made.compilers:
+            and not made.compilers and not links_gpu_library(ctx):
         return
     hosts = {assignment.name for assignment in made.assignments
              if assignment.words and _HOST.match(assignment.words[0].value)

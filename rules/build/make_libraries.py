@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-from migrator.apitables import Library, library_at, library_named
+from migrator.apitables import Library, libraries, library_at, library_named
 from migrator.buildfiles.context import BuildContext, marker_fix
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Marker, Rule
@@ -138,15 +138,36 @@ def _sources_use(ctx: BuildContext, name: str) -> bool:
     return True
 
 
-def _library_variables(ctx: BuildContext, seen: set[int]):
-    """``CUDARTLIB ?= cudart`` where the file links ``-l$(CUDARTLIB)``, ``LIBRARIES += nccl``
-    where it links ``$(LIBRARIES:%=-l%)`` (nccl-tests): the values are link names too."""
+def _linked_variables(ctx: BuildContext) -> tuple[set[str], set[str]]:
+    """The variables the file links: as one name (``-l$(NAME)``) and as a list of names
+    (``$(NAME:%=-l%)``)."""
     linked, listed = set(), set()
     for words in view(ctx).texts:
         for word in words:
             linked.update(m.group(1).decode() for m in _LINKED_VARIABLE.finditer(word.text))
             listed.update((m.group(1) or m.group(2)).decode()
                           for m in _LINKED_LIST.finditer(word.text))
+    return linked, listed
+
+
+def links_gpu_library(ctx: BuildContext) -> bool:
+    """Whether the file links a CUDA library, or the HIP one it became (``-lcudart``,
+    ``-lamdhip64``, ``LIBRARIES := nvrtc`` linked as ``$(LIBRARIES:%=-l%)``): its host
+    code calls the GPU runtime or libraries."""
+    roc = ctx.settings.roc
+    hip = {library.link for library in libraries(roc) if library.link}
+    linked, listed = _linked_variables(ctx)
+    names = [found.group(1).decode() for words in view(ctx).texts for word in words
+             for found in _LINK.finditer(word.text)]
+    names += [word.value for assignment in view(ctx).assignments
+              if assignment.name in linked | listed for word in assignment.words]
+    return any(name in hip or library_named(name, roc) is not None for name in names)
+
+
+def _library_variables(ctx: BuildContext, seen: set[int]):
+    """``CUDARTLIB ?= cudart`` where the file links ``-l$(CUDARTLIB)``, ``LIBRARIES += nccl``
+    where it links ``$(LIBRARIES:%=-l%)`` (nccl-tests): the values are link names too."""
+    linked, listed = _linked_variables(ctx)
     for assignment in view(ctx).assignments:
         in_list = assignment.name in listed
         if not in_list and (assignment.name not in linked or len(assignment.words) != 1):
