@@ -486,3 +486,23 @@ def test_the_text_summary_explains_its_marks_and_prints_no_missing_line(tmp_path
     assert "| the end of the unit's log" in text
     assert text.rstrip().endswith("rocmigrate build: 1 of 3 targets built; 2 translation units, "
                                   "1 with errors (make, HIP 5.2); report: r/build.json")
+
+
+def test_a_recipes_program_that_is_not_installed_is_an_error():
+    log = ("make: pgcc: No such file or directory\n/bin/sh: 1: nvc++: not found\n"
+           "bash: line 1: mpicxx: command not found\n"
+           "make: *** [Makefile:30: laplace2d_omp] Error 127\n")
+    assert [(error.kind, error.message.split(":")[0]) for error in parse_errors(log)] == [
+        ("make", "pgcc"), ("make", "nvc++"), ("make", "mpicxx")]
+    assert parse_errors(log)[0].message.endswith("(a recipe runs a program that is not installed)")
+
+
+def test_a_library_that_keeps_its_folder_is_named_by_it_and_hips_own_headers_are_not():
+    from migrator.build.libraries import MissingLibraries
+
+    names = MissingLibraries(None)._library_of_header
+    assert names("thrust/device_ptr.h").package == "rocthrust"
+    assert names("nvtx3/nvToolsExt.h").link == "roctx64"
+    assert names("hipcub/hipcub.hpp").package == "hipcub"
+    for header in ("cuda/atomic", "hip/hip_runtime.h", "hip/hip_bf16.h", "mpi.h", "own.h"):
+        assert names(header) is None, header

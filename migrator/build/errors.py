@@ -39,6 +39,11 @@ _LINKER = re.compile(r"^(?:\S*/)?(?:ld|ld\.lld|ld\.gold|collect2)(?:-[\w.]+)?: "
 # make's own errors; "*** [target] Error N" only repeats a command's failure
 _MAKE = re.compile(r"^(?:g?make(?:\[\d+\])?|(?P<file>[^\s:]+):(?P<line>\d+)): \*\*\* "
                    r"(?P<message>(?!\[).*?)\.?(?:  Stop\.)?$")
+# a recipe's program that is not installed: make runs it itself ("make: pgcc: No such file or
+# directory") or through the shell ("/bin/sh: 1: pgcc: not found", bash's "command not found")
+_NOT_INSTALLED = re.compile(r"^(?:g?make(?:\[\d+\])?|(?:/usr)?(?:/bin/)?(?:ba|da)?sh)(?:: \d+|: "
+                            r"line \d+)?: (?P<tool>[^\s:*][^:]*): (?:No such file or directory|"
+                            r"(?:command )?not found)$")
 _CMAKE = re.compile(r"^CMake Error(?: at (?P<file>[^:()]+):(?P<line>\d+))?.*:$")
 _NOT_CAUSES = ("linker command failed", "errors generated", "too many errors emitted")
 _MARKER = re.compile(r"//\s*rocmigrate ([A-Z]{3}\d{3}):\s*(.*)$")
@@ -110,6 +115,10 @@ def _parse_line(line: str, lines: list[str], index: int) -> BuildError | None:
         message = match.group("message")
         return BuildError(message[len("error: "):] if message.startswith("error: ") else message,
                           "linker", match.group("file"))
+    match = _NOT_INSTALLED.match(line)
+    if match:
+        return BuildError(f"{match.group('tool')}: command not found (a recipe runs a program "
+                          "that is not installed)", "make")
     match = _MAKE.match(line)
     if match:
         return BuildError(match.group("message").strip(), "make", match.group("file"),

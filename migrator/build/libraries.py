@@ -111,10 +111,15 @@ class MissingLibraries:
         if exact is None and "/" in header:
             folder = header.split("/", 1)[0] + "/"
             exact = next((row for row in rows if row.hip_header.startswith(folder)), None)
-        if exact is None or exact.library in ("runtime", "device", "driver", "library",
-                                              "complex"):
-            return None  # HIP itself: not a separate library
-        return library_named(exact.library, roc=False)
+        if exact is not None:
+            library = library_named(exact.library, roc=False)
+        elif "/" in header:  # a library that keeps its folder (thrust/, cub/, nvtx3/)
+            library = library_named(header.split("/", 1)[0], roc=False)
+        else:
+            library = None
+        if library is None or library.link == "amdhip64":
+            return None  # not a library's header, or HIP's own
+        return library
 
     def _installed(self, name: str, library: Library | None) -> bool:
         """Is a header folder, a shared or static library or a CMake package of that name

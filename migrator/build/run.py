@@ -123,6 +123,7 @@ class _Run:
     report: BuildReport
     missing: MissingLibraries
     progress: object
+    root: str = ""  # the root being built (the units' root)
     units_with_errors: set[str] = field(default_factory=set)
     explained: set[int] = field(default_factory=set)  # ids of the errors explained
 
@@ -142,6 +143,7 @@ class _Run:
         """``errors`` explained, counted and kept (the first ``max_errors``) for ``unit``; the
         libraries they show missing noted."""
         self.explain(errors, cwd)
+        unit.root = self.root
         unit.error_count = len(errors)
         unit.errors = errors[:self.options.max_errors]
         self.missing.add(unit.label, errors)
@@ -269,10 +271,12 @@ def _build_in(options: BuildOptions, out: Path, folder: Path, hip: InstalledHip,
         if len(roots) > 1 or roots[0].path:
             progress(f"{len(roots)} build roots: {', '.join(root.label for root in roots)}")
     for root in roots:
+        run.root = root.path
         units = _cmake(run, root) if root.method == "cmake" else _make(run, root)
         for unit in units:
             unit.root = root.path
         _add_root(report, root.label, root.method, units)
+    run.root = ""
     if loose:
         _add_root(report, "(file by file)" if roots else ".", "files", _files(run, loose))
     report.missing = run.missing.result()
