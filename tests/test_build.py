@@ -440,7 +440,8 @@ def test_missing_libraries_are_named_from_headers_links_and_cmake(tmp_path: Path
            "environment variable CXX\n")
     rocm = tmp_path / "rocm"
     (rocm / "lib").mkdir(parents=True)
-    (rocm / "lib" / "libhipfft.so.0").write_text("")  # installed, yet its header is not found
+    (rocm / "lib" / "libhipfft.so").write_text("")  # installed, yet its header is not found
+    (rocm / "lib" / "libhipblas.so.0").write_text("")  # a runtime only: nothing to build with
     missing = MissingLibraries(rocm)
     errors = parse_errors(log)
     missing.add("gpu_burn", errors[:1])
@@ -454,6 +455,7 @@ def test_missing_libraries_are_named_from_headers_links_and_cmake(tmp_path: Path
     assert found["rccl"]["asked_as"] == ["NCCL"]
     assert found["rccl"]["evidence"] == ["CMake: Could not find NCCL"]
     assert found["hipcub"]["evidence"] == ["CMake: no package hipcub (find_package)"]
+    assert found["onnx_proto"]["installed"] is None  # no ROCm library: not looked up
 
 
 def test_a_linkers_section_is_no_file_and_a_missing_main_is_explained(tmp_path: Path):

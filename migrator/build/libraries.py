@@ -37,7 +37,8 @@ class MissingLibrary:
     asked_as: set[str] = field(default_factory=set)  # names the build used (NCCL, hipblas)
     evidence: list[str] = field(default_factory=list)  # what showed it, each once
     targets: list[str] = field(default_factory=list)  # the units that need it
-    installed: bool | None = None  # does the installed HIP have it (None: not looked up)
+    installed: bool | None = None  # does the installed HIP have it (None: no ROCm library
+    # rocmigrate knows, not looked up)
     note: str = ""  # the AMD library's note (no drop-in counterpart...)
 
     def as_dict(self) -> dict:
@@ -70,7 +71,7 @@ class MissingLibraries:
                 entry.evidence.append(evidence)
             if target not in entry.targets:
                 entry.targets.append(target)
-            if entry.installed is None and self.rocm is not None:
+            if entry.installed is None and self.rocm is not None and library is not None:
                 entry.installed = self._installed(name, library)
 
     def result(self) -> list[dict]:
@@ -121,15 +122,16 @@ class MissingLibraries:
             return None  # not a library's header, or HIP's own
         return library
 
-    def _installed(self, name: str, library: Library | None) -> bool:
-        """Is a header folder, a shared or static library or a CMake package of that name
-        under the ROCm root?"""
-        names = {name, *(filter(None, (library.link, library.package) if library else ()))}
+    def _installed(self, name: str, library: Library) -> bool:
+        """Is what a build uses of it under the ROCm root: a header folder, a library to link
+        (``libNAME.so``, not only a runtime's ``libNAME.so.1``; ``libNAME.a``) or a CMake
+        package?"""
+        names = {name, *filter(None, (library.link, library.package))}
         root = self.rocm
         for each in names:
             patterns = [f"include/{each}", f"include/{each.lower()}"]
             for lib in ("lib", "lib64", "lib/*"):
-                patterns += [f"{lib}/lib{each}.so*", f"{lib}/lib{each}.a",
+                patterns += [f"{lib}/lib{each}.so", f"{lib}/lib{each}.a",
                              f"{lib}/cmake/{each}", f"{lib}/cmake/{each.lower()}"]
             if any(next(root.glob(pattern), None) is not None for pattern in patterns):
                 return True

@@ -282,9 +282,9 @@ def _build_in(options: BuildOptions, out: Path, folder: Path, hip: InstalledHip,
     report.missing = run.missing.result()
     failed_files = {unit.name for unit in report.units
                     if unit.kind == "translation unit" and not unit.built}
-    with_errors = sorted(run.units_with_errors | failed_files)
-    report.translation_units = {"total": len(translation_units(out, files)),
-                                "with_errors": with_errors}
+    every_unit = translation_units(out, files)
+    with_errors = sorted((run.units_with_errors | failed_files) & set(every_unit))
+    report.translation_units = {"total": len(every_unit), "with_errors": with_errors}
     return report
 
 

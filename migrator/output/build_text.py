@@ -36,7 +36,7 @@ def render_summary(report, written: list[str]) -> str:
         for entry in report.missing:
             installed = {True: "the installed HIP has it (look at the search paths)",
                          False: "not in the installed HIP",
-                         None: "not looked up"}[entry["installed"]]
+                         None: "no ROCm library rocmigrate knows"}[entry["installed"]]
             asked = sorted(set(entry["asked_as"]) - {entry["library"]})
             lines.append(f"  {entry['library']}" + (f" (for {', '.join(asked)})" if asked else "")
                          + f": {installed}; {'; '.join(entry['evidence'])}")
