@@ -98,7 +98,8 @@ def _read(ctx: BuildContext) -> MakeView:
             flag_lists.append(command[at + 1 :])
     for assignment in assignments:
         if assignment.name in compilers:
-            flag_lists.append(assignment.words[1:])
+            at = compiler_at(assignment.words, compilers)
+            flag_lists.append(assignment.words[(at or 0) + 1:])
     flag_variables = {assignment.name for assignment in assignments
                       if _FLAG_VARIABLE.match(assignment.name)}
     pending = [word for words in flag_lists for word in words]
@@ -240,14 +241,15 @@ def compiler_at(command: tuple[Word, ...], compilers: set[str]) -> int | None:
 
 
 def _compiler_variables(assignments: list[Assignment]) -> set[str]:
-    """Variables whose value starts with the compiler (or another such variable)."""
+    """Variables whose value starts with the compiler (or another such variable), after
+    launcher variables (``NVCC = $(PREP) nvcc``, as NVIDIA's CUDA-aware MPI example)."""
     compilers: set[str] = set()
     changed = True
     while changed:
         changed = False
         for assignment in assignments:
             if (assignment.name not in compilers and assignment.words
-                    and is_compiler_word(assignment.words[0].value, compilers)):
+                    and compiler_at(assignment.words, compilers) is not None):
                 compilers.add(assignment.name)
                 changed = True
     return compilers

@@ -12,9 +12,12 @@ from migrator.rule import Rule
 from .make_commands import compiler_at, view, variable_of
 from .make_libraries import links_gpu_library
 
-# a host C/C++ compiler running a command: g++, c++, gcc, cc, clang++ (a path's last part too)
-_HOST = re.compile(r"^(?:\S*/)?(?:g\+\+|c\+\+|gcc|cc|clang\+\+|clang)(?:-\d+)?$")
-_HOST_VARIABLES = frozenset({"CXX", "CC", "HOSTCXX", "HOST_CXX", "HOSTCC", "HOST_CC"})
+# a host C/C++ compiler running a command: g++, c++, gcc, cc, clang++, and MPI's wrappers over
+# them (mpicc, mpicxx, mpic++, mpiCC) (a path's last part too)
+_HOST = re.compile(
+    r"^(?:\S*/)?(?:g\+\+|c\+\+|gcc|cc|clang\+\+|clang|mpicc|mpicxx|mpic\+\+|mpiCC)(?:-\d+)?$")
+_HOST_VARIABLES = frozenset({"CXX", "CC", "HOSTCXX", "HOST_CXX", "HOSTCC", "HOST_CC", "MPICC",
+                             "MPICXX"})
 _PLATFORM = b"-D__HIP_PLATFORM_AMD__"
 
 # nvcc as a word of its own or a path's last part (not nvcc_wrapper, NVCC, nvcc.profile)
@@ -33,8 +36,8 @@ class MakeCompiler(Rule):
 
     MKF012: in a Makefile or script that runs nvcc, or links a CUDA library (`-lcudart`,
     `-lnvrtc`: a project whose host code calls the runtime and compiles kernels at run time
-    needs no nvcc), a host compiler's compile command (`g++`,
-    `c++`, `gcc`, `clang++`, `$(CXX)`, `$(CC)` with `-c`) gets `-D__HIP_PLATFORM_AMD__`
+    needs no nvcc), a host compiler's compile command (`g++`, `c++`, `gcc`, `clang++`, MPI's
+    `mpicc`/`mpicxx`, `$(CXX)`, `$(CC)`, `$(MPICC)` with `-c`) gets `-D__HIP_PLATFORM_AMD__`
     after the compiler: the host side of the project includes the CUDA (now HIP) runtime
     header. Its link needs HIP's runtime library, which MKF006 writes where the project linked
     CUDA's (`-lcudart` -> `-lamdhip64`).
@@ -107,7 +110,7 @@ def _host_compiles(ctx: BuildContext):
             and not made.compilers and not links_gpu_library(ctx):
         return
     hosts = {assignment.name for assignment in made.assignments
-             if assignment.words and _HOST.match(assignment.words[0].value)
+             if _HOST.match(_command_name(assignment.words))
              and assignment.name not in made.compilers}
     for command in made.commands:
         at = _host_at(command, hosts | (_HOST_VARIABLES - made.compilers))
@@ -120,6 +123,12 @@ def _host_compiles(ctx: BuildContext):
                          Fix("define __HIP_PLATFORM_AMD__ for the host compiler",
                              (Edit(word.end, word.end, b" " + _PLATFORM),)),
                          symbol=word.value, severity="info")
+
+
+def _command_name(words) -> str:
+    """The command a variable's value runs: its first word after variable references
+    (``MPICC = $(PREP) mpicc``, where PREP names a wrapper such as a profiler, often empty)."""
+    return next((word.value for word in words if not variable_of(word.value)), "")
 
 
 def _host_at(command, hosts: set[str]) -> int | None:
