@@ -508,3 +508,16 @@ def test_a_library_that_keeps_its_folder_is_named_by_it_and_hips_own_headers_are
     assert names("hipcub/hipcub.hpp").package == "hipcub"
     for header in ("cuda/atomic", "hip/hip_runtime.h", "hip/hip_bf16.h", "mpi.h", "own.h"):
         assert names(header) is None, header
+
+
+def test_paths_a_recursive_make_prints_are_read_from_its_folder(tmp_path: Path):
+    explainer, out = _explainer(tmp_path, "x\n", None)
+    (out / "src").mkdir()
+    log = (f"make[1]: Entering directory '{out}/src'\n"
+           "common.h:12:10: fatal error: 'rccl/rccl.h' file not found\n"
+           "../k.hip:1:1: error: boom\n"
+           f"make[1]: Leaving directory '{out}/src'\n"
+           "k.hip:1:1: error: again\n")
+    errors = [explainer.explain(error, out) for error in parse_errors(log)]
+    assert [(error.output_file, error.directory) for error in errors] == [
+        ("src/common.h", f"{out}/src"), ("k.hip", f"{out}/src"), ("k.hip", None)]

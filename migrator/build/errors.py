@@ -44,8 +44,12 @@ _MAKE = re.compile(r"^(?:g?make(?:\[\d+\])?|(?P<file>[^\s:]+):(?P<line>\d+)): \*
 _NOT_INSTALLED = re.compile(r"^(?:g?make(?:\[\d+\])?|(?:/usr)?(?:/bin/)?(?:ba|da)?sh)(?:: \d+|: "
                             r"line \d+)?: (?P<tool>[^\s:*][^:]*): (?:No such file or directory|"
                             r"(?:command )?not found)$")
+# make -w, and every recursive make: "make[1]: Entering directory '/b/src'" (and Leaving)
+_DIRECTORY = re.compile(r"^g?make(?:\[\d+\])?: (?P<way>Entering|Leaving) directory [`'](?P<folder>"
+                        r"[^']+)'$")
 _CMAKE = re.compile(r"^CMake Error(?: at (?P<file>[^:()]+):(?P<line>\d+))?.*:$")
-_NOT_CAUSES = ("linker command failed", "errors generated", "too many errors emitted")
+_NOT_CAUSES = ("linker command failed", "ld returned", "errors generated",
+               "too many errors emitted")
 _MARKER = re.compile(r"//\s*rocmigrate ([A-Z]{3}\d{3}):\s*(.*)$")
 # the names an error says are missing
 _MISSING = (re.compile(r"use of undeclared identifier '([^']+)'"),
@@ -72,6 +76,7 @@ class BuildError:
     line_exact: bool | None = None  # the output line is unchanged from the source line
     code: str | None = None  # the rule that explains it
     explanation: str | None = None
+    directory: str | None = None  # the folder make said it was in (a recursive make's)
 
 
 def parse_errors(log: str) -> list[BuildError]:
@@ -79,9 +84,17 @@ def parse_errors(log: str) -> list[BuildError]:
     found: list[BuildError] = []
     seen: set[tuple] = set()
     includer: str | None = None
+    folders: list[str] = []  # make's "Entering directory" stack
     lines = log.splitlines()
     for index, line in enumerate(lines):
         line = line.rstrip()
+        moved = _DIRECTORY.match(line)
+        if moved:
+            if moved.group("way") == "Entering":
+                folders.append(moved.group("folder"))
+            elif folders:
+                folders.pop()
+            continue
         included = _INCLUDED_FROM.match(line)
         if included:
             includer = included.group("more") or includer or included.group("file")
@@ -93,6 +106,7 @@ def parse_errors(log: str) -> list[BuildError]:
             continue
         if error.kind == "compiler":
             error.unit = includer or error.file
+        error.directory = folders[-1] if folders else None
         includer = None
         key = (error.file, error.line, error.column, error.message)
         if key not in seen and not any(text in error.message for text in _NOT_CAUSES):
@@ -174,6 +188,8 @@ class Explainer:
         return None
 
     def explain(self, error: BuildError, cwd: Path | None = None) -> BuildError:
+        if error.directory:  # relative paths are a recursive make's
+            cwd = Path(error.directory)
         error.output_file = self.relative(error.file, cwd)
         unit = self.relative(error.unit, cwd)
         if unit is not None:
