@@ -160,3 +160,24 @@ def test_refused_configure_options_stop_before_anything_runs(tmp_path: Path):
                                         *args])
         assert done.exit_code == 2 and said in done.output, (args, done.output)
     assert not (tmp_path / "r").exists()
+
+
+def test_a_cmake_target_that_failed_with_no_errors_of_its_own_is_built_alone(tmp_path: Path):
+    """saxpy links kernels, whose source does not compile: saxpy's errors are read from its own
+    build (`--target saxpy`), in the root's log; a later run's report drops the stale log."""
+    tree = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "cmake", tree)
+    kernels = tree / "src" / "kernels.hip"
+    kernels.write_text(kernels.read_text().replace("y[i] = a * x[i] + y[i];",
+                                                   "y[i] = a * x[i] + undeclared_name;"))
+    report = tmp_path / "report"
+    code, document, output = _build(tree, report)
+    assert code == 1
+    units = {unit["name"]: unit for unit in document["units"]}
+    saxpy = units["saxpy"]
+    assert not saxpy["built"] and "--target saxpy" in saxpy["command"]
+    assert "undeclared_name" in saxpy["errors"][0]["message"]
+    log = (report / "logs" / "cmake.log").read_text()
+    assert "--target saxpy" in log and log.index("$ ") < log.index("--build")
+    _build(FIXTURES / "goals", report)
+    assert sorted(path.name for path in (report / "logs").iterdir()) == ["make.log"]
