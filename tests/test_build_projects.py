@@ -172,6 +172,7 @@ _PROJECT_UNITS = {
     "host_models": {"configure", "stream", "devices", "probe", "jit"},
     "mixed_libraries": {"configure", "core", "gpu", "stats"},
     "registered_models": {"configure", "gpu-stream"},
+    "searched_libraries": {"configure", "randoms"},
 }
 
 
@@ -314,3 +315,13 @@ def test_without_the_platform_define_the_host_only_makefile_does_not_build(tmp_p
     assert code == 1
     assert any("__HIP_PLATFORM_AMD__" in error["message"] for unit in document["units"]
                for error in unit["errors"]), document
+
+
+def test_a_project_that_searches_a_cuda_library_itself_finds_the_hip_one(tmp_path: Path):
+    """find_path(NAMES curand.h) / find_library(NAMES curand) (as nccl-tests finds NCCL):
+    without CMK009's search names the configure stops at the project's own error."""
+    out = tmp_path / "out"
+    _convert(CMAKE_PROJECTS / "searched_libraries", out, "--rocm", "5.2", "--offload-arch",
+             "gfx90a", "--ignore", "CMK009")
+    code, document, _ = _build(out, tmp_path)
+    assert code == 1 and _units(document)["configure"] is False
