@@ -521,3 +521,13 @@ def test_paths_a_recursive_make_prints_are_read_from_its_folder(tmp_path: Path):
     errors = [explainer.explain(error, out) for error in parse_errors(log)]
     assert [(error.output_file, error.directory) for error in errors] == [
         ("src/common.h", f"{out}/src"), ("k.hip", f"{out}/src"), ("k.hip", None)]
+
+
+def test_the_error_that_shows_a_missing_rocm_library_says_so(tmp_path: Path):
+    from migrator.build.libraries import MissingLibraries
+
+    [header, other] = parse_errors("/b/k.hip:2:10: fatal error: 'hipblas/hipblas.h' file not "
+                                   "found\n/b/k.hip:3:10: fatal error: 'mpi.h' file not found\n")
+    MissingLibraries(tmp_path).add("k", [header, other])
+    assert header.explanation == "hipblas is a ROCm library the installed HIP does not have"
+    assert other.explanation is None

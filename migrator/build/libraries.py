@@ -73,6 +73,11 @@ class MissingLibraries:
                 entry.targets.append(target)
             if entry.installed is None and self.rocm is not None and library is not None:
                 entry.installed = self._installed(name, library)
+            if library is not None and error.explanation is None:
+                error.explanation = f"{name} is a ROCm library" + {
+                    True: " the installed HIP has; the build did not find it",
+                    False: " the installed HIP does not have", None: ""}[entry.installed] + (
+                    f" ({library.note})" if entry.note else "")
 
     def result(self) -> list[dict]:
         return [entry.as_dict() for _, entry in sorted(self.found.items())]
