@@ -181,3 +181,15 @@ def test_a_cmake_target_that_failed_with_no_errors_of_its_own_is_built_alone(tmp
     assert "--target saxpy" in log and log.index("$ ") < log.index("--build")
     _build(FIXTURES / "goals", report)
     assert sorted(path.name for path in (report / "logs").iterdir()) == ["make.log"]
+
+
+def test_a_makefile_make_cannot_read_is_one_unit_with_makes_error(tmp_path: Path):
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "Makefile").write_text("all: prog\nprog:\n    echo spaces, not a tab\n")
+    code, document, output = _build(tree, tmp_path / "report")
+    assert code == 1
+    [unit] = document["units"]
+    assert (unit["name"], unit["kind"], unit["built"]) == ("Makefile", "make", False)
+    assert unit["errors"][0]["message"] == "missing separator"
+    assert (unit["errors"][0]["file"], unit["errors"][0]["line"]) == ("Makefile", 3)

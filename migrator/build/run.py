@@ -480,7 +480,10 @@ def _make(run: _Run, root: Root) -> list[Unit]:
     variables = list(options.make_vars)
     unit_count = len(translation_units(where, tree_files(where)))
     database = run_process([make, *DATABASE_ARGS, *variables], where, 60.0, env=env)
-    goals = make_goals(database.stdout)
+    # a Makefile make cannot read (Makefile:3: *** missing separator) builds as one unit
+    unreadable = any(error.kind == "make" and error.file for error in
+                     parse_errors(database.stderr))
+    goals = [] if unreadable else make_goals(database.stdout)
     base = [make, "-k", "-j", str(_jobs(options)), *_output_sync(make), *variables]
     log_name = run.keep_log(root.path or "make", "")
     progress(f"building {root.label} with its Makefile"
