@@ -325,3 +325,15 @@ def test_a_project_that_searches_a_cuda_library_itself_finds_the_hip_one(tmp_pat
              "gfx90a", "--ignore", "CMK009")
     code, document, _ = _build(out, tmp_path)
     assert code == 1 and _units(document)["configure"] is False
+
+
+@pytest.mark.parametrize(("ignored", "built"), [("", True), ("MKF012", False)])
+def test_objects_of_make_s_built_in_rule_get_the_platform_define(ignored: str, built: bool,
+                                                                 tmp_path: Path):
+    """main.o comes from make's built-in rule (no recipe in the file): CPPFLAGS carries HIP's
+    platform define, else g++ stops at HIP's #error."""
+    out = tmp_path / "out"
+    _convert(CMAKE_PROJECTS / "make_built_in_rules", out, "--rocm", "5.2", "--offload-arch",
+             "gfx90a", *(["--ignore", ignored] if ignored else []))
+    code, document, _ = _build(out, tmp_path)
+    assert (code == 0) is built, document

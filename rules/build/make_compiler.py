@@ -19,6 +19,9 @@ _HOST = re.compile(
 _HOST_VARIABLES = frozenset({"CXX", "CC", "HOSTCXX", "HOST_CXX", "HOSTCC", "HOST_CC", "MPICC",
                              "MPICXX"})
 _PLATFORM = b"-D__HIP_PLATFORM_AMD__"
+_OBJECT = re.compile(r"^[\w./\-]+\.o$")
+_HOST_SOURCE = re.compile(r"%\.(?:c|cc|cpp|cxx|C)\b")
+_SUFFIX_RULE = re.compile(r"^\.(?:c|cc|cpp|cxx|C)\.o$")
 
 # nvcc as a word of its own or a path's last part (not nvcc_wrapper, NVCC, nvcc.profile)
 _NVCC = re.compile(rb"(?<![\w.\-])nvcc(?:\.exe)?(?![\w.\-])")
@@ -39,7 +42,10 @@ class MakeCompiler(Rule):
     needs no nvcc), a host compiler's compile command (`g++`, `c++`, `gcc`, `clang++`, MPI's
     `mpicc`/`mpicxx`, `$(CXX)`, `$(CC)`, `$(MPICC)` with `-c`) gets `-D__HIP_PLATFORM_AMD__`
     after the compiler: the host side of the project includes the CUDA (now HIP) runtime
-    header. Its link needs HIP's runtime library, which MKF006 writes where the project linked
+    header. Objects no rule of the file makes (`app: main.o kernel.o` with only `kernel.o:`
+    written) come from make's built-in rule, `$(CXX) $(CXXFLAGS) $(CPPFLAGS) -c`: the
+    file's `CPPFLAGS` gets the define, else a line `CPPFLAGS += -D__HIP_PLATFORM_AMD__`
+    before the first rule. Its link needs HIP's runtime library, which MKF006 writes where the project linked
     CUDA's (`-lcudart` -> `-lamdhip64`).
 
     ## Why is this bad on AMD
@@ -123,6 +129,71 @@ def _host_compiles(ctx: BuildContext):
                          Fix("define __HIP_PLATFORM_AMD__ for the host compiler",
                              (Edit(word.end, word.end, b" " + _PLATFORM),)),
                          symbol=word.value, severity="info")
+    yield from _built_in_compiles(ctx)
+
+
+def _built_in_compiles(ctx: BuildContext):
+    """MKF012 where make's built-in rule compiles an object the file names (``app: main.o``
+    with no rule making main.o): that rule runs ``$(CXX) $(CXXFLAGS) $(CPPFLAGS) -c``, so
+    CPPFLAGS gets the platform define (appended to the file's CPPFLAGS, else a line
+    ``CPPFLAGS += ...`` before the first rule)."""
+    data = ctx.data
+    if ctx.language != "make" or _PLATFORM in data:
+        return
+    lines = ctx.lines
+    values = {line.name: data[line.value_start:line.value_end].decode("utf-8", "replace")
+              for line in lines if line.kind == "assignment"}
+    named: set[str] = set()
+    made: set[str] = set()
+    for index, line in enumerate(lines):
+        if line.kind == "assignment":
+            named.update(word for word in values[line.name].split() if _OBJECT.match(word))
+        if line.kind != "rule":
+            continue
+        head, _, inline = data[line.value_start:line.value_end].decode(
+            "utf-8", "replace").partition(";")
+        parts = head.split(":")
+        if len(parts) < 2:
+            continue
+        named.update(word for word in parts[-1].split() if _OBJECT.match(word))
+        if not inline.strip() and not _recipe_follows(lines, index):
+            continue
+        if _SUFFIX_RULE.match(parts[0].strip()) or any("%" in part for part in parts[:-1]) and (
+                not parts[-1].split() or _HOST_SOURCE.search(parts[-1])):
+            return  # the file's own rule compiles C/C++ objects: not make's built-in one
+        if any("%" in part for part in parts[:-1]):
+            continue  # a pattern of other sources (%.o: %.cu)
+        for target in parts[0].split():
+            variable = variable_of(target)
+            made.update(values.get(variable, "").split() if variable else [target])
+    objects = sorted(named - made)
+    if not objects:
+        return
+    first_rule = next(line for line in lines if line.kind == "rule")
+    flags = next((line for line in lines if line.kind == "assignment"
+                  and line.name == "CPPFLAGS"), None)
+    if flags is not None:
+        edit = Edit(flags.value_end, flags.value_end, b" " + _PLATFORM)
+        at = flags.start
+    else:
+        edit = Edit(first_rule.start, first_rule.start,
+                    b"CPPFLAGS += " + _PLATFORM + ctx.source.newline)
+        at = first_rule.start
+    yield Diagnostic("MKF012", f"make's built-in rule compiles {', '.join(objects)} with "
+                     "$(CXX)/$(CC) $(CPPFLAGS): CPPFLAGS gets HIP's platform define "
+                     "(__HIP_PLATFORM_AMD__)", at, at + 1,
+                     Fix("define __HIP_PLATFORM_AMD__ in CPPFLAGS", (edit,)),
+                     symbol="CPPFLAGS", severity="info")
+
+
+def _recipe_follows(lines, index: int) -> bool:
+    """Whether the rule line at ``index`` has recipe lines (comments and blanks between)."""
+    for line in lines[index + 1:]:
+        if line.kind == "recipe":
+            return True
+        if line.kind not in ("comment", "blank"):
+            return False
+    return False
 
 
 def _command_name(words) -> str:
