@@ -20,8 +20,7 @@ _HOST_VARIABLES = frozenset({"CXX", "CC", "HOSTCXX", "HOST_CXX", "HOSTCC", "HOST
                              "MPICXX"})
 _PLATFORM = b"-D__HIP_PLATFORM_AMD__"
 _OBJECT = re.compile(r"^[\w./\-]+\.o$")
-_HOST_SOURCE = re.compile(r"%\.(?:c|cc|cpp|cxx|C)\b")
-_SUFFIX_RULE = re.compile(r"^\.(?:c|cc|cpp|cxx|C)\.o$")
+_SUFFIX_RULE = re.compile(r"^\.\w+\.o$")
 
 # nvcc as a word of its own or a path's last part (not nvcc_wrapper, NVCC, nvcc.profile)
 _NVCC = re.compile(rb"(?<![\w.\-])nvcc(?:\.exe)?(?![\w.\-])")
@@ -45,7 +44,8 @@ class MakeCompiler(Rule):
     header. Objects no rule of the file makes (`app: main.o kernel.o` with only `kernel.o:`
     written) come from make's built-in rule, `$(CXX) $(CXXFLAGS) $(CPPFLAGS) -c`: the
     file's `CPPFLAGS` gets the define, else a line `CPPFLAGS += -D__HIP_PLATFORM_AMD__`
-    before the first rule. Its link needs HIP's runtime library, which MKF006 writes where the project linked
+    before the first rule. A file with its own pattern or suffix rule for objects
+    (`%.o: %.cu`) is left alone: which objects that rule makes depends on the sources present. Its link needs HIP's runtime library, which MKF006 writes where the project linked
     CUDA's (`-lcudart` -> `-lamdhip64`).
 
     ## Why is this bad on AMD
@@ -158,11 +158,8 @@ def _built_in_compiles(ctx: BuildContext):
         named.update(word for word in parts[-1].split() if _OBJECT.match(word))
         if not inline.strip() and not _recipe_follows(lines, index):
             continue
-        if _SUFFIX_RULE.match(parts[0].strip()) or any("%" in part for part in parts[:-1]) and (
-                not parts[-1].split() or _HOST_SOURCE.search(parts[-1])):
-            return  # the file's own rule compiles C/C++ objects: not make's built-in one
-        if any("%" in part for part in parts[:-1]):
-            continue  # a pattern of other sources (%.o: %.cu)
+        if _SUFFIX_RULE.match(parts[0].strip()) or any("%" in part for part in parts[:-1]):
+            return  # the file's own rule makes objects (%.o: %.cu may make them all)
         for target in parts[0].split():
             variable = variable_of(target)
             made.update(values.get(variable, "").split() if variable else [target])
