@@ -28,7 +28,7 @@ from ..workspace.units import translation_units
 from .arguments import ArgumentError, checked_cmake_args, checked_make_vars
 from .errors import BuildError, Explainer, parse_errors
 from .goals import DATABASE_ARGS, failed_rules, make_goals
-from .hip import cmake_setup
+from .hip import CMakeSetup, cmake_setup
 from .libraries import MissingLibraries
 from .roots import BUILD_FILES, MAKEFILES, Root, calls_project, find_roots, root_of
 from .tree import CACHE_FOLDER, ConvertedTree, include_folders, plain_rel, read_tree, tree_files
@@ -124,6 +124,7 @@ class _Run:
     missing: MissingLibraries
     progress: object
     root: str = ""  # the root being built (the units' root)
+    cmake_setup: CMakeSetup | None = None  # how CMake finds this HIP (the first CMake root's)
     units_with_errors: set[str] = field(default_factory=set)
     explained: set[int] = field(default_factory=set)  # ids of the errors explained
 
@@ -148,14 +149,15 @@ class _Run:
         unit.errors = errors[:self.options.max_errors]
         self.missing.add(unit.label, errors)
 
-    def keep_log(self, name: str, text: str) -> str:
-        """Keep ``text`` as the report's ``logs/NAME.log`` (a new name when taken)."""
+    def reserve_log(self, name: str) -> str:
+        """The report's ``logs/NAME.log`` for a build (a new name when taken), empty until the
+        build stores its log there (``report.logs[rel] = text``)."""
         stem = _LOG_NAME.sub("-", name).strip("-.") or "build"
         rel, number = f"logs/{stem}.log", 1
         while rel in self.report.logs:
             number += 1
             rel = f"logs/{stem}-{number}.log"
-        self.report.logs[rel] = text
+        self.report.logs[rel] = ""
         return rel
 
 
@@ -377,10 +379,12 @@ def _cmake(run: _Run, root: Root) -> list[Unit]:
     query = binary / ".cmake" / "api" / "v1" / "query" / "codemodel-v2"
     query.parent.mkdir(parents=True, exist_ok=True)
     query.touch()
-    setup = cmake_setup(run.hip.hipcc, run.folder, options.offload_archs[0])
-    if setup.note and f"CMake: {setup.note}" not in report.notices:
-        report.notices.append(f"CMake: {setup.note}")
-        progress(f"note: CMake: {setup.note}")
+    if run.cmake_setup is None:  # once per run, for every CMake root
+        run.cmake_setup = cmake_setup(run.hip.hipcc, run.folder, options.offload_archs[0])
+        if run.cmake_setup.note:
+            report.notices.append(f"CMake: {run.cmake_setup.note}")
+            progress(f"note: CMake: {run.cmake_setup.note}")
+    setup = run.cmake_setup
     archs = ";".join(options.offload_archs)
     command = [cmake, "-S", str(source), "-B", str(binary), "-G", "Unix Makefiles",
                f"-DCMAKE_HIP_ARCHITECTURES={archs}", f"-DAMDGPU_TARGETS={archs}",
@@ -395,7 +399,7 @@ def _cmake(run: _Run, root: Root) -> list[Unit]:
     done = _run_logged(command, run.folder, CMAKE_CONFIGURE_TIMEOUT, env)
     log = _log_of(done)
     logs = [f"$ {shlex.join(command)}\n{log}"]
-    log_name = run.keep_log(root.path or "cmake", "")
+    log_name = run.reserve_log(root.path or "cmake")
     configure = Unit("configure", "configure", done.rc == 0, done.seconds, done.timed_out,
                      shlex.join(command))
     _finish(run, configure, log, parse_errors(log), source, log_name)
@@ -422,7 +426,7 @@ def _cmake(run: _Run, root: Root) -> list[Unit]:
         own_files = {prefix + rel for rel in target["sources"]}
         mine = [error for error in errors if error.unit in own_files
                 or error.output_file in own_files]
-        if not built and not mine:
+        if not built and not mine and not done.timed_out:
             # its errors are a dependency's, a link's or a header's: build it alone to read them
             alone = [cmake, "--build", str(binary), "--target", target["name"], "-j",
                      str(_jobs(options)), "--", "-k", *sync]
@@ -485,7 +489,7 @@ def _make(run: _Run, root: Root) -> list[Unit]:
                      parse_errors(database.stderr))
     goals = [] if unreadable else make_goals(database.stdout)
     base = [make, "-k", "-j", str(_jobs(options)), *_output_sync(make), *variables]
-    log_name = run.keep_log(root.path or "make", "")
+    log_name = run.reserve_log(root.path or "make")
     progress(f"building {root.label} with its Makefile"
              + (f" ({len(goals)} goals: {', '.join(goal.name for goal in goals[:8])}"
                 f"{'...' if len(goals) > 8 else ''})" if goals else ""))
@@ -519,7 +523,7 @@ def _files(run: _Run, units: list[str]) -> list[Unit]:
                 for arg in ("-I", str(out / rel) if rel else str(out))]
     objects = run.folder / "objects"
     env = _env(run.folder, hip)
-    log_name = run.keep_log("files", "")
+    log_name = run.reserve_log("files")
     run.progress(f"compiling {len(units)} translation units with {hip.hipcc}")
 
     def compile_one(rel: str) -> tuple[Unit, str]:
