@@ -321,9 +321,11 @@ def build_with_rocmigrate(checkout: Path, tree: Path, source: Path, report: Path
                 target.causes.append(classifier.classify(tail.strip().splitlines()[-1]
                                                          if tail.strip() else tail))
         way.targets.append(target)
-    missing = document.get("missing_libraries") or document.get("missing") or []
+    missing = document.get("missing_libraries") or []
     if missing:
-        way.note = f"build.json names missing libraries: {json.dumps(missing)[:300]}"
+        way.note = "build.json names missing: " + ", ".join(
+            f"{entry.get('library', '?')} ({len(entry.get('targets') or [])} target(s))"
+            for entry in missing if isinstance(entry, dict))
     return way
 
 
@@ -669,16 +671,31 @@ def _first_error(path: Path, text: str) -> str:
 
 # --- output ------------------------------------------------------------------------------------
 
+def _first_causes(way: dict) -> Counter:
+    """(class, detail) of each failed target's first cause, counted."""
+    return Counter((t["causes"][0]["cls"], t["causes"][0]["detail"]) for t in way["targets"]
+                   if not t["built"] and t["causes"])
+
+
 def _causes(way: dict) -> str:
-    counted: Counter = Counter()
-    for target in way["targets"]:
-        if not target["built"] and target["causes"]:
-            first = target["causes"][0]
-            counted[first["cls"], first["detail"]] += 1
+    ordered = sorted(_first_causes(way).items(),
+                     key=lambda item: (CLASSES.index(item[0][0]), -item[1], item[0][1]))
     return "; ".join(f"**{cls}**: {detail}" + (f" (×{n})" if n > 1 else "")
-                     for (cls, detail), n in sorted(counted.items(),
-                                                    key=lambda item: (CLASSES.index(item[0][0]),
-                                                                      -item[1])))
+                     for (cls, detail), n in ordered)
+
+
+def _causes_short(way: dict) -> str:
+    """Per class: the failed targets and their causes in a few words."""
+    by_class: dict[str, Counter] = {}
+    for (cls, detail), n in _first_causes(way).items():
+        by_class.setdefault(cls, Counter())[re.sub(r" \(.*$", "", detail)[:60]] += n
+    parts = []
+    for cls in CLASSES:
+        if cls in by_class:
+            details = by_class[cls]
+            parts.append(f"**{cls}** {sum(details.values())}: " + ", ".join(
+                f"{d}" + (f" ×{n}" if n > 1 else "") for d, n in details.most_common()))
+    return "; ".join(parts)
 
 
 def markdown(report: dict) -> str:
@@ -698,9 +715,13 @@ def markdown(report: dict) -> str:
     out += ["## Projects", "",
             "Targets built / total: with `rocmigrate build` (its build.json's units) and with the "
             "project's own build system (make with `ROCM_PATH`, `HIP_PLATFORM=amd`; cmake with its "
-            "README's options). Causes: each failed target's first error, classed as "
-            "**rocmigrate** / **missing ROCm library** (not in Debian 12) / **newer ROCm** / "
-            "**the project** (a dependency that is neither CUDA nor ROCm).",
+            "README's options). Lines: the C/C++/CUDA sources and build files of the project, "
+            "ports left out. Causes: each failed target's first error, classed as "
+            "**rocmigrate** / **missing ROCm library** (one this machine lacks) / **newer ROCm** "
+            "(\"from ROCm X\": a marker or an API the installed HIP lacks) / **the project** (a "
+            "dependency that is neither CUDA nor ROCm, an NVIDIA-only library with no drop-in AMD "
+            "counterpart, a tool not installed), with the number of targets; each target's "
+            "error below.",
             "",
             "| project | kind | lines | rocmigrate build | own build | blocking causes |",
             "|---|---|---:|---|---|---|"]
@@ -714,9 +735,11 @@ def markdown(report: dict) -> str:
                 cells.append("–")
                 continue
             cells.append(f"{way['built']}/{way['total']} {way['unit_kind']}")
-            if _causes(way):
+            if _causes_short(way):
                 causes.append(f"{'rocmigrate build' if key != 'own build' else 'own'}: "
-                              f"{_causes(way)}")
+                              f"{_causes_short(way)}")
+        if len(causes) == 2 and causes[0].split(": ", 1)[1] == causes[1].split(": ", 1)[1]:
+            causes = [f"both: {causes[0].split(': ', 1)[1]}"]
         if entry["convert"] != "ok":
             causes.insert(0, f"convert: {entry['convert']}")
         out.append(f"| {cell(entry['project'])} | {cell(entry['kind'])} | {entry['lines']} | "
@@ -732,7 +755,8 @@ def markdown(report: dict) -> str:
             for target in failed:
                 first = target["causes"][0] if target["causes"] else None
                 out.append(f"  - `{target['name']}` failed: " + (
-                    f"{first['cls']}: {cell(_short(first['error'], None))}" if first else "?"))
+                    f"{first['cls']} ({cell(first['detail'])}): "
+                    f"{cell(_short(first['error'], None))}" if first else "?"))
     out += ["", "## What the human ports changed that rocmigrate did not", "",
             "Tokens of each AMD port, of its CUDA original and of rocmigrate's conversion of the "
             "original: API names (in code, not comments), included headers, and in build files "
@@ -789,6 +813,19 @@ def print_summary(report: dict) -> None:
             print(f"  {program['program']}: {program['first_error']}")
 
 
+def _shown_arguments(argv: list[str]) -> list[str]:
+    """The command line without where its outputs went (--workdir, --json, --markdown)."""
+    shown, skip = [], False
+    for argument in argv:
+        if skip:
+            skip = False
+        elif argument in ("--workdir", "--json", "--markdown"):
+            skip = True
+        elif not argument.startswith(("--workdir=", "--json=", "--markdown=")):
+            shown.append(argument)
+    return shown
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--projects", type=Path, help="folder of projects and their AMD ports")
@@ -815,14 +852,16 @@ def main() -> int:
     hip = installed_hip()
     commit = subprocess.run(["git", "-C", str(args.checkout), "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True).stdout.strip() or "(no git)"
+    if subprocess.run(["git", "-C", str(args.checkout), "status", "--porcelain", "--", "migrator",
+                       "rules"], capture_output=True, text=True).stdout.strip():
+        commit += " with uncommitted changes in migrator/ or rules/"
     report: dict = {
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "commit": commit, "hip": hip.version_text if hip else "none",
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.system()} "
                    f"{platform.release()}",
         "load": [f"{os.getloadavg()[0]:.2f}", ""],
-        "command": "python benchmarks/projects.py " + " ".join(
-            a if not a.startswith("/") else Path(a).name for a in sys.argv[1:]),
+        "command": "python benchmarks/projects.py " + " ".join(_shown_arguments(sys.argv[1:])),
         "projects": []}
     if args.projects:
         folders = sorted(p.resolve() for p in args.projects.iterdir() if p.is_dir())
