@@ -628,7 +628,14 @@ def measure_hecbench(src: Path, args, work: Path) -> dict:
                            _first_error(report / "build.json", text)}
         if why:
             sides["converted"] = {"built": False, "first_error": f"convert: {why}"}
-        output.unlink() if output.is_symlink() else None
+        kept = work / "hecbench" / "converted" / f"{name}-cuda"  # out of the layout, which
+        if kept.exists():                                          # links the original again
+            shutil.rmtree(kept)
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        if output.is_dir() and not output.is_symlink():
+            shutil.move(output, kept)
+        if not output.exists() and not output.is_symlink():
+            output.symlink_to(src / f"{name}-cuda", target_is_directory=True)
         programs.append({"program": name, **{f"{k}_built": v["built"] for k, v in sides.items()},
                          "first_error": sides["converted"]["first_error"],
                          "human_first_error": sides["human"]["first_error"],
