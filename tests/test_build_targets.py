@@ -130,6 +130,8 @@ def test_a_cmake_root_needs_its_configure_options(tmp_path: Path):
     configure = next(unit for unit in document["units"] if unit["root"] == "cmake_app")
     assert "MODEL is unspecified" in configure["errors"][0]["message"]
     assert "MODEL is unspecified" in (report / cmake_root["log"]).read_text()
+    assert "; 1 CMake configure step failed (targets not known)" in output
+    assert "(1 CMake configure step failed: targets not known)" in (report / "build.md").read_text()
 
 
 def test_a_missing_cmake_package_and_a_projects_own_search_are_named(tmp_path: Path):

@@ -50,6 +50,10 @@ def render_summary(report, written: list[str]) -> str:
     figures = f"{sum(unit.built for unit in targets)} of {len(targets)} targets built"
     if len(report.roots) > 1:
         figures += f" in {len(report.roots)} roots"
+    unconfigured = sum(unit.kind == "configure" and not unit.built for unit in report.units)
+    if unconfigured:  # its targets are unknown: not in the figures
+        figures += (f"; {unconfigured} CMake configure step{'s' if unconfigured > 1 else ''} "
+                    "failed (targets not known)")
     if translation["total"]:
         figures += (f"; {translation['total']} translation units, "
                     f"{len(translation['with_errors'])} with errors")
