@@ -19,6 +19,7 @@ import pytest
 from typer.testing import CliRunner
 
 from migrator import fsutil
+from migrator.build.run import BuildReport, Unit
 from migrator.cli import _register, app
 from migrator.output import build_text, harness_text, text, validate_text
 from migrator.output.terminal import escaped, quoted
@@ -278,10 +279,10 @@ def test_the_other_text_renderers_quote_names():
     error = SimpleNamespace(source_file=EVIL, source_line=3, line_exact=True, message="boom\x1b[1m",
                             explanation="", code="", output_file=None, line=0, file=None,
                             kind="compile")
-    unit = SimpleNamespace(name=EVIL, kind="executable", built=False, timed_out=False,
-                           errors=[error], error_count=1, log_tail="")
-    build = build_text.render_summary(SimpleNamespace(units=[unit], method="files",
-                                                      hip={"hip_version": "5.2"}), [EVIL])
+    unit = Unit(name=EVIL, kind="translation unit", built=False, errors=[error], error_count=1)
+    report = BuildReport(settings={}, hip={"hip_version": "5.2"}, tree={}, method="files",
+                         build_dir=None, units=[unit])
+    build = build_text.render_summary(report, [EVIL])
     outcome = SimpleNamespace(problems=["differs\x07"], notes=[], verdict="FAIL")
     validate = validate_text.render_summary(SimpleNamespace(
         programs=[SimpleNamespace(name=EVIL, variants={"port": outcome})], not_run="",
