@@ -12,9 +12,10 @@ from migrator.rule import Marker, Rule
 
 from .make_commands import compiler_at, references, replacement_edit, span, translations, view
 from .make_rdc_link import assigned_words, words_read
-from .nvcc_flags import options, unquote
+from .nvcc_flags import options, translate, unquote
 
 # what a variable holding a CUDA architecture may say: sm_60, compute_70, sm_90a, native, all
+_FOREACH = re.compile(rb"\$[({]foreach[ \t]")
 _CUDA_ARCH = re.compile(r"^(?:(?:sm|compute|lto)_\d+[a-z]?|native|all|all-major)$")
 
 
@@ -29,7 +30,9 @@ class MakeArchitectures(Rule):
     the first one was; the others are removed. Where the architecture is a variable
     (`ARCH = sm_60` ... `-arch=$(ARCH)`, HeCBench's form), the option becomes
     `--offload-arch=$(ARCH)` and each definition of the variable the comma-separated target
-    list, so that `make ARCH=gfx942` still chooses; a definition that is no list of CUDA
+    list, so that `make ARCH=gfx942` still chooses; a `$(foreach sm,$(SMS),-gencode
+    arch=compute_$(sm),code=sm_$(sm))` loop that makes only architecture options becomes the
+    targets; a definition that is no list of CUDA
     architectures (`ARCH ?= $(shell ...)`) gets a `# rocmigrate MKF003:` marker instead. A
     command writing a code object (`-fatbin`, `-cubin`, `-ptx`, which MKF005 makes `--genco`)
     that reads no architecture gets the targets after the compiler, unless it reads a
@@ -91,7 +94,57 @@ class MakeArchitectures(Rule):
         variables.discard("")
         if variables:
             yield from _definitions(ctx, variables)
+        yield from _foreach_calls(ctx, seen)
         yield from _code_objects(ctx)
+
+
+def _foreach_calls(ctx: BuildContext, seen: set[int]):
+    """A ``$(foreach cc,$(SMS),-gencode arch=compute_$(cc),code=sm_$(cc))`` that the compiler
+    reads (one word to the shared reading) and whose body is nothing but architecture options
+    becomes the AMD targets: the loop made one CUDA option per architecture."""
+    archs = ctx.settings.offload_archs
+    targets = " ".join(f"--offload-arch={arch}" for arch in archs)
+    for words in view(ctx).flag_lists:
+        for word in words:
+            body = _foreach_body(ctx.data, word.start, word.end)
+            if body is None or word.start in seen:
+                continue
+            inner = ctx.words(*body)
+            found = translate([part.value for part in inner], archs)
+            covered = sum(item.last - item.first for item in found if item.action == "arch")
+            if not inner or covered != len(inner):
+                continue
+            seen.add(word.start)
+            yield Diagnostic("MKF002", f"{found[0].reason} (for each of a $(foreach) list)",
+                             word.start, word.end,
+                             Fix("architecture for hipcc", (Edit(word.start, word.end,
+                                                                 targets.encode()),)),
+                             symbol=found[0].option, severity="info")
+
+
+def _foreach_body(data: bytes, start: int, end: int) -> tuple[int, int] | None:
+    """Where the body (third argument) of a word that is one ``$(foreach VAR,LIST,BODY)``
+    call is, else None."""
+    found = _FOREACH.match(data, start, end)
+    if found is None or data[end - 1 : end] not in b")}":
+        return None
+    depth, commas, at = 1, 0, found.end()
+    while at < end - 1:
+        if data[at : at + 2] in (b"$(", b"${"):
+            depth += 1
+            at += 2
+            continue
+        char = data[at : at + 1]
+        if char in (b")", b"}"):
+            depth -= 1
+            if depth == 0:
+                return None  # the call ends before the word does
+        elif char == b"," and depth == 1:
+            commas += 1
+            if commas == 2:
+                return at + 1, end - 1
+        at += 1
+    return None
 
 
 def _definitions(ctx: BuildContext, variables: set[str]):

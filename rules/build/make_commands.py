@@ -103,6 +103,9 @@ def _read(ctx: BuildContext) -> MakeView:
     flag_variables = {assignment.name for assignment in assignments
                       if _FLAG_VARIABLE.match(assignment.name)}
     pending = [word for words in flag_lists for word in words]
+    # a variable named like a flag list is read for its references too (NVCC_FLAGS =
+    # $(NVCC_GENCODES), where the name alone made NVCC_FLAGS a flag list)
+    pending += [word for a in every if a.name in flag_variables for word in a.words]
     for command in outside_commands:
         at = compiler_at(command, compilers)
         if at is not None:
