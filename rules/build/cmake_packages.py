@@ -15,6 +15,7 @@ from migrator.rule import Marker, Rule
 
 from .cmake_common import (commands, lines_after, lines_before, link_item_library,
                            remove_arguments, remove_command)
+from .cmake_custom_commands import compiler_runs
 from .cmake_languages import language_arguments
 
 _CUDA_PACKAGES = frozenset({"CUDA", "CUDAToolkit"})
@@ -332,10 +333,13 @@ def _searches(ctx: BuildContext):
 def _variables(ctx: BuildContext):
     """The CUDA packages' include folders and FOUND become HIP's; versions and folders are
     marked."""
+    runs = compiler_runs(ctx)
     for command in ctx.script.commands:
         marked = set()
+        # nvcc that a custom command runs is replaced by hipcc (CMK019): no marker for it
+        replaced = {run.compiler.start for run in runs.of(command) if run.nvcc}
         for arg in command.args:
-            if arg.kind == "bracket" or b"CUDA" not in arg.text:
+            if arg.kind == "bracket" or b"CUDA" not in arg.text or arg.start in replaced:
                 continue
             text = arg.text.decode("utf-8", "replace")
             for match in _NAMED.finditer(text):
