@@ -71,6 +71,28 @@ def test_make_goals_are_counted_and_each_keeps_its_own_errors_and_log(tmp_path: 
                                   "units": ["alpha", "beta", "gamma", "delta"]}]
 
 
+def test_goals_that_only_run_make_count_as_the_goals_of_those_makes(tmp_path: Path):
+    """fixtures/build/recursive (nccl-tests' layout): the default goal runs make in src/,
+    whose `build` runs make in os/; the goals are the library and the two programs, named
+    from the root's folder, and the failed one is built alone for its own errors."""
+    report = tmp_path / "report"
+    code, document, output = _build(FIXTURES / "recursive", report)
+    assert code == 1
+    units = {unit["name"]: unit for unit in document["units"]}
+    assert list(units) == ["build/os/libos.a", "build/good", "build/bad"]
+    assert [unit["built"] for unit in units.values()] == [True, True, False]
+    assert (document["summary"]["targets"], document["summary"]["targets_built"]) == (3, 2)
+    assert "2 of 3 targets built" in output
+    bad = units["build/bad"]
+    assert [(error["output_file"], error["line"]) for error in bad["errors"]] == [
+        ("src/bad.hip", 4)]
+    assert "bad_undeclared" in bad["errors"][0]["message"]
+    assert bad["command"].startswith("HIP_PLATFORM=amd ") and " -C src " in bad["command"]
+    assert units["build/good"]["errors"] == units["build/os/libos.a"]["errors"] == []
+    log = (report / bad["log"]).read_text()
+    assert "bad_undeclared" in log and "src.build" in log
+
+
 def test_missing_libraries_are_named_with_the_targets_that_need_them(tmp_path: Path):
     if _has("hipblas") and _has("rccl"):
         pytest.skip("the installed ROCm has hipBLAS and RCCL: nothing is missing")
@@ -109,7 +131,8 @@ def test_every_build_root_of_a_tree_without_a_top_level_build_file(tmp_path: Pat
     assert list(roots) == ["cmake_app", "make_app", "(file by file)"]
     assert (roots["cmake_app"]["method"], roots["cmake_app"]["configured"],
             roots["cmake_app"]["targets"], roots["cmake_app"]["built"]) == ("cmake", True, 2, 2)
-    assert roots["make_app"]["units"] == ["tool", "sub-tool"]
+    # sub-tool only runs make in sub/: it counts as that make's goal
+    assert roots["make_app"]["units"] == ["tool", "sub/helper"]
     assert roots["(file by file)"]["units"] == ["loose/extra.hip"]
     assert document["summary"]["targets"] == document["summary"]["targets_built"] == 5
     for root in roots.values():  # each build's log, apart

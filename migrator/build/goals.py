@@ -83,11 +83,12 @@ def read_database(text: str) -> tuple[str | None, dict[str, _Rule]]:
     return default or None, rules
 
 
-def make_goals(database: str) -> list[Goal]:
-    """The goals ``make`` with no target builds, in the Makefile's order; [] when the
-    database names no default goal."""
+def make_goals(database: str, requested: list[str] | None = None) -> list[Goal]:
+    """The goals ``make`` builds, in the Makefile's order: those of ``requested`` (the
+    command line's targets), else of the default goal; [] when the database names none."""
     default, rules = read_database(database)
-    if default is None:
+    starts = requested or ([default] if default else [])
+    if not starts:
         return []
     goals: list[Goal] = []
     seen: set[str] = set()
@@ -105,8 +106,108 @@ def make_goals(database: str) -> list[Goal]:
             return
         goals.append(Goal(name, rule is not None and rule.phony, depth == 0))
 
-    add(default, 0)
+    for start in starts:
+        add(start, 0)
     return goals
+
+
+@dataclass(frozen=True)
+class SubMake:
+    """A make that a recipe ran (``$(MAKE) -C src build BUILDDIR=...``), read from the dry
+    run's output: its folder, the targets and variables of its command line, and its own
+    output (its database, and those of the makes it ran in turn)."""
+
+    folder: str
+    goals: tuple[str, ...]
+    variables: tuple[str, ...]  # NAME=value, as its command line gave them
+    output: str
+
+    def goal_list(self) -> list[Goal]:
+        return make_goals(self.output, list(self.goals))
+
+
+# make -p's lines around a sub-make's output: "# make[1]: Entering directory '/a/src'"
+_ENTERING = re.compile(r"^(?:# )?g?make\[(\d+)\]: Entering directory [`']([^']*)'$")
+_LEAVING = re.compile(r"^(?:# )?g?make\[(\d+)\]: Leaving directory [`']([^']*)'$")
+_DATABASE_START = "# GNU Make "
+_COMMAND_GOALS = re.compile(r"^MAKECMDGOALS :?= ?(.*)$", re.MULTILINE)
+_COMMAND_VARIABLES = re.compile(r"^-\*-command-variables-\*- :?= ?(.*)$", re.MULTILINE)
+
+
+def sub_makes(output: str) -> list[SubMake]:
+    """The makes that ``output`` (``make -pn``'s) shows its recipes ran directly, in order;
+    their own sub-makes stay in their output. Their variables are all of their command line's,
+    those make passed down from the parent's among them."""
+    found: list[SubMake] = []
+    depth = 0
+    folder, lines = "", []
+    for line in output.splitlines():
+        entering, leaving = _ENTERING.match(line), _LEAVING.match(line)
+        if entering:
+            depth += 1
+            if depth == 1:
+                folder, lines = entering.group(2), []
+                continue
+        elif leaving and depth:
+            depth -= 1
+            if depth == 0:
+                text = "\n".join(lines) + "\n"
+                goals = _COMMAND_GOALS.findall(text)
+                variables = _COMMAND_VARIABLES.findall(text)
+                found.append(SubMake(folder, tuple(goals[-1].split()) if goals else (),
+                                     tuple(_words(variables[-1])) if variables else (), text))
+                continue
+        if depth:
+            lines.append(line)
+    return found
+
+
+def only_runs_make(output: str, make: str) -> bool:
+    """Whether the commands a dry run printed (``make -pn GOAL``'s, outside its sub-makes'
+    output and before its database) are all makes (``make -C src build``): the goal then only
+    stands for the goals of those makes."""
+    names = {"make", "gmake", make, make.rsplit("/", 1)[-1]}
+    depth, printed = 0, []
+    for line in output.splitlines():
+        if _ENTERING.match(line):
+            depth += 1
+        elif _LEAVING.match(line) and depth:
+            depth -= 1
+        elif depth == 0:
+            if line.startswith(_DATABASE_START):
+                break
+            if line.strip() and not line.startswith("#"):
+                printed.append(line.split())
+    return bool(printed) and all(_runs_make(words, names) for words in printed)
+
+
+def _runs_make(words: list[str], names: set[str]) -> bool:
+    """A printed command that runs make, after ``cd DIR &&`` or ``VAR=value`` words."""
+    while words[:1] == ["cd"] and "&&" in words:
+        words = words[words.index("&&") + 1:]
+    while words and "=" in words[0] and not words[0].startswith("-"):
+        words = words[1:]
+    return bool(words) and words[0] in names
+
+
+def _words(text: str) -> list[str]:
+    """make's command-variables value split into NAME=value words (make escapes blanks in a
+    value with a backslash)."""
+    words, current, escaped = [], "", False
+    for char in text.strip():
+        if escaped:
+            current, escaped = current + char, False
+        elif char == "\\":
+            escaped = True
+        elif char == " ":
+            if current:
+                words.append(current)
+            current = ""
+        else:
+            current += char
+    if current:
+        words.append(current)
+    return words
 
 
 def failed_rules(log: str) -> set[str]:

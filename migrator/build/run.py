@@ -27,7 +27,8 @@ from ..versions import format_version
 from ..workspace.units import translation_units
 from .arguments import ArgumentError, checked_cmake_args, checked_make_vars
 from .errors import BuildError, Explainer, parse_errors
-from .goals import DATABASE_ARGS, failed_rules, make_goals
+from .goals import (DATABASE_ARGS, Goal, failed_rules, make_goals, only_runs_make,
+                    sub_makes)
 from .hip import CMakeSetup, cmake_setup
 from .libraries import MissingLibraries
 from .roots import BUILD_FILES, MAKEFILES, Root, calls_project, find_roots, root_of
@@ -41,6 +42,7 @@ CMAKE_CONFIGURE_TIMEOUT = 300.0  # seconds: configuring runs test compiles of it
 # make[2]: *** [CMakeFiles/NAME.dir/build.make:76: CMakeFiles/NAME.dir/main.hip.o] Error 1
 _FAILED_TARGET = re.compile(r"^make\[\d+\]: \*\*\* \[(?:[^\]\s]*/)?CMakeFiles/([^/\]]+)\.dir/",
                             re.MULTILINE)
+_MAX_MAKE_DEPTH = 4  # makes running makes: how deep their goals are followed
 TARGET_KINDS = ("target", "goal", "make", "translation unit")  # what counts as a target built
 _LOG_NAME = re.compile(r"[^\w.+-]+")
 
@@ -473,7 +475,9 @@ def _codemodel_targets(binary: Path) -> list[dict]:
 def _make(run: _Run, root: Root) -> list[Unit]:
     """Each goal of the root's Makefile (goals.py: from make's database) built with
     ``make -k GOAL``, one after the other (each goal's errors are its own); the default goal
-    as one unit when make names no goal."""
+    as one unit when make names no goal. A goal that only runs other makes (``src.build:
+    $(MAKE) -C src build``) counts as their goals, each failed one built again alone for its
+    own errors."""
     options, progress = run.options, run.progress
     make = shutil.which("make")
     if make is None:
@@ -488,6 +492,7 @@ def _make(run: _Run, root: Root) -> list[Unit]:
     unreadable = any(error.kind == "make" and error.file for error in
                      parse_errors(database.stderr))
     goals = [] if unreadable else make_goals(database.stdout)
+    recursive = bool(goals) and bool(sub_makes(database.stdout))
     base = [make, "-k", "-j", str(_jobs(options)), *_output_sync(make), *variables]
     log_name = run.reserve_log(root.path or "make")
     progress(f"building {root.label} with its Makefile"
@@ -503,6 +508,10 @@ def _make(run: _Run, root: Root) -> list[Unit]:
         if goal is None:
             unit = Unit("Makefile", "make", done.rc == 0, done.seconds, done.timed_out)
         else:
+            leaves = _sub_goals(make, where, where, goal, variables, env) if recursive else []
+            if leaves:  # the goal stands for the goals of the makes it runs
+                units += _sub_goal_units(run, make, leaves, done, log, where, env, log_name, logs)
+                continue
             built = done.rc == 0 and goal.name not in failed_rules(log) and (
                 not goal.writes_file or (where / goal.name).exists())
             unit = Unit(goal.name, "goal", built, done.seconds, done.timed_out and not built)
@@ -510,6 +519,73 @@ def _make(run: _Run, root: Root) -> list[Unit]:
         units.append(_finish(run, unit, log, parse_errors(log), where, log_name,
                              done.error or ""))
     run.report.logs[log_name] = "".join(logs)
+    return units
+
+
+@dataclass(frozen=True)
+class _SubGoal:
+    """A goal of a make that a root's goal runs: where its make runs, with which variables,
+    and its name from the root's folder."""
+
+    goal: Goal
+    folder: Path
+    variables: tuple[str, ...]
+    name: str
+
+    def path(self) -> Path:
+        return self.folder / self.goal.name  # an absolute name stays itself
+
+
+def _sub_goals(make: str, root: Path, folder: Path, goal: Goal, variables: list[str] | tuple,
+               env: dict[str, str], depth: int = 0) -> list[_SubGoal]:
+    """The goals ``goal`` stands for when its recipes only run makes (read from ``make -pn
+    GOAL``: goals.sub_makes), each such goal's own followed the same way; [] when it runs
+    anything else."""
+    # -B: every recipe printed, so that a goal already made still shows what it runs
+    dry = run_process([make, *DATABASE_ARGS, "-B", goal.name, *variables], folder, 60.0,
+                      env=env)
+    found: list[_SubGoal] = []
+    if depth >= _MAX_MAKE_DEPTH or not only_runs_make(dry.stdout, make):
+        return found
+    for sub in sub_makes(dry.stdout):
+        sub_folder = Path(sub.folder)
+        for inner in sub.goal_list():
+            deeper = _sub_goals(make, root, sub_folder, inner, sub.variables, env, depth + 1)
+            if deeper:
+                found += deeper
+                continue
+            if any(leaf.path() == sub_folder / inner.name for leaf in found):
+                continue
+            name = os.path.relpath(sub_folder / inner.name, root)
+            if name.startswith(".."):
+                name = str(sub_folder / inner.name)
+            found.append(_SubGoal(inner, sub_folder, sub.variables, Path(name).as_posix()))
+    return found
+
+
+def _sub_goal_units(run: _Run, make: str, leaves: list[_SubGoal], done, log: str, where: Path,
+                    env: dict[str, str], log_name: str, logs: list[str]) -> list[Unit]:
+    """Units for the goals a root's goal stood for, judged by its build's log (make's failed
+    rules) and files; a failed one built again alone (``make -k GOAL`` in its make's folder,
+    with its variables) for its own errors."""
+    failed = failed_rules(log)
+    units = []
+    for leaf in leaves:
+        built = leaf.goal.name not in failed and (
+            leaf.path().exists() if leaf.goal.writes_file else done.rc == 0)
+        unit = Unit(leaf.name, "goal", built, done.seconds, done.timed_out and not built)
+        own, cwd = log, where
+        if not built and not done.timed_out:
+            alone = [make, "-k", "-j", str(_jobs(run.options)), leaf.goal.name,
+                     *leaf.variables]
+            again = _run_logged(alone, leaf.folder, run.options.timeout * 4, env)
+            own, cwd = _log_of(again), leaf.folder
+            logs.append(f"$ (cd {shlex.quote(str(leaf.folder))} && {shlex.join(alone)})\n{own}")
+            folder = os.path.relpath(leaf.folder, where)
+            unit.command = shlex.join(["HIP_PLATFORM=amd", alone[0], "-C", folder, *alone[1:]])
+        # a built goal's log is the whole build's: its errors are the others'
+        units.append(_finish(run, unit, own, [] if built else parse_errors(own), cwd,
+                             log_name, done.error or ""))
     return units
 
 
