@@ -103,3 +103,31 @@ def test_a_star_or_ampersand_before_a_name_is_an_operator_or_a_declarator(text, 
     declares f."""
     at = text.index(b"f(")
     assert (calls.lexical_call(rule_context(text), at, at + 1) is not None) == called
+
+
+# (argument list, its arguments): a template-id's commas split no argument, in a plain list (no
+# bracket inside) or a scanned one; comparisons and shifts stay apart
+_TEMPLATE_ID_ARGUMENTS = [
+    (b"(&fa, k<int, float>)", [b"&fa", b"k<int, float>"]),
+    (b"(k<int, float>, attr, 0)", [b"k<int, float>", b"attr", b"0"]),
+    (b"(&fa, (void*)k<T, (N > 2)>)", [b"&fa", b"(void*)k<T, (N > 2)>"]),
+    (b"(&fa, ns::k<T, v<U, 2>>)", [b"&fa", b"ns::k<T, v<U, 2>>"]),
+    (b"(&fa, k<T,\n  U>, n)", [b"&fa", b"k<T,\n  U>", b"n"]),
+    (b"(x, std::pair<int, A>::first_type(3))", [b"x", b"std::pair<int, A>::first_type(3)"]),
+    (b"(make<a, b>(x), y)", [b"make<a, b>(x)", b"y"]),
+    (b"(n < m, k<a, b>)", [b"n < m", b"k<a, b>"]),
+    (b"(i < n, m > k)", [b"i < n", b"m > k"]),
+    (b"(a << 2, b >> 1)", [b"a << 2", b"b >> 1"]),
+    (b"(p->x < 3, z > 2)", [b"p->x < 3", b"z > 2"]),
+    (b"(a < b ? c : d, e)", [b"a < b ? c : d", b"e"]),
+]
+
+
+@pytest.mark.parametrize("listed, expected", _TEMPLATE_ID_ARGUMENTS)
+def test_a_template_id_is_one_argument(listed: bytes, expected: list[bytes]):
+    data = b"void g() { cudaFuncGetAttributes" + listed + b"; }\n"
+    name_end = data.index(b"(", data.index(b"cuda"))
+    for source in (rule_context(data), data):
+        spans = calls.arguments(source, name_end)
+        assert [data[begin:end] for begin, end in spans] == expected
+        assert calls.argument_text(source, name_end, 1) == expected[1]

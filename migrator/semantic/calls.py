@@ -249,7 +249,8 @@ def close_of(source, open_paren: int) -> int | None:
 
 def arguments(source, name_end: int) -> list[tuple[int, int]] | None:
     """Argument spans of the call whose name ends at ``name_end``, found lexically (code or
-    macro body alike): the parenthesised list, split at top-level commas, spans trimmed.
+    macro body alike): the parenthesised list, split at top-level commas (a template-id's are
+    none: ``_template_ids_whole``), spans trimmed.
     ``source``: the rule context, or bytes (read through their own code view). Comments and
     literals inside arguments are skipped as units. None when no complete list follows."""
     return macro_arguments(source, name_end, within_directive=None)
@@ -387,6 +388,8 @@ def _scan(views: _Views, name_end: int, pos: int, within_directive: bool | None)
         end = begin + len(data[begin:end].rstrip(b" \t\\\r\n"))
         if end > begin:
             trimmed.append((begin, end))
+    if len(trimmed) > 1 and code.find(b"<", pos, index) != -1:
+        trimmed = _template_ids_whole(code, trimmed)
     return trimmed, index
 
 
@@ -410,7 +413,69 @@ def _plain_spans(inner: bytes) -> tuple[tuple[int, int], ...]:
                 begin = offset + len(part) - len(part.lstrip(_BLANKS))
                 spans.append((begin, begin + len(body)))
             offset += len(part) + 1
+        if len(spans) > 1 and b"<" in inner:
+            spans = _template_ids_whole(inner, spans)
         if len(_PLAIN_SPANS) >= 8192:
             _PLAIN_SPANS.clear()
         relative = _PLAIN_SPANS[inner] = tuple(spans)
     return relative
+
+
+def _template_ids_whole(code: bytes, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``spans`` (argument spans of one list, split at its top-level commas, in ``code``: the
+    code view) with the arguments that a template-id's commas split joined again:
+    ``cudaFuncGetAttributes(&fa, k<int, float>)`` has two arguments, not three, and so have
+    ``f(a, (void*)k<T, (N > 2)>)`` and ``f(a, ns::k<T, v<U, 2>>)``. A '<' after a name opens a
+    template argument list where later arguments close it and what follows its '>' is no
+    operand: ``f(i < n, m > k)`` keeps its two comparisons."""
+    joined = []
+    index = 0
+    while index < len(spans):
+        begin, end = spans[index]
+        last, depth = index, _angles_open(code, begin, end, 0)
+        while depth and last + 1 < len(spans):
+            last += 1
+            depth = _angles_open(code, *spans[last], depth)
+        if last > index and depth == 0:
+            joined.append((begin, spans[last][1]))
+            index = last + 1
+        else:
+            joined.append((begin, end))
+            index += 1
+    return joined
+
+
+# the tokens that open, close or follow a template argument list (shifts, comparisons with '='
+# and '->' are none of its brackets)
+_ANGLE_TOKENS = re.compile(rb"->|<<=?|>>=|[<>]=|>>|[A-Za-z_]\w*|[0-9][\w.']*|\S")
+
+
+def _angles_open(code: bytes, begin: int, end: int, depth: int) -> int | None:
+    """How many template argument lists are open at ``end`` of the argument [begin, end) of a
+    list, ``depth`` being open at ``begin``: a '<' right after a name opens one, a '>' (or
+    '>>') closes one or two, outside parentheses; None where a list closed to ``depth`` 0 is
+    followed by an operand (a comparison, ``m > k``), or closes more than are open."""
+    brackets = 0
+    after_name = closed = False
+    for match in _ANGLE_TOKENS.finditer(code, begin, end):
+        token = match.group()
+        first = token[0]
+        if closed and first in WORD_BYTES:
+            return None  # ``m > k``: no template-id closed there
+        closed = False
+        if first in b"([{":
+            brackets += 1
+        elif first in b")]}":
+            brackets -= 1
+        elif brackets:
+            pass
+        elif token == b"<":
+            if after_name:
+                depth += 1
+        elif token in (b">", b">>") and depth:
+            if len(token) > depth:
+                return None
+            depth -= len(token)
+            closed = depth == 0
+        after_name = first in WORD_BYTES and first not in b"0123456789"
+    return depth

@@ -10,7 +10,7 @@ from itertools import chain
 
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Marker, Rule, RuleContext
-from migrator.semantic.calls import LexicalCall, find_name, lexical_call
+from migrator.semantic.calls import find_name, lexical_call
 from migrator.semantic.lookup import value_declaration
 from migrator.semantic.types import normal_type
 
@@ -152,7 +152,6 @@ class ArgumentRewrite(Rule):
                 continue
             if call is None:
                 continue
-            call = _template_ids_whole(ctx, call)
             count = len(call.arguments)
             applying, mark, hip, title = _plan(tables, written, rocm, count)
             if mark is not None:
@@ -246,42 +245,6 @@ def _by_hip(tables) -> dict:
     for entry in tables.names.values():
         named.setdefault(entry.hip, []).append(entry)
     return named
-
-
-# an argument that starts a template-id: a name (or its address) and '<'
-_TEMPLATE_OPENS = re.compile(rb"\s*&?\s*(?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*\s*<")
-
-
-def _template_ids_whole(ctx: RuleContext, call: LexicalCall) -> LexicalCall:
-    """``call`` with each template-id that its arguments' commas split joined again:
-    ``cudaFuncGetAttributes(&fa, k<int, float>)`` has two arguments, not three (an argument
-    that opens a name's '<' and a later one that closes it, ending with the '>')."""
-    code, spans = ctx.code, call.arguments
-    if len(spans) < 2 or not any(b"<" in code[begin:finish] for begin, finish in spans):
-        return call
-    joined = []
-    index = 0
-    while index < len(spans):
-        begin, finish = spans[index]
-        last = index
-        depth = (_angle_depth(code[begin:finish])
-                 if _TEMPLATE_OPENS.match(code, begin, finish) else 0)
-        while depth > 0 and last + 1 < len(spans):
-            last += 1
-            depth += _angle_depth(code[spans[last][0] : spans[last][1]])
-        if last > index and depth == 0 and code[begin : spans[last][1]].rstrip().endswith(b">"):
-            joined.append((begin, spans[last][1]))
-            index = last + 1
-        else:
-            joined.append((begin, finish))
-            index += 1
-    return call if len(joined) == len(spans) else LexicalCall(joined, call.close)
-
-
-def _angle_depth(text: bytes) -> int:
-    """How many more '<' than '>' ``text`` opens ('->' is no bracket)."""
-    text = text.replace(b"->", b"")
-    return text.count(b"<") - text.count(b">")
 
 
 def _describe(rewrite) -> str:
