@@ -77,7 +77,9 @@ class ArgumentRewrite(Rule):
     ## What it does
     Applies the argument changes listed in ``rules/api/argument_rewrites.tsv``: wraps the symbol
     argument of the ``*Symbol*`` family in ``HIP_SYMBOL()``
-    (``cudaMemcpyToSymbol(c, …)`` -> ``hipMemcpyToSymbol(HIP_SYMBOL(c), …)``), casts kernel
+    (``cudaMemcpyToSymbol(c, …)`` -> ``hipMemcpyToSymbol(HIP_SYMBOL(c), …)``; a variable
+    template's instance in parentheses, ``HIP_SYMBOL((table<float, 4>))``, as the macro's
+    argument list would split at its commas), casts kernel
     pointers to ``const void*`` where HIP's prototype takes one, casts ``&typed_ptr`` to
     ``void**`` where the target's HIP has no templated overload (``hipHostGetDevicePointer``;
     ``hipHostAlloc`` and ``hipMallocPitch`` before ROCm 6.4), adds, inserts or removes arguments
@@ -247,6 +249,20 @@ def _by_hip(tables) -> dict:
     return named
 
 
+def _split_by_macro(code: bytes) -> bool:
+    """Would a macro's argument list split this argument (in the code view) at a comma outside
+    parentheses, as a template-id's (``table<float, 4>``)?"""
+    depth = 0
+    for byte in code:
+        if byte in b"([{":
+            depth += 1
+        elif byte in b")]}":
+            depth -= 1
+        elif byte == 44 and not depth:  # ','
+            return True
+    return False
+
+
 def _describe(rewrite) -> str:
     if rewrite.action == "wrap_symbol":
         return f"wrap argument {rewrite.arg + 1} in {rewrite.value}()"
@@ -309,6 +325,8 @@ def _edit(ctx: RuleContext, call, rewrite) -> Edit | None:
             value = _disambiguating_cast(value)
         if value.startswith("(") and _PLAIN_OPERAND.fullmatch(ctx.data, begin, finish):
             return Edit(begin, finish, value.encode() + written)  # (void**)&d_ptr
+        if action == "wrap_symbol" and _split_by_macro(ctx.code[begin:finish]):
+            written = b"(" + written + b")"  # HIP_SYMBOL((table<float, 4>)): one macro argument
         return Edit(begin, finish, value.encode() + b"(" + written + b")")
     if action == "append_argument":
         if len(args) != index:
