@@ -16,7 +16,7 @@ from migrator.parsing.includes import INCLUDE
 from migrator.semantic.directives import directive_lines
 from migrator.versions import format_version
 
-from ..cuda_context import CUDA_SOURCE_SUFFIXES
+from ..cuda_context import CUDA_SOURCE_SUFFIXES, in_cuda_context
 from ..markers import marker_fix
 from ..target_names import renamable
 
@@ -40,6 +40,9 @@ _COMPILER_MACRO = re.compile(rb"\b(?:__CUDACC__|__CUDA_ARCH__|__NVCC__|__HIPCC__
 # headers that hold device code or API calls as often as .cu files do
 HEADER_SUFFIXES = (".h", ".hpp", ".hh", ".hxx")
 _RUNTIME_SUFFIXES = CUDA_SOURCE_SUFFIXES + HEADER_SUFFIXES
+# files another includes in its middle (template bodies, tables): an include there can land
+# inside a namespace or a function; their includer gets the runtime
+_FRAGMENT_SUFFIXES = (".inl", ".inc", ".tpp", ".ipp")
 _EXTERN_C = re.compile(rb'\bextern[ \t]*"C"\s*\{')
 # (possessive: a file that is not guarded fails at once, whatever its leading comments)
 _INCLUDE_GUARD = re.compile(rb"(?:\s++|//[^\n]*+|/\*(?:[^*]|\*(?!/))*+\*/)*+#[ \t]*ifndef[ \t]+(\w+)[^\n]*\n"
@@ -177,11 +180,15 @@ class IncludeRewrite(Rule):
     removed. Where the target ROCm is older than the HIP header, a header row of
     ``rules/api/lowerings.tsv`` names the older HIP header whose API LOW001 lowers the names onto
     (``cuda_bf16.h`` -> ``hip/hip_bfloat16.h`` before ROCm 6.0). HDR002 marks headers with no HIP
-    counterpart in the target ROCm. HDR003 adds ``hip/hip_runtime.h`` to CUDA sources and headers
-    (``.cu``, ``.cuh``, ``.h``, ``.hpp``) that relied on nvcc including the runtime implicitly:
-    those with device code, or host code calling the runtime or driver API (unless it includes
+    counterpart in the target ROCm (every header of CUDA's include folder, those of older
+    toolkits too, has a row). HDR003 adds ``hip/hip_runtime.h`` to files that relied on nvcc
+    including the runtime implicitly, whatever their extension (``.cu``, ``.cuh``, headers, and
+    a ``.cpp``, ``.cc`` or ``.c`` with CUDA code, which ``nvcc -x cu`` compiled): those with
+    device code or launches, or host code calling the runtime or driver API (unless it includes
     ``cuda_runtime_api.h``), or that include the runtime only under ``#if``; device code a
-    header keeps from host compilers (``#ifdef __CUDACC__``) does not count. The runtime header
+    header keeps from host compilers (``#ifdef __CUDACC__``) does not count. A header that uses
+    the runtime gets its own include, even where its includers have one; fragments included in
+    the middle of a file (``.inl``, ``.inc``) get none: their includer does. The runtime header
     must come first: an unconditional include of it that comes after code using it, after a
     HIP header that compiles only after it (``hip/hip_cooperative_groups.h``), or inside
     ``extern "C" {`` is moved up to where the engine inserts includes (before the first
@@ -228,7 +235,7 @@ class IncludeRewrite(Rule):
     fix = "sometimes"
 
     def check(self, ctx: RuleContext):
-        if b"include" in ctx.data or ctx.path.endswith(_RUNTIME_SUFFIXES):
+        if b"include" in ctx.data or _may_add_runtime(ctx):
             yield from self._includes(ctx)
         yield from _guard_tests(ctx)
 
@@ -280,7 +287,7 @@ class IncludeRewrite(Rule):
                                  severity="info")
         if b"__has_include" in data:
             yield from _has_include_tests(ctx)
-        if runtime is None and ctx.path.endswith(_RUNTIME_SUFFIXES):
+        if runtime is None and _may_add_runtime(ctx):
             api = not _includes_runtime_api(ctx)
             first = _first_use(ctx, len(data), api=api)
             macro = _shared_condition(ctx, api) if first is not None else None
@@ -439,6 +446,18 @@ def _runtime_include(ctx: RuleContext) -> tuple[int | None, str]:
             return line, 'it declares C++ and must not be inside extern "C"'
         return line, ""
     return None, ""
+
+
+def _may_add_runtime(ctx: RuleContext) -> bool:
+    """May HDR003 add the runtime to this file? CUDA sources and headers, and any other C or
+    C++ file that holds CUDA code (a ``.cpp`` with kernels and launches that ``nvcc -x cu`` or
+    CMake's CUDA language compiled, a ``.c`` calling the runtime): what it uses decides, not its
+    extension. Not fragments (``.inl``), nor files with no CUDA context (a ``.cpp`` with a
+    ``dim3`` of its own)."""
+    path = ctx.path
+    if path.endswith(_RUNTIME_SUFFIXES):
+        return True
+    return not path.endswith(_FRAGMENT_SUFFIXES) and in_cuda_context(ctx)
 
 
 def _includes_runtime_api(ctx: RuleContext) -> bool:
