@@ -160,7 +160,8 @@ class Classifier:
     def classify(self, message: str, code: str | None = None,
                  explanation: str | None = None) -> Cause:
         text = f"{message} {explanation or ''}"
-        newer = re.search(r"from ROCm (\d+\.\d+)", text)
+        newer = re.search(r"from ROCm (\d+\.\d+)", text) or re.search(
+            r"\(ROCm (\d+\.\d+) has it\)", text)
         if newer:
             return Cause("newer ROCm", f"{_first_quoted(message) or code or ''} "
                                        f"(from ROCm {newer[1]})".strip(), message)

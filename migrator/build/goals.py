@@ -36,6 +36,7 @@ class Goal:
     phony: bool  # built when make reports no failure (no file to look for)
     default: bool = False  # the default goal itself (``all: x.cu`` with a recipe): a name for
     # the build, often no file (its recipe writes another), so none is looked for either
+    has_prerequisites: bool = True  # ``dirs: ; mkdir bin`` has none: a step, maybe no target
 
     @property
     def writes_file(self) -> bool:
@@ -104,7 +105,8 @@ def make_goals(database: str, requested: list[str] | None = None) -> list[Goal]:
             for prerequisite in rule.prerequisites:
                 add(prerequisite, depth + 1)
             return
-        goals.append(Goal(name, rule is not None and rule.phony, depth == 0))
+        goals.append(Goal(name, rule is not None and rule.phony, depth == 0 and not requested,
+                          rule is None or bool(rule.prerequisites)))
 
     for start in starts:
         add(start, 0)

@@ -571,6 +571,9 @@ def _sub_goal_units(run: _Run, make: str, leaves: list[_SubGoal], done, log: str
     failed = failed_rules(log)
     units = []
     for leaf in leaves:
+        if (leaf.goal.writes_file and not leaf.goal.has_prerequisites
+                and leaf.goal.name not in failed and not leaf.path().exists()):
+            continue  # a step of the build that writes no file of its name (``dirs: mkdir``)
         built = leaf.goal.name not in failed and (
             leaf.path().exists() if leaf.goal.writes_file else done.rc == 0)
         unit = Unit(leaf.name, "goal", built, done.seconds, done.timed_out and not built)

@@ -23,6 +23,13 @@ def _missing(rocm: tuple[int, int, int]) -> frozenset[str]:
     return frozenset(row["field"] for row in table("device_prop_fields.tsv") if not has(row, rocm))
 
 
+@functools.lru_cache(maxsize=1)
+def _in_6_4() -> frozenset[str]:
+    """The fields HIP 6.4.3's hipDeviceProp_t has (a later target gains them)."""
+    return frozenset(row["field"] for row in table("device_prop_fields.tsv")
+                     if row["hip_6_4"] == "yes")
+
+
 @functools.lru_cache(maxsize=8)
 def _encoded(fields: frozenset[str]) -> tuple[bytes, ...]:
     return tuple(field.encode() for field in sorted(fields))
@@ -103,9 +110,10 @@ class DevicePropFields(Rule):
         for match in sorted(found, key=lambda m: m.start(1)):
             field = match.group(1).decode()
             start = match.start(1)
+            later = " (ROCm 6.4 has it)" if field in _in_6_4() else ""
             text = (f"hipDeviceProp_t has no field {field} in ROCm "
-                    f"{format_version(ctx.settings.rocm)}: use hipDeviceGetAttribute where HIP "
-                    "has an attribute for it, or a value the program can do with")
+                    f"{format_version(ctx.settings.rocm)}{later}: use hipDeviceGetAttribute "
+                    "where HIP has an attribute for it, or a value the program can do with")
             yield Diagnostic("DPF001", text, start, match.end(1),
                              marker_fix(ctx, start, Marker("DPF001", text)), library="runtime",
                              symbol=field)
