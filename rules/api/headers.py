@@ -274,8 +274,9 @@ class IncludeRewrite(Rule):
             if target and key not in seen:
                 seen.add(key)
                 start, end = match.span(2)
-                fix = Fix(f"include <{target}>", (Edit(start, end, target.encode()),))
-                yield Diagnostic("HDR001", f"<{name}> -> <{target}>{lowered}", start, end, fix,
+                shown = _shown(target)
+                fix = Fix(f"include {shown}", (_path_edit(match, target),))
+                yield Diagnostic("HDR001", f"<{name}> -> {shown}{lowered}", start, end, fix,
                                  library=entry.library if entry else "", symbol=name,
                                  severity="info")
             else:
@@ -368,10 +369,26 @@ def _has_include_tests(ctx: RuleContext):
         if problem or not target or target == name:
             continue
         start, end = match.span(2)
-        yield Diagnostic("HDR001", f"__has_include(<{name}>) -> __has_include(<{target}>)"
+        shown = _shown(target)
+        yield Diagnostic("HDR001", f"__has_include(<{name}>) -> __has_include({shown})"
                          f"{lowered}", start, end,
-                         Fix(f"test for <{target}>", (Edit(start, end, target.encode()),)),
+                         Fix(f"test for {shown}", (_path_edit(match, target),)),
                          library=entry.library, symbol=name, severity="info")
+
+
+def _shown(target: str) -> str:
+    """A HIP header as messages show it: ``<hip/hip_fp16.h>``; a support header (a lowering
+    to ``"rocmigrate_math_constants.h"``) in its quotes."""
+    return target if target.startswith('"') else f"<{target}>"
+
+
+def _path_edit(match: re.Match, target: str) -> Edit:
+    """The edit that makes the path of an include (or ``__has_include``) ``match`` (group 1
+    its opening delimiter, group 2 the path) name ``target``: the path only, in its delimiters,
+    or for a support header, written beside the output, the path and its delimiters."""
+    if target.startswith('"'):
+        return Edit(match.start(1), match.end(2) + 1, target.encode())
+    return Edit(*match.span(2), target.encode())
 
 
 def _guard_tests(ctx: RuleContext):
@@ -403,7 +420,7 @@ def _guard_test(ctx: RuleContext, macro: str, start: int, end: int) -> Diagnosti
     guard = next((g for g in guards if g.hip_header == target), None)
     library = entry.library if entry else ""
     if not problem and guard is not None and guard.hip_macro != "-":
-        shown = f"<{target}>" if target else f"<{RUNTIME_HEADER}> (<{header}> is dropped)"
+        shown = _shown(target) if target else f"<{RUNTIME_HEADER}> (<{header}> is dropped)"
         return Diagnostic("HDR001", f"{macro} -> {guard.hip_macro}: the guard of {shown}",
                           start, end, Fix(f"test {guard.hip_macro}",
                                           (Edit(start, end, guard.hip_macro.encode()),)),

@@ -18,6 +18,7 @@ from migrator.versions import format_version
 from ..cuda_context import in_cuda_context, needs_cuda_context
 from ..markers import marker_fix
 from ..target_names import renamable
+from .math_constants import lacking as lacking_math_constants
 
 LIBRARY_LABELS = {"cudnn": "MIOpen"}
 # the libraries --roc and --dnn miopen convert to (their tables' library column), as named in
@@ -32,7 +33,7 @@ class _Name(NamedTuple):
 
     entry: ApiEntry
     contextual: bool  # acted on only in CUDA context (cuda_context.py)
-    lowered: bool  # WRP001 or LOW001 lowers it for this target
+    lowered: bool  # WRP001 or LOW001 lowers it for this target, or MTH001 keeps it
     rewritten: bool  # ARG001 renames its calls together with their arguments
     # a rename's finding: message, fix title, HIP name, whether the fix keeps the syntax (a
     # rename to an identifier), library, CUDA name
@@ -61,6 +62,7 @@ def _index(tables: ApiTables, rocm: tuple[int, int, int]) -> _Index:
     of them (by their first two characters: far cheaper than a 5000-way alternation)."""
     lowered = {name for name, low in tables.lowerings.items()
                if low.kind != "header" and low.applies(rocm)}
+    lowered |= lacking_math_constants(tables, rocm)
     names = {}
     for entry in tables.names.values():
         if not _actionable(entry, rocm):
@@ -194,7 +196,7 @@ class ApiRename(Rule):
             if name.contextual and not in_cuda_context(ctx):
                 continue  # __isnan, umin... in a C library header are not CUDA's
             if name.lowered:
-                continue  # WRP001 or LOW001 lowers it for this target
+                continue  # WRP001 or LOW001 lowers it for this target, or MTH001 keeps it
             if name.rewritten and isinstance(lexical_call(ctx, start, end), LexicalCall):
                 continue  # ARG001 renames it together with its arguments
             if name.rename is None:
