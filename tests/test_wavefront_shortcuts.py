@@ -81,3 +81,15 @@ def test_device_code_is_read_from_the_blocks_of_code_not_of_macro_bodies():
                           b"  for (int offset = 16; offset > 0; offset /= 2)"
                           b" v += __shfl_down_sync(0xffffffff, v, offset);\n}\n")
     assert _reduction_fixes(brace_in_directive) == [True]
+
+
+def test_a_32_bit_mask_variable_is_an_error_where_hip_rejects_it():
+    """HIP's warp-sync builtins (6.2 on) static_assert a 64-bit mask: a 32-bit mask variable
+    that cannot be widened is an error there, a warning before."""
+    from rules.wavefront.mask_width import MaskWidth
+
+    source = (b"__device__ float f(float v, int lane) {\n  unsigned mask = 0xffffffff;\n"
+              b"  if (lane) mask = 0xf;\n  return __shfl_sync(mask, v, 0);\n}\n")
+    for rocm, severity in (((6, 4, 0), "error"), ((5, 2, 0), "warning")):
+        found = list(MaskWidth().check(rule_context(source, settings=Settings(rocm=rocm))))
+        assert [(f.code, f.severity) for f in found] == [("WAV002", severity)]

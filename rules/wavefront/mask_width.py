@@ -14,6 +14,14 @@ from .common import (SYNC_MASK_BUILTINS, all_ones, builtin_names, call_arguments
 
 _NAMES = frozenset(name.encode() for name in SYNC_MASK_BUILTINS)
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+# a 32-bit mask constant: ``#define FULL_MASK 0xffffffff``; ``const unsigned int m = ~0u;``
+_MACRO = r"^[ \t]*#[ \t]*define[ \t]+{name}[ \t]+\(?([^\s()][^\n()]*?)\)?[ \t]*$"
+_DECLARATION = (r"(?:\b(?:static|const|constexpr|__device__|__constant__)\s+)*"
+                r"(?P<type>\b(?:unsigned(?:\s+int)?|uint32_t))\s+(?:const\s+)?{name}\s*=\s*"
+                r"(?P<value>[^;,{{}}\n]+?)\s*;")
+# HIP releases whose warp-sync builtins static_assert a 64-bit mask (HIP 6.4.3's
+# amd_warp_sync_functions.h): a 32-bit mask variable no longer compiles there
+_REJECTS_NARROW = (6, 2, 0)
 _NARROW_DECL = r"\b(?:unsigned(?:\s+int)?|uint32_t|int)\s+(?:const\s+)?{name}\b"
 
 
@@ -26,9 +34,13 @@ class MaskWidth(Rule):
     all-ones constant (``0xffffffff``, ``~0u``, ``uint32_t(-1)``, ``(unsigned)-1``) meant
     "every lane of the warp": it is replaced by the all-lanes mask of the configured wavefront
     in HIP's 64-bit mask type (``0xffffffffffffffffull`` for 64 lanes), in a ``#define`` body
-    too. Other literals that leave lanes out of a 64-lane
-    wavefront, and masks held in 32-bit variables, are reported with a
-    ``// rocmigrate WAV002:`` marker.
+    too. The same constant kept in a ``#define FULL_MASK 0xffffffff`` or in a 32-bit variable
+    declared with it (``const unsigned all = 0xffffffff;``) is widened where it is defined (the
+    type becomes ``unsigned long long``) when nothing assigns it again and every use in its
+    block (the file, for a macro) is a warp-sync builtin's mask. Other literals that leave
+    lanes out of a 64-lane wavefront, and other masks held in 32-bit variables, are reported
+    with a ``// rocmigrate WAV002:`` marker, as errors where HIP's builtins reject them (from
+    ROCm 6.2).
 
     ## Why is this bad on AMD
     HIP's sync builtins take a 64-bit mask: AMD Instinct wavefronts have 64 lanes (AMD's HIP
@@ -47,8 +59,9 @@ class MaskWidth(Rule):
     ```
 
     ## Fix safety
-    Safe for all-ones literals: the widened mask names every lane, as the 32-bit one did on a
-    32-lane warp. Partial masks and variables are reported, never rewritten.
+    Safe for all-ones literals and the constants holding them: the widened mask names every
+    lane, as the 32-bit one did on a 32-lane warp, and nothing else reads the constant. Partial
+    masks and other variables are reported, never rewritten.
     """
 
     code = "WAV002"
@@ -60,6 +73,7 @@ class MaskWidth(Rule):
     def check(self, ctx: RuleContext):
         lanes = ctx.settings.wavefront_size
         data = ctx.data
+        done: set[int] = set()
         for name, start, end in builtin_names(ctx, _NAMES):
             builtin = name.decode()
             symbol = stable_symbol(ctx, builtin)
@@ -91,12 +105,26 @@ class MaskWidth(Rule):
                                      unproven_fix(ctx, marker_site(ctx, start), "WAV002", message),
                                      library="device", symbol=symbol)
                 continue
-            if _IDENTIFIER.fullmatch(text) and _declared_narrow(ctx, text, begin):
+            if not _IDENTIFIER.fullmatch(text):
+                continue
+            widened = _widened_constant(ctx, text, begin, lanes)
+            if widened is not None:
+                if widened[0] not in done:  # a constant read by several calls: fixed once
+                    done.add(widened[0])
+                    yield Diagnostic(
+                        "WAV002", f"{builtin}: mask '{text}' holds the 32-bit all-lanes mask; "
+                        f"HIP masks are 64-bit ({all_ones(lanes)} names all {lanes} lanes)",
+                        begin, finish, Fix(f"widen {text}", widened[1]), library="device",
+                        symbol=symbol)
+                continue
+            if _declared_narrow(ctx, text, begin):
                 message = (f"{builtin}: mask '{text}' is a 32-bit variable; HIP masks are 64-bit "
                            "(declare it unsigned long long / uint64_t)")
                 yield Diagnostic("WAV002", message, begin, finish,
                                  unproven_fix(ctx, marker_site(ctx, start), "WAV002", message),
-                                 library="device", symbol=symbol)
+                                 library="device", symbol=symbol,
+                                 severity="error" if ctx.settings.rocm >= _REJECTS_NARROW
+                                 else "warning")
 
 
 def _without_comments(ctx: RuleContext, begin: int, finish: int) -> tuple[int, int]:
@@ -108,6 +136,74 @@ def _without_comments(ctx: RuleContext, begin: int, finish: int) -> tuple[int, i
     while finish > begin and code[finish - 1] in b" \t\r\n\\":
         finish -= 1
     return begin, finish
+
+
+def _widened_constant(ctx: RuleContext, name: str, before: int,
+                      lanes: int) -> tuple[int, tuple[Edit, ...]] | None:
+    """Where ``name`` is provably the 32-bit all-lanes mask, (where it is defined, the edits
+    that widen it): a ``#define NAME 0xffffffff`` or a variable declared once with it
+    (``const unsigned FULL = 0xffffffff;``, ``unsigned m = ~0u;``) and never assigned again,
+    whose every use in the file is a warp-sync builtin's mask (nothing else reads a value
+    that changes type). None otherwise."""
+    data = ctx.data
+    wide = all_ones(lanes).encode()
+    macro = re.compile(_MACRO.format(name=re.escape(name)).encode(), re.MULTILINE)
+    for found in macro.finditer(data, 0, before):
+        literal = integer_literal(found.group(1).decode("utf-8", "replace"))
+        if literal == (0xFFFFFFFF, 32) and _only_masks(ctx, name, found.end()):
+            return found.start(1), (Edit(found.start(1), found.end(1), wide),)
+        return None
+    declaration = re.compile(_DECLARATION.format(name=re.escape(name)).encode())
+    declarations = [m for m in declaration.finditer(data, 0, before) if ctx.in_code(m.start())]
+    if not declarations:
+        return None
+    found = declarations[-1]  # the nearest: its block holds the use
+    scope = _block_end(data, found.end())
+    if scope <= before:
+        return None
+    literal = integer_literal(found.group("value").decode("utf-8", "replace"))
+    assigned = re.compile(rb"(?<![\w.>])" + re.escape(name.encode()) + rb"\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|"
+                          rb"(?:\+\+|--)\s*" + re.escape(name.encode()) + rb"\b|\b"
+                          + re.escape(name.encode()) + rb"\s*(?:\+\+|--)|&\s*" + re.escape(name.encode()) + rb"\b")
+    if literal != (0xFFFFFFFF, 32) or any(
+            ctx.in_code(m.start()) for m in assigned.finditer(data, found.end(), scope)):
+        return None
+    if not _only_masks(ctx, name, found.end(), scope):
+        return None
+    return found.start("type"), (Edit(found.start("type"), found.end("type"),
+                                      b"unsigned long long"),
+                                 Edit(found.start("value"), found.end("value"), wide))
+
+
+def _block_end(data: bytes, at: int) -> int:
+    """Where the block holding ``at`` ends (its closing brace; the file's end at file scope).
+    Braces in comments and strings are counted too: a wrong end only loses a fix."""
+    depth = 0
+    for index in range(at, len(data)):
+        char = data[index]
+        if char == 0x7B:  # {
+            depth += 1
+        elif char == 0x7D:  # }
+            depth -= 1
+            if depth < 0:
+                return index
+    return len(data)
+
+
+def _only_masks(ctx: RuleContext, name: str, after: int, until: int | None = None) -> bool:
+    """Is every use of ``name`` in code from ``after`` to ``until`` a warp-sync builtin's mask
+    argument?"""
+    masks = set()
+    for builtin, _, end in builtin_names(ctx, _NAMES):
+        spans = call_arguments(ctx, end)
+        index = SYNC_MASK_BUILTINS[builtin.decode()]
+        if spans and index < len(spans):
+            begin, finish = _without_comments(ctx, *spans[index])
+            masks.add(begin)
+    word = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
+    uses = [m.start() for m in word.finditer(ctx.data, after, until or len(ctx.data))
+            if ctx.in_code(m.start())]
+    return bool(uses) and all(use in masks for use in uses)
 
 
 def _declared_narrow(ctx: RuleContext, name: str, before: int) -> bool:
