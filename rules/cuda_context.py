@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from migrator.apitables import ApiEntry, ApiTables
 from migrator.parsing.includes import INCLUDE
-from migrator.parsing.tokens import blank_spans
+from migrator.parsing.tokens import LAUNCH_OPENING, blank_spans
 from migrator.rule import RuleContext
 from migrator.semantic.directives import directive_lines
 
@@ -40,7 +40,7 @@ _CUDA_SPELLING = re.compile(r"(?:^|_)(?:cu|CU|Cu|nv|NV|Nv)")
 _HIP_SPELLING = re.compile(r"(?:^|_)(?:hip|HIP|Hip|miopen|MIOPEN)")
 _DEVICE_CODE = re.compile(rb"\b(?:__global__|__device__|__host__|__shared__|__constant__|"
                           rb"__managed__|threadIdx|blockIdx|blockDim|gridDim|"
-                          rb"hipLaunchKernelGGL)\b|<<<")
+                          rb"hipLaunchKernelGGL)\b|" + LAUNCH_OPENING)
 # conditionals only test for CUDA (glibc: `#if defined __CUDACC__`); they are not a use (read
 # from their '#', as directive_lines gives them), with the lines a backslash continues
 _CONDITIONAL = re.compile(rb"#[ \t]*(?:if|ifdef|ifndef|elif|undef)\b[^\n]*")

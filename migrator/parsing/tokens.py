@@ -90,6 +90,11 @@ class _LiteralScanner:
         return self._closers
 
 
+# a kernel launch's opening bracket as nvcc reads it (a pattern, to search or to join in an
+# alternation): '<<<', or '<<' and '<' with blanks between, on one line or a continued one
+# (``k << < g, b >> > (p)``, which hipcc does not read: LCH002 writes '<<<')
+LAUNCH_OPENING = rb"(?<!<)<<(?:[ \t]|\\\r?\n)*<(?![<=])"
+
 _TOKEN = re.compile(
     rb"""
       (?P<ws>[ \t\r\n\f\v]+|\\\r?\n)

@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 from ..buildfiles import language_of
 from ..parsing.includes import DIRECTIVE, LINE_START
+from ..parsing.tokens import LAUNCH_OPENING
 from ..results import FileResult
 from ..settings import Settings
 from ..workspace.discovery import other_repositories
@@ -80,7 +81,7 @@ class TreeScan:
 
 
 _KERNEL = re.compile(rb"\b__global__\b")
-_LAUNCH = re.compile(rb"<<<|\b(?:hipLaunchKernelGGL|cudaLaunchKernel|hipLaunchKernel|"
+_LAUNCH = re.compile(LAUNCH_OPENING + rb"|\b(?:hipLaunchKernelGGL|cudaLaunchKernel|hipLaunchKernel|"
                      rb"cudaLaunchCooperativeKernel|hipLaunchCooperativeKernel|cuLaunchKernel|"
                      rb"hipModuleLaunchKernel)\s*\(")
 _MARKER = re.compile(rb"\brocmigrate [A-Z]{3}[0-9]{3}: ")

@@ -7,12 +7,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from ..parsing.tokens import LAUNCH_OPENING
 from .includes import local_includes
 
 SOURCE_SUFFIXES = (".hip", ".cu")  # always translation units
 CXX_SUFFIXES = (".cpp", ".cc", ".cxx", ".c++", ".C")  # translation units when they hold GPU code
 HEADER_SUFFIXES = (".h", ".hpp", ".hh", ".hxx", ".cuh", ".inl", ".inc", ".tpp")
-_GPU_CODE = re.compile(rb"hip/hip_runtime|__global__|\bhip[A-Z]\w*\s*\(|<<<")
+_GPU_CODE = re.compile(rb"hip/hip_runtime|__global__|\bhip[A-Z]\w*\s*\(|" + LAUNCH_OPENING)
 
 
 def translation_units(root: Path, files: list[str]) -> list[str]:

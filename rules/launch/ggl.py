@@ -46,8 +46,8 @@ class LaunchKernelGGL(Rule):
     fix = "always"
 
     def check(self, ctx: RuleContext):
-        if ctx.settings.launch_syntax != "ggl" or b"<<<" not in ctx.data:
-            return
+        if ctx.settings.launch_syntax != "ggl" or b"<<" not in ctx.data:
+            return  # (a launch's brackets may hold blanks: k << < g, b >> > (p), LCH002)
         found = treesitter.captures(_LAUNCHES, ctx.tree.root_node)
         for call in found.get("call", ()):
             function = call.child_by_field_name("function")
