@@ -19,6 +19,10 @@ _MACRO = r"^[ \t]*#[ \t]*define[ \t]+{name}[ \t]+\(?([^\s()][^\n()]*?)\)?[ \t]*$
 _DECLARATION = (r"(?:\b(?:static|const|constexpr|__device__|__constant__)\s+)*"
                 r"(?P<type>\b(?:unsigned(?:\s+int)?|uint32_t))\s+(?:const\s+)?{name}\s*=\s*"
                 r"(?P<value>[^;,{{}}\n]+?)\s*;")
+# a parameter whose default is the mask: ``unsigned int mask = 0xffffffff)`` (HeCBench
+# rowwiseMoments' WARP_SHFL_DOWN): callers' own masks still convert to the wider type
+_PARAMETER = (r"(?P<type>\b(?:unsigned(?:\s+int)?|uint32_t))\s+(?:const\s+)?{name}\s*=\s*"
+              r"(?P<value>[^,()\n]+?)\s*(?=[,)])")
 # HIP releases whose warp-sync builtins static_assert a 64-bit mask (HIP 6.4.3's
 # amd_warp_sync_functions.h): a 32-bit mask variable no longer compiles there
 _REJECTS_NARROW = (6, 2, 0)
@@ -35,7 +39,8 @@ class MaskWidth(Rule):
     "every lane of the warp": it is replaced by the all-lanes mask of the configured wavefront
     in HIP's 64-bit mask type (``0xffffffffffffffffull`` for 64 lanes), in a ``#define`` body
     too. The same constant kept in a ``#define FULL_MASK 0xffffffff`` or in a 32-bit variable
-    declared with it (``const unsigned all = 0xffffffff;``) is widened where it is defined (the
+    declared with it (``const unsigned all = 0xffffffff;``, a parameter's default ``unsigned
+    mask = 0xffffffff``) is widened where it is defined (the
     type becomes ``unsigned long long``) when nothing assigns it again and every use in its
     block (the file, for a macro) is a warp-sync builtin's mask. Other literals that leave
     lanes out of a 64-lane wavefront, and other masks held in 32-bit variables, are reported
@@ -154,11 +159,18 @@ def _widened_constant(ctx: RuleContext, name: str, before: int,
             return found.start(1), (Edit(found.start(1), found.end(1), wide),)
         return None
     declaration = re.compile(_DECLARATION.format(name=re.escape(name)).encode())
-    declarations = [m for m in declaration.finditer(data, 0, before) if ctx.in_code(m.start())]
+    parameter = re.compile(_PARAMETER.format(name=re.escape(name)).encode())
+    declarations = sorted((m for pattern in (declaration, parameter)
+                           for m in pattern.finditer(data, 0, before) if ctx.in_code(m.start())),
+                          key=lambda m: m.start())
     if not declarations:
         return None
     found = declarations[-1]  # the nearest: its block holds the use
-    scope = _block_end(data, found.end())
+    if found.re is parameter:  # a default argument: the function's body is its block
+        body = data.find(b"{", found.end(), before)
+        scope = _block_end(data, body + 1) if body >= 0 else -1
+    else:
+        scope = _block_end(data, found.end())
     if scope <= before:
         return None
     literal = integer_literal(found.group("value").decode("utf-8", "replace"))
