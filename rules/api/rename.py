@@ -17,6 +17,7 @@ from migrator.versions import format_version
 
 from ..cuda_context import in_cuda_context, needs_cuda_context
 from ..markers import marker_fix
+from ..portability.cuda_version_guards import folded
 from ..target_names import renamable
 from .math_constants import lacking as lacking_math_constants
 
@@ -200,7 +201,8 @@ class ApiRename(Rule):
             if name.rewritten and isinstance(lexical_call(ctx, start, end), LexicalCall):
                 continue  # ARG001 renames it together with its arguments
             if name.rename is None:
-                yield from self._diagnose(ctx, entry, start, end)
+                if not folded(ctx, entry.cuda, start):  # VER001 folds it in an #if
+                    yield from self._diagnose(ctx, entry, start, end)
                 continue
             if not entry.hip.isidentifier() and _declared_here(ctx, start, end):
                 continue  # `typedef size_t (*CUoccupancyB2DSize)(int)`: no `void*` there
