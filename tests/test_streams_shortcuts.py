@@ -68,6 +68,9 @@ def _split_byte_by_byte(config: bytes) -> list[str]:
 def test_split_cuts_at_commas_outside_brackets():
     assert null_stream._split(b"dim3(a, b), 256 , 0,s[i,j]") == ["dim3(a, b)", "256", "0", "s[i,j]"]
     assert null_stream._split(b") , x") == [") , x"]  # below depth 0 no comma splits
+    # a template-id's commas split no part (as in a call's arguments), a comparison's do
+    assert null_stream._split(b"1, T<A, B>::n, 0, s") == ["1", "T<A, B>::n", "0", "s"]
+    assert null_stream._split(b"a < b, c > d") == ["a < b", "c > d"]
     rng = random.Random(9)
     for _ in range(1000):
         config = bytes(rng.choice(b"a ,()[]{}\xc3") for _ in range(rng.randint(0, 30)))

@@ -250,7 +250,7 @@ def close_of(source, open_paren: int) -> int | None:
 def arguments(source, name_end: int) -> list[tuple[int, int]] | None:
     """Argument spans of the call whose name ends at ``name_end``, found lexically (code or
     macro body alike): the parenthesised list, split at top-level commas (a template-id's are
-    none: ``_template_ids_whole``), spans trimmed.
+    none: ``template_ids_whole``), spans trimmed.
     ``source``: the rule context, or bytes (read through their own code view). Comments and
     literals inside arguments are skipped as units. None when no complete list follows."""
     return macro_arguments(source, name_end, within_directive=None)
@@ -389,7 +389,7 @@ def _scan(views: _Views, name_end: int, pos: int, within_directive: bool | None)
         if end > begin:
             trimmed.append((begin, end))
     if len(trimmed) > 1 and code.find(b"<", pos, index) != -1:
-        trimmed = _template_ids_whole(code, trimmed)
+        trimmed = template_ids_whole(code, trimmed)
     return trimmed, index
 
 
@@ -414,14 +414,14 @@ def _plain_spans(inner: bytes) -> tuple[tuple[int, int], ...]:
                 spans.append((begin, begin + len(body)))
             offset += len(part) + 1
         if len(spans) > 1 and b"<" in inner:
-            spans = _template_ids_whole(inner, spans)
+            spans = template_ids_whole(inner, spans)
         if len(_PLAIN_SPANS) >= 8192:
             _PLAIN_SPANS.clear()
         relative = _PLAIN_SPANS[inner] = tuple(spans)
     return relative
 
 
-def _template_ids_whole(code: bytes, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+def template_ids_whole(code: bytes, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """``spans`` (argument spans of one list, split at its top-level commas, in ``code``: the
     code view) with the arguments that a template-id's commas split joined again:
     ``cudaFuncGetAttributes(&fa, k<int, float>)`` has two arguments, not three, and so have

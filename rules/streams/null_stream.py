@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from migrator.apitables import ApiTables
 from migrator.rule import RuleContext
-from migrator.semantic.calls import WORD_BYTES, argument_text
+from migrator.semantic.calls import WORD_BYTES, argument_text, template_ids_whole
 from migrator.semantic.scopes import Block, code_matches
 from migrator.semantic.spellings import hip_name
 
@@ -379,9 +379,10 @@ _SPLIT_MARK = re.compile(rb"[,()\[\]{}]")
 
 
 def _split(config: bytes) -> list[str]:
-    """``config`` split at its commas outside brackets, each part stripped (literals are not
-    skipped)."""
-    parts, depth, part_start = [], 0, 0
+    """``config`` split at its commas outside brackets and template-ids (``Traits<A, B>::n``
+    is one part, as in a call's arguments: ``calls.template_ids_whole``), each part stripped
+    (literals are not skipped)."""
+    spans, depth, part_start = [], 0, 0
     for mark in _SPLIT_MARK.finditer(config):
         byte = config[mark.start()]
         if byte in b"([{":
@@ -389,7 +390,9 @@ def _split(config: bytes) -> list[str]:
         elif byte in b")]}":
             depth -= 1
         elif depth == 0:  # ','
-            parts.append(config[part_start : mark.start()].decode("utf-8", "replace").strip())
+            spans.append((part_start, mark.start()))
             part_start = mark.start() + 1
-    parts.append(config[part_start:].decode("utf-8", "replace").strip())
-    return parts
+    spans.append((part_start, len(config)))
+    if len(spans) > 1 and b"<" in config:
+        spans = template_ids_whole(config, spans)
+    return [config[begin:end].decode("utf-8", "replace").strip() for begin, end in spans]
