@@ -50,6 +50,12 @@ CG_FREE = ("this_thread_block", "this_grid", "this_cluster",
            "coalesced_group", "thread_group", "cluster_group")
 
 
+# cudaDeviceProp fields CUDA 13.0 removed (its release notes: use cudaDeviceGetAttribute)
+CUDA_13_REMOVED_FIELDS = ("clockRate", "deviceOverlap", "kernelExecTimeoutEnabled", "computeMode",
+                          "maxTexture1DLinear", "memoryClockRate",
+                          "singleToDoublePrecisionPerfRatio", "cooperativeMultiDeviceLaunch")
+
+
 def _text(path: Path) -> str:
     return _COMMENTS.sub(" ", path.read_text(encoding="utf-8", errors="replace"))
 
@@ -114,8 +120,13 @@ def main() -> int:
     cuda = struct_fields(_text(args.cuda / "driver_types.h"), "struct __device_builtin__ cudaDeviceProp")
     hip = [set(struct_fields(_text(d / "hip" / "hip_runtime_api.h"), "typedef struct hipDeviceProp_t"))
            for d in (args.hip52, args.hip64)]
-    lines = [f"# {source}: cudaDeviceProp's fields (driver_types.h) in hipDeviceProp_t "
-             "(hip_runtime_api.h)", "field\thip_5_2\thip_6_4"]
+    # code written for CUDA 12 and older reads fields CUDA 13 removed: those, and every field of
+    # HIP 6.4's struct (HIP keeps CUDA's older fields), are rows too
+    cuda += [f for f in sorted(set(CUDA_13_REMOVED_FIELDS) | (hip[1] - set(cuda)))
+             if f not in cuda and not f.lower().startswith(("reserved", "hipreserved", "__"))]
+    lines = [f"# {source}: cudaDeviceProp's fields (driver_types.h; and those CUDA 13.0 removed, "
+             "and hipDeviceProp_t's others) in hipDeviceProp_t (hip_runtime_api.h)",
+             "field\thip_5_2\thip_6_4"]
     lines += [f"{f}\t{_yes(f in hip[0])}\t{_yes(f in hip[1])}" for f in cuda]
     (args.out / "device_prop_fields.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
