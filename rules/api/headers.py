@@ -179,7 +179,14 @@ class IncludeRewrite(Rule):
     lines are removed; headers HIP needs no counterpart for (``device_launch_parameters.h``) are
     removed. Where the target ROCm is older than the HIP header, a header row of
     ``rules/api/lowerings.tsv`` names the older HIP header whose API LOW001 lowers the names onto
-    (``cuda_bf16.h`` -> ``hip/hip_bfloat16.h`` before ROCm 6.0). HDR002 marks headers with no HIP
+    (``cuda_bf16.h`` -> ``hip/hip_bfloat16.h`` before ROCm 6.0), or a support header rocmigrate
+    writes beside the output, included with quotes (``math_constants.h`` ->
+    ``"rocmigrate_math_constants.h"`` before ROCm 5.3, see MTH001). NVTX's C API headers
+    (``nvtx3/nvToolsExt.h``, ``nvToolsExt.h``, their ``Cuda``/``CudaRt`` naming headers) become
+    the support header ``"rocmigrate_nvtx.h"`` at every target: the NVTX functions as no-ops that
+    record nothing at all (no profiler sees the ranges and marks), returning what NVTX returns
+    with no tool attached; ROCm's roctx (``roctxRangePushA``, link ``roctx64``) is what makes
+    ranges visible to ROCm's profilers. HDR002 marks headers with no HIP
     counterpart in the target ROCm (every header of CUDA's include folder, those of older
     toolkits too, has a row). HDR003 adds ``hip/hip_runtime.h`` to files that relied on nvcc
     including the runtime implicitly, whatever their extension (``.cu``, ``.cuh``, headers, and

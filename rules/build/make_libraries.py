@@ -42,8 +42,8 @@ class MakeLibraries(Rule):
     are removed from the link with a `# rocmigrate MKF007:` marker saying what and why:
     NVML (`-lnvml`, `-lnvidia-ml`), CUPTI, NPP, nvJPEG, cuFile, TensorRT (`-lnvinfer`,
     `-lnvonnxparser`), and cuDNN unless `--dnn miopen` converts the sources to MIOpen
-    (then `-lMIOpen` is written, marked); NVTX becomes
-    `-lroctx64` (marked). A library newer than the target (`hip_added` in the table:
+    (then `-lMIOpen` is written, marked); NVTX (`-lnvToolsExt`) too: its C API becomes
+    the no-op support header rocmigrate_nvtx.h (HDR001), nothing to link. A library newer than the target (`hip_added` in the table:
     hipBLASLt came with ROCm 5.5) is removed and marked below that release, unless an older
     library held it (`hip_before`: hiprtc in amdhip64).
 
@@ -132,7 +132,7 @@ def _diagnose(ctx: BuildContext, library: Library, name: str, start: int, end: i
 
 def _sources_use(ctx: BuildContext, name: str) -> bool:
     """Whether the converted sources call the AMD library a marked row names: MIOpen for
-    cuDNN only when --dnn miopen renames cuDNN's calls; NVTX's ranges become ROCTX's."""
+    cuDNN only when --dnn miopen renames cuDNN's calls."""
     if name == "cudnn":
         return ctx.settings.dnn == "miopen"
     return True

@@ -1,0 +1,108 @@
+"""NVTX's C API as no-ops: the generated rocmigrate_nvtx.h declares NVTX 3's functions (CUDA 13's
+nvToolsExt.h, nvToolsExtCuda.h, nvToolsExtCudaRt.h, but for the resource API) with their return
+types, returns what NVTX itself returns with no tool attached, builds as C and C++, and HDR001
+writes it for NVTX's includes."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import require_path, require_tool
+from migrator import apitables, support
+from migrator.convert import convert_bytes
+from migrator.settings import Settings
+
+HEADER = "rocmigrate_nvtx.h"
+NVTX = Path("/usr/local/cuda/include/nvtx3")
+NVTX_HEADERS = ("nvToolsExt.h", "nvToolsExtCuda.h", "nvToolsExtCudaRt.h")
+NOT_WRITTEN = {"nvtxDomainResourceCreate", "nvtxDomainResourceDestroy"}  # no user code seen
+_OURS = re.compile(r"ROCMIGRATE_NVTX_FN ([\w ]+?) (nvtx\w+)\(")
+_NVTX = re.compile(r"NVTX_DECLSPEC ([\w ]+?) NVTX_API (nvtx\w+)\(")
+
+
+def _rendered() -> str:
+    return support.render(HEADER, Settings()).decode()
+
+
+def test_every_quoted_header_of_the_table_is_a_support_header():
+    quoted = {entry.hip_header.strip('"') for entry in apitables.load().headers.values()
+              if entry.hip_header.startswith('"')}
+    assert HEADER in quoted and quoted <= set(support.available())
+
+
+def test_header_declares_nvtx_functions_with_their_return_types():
+    ours = {name: result for result, name in _OURS.findall(_rendered())}
+    theirs = {}
+    for name in NVTX_HEADERS:
+        text = require_path(NVTX / name, "CUDA 13's NVTX headers").read_text(encoding="utf-8")
+        theirs.update({function: result for result, function in _NVTX.findall(text)})
+    assert set(ours) == set(theirs) - NOT_WRITTEN
+    assert all(ours[name] == theirs[name] for name in ours)
+
+
+def test_includes_become_the_support_header():
+    source = (b"#include <nvtx3/nvToolsExt.h>\n#include <nvtx3/nvToolsExtCudaRt.h>\n"
+              b'void f() { nvtxRangePushA("a"); nvtxRangePop(); }\n')
+    for rocm in ((5, 2, 0), (6, 4, 0)):
+        result = convert_bytes("f.cpp", source, Settings(rocm=rocm))
+        assert result.output.startswith(b'#include "rocmigrate_nvtx.h"\nvoid f()')
+        assert result.support == (HEADER,)
+
+
+_PROGRAM = """\
+#include <stdio.h>
+#include {include}
+int main(void) {{
+  nvtxEventAttributes_t attributes = {{0}};
+  attributes.version = NVTX_VERSION;
+  attributes.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  attributes.colorType = NVTX_COLOR_ARGB;
+  attributes.messageType = NVTX_MESSAGE_TYPE_ASCII;
+  attributes.message.ascii = "ex";
+  nvtxDomainHandle_t domain = nvtxDomainCreateA("domain");
+  printf("%d %d %d %d\\n", nvtxRangePushA("a"), nvtxRangePushEx(&attributes), nvtxRangePop(),
+         nvtxDomainRangePushEx(domain, &attributes));
+  printf("%llu %llu\\n", (unsigned long long)nvtxRangeStartA("b"),
+         (unsigned long long)nvtxRangeStartEx(&attributes));
+  printf("%d %d %d\\n", domain == NULL, nvtxDomainRegisterStringA(domain, "s") == NULL,
+         (int)attributes.size);
+  nvtxMarkA("mark");
+  nvtxNameOsThreadA(0, "main");
+  nvtxRangeEnd(0);
+  nvtxDomainDestroy(domain);
+  return 0;
+}}
+"""
+
+
+def _run(compiler: str, tmp_path: Path, name: str, include: str, *flags: str) -> str:
+    source = tmp_path / f"{name}.c"
+    source.write_text(_PROGRAM.format(include=include), encoding="utf-8")
+    built = subprocess.run([compiler, *flags, "-Wall", "-Werror", "-I", str(tmp_path),
+                            str(source), "-o", str(tmp_path / name), "-ldl"],
+                           capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stderr[-3000:]
+    quiet = {key: value for key, value in os.environ.items() if not key.startswith("NVTX_")}
+    ran = subprocess.run([str(tmp_path / name)], capture_output=True, text=True, timeout=60,
+                         env=quiet)  # no NVTX_INJECTION64_PATH: no tool attached
+    assert ran.returncode == 0, ran.stderr
+    return ran.stdout
+
+
+@pytest.mark.slow
+def test_no_ops_return_what_nvtx_returns_without_a_tool(tmp_path: Path):
+    """The same program on NVTX 3's own header-only implementation (no tool attached: no
+    NVTX_INJECTION64_PATH) and on the generated header, as C and as C++."""
+    gcc, gxx = require_tool("gcc"), require_tool("g++")
+    require_path(NVTX / "nvToolsExt.h", "CUDA 13's NVTX headers")
+    (tmp_path / HEADER).write_text(_rendered(), encoding="utf-8")
+    theirs = _run(gcc, tmp_path, "theirs", "<nvtx3/nvToolsExt.h>", "-std=c99", "-I",
+                  str(NVTX.parent))
+    assert theirs.splitlines()[0] == "-2 -2 -2 -2"
+    assert _run(gcc, tmp_path, "ours_c", f'"{HEADER}"', "-std=c99") == theirs
+    assert _run(gxx, tmp_path, "ours_cpp", f'"{HEADER}"', "-x", "c++", "-std=c++11") == theirs
