@@ -6,11 +6,10 @@ import ast
 import functools
 import re
 
-from migrator.diagnostics import Diagnostic
+from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Marker, Rule, RuleContext
 from migrator.semantic.scopes import blocks
 
-from ..markers import marker_fix
 from ._tables import has, table
 
 _NAME = re.compile(rb"\b(atomic[A-Z]\w*)\s*\(")
@@ -49,7 +48,7 @@ def parameter_type(parameter: str, aliases: dict[str, str] = _FIXED_WIDTH) -> st
 
 
 class BuiltinRedefinition(Rule):
-    """Mark a user's own definition of an atomic function HIP already defines.
+    """Guard a user's own definition of an atomic function HIP already defines.
 
     ## What it does
     Finds file-scope definitions of ``atomic*`` functions whose parameter types are those of an
@@ -75,20 +74,26 @@ class BuiltinRedefinition(Rule):
 
     ## Use instead
     ```cpp
-    // deleted: HIP's atomicAdd(double*, double) is used
+    #ifndef __HIP_PLATFORM_AMD__  // rocmigrate RDF001: ... HIP's is used: check it ...
+    __device__ double atomicAdd(double* address, double val) {
+      /* atomicCAS loop */
+    }
+    #endif  // __HIP_PLATFORM_AMD__
     ```
 
     ## Fix safety
-    No fix, a marker: deleting the definition is right only when it does what HIP's overload
-    does, which a rule cannot prove (a project's ``atomicMin(float*)`` may order NaNs or
-    signed zeros its own way). Delete it, or guard it with ``#ifndef __HIP_PLATFORM_AMD__``.
+    Always fixed, with a marker: the definition is guarded with ``#ifndef
+    __HIP_PLATFORM_AMD__`` (kept for nvcc, HIP's overload used on AMD), which is what makes the
+    port compile; whether HIP's overload does what the project's did is not proven (a
+    project's ``atomicMin(float*)`` may order NaNs or signed zeros its own way), which the
+    marker on the ``#ifndef`` line says. Delete the definition once checked.
     """
 
     code = "RDF001"
     name = "atomic-redefinition"
     summary = "user definition of an atomic function HIP already defines"
     family = "portability"
-    fix = "never"
+    fix = "always"
     attention_codes = ("RDF001",)
 
     def check(self, ctx: RuleContext):
@@ -114,11 +119,41 @@ class BuiltinRedefinition(Rule):
             if not compiled_by_hip(ctx, start):
                 continue
             text = (f"{name}({types}) is already defined by HIP (hip/amd_detail/amd_hip_atomic.h): "
-                    "this definition is a redefinition; delete it if it does what HIP's does, "
-                    "or guard it with #ifndef __HIP_PLATFORM_AMD__")
+                    "this definition is a redefinition; guarded with #ifndef "
+                    "__HIP_PLATFORM_AMD__, so HIP's is used: check it does what this one did "
+                    "(NaN and signed-zero ordering, memory order)")
             yield Diagnostic("RDF001", text, start, start + len(name),
-                             marker_fix(ctx, start, Marker("RDF001", text)), library="device",
-                             symbol=name)
+                             _guard(ctx, block, start, text), library="device", symbol=name)
+
+
+def _guard(ctx: RuleContext, block, start: int, text: str) -> Fix:
+    """The definition's lines put under ``#ifndef __HIP_PLATFORM_AMD__`` (HIP's overload is
+    used on AMD; nvcc still compiles the project's), with the marker on the ``#ifndef`` line
+    (markers off: the guard alone)."""
+    data, code = ctx.data, ctx.code
+    at = block.head  # the declaration's first word: after blanks, comments and directives
+    while at < start:
+        if code[at] in b" \t\r\n":
+            at += 1
+        elif code[at] == 0x23:  # '#': a directive line, its continuations too
+            end = at
+            while True:
+                end = code.find(b"\n", end)
+                if end < 0 or code[end - 1 : end] != b"\\":
+                    break
+                end += 1
+            at = start if end < 0 else end + 1
+        else:
+            break
+    first = ctx.source.line_start(at)
+    newline = data.find(b"\n", block.close)
+    after = len(data) if newline < 0 else newline + 1
+    opening = b"#ifndef __HIP_PLATFORM_AMD__"
+    if ctx.settings.write_markers:
+        opening += b"  " + Marker("RDF001", text).render()
+    closing = (b"" if newline >= 0 else b"\n") + b"#endif  // __HIP_PLATFORM_AMD__\n"
+    return Fix("guard it for HIP", (Edit(first, first, opening + b"\n"),
+                                    Edit(after, after, closing)))
 
 
 @functools.lru_cache(maxsize=8)
@@ -150,8 +185,9 @@ def compiled_by_hip(ctx: RuleContext, offset: int) -> bool:
             continue
         kind, rest = match.group(1), match.group(2).decode("utf-8", "replace")
         if kind in (b"if", b"ifdef", b"ifndef"):
+            name = (rest.split() or [""])[0]  # (#ifndef NAME  // a comment)
             value = _evaluate(rest if kind == b"if" else
-                              ("" if kind == b"ifdef" else "!") + f"defined({rest.strip()})")
+                              ("" if kind == b"ifdef" else "!") + f"defined({name})")
             stack.append([value, value])
         elif not stack:
             continue
