@@ -185,8 +185,9 @@ class IncludeRewrite(Rule):
     (``nvtx3/nvToolsExt.h``, ``nvToolsExt.h``, their ``Cuda``/``CudaRt`` naming headers) become
     the support header ``"rocmigrate_nvtx.h"`` at every target: the NVTX functions as no-ops that
     record nothing at all (no profiler sees the ranges and marks), returning what NVTX returns
-    with no tool attached; ROCm's roctx (``roctxRangePushA``, link ``roctx64``) is what makes
-    ranges visible to ROCm's profilers. HDR002 marks headers with no HIP
+    with no tool attached; built with ``-DROCMIGRATE_NVTX_ROCTX`` and linked with ``roctx64``
+    where ROCm's roctracer is installed, its ranges and marks go to roctx, which ROCm's
+    profilers show. HDR002 marks headers with no HIP
     counterpart in the target ROCm (every header of CUDA's include folder, those of older
     toolkits too, has a row). HDR003 adds ``hip/hip_runtime.h`` to files that relied on nvcc
     including the runtime implicitly, whatever their extension (``.cu``, ``.cuh``, headers, and
