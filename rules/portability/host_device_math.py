@@ -5,8 +5,9 @@ from __future__ import annotations
 import bisect
 import re
 
-from migrator.diagnostics import Diagnostic
+from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Marker, Rule, RuleContext
+from migrator.semantic.calls import arguments, close_of
 from migrator.semantic.scopes import blocks, function_at
 
 from ..markers import marker_fix
@@ -25,6 +26,17 @@ _SUGGESTIONS = {
     "__popcll": "__builtin_popcountll(x)", "__clz": "__builtin_clz(x) (x != 0)",
     "__brev": "a bit-reversal loop",
 }
+# host rewrites that compute the same function with the C library (``{0}``, ``{1}``: the call's
+# arguments, each parenthesised): applied, with the marker saying they are not bit-identical
+_REWRITES = {
+    "rsqrtf": "(1.0f / sqrtf({0}))", "rsqrt": "(1.0 / sqrt({0}))",
+    "__frsqrt_rn": "(1.0f / sqrtf({0}))", "rcbrtf": "(1.0f / cbrtf({0}))",
+    "rcbrt": "(1.0 / cbrt({0}))", "__fdividef": "({0} / {1})", "fdividef": "({0} / {1})",
+    "__fdiv_rn": "({0} / {1})", "rhypotf": "(1.0f / hypotf({0}, {1}))",
+    "rhypot": "(1.0 / hypot({0}, {1}))", "__saturatef": "fminf(fmaxf({0}, 0.0f), 1.0f)",
+    "__popc": "__builtin_popcount({0})", "__popcll": "__builtin_popcountll({0})",
+}
+_EXACT = frozenset({"__popc", "__popcll", "__saturatef", "__fdiv_rn"})  # the same results
 # a head that says device code, or may through a macro (_CCCL_DEVICE, HOST_DEVICE, CUDA_CALLABLE:
 # an all-caps word): such a function is not judged host-only
 _DEVICE_HEAD = re.compile(rb"\b(?:__device__|__global__|_*[A-Z][A-Z0-9]*_[A-Z0-9_]*|[A-Z]{4,})\b")
@@ -65,12 +77,13 @@ def _patterns() -> list[re.Pattern]:
 
 _PATTERNS = _patterns()
 _NAME = re.compile(rb"[A-Za-z_]\w*")
+_SIMPLE = re.compile(rb"[\w.]+")  # a name or a number: needs no parentheses
 # bytes before a name that make it part of a longer name, a member or a qualified name
 _NOT_BEFORE = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:>")
 
 
 class HostDeviceMath(Rule):
-    """Mark host code calling a math function HIP declares for device code only.
+    """Rewrite or mark host code calling a math function HIP declares for device code only.
 
     ## What it does
     Finds calls of CUDA math functions and intrinsics that HIP declares ``__device__`` only
@@ -102,16 +115,19 @@ class HostDeviceMath(Rule):
     ```
 
     ## Fix safety
-    No fix, a marker: the replacements are close but not bit-identical (``rsqrtf`` and
-    ``__fdividef`` are approximate on the GPU; ``1.0f / sqrtf(x)`` rounds twice), and a host
-    reference value computed so may no longer match what a test expects.
+    Where the host replacement is the same function (``rsqrtf(x)`` -> ``(1.0f / sqrtf(x))``,
+    ``rcbrtf``, ``rhypotf``, ``__fdividef(x, y)`` -> ``(x / y)``, ``__saturatef``, ``__popc``),
+    the call is rewritten and a marker says so: the result is close but not bit-identical
+    (``rsqrtf`` and ``__fdividef`` are approximate on the GPU; ``1.0f / sqrtf(x)`` rounds twice),
+    so a host reference value may differ in the last bits from what CUDA's host code computed.
+    The others (``norm3df``, ``sinpif``, ``erfinvf``...) get a marker with a hint.
     """
 
     code = "HMT001"
     name = "host-device-math"
     summary = "host code calls a math function HIP has for device code only"
     family = "portability"
-    fix = "never"
+    fix = "sometimes"
     attention_codes = ("HMT001",)
 
     def check(self, ctx: RuleContext):
@@ -130,6 +146,18 @@ class HostDeviceMath(Rule):
             if re.search(rb"[\w*&>]\s+" + match.group() + rb"\s*\([^;{}]*\)\s*(?:const\s*)?\{",
                          code):
                 continue  # the file defines it (for its host code)
+            rewrite = _rewrite(ctx, name, match.end())
+            if rewrite is not None:
+                text = (f"{name} is a device-only function in HIP: this host call now computes "
+                        f"{_REWRITES[name].format('x', 'y')} with the C library"
+                        + ("" if name in _EXACT else " (not bit-identical to the GPU's result)"))
+                marker = marker_fix(ctx, start, Marker("HMT001", text))
+                edits = (marker.edits if marker is not None else ()) + (
+                    Edit(start, rewrite[0], rewrite[1]),)
+                yield Diagnostic("HMT001", text, start, start + len(name),
+                                 Fix(f"{name} on the host", edits), library="device",
+                                 symbol=name)
+                continue
             hint = _SUGGESTIONS.get(name)
             text = (f"{name} is a device-only function in HIP: this host code does not compile"
                     + (f"; on the host use {hint}" if hint else "; compute it on the host with "
@@ -137,6 +165,22 @@ class HostDeviceMath(Rule):
             yield Diagnostic("HMT001", text, start, start + len(name),
                              marker_fix(ctx, start, Marker("HMT001", text)), library="device",
                              symbol=name)
+
+
+def _rewrite(ctx: RuleContext, name: str, name_end: int) -> tuple[int, bytes] | None:
+    """Where the call of ``name`` ends and its host replacement, when it has one and the call
+    has the arguments it takes (none inside a macro body)."""
+    template = _REWRITES.get(name)
+    spans = arguments(ctx, name_end) if template is not None else None
+    if not spans or len(spans) != template.count("{") or ctx.in_directive(name_end):
+        return None
+    close = close_of(ctx, ctx.code.index(b"(", name_end))
+    if close is None:
+        return None
+    args = [ctx.data[begin:end] if _SIMPLE.fullmatch(ctx.code, begin, end)
+            else b"(" + ctx.data[begin:end] + b")" for begin, end in spans]
+    return close + 1, template.format(*(arg.decode("utf-8", "surrogateescape")
+                                        for arg in args)).encode("utf-8", "surrogateescape")
 
 
 def _host_calls(ctx: RuleContext):
