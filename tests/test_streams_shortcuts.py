@@ -24,9 +24,9 @@ def test_launches_and_calls_agree_with_scans_of_the_range():
         for extra in (b"", b"<<<<"):  # runs of '<' take the scan of the range
             text = data + extra
             ctx = rule_context(text)
-            scanned = [(m.start(), text.find(b">>>", m.end(), end))
-                       for m in scopes.code_matches(ctx, re.compile(rb"<<<"), start, end)]
-            expected = [(at, close) for at, close in scanned if close != -1]
+            scanned = [(m.start(), null_stream._LAUNCH_CLOSING.search(text, m.end(), end))
+                       for m in scopes.code_matches(ctx, null_stream.LAUNCH, start, end)]
+            expected = [(at, close.start()) for at, close in scanned if close is not None]
             found = [(launch.start, launch.close) for launch in null_stream.launches(ctx, start, end)]
             assert found == expected, (text, start, end)
         ctx = rule_context(data)

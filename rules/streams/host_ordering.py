@@ -105,7 +105,7 @@ def _next_stream_work(ctx: RuleContext, start: int, end: int) -> str | None:
             first = (match.start(), stream)
             break
     limit = first[0] if first is not None else end
-    if data.find(b"<<<", start, limit + 2) != -1:  # a launch may come first
+    if data.find(b"<<", start, limit + 1) != -1:  # a launch ('<<<', '<< <') may come first
         for launch in launches(ctx, start, end):
             if launch.start < limit:
                 first = (launch.start, launch.stream)

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 
 from migrator.apitables import ApiTables
+from migrator.parsing.tokens import LAUNCH_OPENING
 from migrator.rule import RuleContext
 from migrator.semantic.calls import WORD_BYTES, argument_text, template_ids_whole
 from migrator.semantic.scopes import Block, code_matches
@@ -30,7 +31,10 @@ _STREAM_ARGUMENT = {
     "FreeAsync": 1, "StreamSynchronize": 0, "StreamWaitEvent": 0, "StreamQuery": 0,
 }
 _CALL = re.compile(rb"\b([A-Za-z_]\w*+)\s*\(")
-_LAUNCH = re.compile(rb"<<<")
+# a launch's brackets: '<<<' and '>>>', or as nvcc also reads them with blanks inside ('<< <',
+# '>> >': LCH002 writes them without)
+LAUNCH = re.compile(LAUNCH_OPENING)
+_LAUNCH_CLOSING = re.compile(rb">>(?:\s|\\\r?\n)*>")
 _GGL = b"hipLaunchKernelGGL"  # a launch whose stream is its fifth argument
 # libraries whose work runs on a stream the program sets: those with a SetStream call
 _SET_STREAM_SUFFIX = "SetStream"
@@ -67,43 +71,47 @@ def launches(ctx: RuleContext, start: int, end: int):
     data = ctx.data
     index = _file_launches(ctx)
     if index is None:  # runs of '<': where a scan of the range starts decides what it finds
-        for match in code_matches(ctx, _LAUNCH, start, end):
-            close = data.find(b">>>", match.end(), end)
-            if close != -1:
-                yield _launch(data, match.start(), close)
+        for match in code_matches(ctx, LAUNCH, start, end):
+            close = _LAUNCH_CLOSING.search(data, match.end(), end)
+            if close is not None:
+                yield _launch(data, match.start(), match.end(), close.start())
         return
     # otherwise no two ``<<<`` overlap: the file's launches serve every range; one whose
     # ``>>>`` does not end before ``end`` is left out, as a search up to ``end`` would
-    starts, closes, made = index
+    starts, opened, closes, made = index
     for position in range(bisect.bisect_left(starts, start), len(starts)):
-        if starts[position] + 3 > end:
+        if opened[position] > end:
             return
         close = closes[position]
-        if close != -1 and close + 3 <= end:
+        if close is not None and close.end() <= end:
             launch = made.get(position)
             if launch is None:
-                launch = made[position] = _launch(data, starts[position], close)
+                launch = made[position] = _launch(data, starts[position], opened[position],
+                                                  close.start())
             yield launch
 
 
-def _file_launches(ctx: RuleContext) -> tuple[list[int], list[int], dict[int, Launch]] | None:
-    """(starts, closes, made) for every ``<<<`` in code in the file: where it starts, the first
-    ``>>>`` after it (-1: none), and the launches read so far by position (each is read once,
-    when a range first holds it); found once per file. None where ``<<<`` can overlap."""
+def _file_launches(ctx: RuleContext):
+    """(starts, opened, closes, made) for every ``<<<`` in code in the file: where it starts and
+    ends, the first ``>>>`` after it (its match; None: none), and the launches read so far by
+    position (each is read once, when a range first holds it); found once per file. None
+    where ``<<<`` can overlap."""
     found = ctx.cache.get("streams.launches", False)
     if found is False:
         data = ctx.data
         if b"<<<<" in data:
             found = None
         else:
-            starts = [match.start() for match in code_matches(ctx, _LAUNCH, 0, len(data))]
-            found = (starts, [data.find(b">>>", at + 3) for at in starts], {})
+            matches = list(code_matches(ctx, LAUNCH, 0, len(data)))
+            opened = [match.end() for match in matches]
+            found = ([match.start() for match in matches], opened,
+                     [_LAUNCH_CLOSING.search(data, at) for at in opened], {})
         ctx.cache["streams.launches"] = found
     return found
 
 
-def _launch(data: bytes, start: int, close: int) -> Launch:
-    return Launch(start, close, _launch_stream(data[start + 3 : close]))
+def _launch(data: bytes, start: int, opened: int, close: int) -> Launch:
+    return Launch(start, close, _launch_stream(data[opened:close]))
 
 
 @functools.lru_cache(maxsize=4096)

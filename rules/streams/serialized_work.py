@@ -57,8 +57,8 @@ class SerializedWork(Rule):
 
     def check(self, ctx: RuleContext):
         data = ctx.data
-        if b"<<<" not in data:
-            return
+        if b"<<" not in data:
+            return  # no launch ('<<<', or '<< <' as nvcc reads it)
         for loop in loops(ctx):
             if data[loop.start : loop.start + 3] != b"for":
                 continue
