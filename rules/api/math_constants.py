@@ -96,7 +96,7 @@ class MathConstants(Rule):
     code = "MTH001"
     category = "conversion"
     name = "math-constant"
-    summary = "CUDA math constant HIP lacks at the target"
+    summary = "CUDA math constant HIP lacks at the target, or whose HIP header is missing"
     family = "api"
     fix = "always"
 
@@ -112,9 +112,12 @@ class MathConstants(Rule):
                            and low.applies(rocm))
         hip_header = ctx.tables.headers[CUDA_HEADER].hip_header
         target = format_version(rocm)
-        for name, start, end in find_name(ctx, {name.encode() for name in constants(ctx.tables)}):
+        found = list(find_name(ctx, {name.encode() for name in constants(ctx.tables)}))
+        own = {name for name in {name.decode() for name, _, _ in found}
+               if has_define(ctx.data, name, ctx.literals)}
+        for name, start, end in found:
             constant = name.decode()
-            if has_define(ctx.data, constant, ctx.literals):
+            if constant in own:
                 continue
             entry = ctx.tables.names[constant]
             if constant in missing:
