@@ -95,9 +95,11 @@ def _closing(code: bytes, position: int) -> re.Match | None:
             depth -= 1
             if depth < 0:
                 return None
+        elif depth:
+            continue  # (a lambda's ';', a template's '>>' inside brackets)
         elif token == b";":
             return None
-        elif not depth:  # '>>'
+        else:  # '>>'
             closing = _CLOSING.match(code, match.start())
             if closing is not None:
                 return closing if _ARGUMENT_LIST.match(code, closing.end()) else None
