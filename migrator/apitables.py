@@ -70,9 +70,10 @@ class ArgumentRewrite:
 
 
 REWRITE_ACTIONS = frozenset({"wrap_symbol", "cast", "disambiguate", "append_argument",
-                             "insert_argument", "remove_argument", "rename", "mark"})
+                             "append_argument_of", "insert_argument", "remove_argument", "rename",
+                             "mark"})
 # actions for the calls with exactly `arg` arguments
-ARITY_ACTIONS = frozenset({"append_argument", "rename", "mark"})
+ARITY_ACTIONS = frozenset({"append_argument", "append_argument_of", "rename", "mark"})
 
 
 @dataclass(frozen=True)

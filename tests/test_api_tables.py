@@ -626,3 +626,52 @@ def gen_api_tables_module():
     finally:
         sys.path.pop(0)
     return gen_api_tables
+
+
+_PROTOTYPE = r"\b{name}\s*\(([^;{{}}()]*(?:\([^()]*\)[^;{{}}()]*)*)\)\s*(?:[;{{]|noexcept|__attribute__|const)"
+
+
+def _parameter_counts(include: Path, name: str) -> set[int]:
+    """How many parameters the declarations of ``name`` in a header tree take (each overload)."""
+    pattern = re.compile(_PROTOTYPE.format(name=re.escape(name)))
+    counts = set()
+    for path in include.rglob("*.h"):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if name not in text:
+            continue
+        text = re.sub(r"/\*.*?\*/|//[^\n]*", " ", text, flags=re.S)
+        for found in pattern.finditer(text):
+            params = found.group(1).strip()
+            counts.add(0 if params in ("", "void") else params.count(",") + 1
+                       - len(re.findall(r"<[^<>]*,[^<>]*>", params)))
+    return counts
+
+
+def test_argument_count_rows_match_the_rocm_6_4_headers():
+    """Each argument_rewrites row that gives a call's arity (append an argument, call another
+    HIP function) makes a call with as many arguments as a declaration of the HIP function in
+    the ROCm 6.4 headers (HIP and its libraries) takes."""
+    include = require_path(SOURCE / "hip-6.4" / "include", "the ROCm 6.4 headers")
+    names, rows = _table(API_DIR / "argument_rewrites.tsv")
+    tables = {row["cuda"]: row for path in API_DIR.glob("*.tsv")
+              if path.name not in ("argument_rewrites.tsv", "headers.tsv", "header_guards.tsv",
+                                   "lowerings.tsv")
+              for row in _table(path)[1] if "hip" in row}
+    rows = [row for row in rows if not row["below"] or _release(row["below"]) > (6, 4)]
+    calls: dict[tuple[str, int], list[dict[str, str]]] = {}  # the rows of a call's arity
+    for row in rows:
+        if row["action"] in ("append_argument", "append_argument_of", "rename"):
+            calls.setdefault((row["cuda"], int(row["arg"])), []).append(row)
+    for (cuda, arity), found in calls.items():
+        hip = next((row["value"] for row in found if row["action"] == "rename"),
+                   tables[cuda]["hip"])
+        every = [row for row in rows if row["cuda"] == cuda]  # (insert/remove: any arity)
+        made = (arity + sum(row["action"] != "rename" for row in found)
+                + sum(row["action"] == "insert_argument" and int(row["arg"]) <= arity
+                      for row in every)
+                - sum(row["action"] == "remove_argument" and int(row["arg"]) < arity
+                      for row in every))
+        counts = _parameter_counts(include, hip)
+        assert counts, f"{cuda}: no declaration of {hip} in the ROCm 6.4 headers"
+        assert made in counts, f"{cuda}: a call with {made} arguments; {hip} takes {counts}"
+    assert len(calls) >= 5

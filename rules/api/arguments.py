@@ -11,6 +11,7 @@ from itertools import chain
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Marker, Rule, RuleContext
 from migrator.semantic.calls import find_name, lexical_call
+from migrator.semantic.scopes import function_at
 from migrator.semantic.lookup import value_declaration
 from migrator.semantic.types import normal_type
 
@@ -163,6 +164,16 @@ class ArgumentRewrite(Rule):
                 continue
             if hip is None:
                 continue  # API001's rename is all this call needs
+            unresolved = next((r for r in applying if r.action == "append_argument_of"
+                               and _argument_of(ctx, call, r.value, start) is None), None)
+            if unresolved is not None:
+                source, match, _ = unresolved.value.split()
+                text = (f"{cuda} with {count} arguments: {entry.hip} takes one more, the "
+                        f"argument {int(_) + 1} of the {source} call with the same argument "
+                        f"{int(match) + 1}, which this file does not show: add it by hand")
+                yield Diagnostic("ARG002", text, start, end,
+                                 marker_fix(ctx, start, Marker("ARG002", text)), symbol=cuda)
+                continue
             # The rename travels with the argument edits (API001 leaves these calls alone), so a
             # fix that must wait for a nested one never leaves a renamed call with old arguments.
             edits = [Edit(start, end, hip.encode())] if written != hip else []
@@ -263,6 +274,37 @@ def _split_by_macro(code: bytes) -> bool:
     return False
 
 
+def _argument_of(ctx: RuleContext, call, value: str, before: int) -> bytes | None:
+    """For ``append_argument_of`` (value ``FUNCTION MATCH TAKE``): argument TAKE of the last
+    call of FUNCTION (or its HIP name) before ``before`` in the same function whose argument
+    MATCH is written as this call's is (the same descriptor), when it is a plain name; else
+    None."""
+    source, match, take = value.split()
+    match, take = int(match), int(take)
+    if match >= len(call.arguments):
+        return None
+    begin, finish = call.arguments[match]
+    wanted = ctx.code[begin:finish].strip()
+    entry = ctx.tables.names.get(source)
+    names = {source.encode()} | ({entry.hip.encode()} if entry is not None and entry.hip else set())
+    body = function_at(ctx, call.close)  # the buffer's name is in scope in the same function
+    found = None
+    for _, start, end in find_name(ctx, names):
+        if start >= before:
+            break
+        if body is None or not body.contains(start):
+            continue
+        other = lexical_call(ctx, start, end)
+        if other is None or other == "macro" or len(other.arguments) <= max(match, take):
+            continue
+        begin, finish = other.arguments[match]
+        if ctx.code[begin:finish].strip() == wanted:
+            begin, finish = other.arguments[take]
+            text = ctx.data[begin:finish].strip()
+            found = text if _NAME.fullmatch(text) else None
+    return found
+
+
 def _describe(rewrite) -> str:
     if rewrite.action == "wrap_symbol":
         return f"wrap argument {rewrite.arg + 1} in {rewrite.value}()"
@@ -272,6 +314,9 @@ def _describe(rewrite) -> str:
         return f"cast argument {rewrite.arg + 1} with {_disambiguating_cast(rewrite.value)}"
     if rewrite.action == "append_argument":
         return f"pass {rewrite.value} as argument {rewrite.arg + 1}"
+    if rewrite.action == "append_argument_of":
+        source, _, take = rewrite.value.split()
+        return f"pass {source}'s argument {int(take) + 1} as argument {rewrite.arg + 1}"
     if rewrite.action == "rename":
         return f"call {rewrite.value} with {rewrite.arg} arguments"
     if rewrite.action == "insert_argument":
@@ -295,8 +340,8 @@ def _keeps_syntax(ctx: RuleContext, call, rewrite) -> bool:
     a call to a name (``HIP_SYMBOL(sym)``) or in a named cast to a plain type
     (``reinterpret_cast<const void*>(kernel)``), or a name or its address cast to a void pointer
     type (``(void**)&d_ptr``), parse wherever the call did."""
-    if rewrite.action == "append_argument":
-        return rewrite.value.isidentifier()
+    if rewrite.action in ("append_argument", "append_argument_of"):
+        return rewrite.action == "append_argument_of" or rewrite.value.isidentifier()
     if rewrite.action == "disambiguate":
         return True  # a C cast to a type of keywords ((int)x, (long long int)(e)) is one
     if rewrite.action in ("wrap_symbol", "cast"):
@@ -333,6 +378,11 @@ def _edit(ctx: RuleContext, call, rewrite) -> Edit | None:
             return None
         prefix = ", " if args else ""
         return Edit(call.close, call.close, (prefix + value).encode())
+    if action == "append_argument_of":
+        taken = _argument_of(ctx, call, value, call.close)
+        if len(args) != index or taken is None:
+            return None
+        return Edit(call.close, call.close, b", " + taken)
     if action == "insert_argument":
         if index > len(args):
             return None
