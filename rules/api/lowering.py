@@ -435,6 +435,8 @@ class OldRocmLowering(Rule):
         edits: list[Edit] = []
         unproven: list[tuple[int, int]] = []
         values = copy_initialised(ctx, start, end)
+        if not pair:  # a multi-dimensional array's values: T v[2][2] = {{0}, {x, y}}
+            values = _leaves(values)
         if pair:  # a pair's members: of {x, y}, of each {x, y} of an array; not a pair value
             values = [member for value in values
                       for member in (value.named_children if value.type == "initializer_list"
@@ -579,3 +581,15 @@ def _template_marker(ctx: RuleContext, replacement: str, use,
     return Diagnostic("LOW001", message, use.start_byte, use.end_byte,
                       marker_fix(ctx, use.start_byte, Marker("LOW001", message)),
                       library="device", symbol="__nv_bfloat16")
+
+
+def _leaves(values: list) -> list:
+    """``values`` with each nested initializer list replaced by its values, recursively (the
+    rows of a multi-dimensional array's initialiser)."""
+    found = []
+    for value in values:
+        if value.type == "initializer_list":
+            found += _leaves([child for child in value.named_children if child.type != "comment"])
+        else:
+            found.append(value)
+    return found
