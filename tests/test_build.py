@@ -504,7 +504,7 @@ def test_a_library_that_keeps_its_folder_is_named_by_it_and_hips_own_headers_are
 
     names = MissingLibraries(None)._library_of_header
     assert names("thrust/device_ptr.h").package == "rocthrust"
-    assert names("nvtx3/nvtx3.hpp").package == "roctracer"  # nvToolsExt.h: rocmigrate_nvtx.h
+    assert names("nvtx3/nvToolsExtMem.h").package == "roctracer"  # nvToolsExt.h: rocmigrate_nvtx.h
     assert names("hipcub/hipcub.hpp").package == "hipcub"
     for header in ("cuda/atomic", "hip/hip_runtime.h", "hip/hip_bf16.h", "mpi.h", "own.h"):
         assert names(header) is None, header

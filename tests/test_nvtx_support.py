@@ -20,6 +20,7 @@ from migrator.settings import Settings
 HEADER = "rocmigrate_nvtx.h"
 NVTX = Path("/usr/local/cuda/include/nvtx3")
 NVTX_HEADERS = ("nvToolsExt.h", "nvToolsExtCuda.h", "nvToolsExtCudaRt.h")
+NVTX3_HPP = "nvtx3.hpp"  # the C++ API
 NOT_WRITTEN = {"nvtxDomainResourceCreate", "nvtxDomainResourceDestroy"}  # no user code seen
 _OURS = re.compile(r"ROCMIGRATE_NVTX_FN ([\w ]+?) (nvtx\w+)\(")
 _NVTX = re.compile(r"NVTX_DECLSPEC ([\w ]+?) NVTX_API (nvtx\w+)\(")
@@ -46,7 +47,7 @@ def test_header_declares_nvtx_functions_with_their_return_types():
 
 
 def test_includes_become_the_support_header():
-    source = (b"#include <nvtx3/nvToolsExt.h>\n#include <nvtx3/nvToolsExtCudaRt.h>\n"
+    source = (b"#include <nvtx3/nvToolsExt.h>\n#include <nvtx3/nvtx3.hpp>\n"
               b'void f() { nvtxRangePushA("a"); nvtxRangePop(); }\n')
     for rocm in ((5, 2, 0), (6, 4, 0)):
         result = convert_bytes("f.cpp", source, Settings(rocm=rocm))
@@ -178,3 +179,60 @@ def test_roctx_gets_the_ranges_and_marks_where_asked(tmp_path: Path):
         "push a", "0", "push ex", "1", "push ", "2",  # a wide message: pushed unnamed
         "pop", "2", "pop", "1", "pop", "0",
         "start ex", "stop 7", "mark m", "mark "]
+
+
+# the C++ API as its documentation uses it (nvtx3.hpp's comments): every form must build with
+# NVTX's own header as with the generated one
+_CPP_USES = """\
+#include <string>
+#ifdef REAL
+#include <nvtx3/nvtx3.hpp>
+#else
+#include "rocmigrate_nvtx.h"
+#endif
+struct my_domain { static constexpr char const* name{"my_domain"}; };
+struct my_category { static constexpr char const* name{"cat"}; static constexpr uint32_t id{1}; };
+struct my_message { static constexpr char const* message{"registered"}; };
+using my_range = nvtx3::scoped_range_in<my_domain>;
+void work(int n) {
+  (void)n;
+  NVTX3_FUNC_RANGE();
+  nvtx3::scoped_range r0;
+  nvtx3::scoped_range r1{"name"};
+  nvtx3::scoped_range r2{std::string{"name"}};
+  my_range r3{"in domain", nvtx3::rgb{127, 255, 0}};
+  nvtx3::event_attributes attr{"msg", nvtx3::rgb{127, 255, 0}, nvtx3::payload{42},
+                               nvtx3::category{1}};
+  nvtx3::scoped_range r4{attr};
+  auto const& cat = nvtx3::named_category_in<my_domain>::get<my_category>();
+  auto const& msg = nvtx3::registered_string_in<my_domain>::get<my_message>();
+  nvtx3::scoped_range_in<my_domain> r5{msg, cat, nvtx3::argb{0xff, 1, 2, 3}};
+  nvtx3::mark("mark");
+  nvtx3::mark_in<my_domain>("mark", nvtx3::color{0xFF00FF00});
+  nvtx3::range_handle h = nvtx3::start_range("start", nvtx3::payload{3.5});
+  nvtx3::end_range(h);
+  auto h2 = nvtx3::start_range_in<my_domain>(attr);
+  nvtx3::end_range_in<my_domain>(h2);
+  nvtx3::unique_range u{"unique"};
+  nvtx3::unique_range moved{std::move(u)};
+  bool none = !nvtx3::range_handle{};
+  (void)none;
+  nvtxRangePushA("c api too");
+  nvtxRangePop();
+}
+void other(int n) { NVTX3_FUNC_RANGE_IN(my_domain); (void)n; }
+void third(int n) { NVTX3_FUNC_RANGE_IF(n > 2); }
+"""
+
+
+@pytest.mark.slow
+def test_cpp_api_builds_where_nvtxs_own_does(tmp_path: Path):
+    gxx = require_tool("g++")
+    require_path(NVTX / NVTX3_HPP, "CUDA 13's NVTX headers")
+    (tmp_path / HEADER).write_text(_rendered(), encoding="utf-8")
+    (tmp_path / "uses.cpp").write_text(_CPP_USES, encoding="utf-8")
+    for flags in (("-DREAL", "-I", str(NVTX.parent)), ("-I", str(tmp_path))):
+        built = subprocess.run([gxx, "-std=c++11", "-Wall", "-Wextra", "-Werror", "-fsyntax-only",
+                                *flags, str(tmp_path / "uses.cpp")],
+                               capture_output=True, text=True, timeout=300)
+        assert built.returncode == 0, (flags, built.stderr[-3000:])
