@@ -181,14 +181,14 @@ class IncludeRewrite(Rule):
     ``rules/api/lowerings.tsv`` names the older HIP header whose API LOW001 lowers the names onto
     (``cuda_bf16.h`` -> ``hip/hip_bfloat16.h`` before ROCm 6.0), or a support header rocmigrate
     writes beside the output, included with quotes (``math_constants.h`` ->
-    ``"rocmigrate_math_constants.h"`` before ROCm 5.3, see MTH001). NVTX's C API headers
-    (``nvtx3/nvToolsExt.h``, ``nvToolsExt.h``, their ``Cuda``/``CudaRt`` naming headers) become
-    the support header ``"rocmigrate_nvtx.h"`` at every target: the NVTX functions as no-ops that
-    record nothing at all (no profiler sees the ranges and marks), returning what NVTX returns
-    with no tool attached; built with ``-DROCMIGRATE_NVTX_ROCTX`` and linked with ``roctx64``
-    where ROCm's roctracer is installed, its ranges and marks go to roctx, which ROCm's
-    profilers show. HDR002 marks headers with no HIP
-    counterpart in the target ROCm (every header of CUDA's include folder, those of older
+    ``"rocmigrate_math_constants.h"`` before ROCm 5.3, see MTH001). NVTX's C and C++ API
+    headers (``nvtx3/nvToolsExt.h``, ``nvToolsExt.h``, their ``Cuda``/``CudaRt`` naming headers,
+    ``nvtx3/nvtx3.hpp``) become the support header ``"rocmigrate_nvtx.h"`` at every target:
+    NVTX's functions and classes as no-ops that record nothing at all (no profiler sees the
+    ranges and marks), returning what NVTX returns with no tool attached; built with
+    ``-DROCMIGRATE_NVTX_ROCTX`` and linked with ``roctx64`` where ROCm's roctracer is
+    installed, the C API's ranges and marks go to roctx, which ROCm's profilers show. HDR002
+    marks headers with no HIP counterpart in the target ROCm (every header of CUDA's include folder, those of older
     toolkits too, has a row). HDR003 adds ``hip/hip_runtime.h`` to files that relied on nvcc
     including the runtime implicitly, whatever their extension (``.cu``, ``.cuh``, headers, and
     a ``.cpp``, ``.cc`` or ``.c`` with CUDA code, which ``nvcc -x cu`` compiled): those with
