@@ -68,7 +68,8 @@ class FloatAtomicTradeoff(Rule):
         if b"atomicAdd" not in ctx.data:
             return
         functions: dict[int, list] = {}  # function's body -> [start, end, count, types, name]
-        for _, start, end in find_name(ctx, {b"atomicAdd"}):
+        # (CUDA's block-scope atomicAdd_block is HIP's atomicAdd once converted)
+        for _, start, end in find_name(ctx, {b"atomicAdd", b"atomicAdd_block"}):
             call = lexical_call(ctx, start, end)
             if call is None or call == "macro" or len(call.arguments) != 2:
                 continue
