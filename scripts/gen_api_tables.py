@@ -146,6 +146,9 @@ def rocblas_typed_functions(functions: set[str]) -> set[str]:
 # (checked against /usr/include/hipsparse/hipsparse.h). So for these libraries a name in
 # hipify-argument-rewrites.tsv does not make the HIP signature differ.
 ROC_ONLY_REWRITE_LIBRARIES = {"cusparse"}
+# ... except these, whose hipSPARSE argument list is not cuSPARSE 12's (HIP 5.2.3's and ROCm
+# 6.4's hipsparse.h: hipsparseSpSM_solve takes the analysis buffer after spsmDescr)
+HIP_SIGNATURE_DIFFERS = {"cusparseSpSM_solve"}
 
 HEADING_RE = re.compile(r"^## \*\*(\d+)\.\s+(.*?)\*\*\s*$")
 VERSION_RE = re.compile(r"^\d+\.\d+(\.\d+)?$")
@@ -280,7 +283,8 @@ def dedupe(rows: list[dict[str, str]], label: str) -> list[dict[str, str]]:
 
 
 def signature_for(library: str, cuda: str, rewrites: dict[str, str]) -> str:
-    if cuda in rewrites and library not in ROC_ONLY_REWRITE_LIBRARIES:
+    if cuda in rewrites and library not in ROC_ONLY_REWRITE_LIBRARIES or (
+            cuda in HIP_SIGNATURE_DIFFERS):
         return "differs"
     return "identical"
 

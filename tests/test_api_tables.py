@@ -41,8 +41,8 @@ KNOWN_HEADERS["header_guards.tsv"] = "cuda_macro\tcuda_header\thip_header\thip_m
 VERSION = re.compile(r"\d+\.\d+(\.\d+)?")
 VERSION_COLUMNS = ("cuda_added", "cuda_deprecated", "cuda_removed", "hip_added",
                    "hip_deprecated", "hip_removed")
-REWRITE_ACTIONS = {"wrap_symbol", "cast", "append_argument", "insert_argument", "remove_argument",
-                   "rename", "mark", "disambiguate"}
+REWRITE_ACTIONS = {"wrap_symbol", "cast", "append_argument", "append_argument_of",
+                   "insert_argument", "remove_argument", "rename", "mark", "disambiguate"}
 
 
 def _lines(path: Path) -> list[str]:
@@ -628,12 +628,12 @@ def gen_api_tables_module():
     return gen_api_tables
 
 
-_PROTOTYPE = r"\b{name}\s*\(([^;{{}}()]*(?:\([^()]*\)[^;{{}}()]*)*)\)\s*(?:[;{{]|noexcept|__attribute__|const)"
+_DECLARATION_OF = r"\b{name}\s*\(([^;{{}}()]*(?:\([^()]*\)[^;{{}}()]*)*)\)\s*(?:[;{{]|noexcept|__attribute__|const)"
 
 
 def _parameter_counts(include: Path, name: str) -> set[int]:
     """How many parameters the declarations of ``name`` in a header tree take (each overload)."""
-    pattern = re.compile(_PROTOTYPE.format(name=re.escape(name)))
+    pattern = re.compile(_DECLARATION_OF.format(name=re.escape(name)))
     counts = set()
     for path in include.rglob("*.h"):
         text = path.read_text(encoding="utf-8", errors="replace")
