@@ -124,10 +124,29 @@ def main() -> int:
     # HIP 6.4's struct (HIP keeps CUDA's older fields), are rows too
     cuda += [f for f in sorted(set(CUDA_13_REMOVED_FIELDS) | (hip[1] - set(cuda)))
              if f not in cuda and not f.lower().startswith(("reserved", "hipreserved", "__"))]
+    # the attribute HIP 5.2 reads a scalar field through (hipDeviceAttribute + the field's name,
+    # capitalised; regsPerMultiprocessor is HIP's MaxRegistersPerMultiprocessor): DPF001 reads a
+    # field the target's struct lacks so
+    text52 = _text(args.hip52 / "hip" / "hip_runtime_api.h")
+    attributes = set(re.findall(r"\b(hipDeviceAttribute\w+)\s*[,=]", text52))
+    arrays = set(re.findall(r"([A-Za-z_]\w*)\s*\[", _text(args.cuda / "driver_types.h")))
+    arrays |= set(re.findall(r"([A-Za-z_]\w*)\s*\[", _text(args.hip64 / "hip" / "hip_runtime_api.h")))
+    renamed = {"regsPerMultiprocessor": "hipDeviceAttributeMaxRegistersPerMultiprocessor"}
+    struct = _text(args.hip64 / "hip" / "hip_runtime_api.h")
+    struct = struct[struct.index("typedef struct hipDeviceProp_t"):]
+    integers = set(re.findall(r"\b(?:int|unsigned int|size_t)\s+([A-Za-z_]\w*)\s*;",
+                              struct[:struct.index("}")]))
+
+    def attribute_of(field: str) -> str:
+        name = renamed.get(field, "hipDeviceAttribute" + field[:1].upper() + field[1:])
+        return name if name in attributes and field not in arrays and (
+            field in integers) else ""
+
     lines = [f"# {source}: cudaDeviceProp's fields (driver_types.h; and those CUDA 13.0 removed, "
-             "and hipDeviceProp_t's others) in hipDeviceProp_t (hip_runtime_api.h)",
-             "field\thip_5_2\thip_6_4"]
-    lines += [f"{f}\t{_yes(f in hip[0])}\t{_yes(f in hip[1])}" for f in cuda]
+             "and hipDeviceProp_t's others) in hipDeviceProp_t (hip_runtime_api.h), and the "
+             "hipDeviceAttribute_t of HIP 5.2.3 that reads a scalar one",
+             "field\thip_5_2\thip_6_4\tattribute"]
+    lines += [f"{f}\t{_yes(f in hip[0])}\t{_yes(f in hip[1])}\t{attribute_of(f)}" for f in cuda]
     (args.out / "device_prop_fields.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
     cuda_words = set()
