@@ -59,3 +59,22 @@ def test_without_the_platform_define_the_host_compile_fails(tmp_path: Path):
     built = _make(out, tmp_path)
     assert built.returncode != 0
     assert "__HIP_PLATFORM_AMD__" in built.stdout + built.stderr
+
+
+@pytest.mark.slow
+def test_host_instrumentation_stays_on_the_host_side(tmp_path: Path):
+    """-Xcompiler -finstrument-functions: hipcc compiles both sides, and instrumented device
+    code calls __cyg_profile_func_enter, which the GPU has not (the device link fails); it is
+    passed with -Xarch_host, and gcc's -export-dynamic (an entry point to clang) as -rdynamic
+    (fixtures/build_projects/make_instrumented, NVIDIA's nvtx sample)."""
+    project = ROOT / "fixtures" / "build_projects" / "make_instrumented"
+    _register()
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["convert", str(project), "-o", str(out), "--rocm", "5.2",
+                                      "--offload-arch", "gfx90a"])
+    assert result.exit_code == 0, result.output
+    makefile = (out / "Makefile").read_text()
+    assert "-rdynamic -fPIC -Xarch_host -finstrument-functions" in makefile
+    built = _make(out, tmp_path)
+    assert built.returncode == 0, built.stdout + built.stderr
+    assert (out / "app").is_file()

@@ -186,8 +186,11 @@ def _translate_one(option: Option, name: str, value: str | None, first: int, las
     if action == "host":
         host = plain.split() if "$" in plain else [
             flag for part in plain.split() for flag in part.split(",") if flag]
+        host = [word for flag in host for word in _host_flag(flag)]
         return Translation(first, last, tuple(host), name, action,
-                           f"{name} {value}: hipcc takes host compiler flags directly")
+                           f"{name} {value}: hipcc takes host compiler flags directly"
+                           + ("; code instrumentation stays on the host side (-Xarch_host)"
+                              if "-Xarch_host" in host else ""))
     if action == "linker":
         return Translation(first, last, ("-Wl," + ",".join(plain.split()),), name, action,
                            f"{name} {value}: hipcc passes linker flags with -Wl,")
@@ -202,6 +205,24 @@ def _translate_one(option: Option, name: str, value: str | None, first: int, las
     words = tuple(part.replace("{value}", value or "") for part in option.hip.split())
     return Translation(first, last, words, name, action,
                        _mapped_reason(name, " ".join(words), option))
+
+
+# host compiler flags that would instrument the device code too where hipcc compiles both sides
+# (-finstrument-functions: calls of __cyg_profile_func_enter, which the GPU has not; the link of
+# the device code fails), kept on the host side with clang's -Xarch_host
+_HOST_SIDE_ONLY = re.compile(r"^(?:-finstrument-functions(?:-after-inlining)?|-pg|-p|"
+                             r"-fprofile-arcs|-ftest-coverage|--coverage|-fsanitize=.*|"
+                             r"-fprofile-generate(?:=.*)?|-fprofile-instr-generate(?:=.*)?)$")
+# gcc's spelling that clang reads otherwise: -export-dynamic is `-e xport-dynamic` (an entry
+# point) to clang's driver; -rdynamic asks both for the linker's --export-dynamic
+_HOST_SPELLINGS = {"-export-dynamic": "-rdynamic"}
+
+
+def _host_flag(flag: str) -> tuple[str, ...]:
+    """A host compiler flag as hipcc, which compiles host and device code, takes it."""
+    if _HOST_SIDE_ONLY.match(flag):
+        return ("-Xarch_host", flag)
+    return (_HOST_SPELLINGS.get(flag, flag),)
 
 
 def _mapped_reason(written: str, replacement: str, option: Option) -> str:
