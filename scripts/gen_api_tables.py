@@ -300,15 +300,55 @@ def render(rows: list[dict[str, str]]) -> str:
     return "\n".join(out) + "\n"
 
 
+HIP_52 = Path("/usr/include")  # Debian 12's HIP 5.2.3 and the ROCm libraries it packages
+# CUDA name prefixes and the HIP ones the libraries spell them with (longest first)
+HIP_PREFIXES = (("CUBLASLT_", "HIPBLASLT_"), ("cublasLt", "hipblasLt"), ("CUBLAS_", "HIPBLAS_"),
+                ("cublas", "hipblas"), ("CUSPARSE_", "HIPSPARSE_"), ("cusparse", "hipsparse"),
+                ("CUFFT_", "HIPFFT_"), ("cufft", "hipfft"), ("CURAND_", "HIPRAND_"),
+                ("curand", "hiprand"), ("CUSOLVER_", "HIPSOLVER_"), ("cusolver", "hipsolver"),
+                ("CUDA_", "HIP_"), ("cuda", "hip"), ("CU_", "HIP_"))
+
+
+def declared_names(include: Path) -> set[str]:
+    """Every identifier of a header tree (the ROCm 6.4 headers beside the HIPIFY tables)."""
+    found: set[str] = set()
+    for path in sorted(include.rglob("*.h*")) if include.is_dir() else ():
+        found.update(re.findall(r"\b[A-Za-z_]\w*\b", path.read_text(encoding="utf-8",
+                                                                  errors="replace")))
+    return found
+
+
+def promote_declared(row: dict[str, str], declared: set[str], declared_52: set[str]) -> None:
+    """A type or constant HIPIFY's table has no HIP name for, whose HIP spelling the ROCm 6.4
+    headers declare (CUBLASLT_EPILOGUE_RELU_AUX, CUDA_R_8F_E4M3, CUFFT_COPY_HOST_TO_DEVICE...):
+    supported from 5.2.0 where HIP 5.2.3's headers declare it too, else from 6.4.0 (the
+    releases rocmigrate can vouch for; functions are left: their arguments are not compared
+    here)."""
+    if row["hip"] or row["kind"] == "function" or not declared:
+        return
+    for cuda, hip in HIP_PREFIXES:
+        if row["cuda"].startswith(cuda):
+            name = hip + row["cuda"][len(cuda):]
+            if name in declared:
+                row["hip"] = name
+                row["hip_added"] = "5.2.0" if name in declared_52 else "6.4.0"
+            return
+
+
 def generate(source: Path, out: Path) -> dict[str, tuple[int, int]]:
     tables = source / "hipify-api-tables"
     rewrites = load_rewrites(source / "hipify-argument-rewrites.tsv")
+    declared = declared_names(source / "hip-6.4" / "include")
+    declared_52 = set().union(*(declared_names(HIP_52 / folder) for folder in (
+        "hip", "hipblas", "hipfft", "hipsparse", "hiprand", "hipsolver", "hipcub", "rccl")))
     out.mkdir(parents=True, exist_ok=True)
     stats: dict[str, tuple[int, int]] = {}
     for library, (filename, target_title) in LIBRARIES.items():
         rows = dedupe(parse_table(tables / filename, library, target_title), filename)
         for row in rows:
             row["signature"] = signature_for(library, row["cuda"], rewrites)
+            if library != "cudnn":
+                promote_declared(row, declared, declared_52)
             if library == "cudnn":
                 row["status"] = "report_only"
             else:
