@@ -366,6 +366,30 @@ def test_make_goals_come_from_makes_own_database(tmp_path: Path):
                         "'compare.fatbin'.\n") == {"gpu_burn", "x.o", "compare.fatbin"}
 
 
+def test_sub_makes_come_from_the_dry_runs_output(tmp_path: Path):
+    """A recipe's $(MAKE) -C sub: its folder, command-line targets and variables (a blank in a
+    value escaped as make writes it) are read from make's own dry-run output; a goal whose
+    recipes only run make is told from one that runs anything else."""
+    from conftest import require_tool
+    from migrator.build.goals import DATABASE_ARGS, only_runs_make, sub_makes
+    from migrator.toolchain.process import run_process
+
+    make = require_tool("make")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "Makefile").write_text(
+        "both: sub.build\n\ttouch both\nsub.build:\n\t$(MAKE) -C sub prog NAME='a b'\n")
+    (tmp_path / "sub" / "Makefile").write_text("prog:\n\techo $(NAME) > prog\n")
+    done = run_process([make, *DATABASE_ARGS, "-B", "sub.build"], tmp_path, 30.0)
+    found = sub_makes(done.stdout)
+    assert [(Path(sub.folder).name, sub.goals, sub.variables) for sub in found] == [
+        ("sub", ("prog",), ("NAME=a b",))]
+    assert [goal.name for goal in found[0].goal_list()] == ["prog"]
+    assert only_runs_make(done.stdout, make)
+    both = run_process([make, *DATABASE_ARGS, "-B", "both"], tmp_path, 30.0)
+    assert not only_runs_make(both.stdout, make)  # it touches a file of its own too
+    assert sub_makes("no make output") == []
+
+
 def test_build_roots_of_a_tree_without_a_top_level_build_file(tmp_path: Path):
     from migrator.build.roots import Root, find_roots, root_of
 
