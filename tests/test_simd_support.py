@@ -123,10 +123,15 @@ def test_reference_matches_cuda_documented_examples():
 
 # ---- the header, the table and CUDA name the same intrinsics ----
 
+DOT_PRODUCTS = {"__dp4a", "__dp2a_lo", "__dp2a_hi"}  # sm_61_intrinsics.h, in the same header
+_DOT_DEFINED = re.compile(r"ROCMIGRATE_SIMD_FN (?:unsigned )?int (__dp\w+)\(([^)]*)\)")
+
+
 def test_header_defines_every_intrinsic_of_the_table_and_nothing_else():
     table = {name.decode() for name in intrinsics(apitables.load().api_dir)}
     defined = _defined()
-    assert len(table) == 82 and set(defined) == table
+    assert len(table) == 82 + len(DOT_PRODUCTS) and set(defined) == table - DOT_PRODUCTS
+    assert {name for name, _ in _DOT_DEFINED.findall(_rendered())} == DOT_PRODUCTS
     assert all(count == (1 if name[3:-1] in ("abs", "absss", "neg", "negss") else 2)
                for name, count in defined.items())
 
@@ -236,3 +241,56 @@ __global__ void relu(const int* in, unsigned int* out) {
 """, Settings()).output)
     compiled = nvcc_compile(source, tmp_path, ("-I", str(include), "-I", str(tmp_path)))
     assert compiled.returncode == 0, compiled.stderr[-3000:]
+
+
+
+def _dot_reference(name: str, a: int, b: int, c: int, signed: bool) -> int:
+    """CUDA's integer dot products as its Math API documents them, the sum wrapping at 32 bits."""
+    if name == "__dp4a":
+        pairs = [(_elements(a, 8, signed)[i], _elements(b, 8, signed)[i]) for i in range(4)]
+    else:
+        first = 0 if name == "__dp2a_lo" else 2
+        pairs = [(_elements(a, 16, signed)[i], _elements(b, 8, signed)[first + i])
+                 for i in range(2)]
+    return (c + sum(x * y for x, y in pairs)) & 0xFFFFFFFF
+
+
+@pytest.mark.slow
+def test_dot_products_match_the_reference_on_the_host(tmp_path: Path):
+    compiler = require_tool("g++")
+    (tmp_path / HEADER).write_text(_rendered(), encoding="utf-8")
+    names = sorted(DOT_PRODUCTS)
+    calls = "\n".join(
+        f'    std::printf("%x %x ", (unsigned){name}((int)a, (int)b, (int)c), {name}(a, b, c));'
+        for name in names)
+    (tmp_path / "dot.cpp").write_text(f"""\
+#define ROCMIGRATE_SIMD_FN static inline
+#include "{HEADER}"
+#include <cstdio>
+int main() {{
+  unsigned int a, b, c;
+  while (std::scanf("%x %x %x", &a, &b, &c) == 3) {{
+{calls}
+    std::printf("\\n");
+  }}
+  return 0;
+}}
+""", encoding="utf-8")
+    built = subprocess.run([compiler, "-std=c++11", "-O1", "-Wall", "-Werror", "-I", str(tmp_path),
+                            str(tmp_path / "dot.cpp"), "-o", str(tmp_path / "dot")],
+                           capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stderr[-3000:]
+    generator = random.Random(61)
+    cases = [(a, b, c) for a, b in _inputs()[:600] for c in (0, 0x7FFFFFFF)]
+    cases += [(generator.getrandbits(32), generator.getrandbits(32), generator.getrandbits(32))
+              for _ in range(2000)]
+    ran = subprocess.run([str(tmp_path / "dot")], capture_output=True, text=True, timeout=120,
+                         input="".join(f"{a:x} {b:x} {c:x}\n" for a, b, c in cases))
+    assert ran.returncode == 0, ran.stderr
+    lines = ran.stdout.splitlines()
+    assert len(lines) == len(cases)
+    for (a, b, c), line in zip(cases, lines):
+        got = [int(word, 16) for word in line.split()]
+        want = [value for name in names for value in (_dot_reference(name, a, b, c, True),
+                                                       _dot_reference(name, a, b, c, False))]
+        assert got == want, (hex(a), hex(b), hex(c), [hex(v) for v in got], [hex(v) for v in want])

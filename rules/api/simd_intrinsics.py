@@ -1,4 +1,5 @@
-"""SIM001/SIM002: CUDA's SIMD video intrinsics, which HIP lacks -> rocmigrate_simd.h."""
+"""SIM001/SIM002: CUDA's SIMD video intrinsics and integer dot products, which HIP lacks ->
+rocmigrate_simd.h."""
 
 from __future__ import annotations
 
@@ -41,13 +42,16 @@ def _declared(ctx: RuleContext, start: int, end: int) -> bool:
 
 class SimdIntrinsics(Rule):
     """Include rocmigrate's definitions of CUDA's SIMD video intrinsics (``__vadd2``,
-    ``__vmaxs4``, ``__vcmpgtu4``, ``__vsads2``...), which HIP lacks.
+    ``__vmaxs4``, ``__vcmpgtu4``, ``__vsads2``...) and integer dot products (``__dp4a``,
+    ``__dp2a_lo``, ``__dp2a_hi``), which HIP lacks.
 
     ## What it does
     Finds the 82 SIMD intrinsics of CUDA's Math API (``rules/api/simd.tsv``): per-halfword
     (``__v<op>2``) and per-byte (``__v<op>4``) addition, subtraction, average, absolute value and
     difference, minimum, maximum, negation, comparisons and sums of absolute differences, signed,
-    unsigned and saturating. Where a file uses one as code (a call, a macro body, a function
+    unsigned and saturating; and the integer dot products of ``sm_61_intrinsics.h``
+    (``__dp4a`` on four bytes, ``__dp2a_lo``/``__dp2a_hi`` on two halfwords and two bytes, in
+    their int, unsigned and vector forms). Where a file uses one as code (a call, a macro body, a function
     pointer), the engine includes ``rocmigrate_simd.h``, which the run writes beside the output:
     it defines each of them under its CUDA name, in plain C++ from CUDA's documented semantics,
     so the call is kept as it is. A file that declares one of them itself (CUDA's own headers,
@@ -95,7 +99,8 @@ class SimdIntrinsics(Rule):
     fix = "sometimes"
 
     def check(self, ctx: RuleContext):
-        if b"__v" not in ctx.data or "rocmigrate_simd.h" in support.referenced(ctx.data):
+        if (b"__v" not in ctx.data and b"__dp" not in ctx.data) or (
+                "rocmigrate_simd.h" in support.referenced(ctx.data)):
             return
         found = list(find_name(ctx, intrinsics(ctx.tables.api_dir)))
         declared = sorted({name.decode() for name, start, end in found
@@ -114,6 +119,8 @@ class SimdIntrinsics(Rule):
                                  library="device", symbol=intrinsic)
                 continue
             fix = Fix("include rocmigrate_simd.h", (), includes=(SUPPORT_HEADER,))
-            yield Diagnostic("SIM001", f"{intrinsic}: HIP has no SIMD video intrinsics; "
+            kind = "integer dot products" if intrinsic.startswith("__dp") else \
+                "SIMD video intrinsics"
+            yield Diagnostic("SIM001", f"{intrinsic}: HIP has no {kind}; "
                              "rocmigrate_simd.h defines it with CUDA's semantics", start, end,
                              fix, library="device", symbol=intrinsic, severity="info")
