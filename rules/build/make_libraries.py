@@ -86,6 +86,10 @@ class MakeLibraries(Rule):
         roc = ctx.settings.roc
         seen: set[int] = set()
         for words in view(ctx).texts:
+            # the libraries this word list links already: -lcuda -lcudart both become
+            # -lamdhip64, which is then linked once
+            linked = {found.group(1).decode() for word in words
+                      for found in _LINK.finditer(word.text)}
             for word in words:
                 for found in _LINK.finditer(word.text):
                     start, end = word.start + found.start(), word.start + found.end()
@@ -95,6 +99,16 @@ class MakeLibraries(Rule):
                         continue
                     library = library_at(library, ctx.settings.rocm, roc)
                     seen.add(start)
+                    if library.mapped and library.link and library.link != name and (
+                            library.link in linked) and not (
+                            library.added is not None and ctx.settings.rocm < library.added):
+                        yield Diagnostic("MKF006", f"-l{name} removed: -l{library.link} is "
+                                         "linked already", start, end,
+                                         Fix(f"-l{name} for HIP", (removal(ctx.data, start,
+                                                                           end),)),
+                                         library=name, symbol=name, severity="info")
+                        continue
+                    linked.add(library.link)
                     yield from _diagnose(ctx, library, name, start, end)
         yield from _library_variables(ctx, seen)
 
