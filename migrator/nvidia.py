@@ -113,7 +113,8 @@ def nvidia_headers(tables: ApiTables, search: list[Path] | None = None) -> dict[
             continue
         wrappers.setdefault(hip, (entry.cuda_header.replace("/*", "/cub.cuh"),))
     for low in tables.lowerings.values():  # the older HIP headers lowered code includes
-        if low.kind == "header":
+        if low.kind == "header" and not low.replacement.startswith('"'):
+            # (a quoted support header is written beside the output and serves nvcc itself)
             wrappers.setdefault(low.replacement, (low.cuda,))
     # HIP's runtime header also declares the driver API (hipDeviceptr_t is CUdeviceptr, from
     # cuda.h): code converted from `#include <cuda.h>` includes only hip/hip_runtime.h
