@@ -7,6 +7,7 @@ import re
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
 from migrator.semantic.constants import integer_literal
+from migrator.semantic.scopes import blocks
 
 from ..markers import unproven_fix
 from .common import (SYNC_MASK_BUILTINS, all_ones, builtin_names, call_arguments, marker_site,
@@ -167,10 +168,10 @@ def _widened_constant(ctx: RuleContext, name: str, before: int,
         return None
     found = declarations[-1]  # the nearest: its block holds the use
     if found.re is parameter:  # a default argument: the function's body is its block
-        body = data.find(b"{", found.end(), before)
-        scope = _block_end(data, body + 1) if body >= 0 else -1
+        body = ctx.code.find(b"{", found.end(), before)
+        scope = _block_end(ctx, body + 1) if body >= 0 else -1
     else:
-        scope = _block_end(data, found.end())
+        scope = _block_end(ctx, found.end())
     if scope <= before:
         return None
     literal = integer_literal(found.group("value").decode("utf-8", "replace"))
@@ -187,19 +188,11 @@ def _widened_constant(ctx: RuleContext, name: str, before: int,
                                  Edit(found.start("value"), found.end("value"), wide))
 
 
-def _block_end(data: bytes, at: int) -> int:
-    """Where the block holding ``at`` ends (its closing brace; the file's end at file scope).
-    Braces in comments and strings are counted too: a wrong end only loses a fix."""
-    depth = 0
-    for index in range(at, len(data)):
-        char = data[index]
-        if char == 0x7B:  # {
-            depth += 1
-        elif char == 0x7D:  # }
-            depth -= 1
-            if depth < 0:
-                return index
-    return len(data)
+def _block_end(ctx: RuleContext, at: int) -> int:
+    """Where the innermost block holding ``at`` ends (its closing brace; the file's end at file
+    scope), from the shared reading of the file's blocks."""
+    holding = [block for block in blocks(ctx) if block.contains(at)]
+    return max(holding, key=lambda block: block.open).close if holding else len(ctx.data)
 
 
 def _only_masks(ctx: RuleContext, name: str, after: int, until: int | None = None) -> bool:
