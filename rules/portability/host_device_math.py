@@ -7,7 +7,7 @@ import re
 
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Marker, Rule, RuleContext
-from migrator.semantic.calls import arguments, close_of
+from migrator.semantic.calls import LexicalCall, lexical_call
 from migrator.semantic.scopes import blocks, function_at
 
 from ..markers import marker_fix
@@ -171,15 +171,13 @@ def _rewrite(ctx: RuleContext, name: str, name_end: int) -> tuple[int, bytes] | 
     """Where the call of ``name`` ends and its host replacement, when it has one and the call
     has the arguments it takes (none inside a macro body)."""
     template = _REWRITES.get(name)
-    spans = arguments(ctx, name_end) if template is not None else None
-    if not spans or len(spans) != template.count("{") or ctx.in_directive(name_end):
-        return None
-    close = close_of(ctx, ctx.code.index(b"(", name_end))
-    if close is None:
+    call = lexical_call(ctx, name_end - len(name), name_end) if template is not None else None
+    if not isinstance(call, LexicalCall) or len(call.arguments) != template.count("{") or (
+            ctx.in_directive(name_end)):
         return None
     args = [ctx.data[begin:end] if _SIMPLE.fullmatch(ctx.code, begin, end)
-            else b"(" + ctx.data[begin:end] + b")" for begin, end in spans]
-    return close + 1, template.format(*(arg.decode("utf-8", "surrogateescape")
+            else b"(" + ctx.data[begin:end] + b")" for begin, end in call.arguments]
+    return call.close + 1, template.format(*(arg.decode("utf-8", "surrogateescape")
                                         for arg in args)).encode("utf-8", "surrogateescape")
 
 
