@@ -3,44 +3,19 @@ rocmigrate_simd.h."""
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
-from migrator import support
-from migrator.diagnostics import Diagnostic, Fix
-from migrator.rule import Marker, Rule, RuleContext
-from migrator.semantic.calls import (WORD_BYTES, arguments, code_end_before, find_name,
-                                    lexical_call)
+from .support_functions import SupportFunctions, table_names
 
-from ..markers import marker_fix
-
-SUPPORT_HEADER = '"rocmigrate_simd.h"'  # templates/support/rocmigrate_simd.h.j2
 TABLE = "simd.tsv"  # the intrinsics, in the API tables' folder (API001 leaves them alone)
 
 
-@functools.lru_cache(maxsize=4)
 def intrinsics(api_dir: Path) -> frozenset[bytes]:
-    """The names rocmigrate_simd.h defines: the rows of ``simd.tsv`` (none where a rules
-    directory has no such table)."""
-    path = api_dir / TABLE
-    if not path.is_file():
-        return frozenset()
-    lines = [line for line in path.read_text(encoding="utf-8").split("\n")
-             if line.strip() and not line.startswith("#")]
-    return frozenset(line.split("\t", 1)[0].encode() for line in lines[1:])
+    """The names rocmigrate_simd.h defines: the rows of ``simd.tsv``."""
+    return table_names(api_dir, TABLE)
 
 
-def _declared(ctx: RuleContext, start: int, end: int) -> bool:
-    """Is the name at [start, end) declared here: a name with a parameter list after it and a
-    type before it (``unsigned int __vadd2(unsigned int a, unsigned int b)``; a `*` or `&`
-    before it is an operator, as in ``x & __vadd2(y, z)``: these functions return a value)?"""
-    if arguments(ctx, end) is None or lexical_call(ctx, start, end) is not None:
-        return False
-    before = code_end_before(ctx, start)
-    return before > 0 and ctx.code[before - 1] in WORD_BYTES
-
-
-class SimdIntrinsics(Rule):
+class SimdIntrinsics(SupportFunctions):
     """Include rocmigrate's definitions of CUDA's SIMD video intrinsics (``__vadd2``,
     ``__vmaxs4``, ``__vcmpgtu4``, ``__vsads2``...) and integer dot products (``__dp4a``,
     ``__dp2a_lo``, ``__dp2a_hi``), which HIP lacks.
@@ -91,36 +66,14 @@ class SimdIntrinsics(Rule):
 
     code = "SIM001"
     extra_codes = ("SIM002",)
-    category = "conversion"
     attention_codes = ("SIM002",)
     name = "simd-intrinsic"
     summary = "CUDA SIMD video intrinsic HIP lacks"
-    family = "api"
-    fix = "sometimes"
+    table = TABLE
+    header = "rocmigrate_simd.h"  # templates/support/rocmigrate_simd.h.j2
+    missing_code = "SIM002"
+    quick = (b"__v", b"__dp")
 
-    def check(self, ctx: RuleContext):
-        if (b"__v" not in ctx.data and b"__dp" not in ctx.data) or (
-                "rocmigrate_simd.h" in support.referenced(ctx.data)):
-            return
-        found = list(find_name(ctx, intrinsics(ctx.tables.api_dir)))
-        declared = sorted({name.decode() for name, start, end in found
-                           if _declared(ctx, start, end)})
-        for name, start, end in found:
-            intrinsic = name.decode()
-            if intrinsic in declared:
-                continue
-            if declared:
-                shown = ", ".join(declared[:3]) + (f" and {len(declared) - 3} more"
-                                                   if len(declared) > 3 else "")
-                text = (f"{intrinsic} has no HIP counterpart; rocmigrate_simd.h defines it but is "
-                        f"not included: this file declares {shown} itself")
-                yield Diagnostic("SIM002", text, start, end,
-                                 marker_fix(ctx, start, Marker("SIM002", text)),
-                                 library="device", symbol=intrinsic)
-                continue
-            fix = Fix("include rocmigrate_simd.h", (), includes=(SUPPORT_HEADER,))
-            kind = "integer dot products" if intrinsic.startswith("__dp") else \
-                "SIMD video intrinsics"
-            yield Diagnostic("SIM001", f"{intrinsic}: HIP has no {kind}; "
-                             "rocmigrate_simd.h defines it with CUDA's semantics", start, end,
-                             fix, library="device", symbol=intrinsic, severity="info")
+    def describe(self, name: str) -> str:
+        kind = "integer dot products" if name.startswith("__dp") else "SIMD video intrinsics"
+        return f"{name}: HIP has no {kind}; rocmigrate_simd.h defines it with CUDA's semantics"
