@@ -5,7 +5,9 @@ from __future__ import annotations
 import functools
 import re
 
-from migrator.diagnostics import Diagnostic
+from migrator import support
+from migrator.diagnostics import Diagnostic, Fix
+from migrator.parsing.includes import LINE_INCLUDE
 from migrator.rule import Marker, Rule, RuleContext
 from migrator.semantic.calls import WORD_BYTES
 from migrator.semantic.scopes import name_matches
@@ -22,6 +24,13 @@ _FACTORIES = rb"this_thread_block|this_grid|tiled_partition|coalesced_threads|th
 _GROUP_TYPE_NAMES = tuple(re.match(rb"\w+", name).group() for name in _GROUP_TYPES.split(b"|"))
 _FACTORY_NAMES = tuple(_FACTORIES.split(b"|"))
 _ALIAS = re.compile(rb"namespace\s+([A-Za-z_]\w*)\s*=\s*(?:::)?cooperative_groups\s*;")
+# what the support header rocmigrate_cg_reduce.h defines (templates/support), which HDR001
+# includes for cooperative_groups/reduce.h and scan.h (rules/api/headers.tsv): not missing in a
+# file that includes one of those (or the support header itself)
+SUPPORT_HEADER = "rocmigrate_cg_reduce.h"
+PROVIDED = frozenset({"reduce", "inclusive_scan", "exclusive_scan"})
+ORDER_CAVEAT = ("the reduction order may differ from CUDA's, so floating-point results may "
+                "differ in the last bits")
 
 
 @functools.lru_cache(maxsize=8)
@@ -29,6 +38,19 @@ def _missing(rocm: tuple[int, int, int]) -> tuple[frozenset[str], frozenset[str]
     rows = [row for row in table("cooperative_groups.tsv") if not has(row, rocm)]
     return (frozenset(r["name"] for r in rows if r["kind"] == "member"),
             frozenset(r["name"] for r in rows if r["kind"] == "free"))
+
+
+def _includes_support(ctx: RuleContext) -> bool:
+    """Does the file include a CUDA header that becomes rocmigrate_cg_reduce.h?"""
+    if b"cooperative_groups/" not in ctx.data:
+        return False
+    headers = ctx.tables.headers
+    for match in LINE_INCLUDE.finditer(ctx.data):
+        entry = headers.get(match.group(2).decode("utf-8", "replace").strip())
+        if entry is not None and entry.hip_header == f'"{SUPPORT_HEADER}"' \
+                and ctx.literals.covering(match.start()) in ("include", None):
+            return True
+    return False
 
 
 class CooperativeGroupsMembers(Rule):
@@ -46,11 +68,23 @@ class CooperativeGroupsMembers(Rule):
     ``scripts/gen_hip_declared.py`` from CUDA 13's and HIP 5.2.3/6.4.3's headers (HIP 6.4 added
     ``meta_group_rank``/``meta_group_size`` and the tile votes; neither has CUDA 12's
     ``num_threads``/``block_rank``/``num_blocks`` spellings, ``reduce`` or the scans).
+    In a file that includes ``cooperative_groups/reduce.h`` or ``scan.h``, ``cg::reduce``,
+    ``cg::inclusive_scan`` and ``cg::exclusive_scan`` are not marked: HDR001 rewrites those
+    includes to rocmigrate's support header ``"rocmigrate_cg_reduce.h"``, which defines them
+    (with ``cg::plus``, ``less``, ``greater``, ``bit_and``, ``bit_or``, ``bit_xor``) on the
+    group's own shuffles, for a ``thread_block_tile<N>`` of any size up to the wavefront (64
+    on CDNA) and for a ``coalesced_group``; CGM002 reports each use (an info finding, listed
+    in the summary) with the warning that the reduction order may differ from CUDA's, so
+    floating-point results may differ in the last bits. ``cg::reduce`` in a file without
+    those includes is still marked (CUDA needs the include: it may come from a header).
 
     ## Why is this bad on AMD
     HIP's cooperative groups are a subset of CUDA's: a member HIP lacks is a compile error
     (``no member named 'num_threads' in 'cooperative_groups::thread_block'``), and
-    ``cooperative_groups/reduce.h`` has no HIP header at all (HDR002 marks the include).
+    ``cooperative_groups/reduce.h`` has no HIP header at all. rocmigrate_cg_reduce.h's
+    reductions combine values in the shuffle order of one wavefront: a tile's butterfly of
+    ``shfl_xor`` and a scan's ``shfl_up`` steps are CUDA's own within one 32-lane warp, but a
+    64-lane wavefront adds a step, so a float sum may differ from CUDA's in the last bits.
 
     ## Example
     ```cpp
@@ -64,19 +98,24 @@ class CooperativeGroupsMembers(Rule):
     int warp = threadIdx.x / 32;                                // what meta_group_rank() is
     float s = v;                                                // a shuffle loop over the tile
     for (int o = tile.size() / 2; o > 0; o /= 2) s += tile.shfl_down(s, o);
+    #include "rocmigrate_cg_reduce.h"  // for <cooperative_groups/reduce.h>: cg::reduce as is
     ```
 
     ## Fix safety
-    No fix, a marker: most have a HIP spelling (``size()`` for ``num_threads()``,
+    CGM001 has no fix, a marker: most have a HIP spelling (``size()`` for ``num_threads()``,
     ``group_index()`` for ``block_index()``), but which one applies, and a reduction's
-    replacement, depend on the group's shape.
+    replacement, depend on the group's shape. ``cg::reduce`` and the scans from
+    rocmigrate_cg_reduce.h (CGM002) give CUDA's results for integers and for ``cg::less`` /
+    ``cg::greater`` of values that are not NaN; a floating-point sum may differ from CUDA's in
+    the last bits, as any change of summation order does.
     """
 
     code = "CGM001"
+    extra_codes = ("CGM002",)
     name = "cooperative-groups-member"
     summary = "cooperative-groups member or function the target's HIP lacks"
     family = "portability"
-    fix = "never"
+    fix = "sometimes"  # CGM002: the support header's include
     attention_codes = ("CGM001",)
 
     def check(self, ctx: RuleContext):
@@ -84,6 +123,11 @@ class CooperativeGroupsMembers(Rule):
         if b"cooperative_groups" not in data:
             return
         members, free = _missing(ctx.settings.rocm)
+        provided = frozenset()
+        if SUPPORT_HEADER in support.referenced(data):  # converted already: nothing to say
+            free = free - PROVIDED
+        elif _includes_support(ctx):
+            provided = PROVIDED & free
         if not any(name.encode() in data for name in members | free):
             return  # (each finding is one of these names: substring tests are quick)
         code = ctx.code
@@ -115,6 +159,13 @@ class CooperativeGroupsMembers(Rule):
         rocm = format_version(ctx.settings.rocm)
         for start, end, name, kind in sorted(found):
             if ctx.in_directive(start):
+                continue
+            if kind == "free" and name in provided:
+                fix = Fix(f"cg::{name} from {SUPPORT_HEADER}: {ORDER_CAVEAT}", (),
+                          includes=(f'"{SUPPORT_HEADER}"',))
+                yield Diagnostic("CGM002", f"cooperative_groups::{name} comes from rocmigrate's "
+                                 f"{SUPPORT_HEADER}: {ORDER_CAVEAT}", start, end, fix,
+                                 library="device", symbol=name, severity="info")
                 continue
             text = (f"HIP's cooperative groups have no {name}" + ("()" if kind == "member" else "")
                     + f" in ROCm {rocm}: rewrite it with what the group offers (size(), "
