@@ -230,7 +230,7 @@ def test_spot_checks():
     headers = {r["cuda_header"]: r for r in _table(API_DIR / "headers.tsv")[1]}
     assert headers["cuda_runtime.h"]["hip_header"] == "hip/hip_runtime.h"
     assert headers["device_launch_parameters.h"]["hip_header"] == ""
-    assert headers["mma.h"]["hip_header"] == "-"
+    assert headers["mma.h"]["hip_header"] == "rocwmma/rocwmma.hpp"
     rewrites = {(r["cuda"], r["action"]): r for r in _table(API_DIR / "argument_rewrites.tsv")[1]}
     assert rewrites[("cudaMemcpyFromSymbol", "wrap_symbol")]["arg"] == "1"
     assert rewrites[("cudaLaunchKernel", "cast")]["value"] == "reinterpret_cast<const void*>"

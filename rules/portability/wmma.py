@@ -1,0 +1,423 @@
+"""WMM001-WMM003: CUDA's warp matrix functions (``<mma.h>``, ``nvcuda::wmma``) -> rocWMMA
+(``rocwmma::``) where the target has it and CDNA has the fragment's block."""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+from migrator.diagnostics import Diagnostic, Edit, Fix
+from migrator.parsing.includes import LINE_INCLUDE
+from migrator.rule import Marker, Rule, RuleContext
+from migrator.semantic.calls import WORD_BYTES, arguments
+from migrator.semantic.constants import constant_value
+from migrator.versions import DEFAULT_OFFLOAD_ARCHS, format_version
+
+from ..markers import marker_fix
+from ._tables import table
+
+CUDA_HEADER = "mma.h"
+HIP_NAMESPACE = b"rocwmma"
+# ``nvcuda::wmma``, with or without a leading ``::``
+_NVCUDA_WMMA = re.compile(rb"(?:::[ \t]*)?\bnvcuda\s*::\s*wmma\b")
+_USING_NVCUDA = re.compile(rb"\busing\s+namespace\s+(?:::\s*)?nvcuda\s*;")
+_USING_WMMA = re.compile(rb"\busing\s+namespace\s+(?:(?:::\s*)?nvcuda\s*::\s*)?wmma\s*;")
+# ``wmma::`` as a qualifier (what precedes it is tested: no word, ``::``, ``.`` or ``->``)
+_WMMA_QUALIFIER = re.compile(rb"\bwmma\s*::\s*(\w+)")
+# the file's own namespace or alias named wmma: its ``wmma::`` is not nvcuda's
+_OWN_WMMA = re.compile(rb"\bnamespace\s+wmma\s*[={]")
+_FRAGMENT = re.compile(rb"\bfragment\s*<")
+_QUALIFIED_BEFORE = re.compile(rb"(?:(?:::\s*)?nvcuda\s*::\s*)?wmma\s*::\s*\Z")
+_DECLARATOR = re.compile(rb"\s*(?:&&?|\*|\bconst\b|\s)*\s*([A-Za-z_]\w*)")
+_NEXT_DECLARATOR = re.compile(rb"\s*(?:\[[^\];]*\]\s*)*(?:=[^,;(){}]*)?,\s*(?:&|\*)?\s*"
+                              rb"([A-Za-z_]\w*)")
+_ELEMENTS = re.compile(rb"\s*\.\s*(x\b|num_elements\b)")
+_FILL = re.compile(rb"\bfill_fragment\s*(?=\()")
+# rocWMMA's names for those of nvcuda::wmma (the same spelling, rocwmma/rocwmma.hpp)
+_API = frozenset({"fragment", "matrix_a", "matrix_b", "accumulator", "row_major", "col_major",
+                  "mem_row_major", "mem_col_major", "layout_t", "fill_fragment",
+                  "load_matrix_sync", "store_matrix_sync", "mma_sync"})
+# CUDA's fragment element types as wmma.tsv names them (half is HIP's __half, rocWMMA's
+# hfloat16_t)
+_ELEMENT_KINDS = {"half": "f16", "__half": "f16", "float": "f32", "double": "f64",
+                  "signed char": "i8", "int": "i32"}
+# CUDA's element types rocWMMA has no fragment for on CDNA, and what to do instead
+_BF16 = ("rocWMMA's bf16 fragments hold rocwmma::bfloat16_t (hip_bfloat16), not __hip_bfloat16: "
+         "declare them with rocwmma::bfloat16_t and pass the data as hip_bfloat16 (the same bits)")
+_LACKING_TYPES = {
+    "__nv_bfloat16": _BF16, "nv_bfloat16": _BF16,
+    "precision::tf32": "rocWMMA's xfloat32_t fragments exist on gfx942 only: use float "
+                       "fragments (16x16x4 or 32x32x2: FP32 products) or half ones",
+    "experimental::precision::u4": "CDNA has no 4-bit MFMA: widen the data to signed char "
+                                   "(int8 fragments)",
+    "experimental::precision::s4": "CDNA has no 4-bit MFMA: widen the data to signed char "
+                                   "(int8 fragments)",
+    "experimental::precision::b1": "CDNA has no 1-bit MFMA: compute the products with "
+                                   "__popc/__popcll over the packed words",
+    "unsigned char": "CDNA's int8 MFMA is signed only: use signed char fragments where the "
+                     "values fit, else half ones",
+}
+_USES = {"matrix_a": "input", "matrix_b": "input", "accumulator": "accumulator"}
+_USE_NAMES = {"input": "matrix_a/matrix_b fragments", "accumulator": "accumulators"}
+
+
+@dataclass(frozen=True)
+class _Fragment:
+    """A ``wmma::fragment<...>`` type as written: the span of its qualifier and template
+    arguments, the variables it declares, and why rocWMMA lacks it ("" where it has it or
+    cannot tell)."""
+
+    start: int
+    end: int
+    element: str
+    names: tuple[bytes, ...]
+    lacking: str
+
+
+@functools.lru_cache(maxsize=1)
+def _blocks() -> tuple[dict[str, str], ...]:
+    return table("wmma.tsv")
+
+
+def _shape_lacking(ctx: RuleContext, use: str, m: int, n: int, k: int, kind: str,
+                   element: str) -> str:
+    """Why rocWMMA lacks an ``m``x``n``x``k`` fragment of ``kind`` for ``use`` (input or
+    accumulator) on the target's CDNA architectures; "" where every one of them has it."""
+    known = {arch for row in _blocks() for arch in row["archs"].split(",")}
+    archs = [arch.partition(":")[0] for arch in ctx.settings.offload_archs]
+    archs = [arch for arch in archs if arch in known] or list(DEFAULT_OFFLOAD_ARCHS)
+    rows = [row for row in _blocks() if row[use] == kind]
+    missing = [arch for arch in archs if not any(
+        arch in row["archs"].split(",") and int(row["block"]) == m == n
+        and (use == "accumulator" or (k >= int(row["k"]) and k % int(row["k"]) == 0))
+        for row in rows)]
+    if not missing:
+        return ""
+    blocks = sorted({(int(row["block"]), int(row["k"])) for row in rows
+                     if all(arch in row["archs"].split(",") for arch in missing)})
+    offered = ", ".join(f"{b}x{b}xK (K a multiple of {step})" for b, step in blocks)
+    return (f"rocWMMA has no {m}x{n}x{k} {element} fragment on {', '.join(missing)}"
+            + (" (CDNA's blocks are square)" if m != n else "")
+            + (f": retile to {offered}" if offered else f": it has no {element} {_USE_NAMES[use]}"))
+
+
+def _template_end(code: bytes, open_angle: int) -> int | None:
+    """The offset after the ``>`` that closes the template argument list at ``open_angle``."""
+    depth = 0
+    for pos in range(open_angle, min(len(code), open_angle + 2000)):
+        char = code[pos]
+        if char in b"<(":
+            depth += 1
+        elif char in b">)":
+            depth -= 1
+            if depth == 0:
+                return pos + 1
+        elif char in b";{}":
+            return None
+    return None
+
+
+def _split_arguments(text: bytes) -> list[bytes]:
+    parts, depth, begin = [], 0, 0
+    for pos, char in enumerate(text):
+        if char in b"<([":
+            depth += 1
+        elif char in b">)]":
+            depth -= 1
+        elif char == ord(",") and depth == 0:
+            parts.append(text[begin:pos].strip())
+            begin = pos + 1
+    parts.append(text[begin:].strip())
+    return parts
+
+
+def _unqualified(text: bytes) -> str:
+    """A template argument as the table reads it: blanks collapsed, the ``nvcuda::wmma::`` or
+    ``wmma::`` qualifier dropped."""
+    words = b" ".join(text.split())
+    words = re.sub(rb"^(?:::\s*)?(?:nvcuda\s*::\s*)?wmma\s*::\s*", b"", words)
+    return re.sub(rb"\s*::\s*", b"::", words).decode("utf-8", "replace")
+
+
+def _fragments(ctx: RuleContext, unqualified: bool) -> list[_Fragment]:
+    """The file's ``nvcuda::wmma`` fragment types (unqualified ones where ``unqualified``: the
+    file has ``using namespace nvcuda::wmma``)."""
+    code = ctx.code
+    found = []
+    for match in _FRAGMENT.finditer(code):
+        start = match.start()
+        if start and code[start - 1] in WORD_BYTES:
+            continue
+        before = _QUALIFIED_BEFORE.search(code, max(0, start - 64), start)
+        if before is None and (not unqualified or code[start - 2:start] == b"::"
+                               or code[start - 1:start] == b"."):
+            continue
+        end = _template_end(code, match.end() - 1)
+        if end is None:
+            continue
+        parts = _split_arguments(code[match.end():end - 1])
+        if len(parts) not in (5, 6):
+            continue
+        names = []
+        declarator = _DECLARATOR.match(code, end)
+        if declarator and declarator.group(1) not in (b"operator",):
+            names.append(declarator.group(1))
+            pos = declarator.end()
+            while (more := _NEXT_DECLARATOR.match(code, pos)) is not None:
+                names.append(more.group(1))
+                pos = more.end()
+        use, element = _unqualified(parts[0]), _unqualified(parts[4])
+        lacking = _LACKING_TYPES.get(element, "")
+        if lacking:
+            lacking = f"rocWMMA has no {element} fragment: {lacking}"
+        elif use in _USES and element in _ELEMENT_KINDS:
+            m, n, k = (constant_value(ctx, part.decode("utf-8", "replace")) for part in parts[1:4])
+            if None not in (m, n, k):
+                lacking = _shape_lacking(ctx, _USES[use], m, n, k, _ELEMENT_KINDS[element], element)
+        found.append(_Fragment(before.start() if before else start, end, element,
+                               tuple(names), lacking))
+    return found
+
+
+def _includes_mma(ctx: RuleContext) -> bool:
+    return any(match.group(2).strip() == CUDA_HEADER.encode()
+               and ctx.literals.covering(match.start()) in ("include", None)
+               for match in LINE_INCLUDE.finditer(ctx.data))
+
+
+def _plain_literal_of(value: bytes, element: str) -> bool:
+    """Is ``value`` a literal of type ``element`` (``0.0f`` of float, ``0`` of int): one that
+    rocWMMA's fill_fragment deduces as the fragment's own type?"""
+    if element == "float":
+        return re.fullmatch(rb"[-+]?(?:\d+\.\d*|\.\d+|\d+(?=[eE]))(?:[eE][-+]?\d+)?[fF]", value) is not None
+    if element == "double":
+        return re.fullmatch(rb"[-+]?(?:\d+\.\d*|\.\d+|\d+(?=[eE]))(?:[eE][-+]?\d+)?", value) is not None
+    if element == "int":
+        return re.fullmatch(rb"[-+]?(?:0[xX][0-9a-fA-F]+|\d+)", value) is not None
+    return False
+
+
+class Wmma(Rule):
+    """Port CUDA's warp matrix functions (``<mma.h>``, ``nvcuda::wmma``) to rocWMMA.
+
+    ## What it does
+    Where the target has rocWMMA (ROCm 6.4: rocWMMA 1.6, the release of the HIP 6.4.3 headers
+    rocmigrate checks against; ``mma.h``'s row of ``rules/api/headers.tsv`` dates it), HDR001
+    turns ``#include <mma.h>`` into ``#include <rocwmma/rocwmma.hpp>`` and WMM001 writes
+    ``nvcuda::wmma`` as ``rocwmma``, ``wmma::`` (after ``using namespace nvcuda;``) as
+    ``rocwmma::``, and ``using namespace nvcuda;`` as ``namespace wmma = rocwmma;`` (so a file
+    that includes it keeps compiling). rocWMMA keeps CUDA's names (``fragment``, ``matrix_a``,
+    ``matrix_b``, ``accumulator``, ``row_major``, ``col_major``, ``mem_row_major``,
+    ``mem_col_major``, ``fill_fragment``, ``load_matrix_sync``, ``store_matrix_sync``,
+    ``mma_sync``) and takes ``half`` (``__half``), ``float``, ``double``, ``signed char`` and
+    ``int`` elements. ``fill_fragment(acc, 0.0f)`` on a ``half`` fragment gets its value cast
+    to the fragment's type: rocWMMA deduces the type from both arguments, CUDA from the
+    fragment only.
+    WMM002 marks what rocWMMA lacks, and says what to do: a fragment whose block CDNA's MFMA
+    instructions do not have on the target's architectures (``rules/portability/wmma.tsv``,
+    from rocWMMA's headers: square 16x16 and 32x32 blocks only, so no 32x8x16 or 8x32x16;
+    double 16x16x4, not 8x8x4; int8 16x16x16 on gfx90a but not gfx942, whose K starts at 32),
+    bf16 fragments (rocWMMA's are ``hip_bfloat16``, not ``__hip_bfloat16``), tf32, 4-bit and
+    1-bit fragments, other ``nvcuda::wmma`` names (``__float_to_tf32``, ``bmma_sync``), and,
+    where the target has no rocWMMA (Debian's ROCm 5.2 packages none), the file's WMMA code.
+    Such a fragment is left as written.
+    WMM003 marks code that reads a fragment's elements (``frag.x[i]``, ``frag.num_elements``).
+
+    ## Why is this bad on AMD
+    HIP has no ``<mma.h>``: the file does not compile. rocWMMA is AMD's counterpart for the
+    matrix cores of CDNA (MFMA), with CUDA's fragment API, but not every CUDA shape or type.
+    A fragment belongs to a whole wavefront: 64 lanes on CDNA, where CUDA's belongs to a warp
+    of 32. Each lane holds M*N/64 elements (4 of a 16x16 float accumulator, not 8), in an
+    order of rocWMMA's: code that treats every element alike (scaling an accumulator) stays
+    correct, code that relies on which element a lane holds computes something else. A kernel
+    that gives each warp of 32 threads a tile (``threadIdx.x / 32`` as the warp index, blocks
+    of 32 threads) gives each wavefront two tiles' threads, or leaves half of it idle, which
+    rocWMMA's loads do not allow: WAV001 reports the 32s, the warp index must count
+    wavefronts (``warpSize``).
+
+    ## Example
+    ```cpp
+    #include <mma.h>
+    using namespace nvcuda;
+    __global__ void tile(const half* a, const half* b, float* c) {
+      wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> fa;
+      wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::col_major> fb;
+      wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+      wmma::fill_fragment(acc, 0.0f);
+      wmma::load_matrix_sync(fa, a, 16);
+      wmma::load_matrix_sync(fb, b, 16);
+      wmma::mma_sync(acc, fa, fb, acc);
+      wmma::store_matrix_sync(c, acc, 16, wmma::mem_row_major);
+    }
+    ```
+
+    ## Use instead
+    ```cpp
+    #include <rocwmma/rocwmma.hpp>
+    namespace wmma = rocwmma;
+    __global__ void tile(const half* a, const half* b, float* c) {
+      rocwmma::fragment<rocwmma::matrix_a, 16, 16, 16, half, rocwmma::row_major> fa;
+      rocwmma::fragment<rocwmma::matrix_b, 16, 16, 16, half, rocwmma::col_major> fb;
+      rocwmma::fragment<rocwmma::accumulator, 16, 16, 16, float> acc;
+      rocwmma::fill_fragment(acc, 0.0f);
+      rocwmma::load_matrix_sync(fa, a, 16);
+      rocwmma::load_matrix_sync(fb, b, 16);
+      rocwmma::mma_sync(acc, fa, fb, acc);
+      rocwmma::store_matrix_sync(c, acc, 16, rocwmma::mem_row_major);
+    }
+    ```
+
+    ## Fix safety
+    The renames are safe: rocWMMA's functions load, multiply and store the same tiles, and
+    a block rocWMMA lacks on the target is marked, not converted. The products are summed in
+    the MFMA instructions' order, which may differ from CUDA's tensor cores in the last bits
+    of float results. The wave64 difference is marked where the code reads elements (WMM003),
+    and WAV001 reports 32-lane arithmetic; neither is rewritten: whether a kernel's tiles
+    follow wavefronts is the kernel's design. rocmigrate checks the converted fixtures
+    against the HIP 6.4.3 and rocWMMA 1.6 headers for gfx90a.
+    """
+
+    code = "WMM001"
+    extra_codes = ("WMM002", "WMM003")
+    attention_codes = ("WMM002",)
+    category = "conversion"
+    name = "warp-matrix"
+    summary = "CUDA warp matrix (nvcuda::wmma) code: rocWMMA, or what it lacks"
+    family = "portability"
+    fix = "always"
+
+    def check(self, ctx: RuleContext):
+        data = ctx.data
+        if b"nvcuda" not in data and CUDA_HEADER.encode() not in data:
+            return
+        code = ctx.code
+        includes = _includes_mma(ctx)
+        if not includes and b"nvcuda" not in code:
+            return
+        entry = ctx.tables.headers.get(CUDA_HEADER)
+        since = entry.hip_added if entry is not None else None
+        if since is None or ctx.settings.rocm < since:
+            yield from _without_rocwmma(ctx, since)
+            return
+        using = _USING_NVCUDA.search(code) is not None
+        own = _OWN_WMMA.search(code) is not None
+        fragments = _fragments(ctx, _USING_WMMA.search(code) is not None)
+        left = [(f.start, f.end) for f in fragments if f.lacking]
+
+        def inside_left(offset: int) -> bool:
+            return any(start <= offset < end for start, end in left)
+
+        for fragment in fragments:
+            if fragment.lacking:
+                yield Diagnostic("WMM002", fragment.lacking, fragment.start, fragment.end,
+                                 marker_fix(ctx, fragment.start,
+                                            Marker("WMM002", fragment.lacking)),
+                                 library="device", symbol="fragment")
+        for match in _NVCUDA_WMMA.finditer(code):
+            if not inside_left(match.start()):
+                yield _rename(match.start(), match.end(), "nvcuda::wmma")
+        for match in _USING_NVCUDA.finditer(code):
+            yield Diagnostic("WMM001", "using namespace nvcuda -> namespace wmma = rocwmma",
+                             match.start(), match.end(),
+                             Fix("alias wmma to rocwmma", (Edit(
+                                 match.start(), match.end(), b"namespace wmma = rocwmma;"),)),
+                             library="device", symbol="nvcuda", severity="info")
+        if (using or includes) and not own:
+            for match in _WMMA_QUALIFIER.finditer(code):
+                start = match.start()
+                if start and (code[start - 1] in WORD_BYTES or code[start - 1:start] == b"."
+                              or code[max(0, start - 2):start] in (b"::", b"->")):
+                    continue
+                if inside_left(start):
+                    continue
+                name = match.group(1).decode()
+                if name not in _API:
+                    text = (f"rocWMMA has no counterpart of nvcuda::wmma::{name}: rewrite it "
+                            "with rocwmma:: fragments of half, float, double or signed char")
+                    yield Diagnostic("WMM002", text, start, match.end(1),
+                                     marker_fix(ctx, start, Marker("WMM002", text)),
+                                     library="device", symbol=name)
+                    continue
+                yield _rename(start, start + len(b"wmma"), "wmma")
+        for match in _NVCUDA_WMMA.finditer(code):
+            after = re.compile(rb"\s*::\s*(\w+)").match(code, match.end())
+            if after and after.group(1).decode() not in _API and not inside_left(match.start()):
+                name = after.group(1).decode()
+                text = (f"rocWMMA has no counterpart of nvcuda::wmma::{name}: rewrite it "
+                        "with rocwmma:: fragments of half, float, double or signed char")
+                yield Diagnostic("WMM002", text, after.start(1), after.end(1),
+                                 marker_fix(ctx, match.start(), Marker("WMM002", text)),
+                                 library="device", symbol=name)
+        kept = {name: f.element for f in fragments if not f.lacking for name in f.names}
+        yield from _fill_casts(ctx, kept)
+        yield from _element_reads(ctx, kept)
+
+
+def _rename(start: int, end: int, written: str) -> Diagnostic:
+    return Diagnostic("WMM001", f"{written} -> rocwmma", start, end,
+                      Fix("rocwmma", (Edit(start, end, HIP_NAMESPACE),), keeps_syntax=True),
+                      library="device", symbol=written, severity="info")
+
+
+def _fill_casts(ctx: RuleContext, kept: dict[bytes, str]):
+    """WMM001 for ``fill_fragment(frag, value)`` whose value is not a literal of the fragment's
+    type: cast to it (rocWMMA deduces the element type from the value too)."""
+    code = ctx.code
+    for match in _FILL.finditer(code):
+        spans = arguments(ctx, match.end())
+        if not spans or len(spans) != 2:
+            continue
+        fragment = code[spans[0][0]:spans[0][1]].strip()
+        element = kept.get(fragment)
+        if element is None or not re.fullmatch(r"[A-Za-z_][\w ]*", element):
+            continue
+        begin, end = spans[1]
+        value = ctx.data[begin:end]
+        if _plain_literal_of(value, element) or value.startswith(b"static_cast<"):
+            continue
+        yield Diagnostic("WMM001", f"fill_fragment value -> static_cast<{element}>: rocWMMA "
+                         "deduces the element type from the value too", begin, end,
+                         Fix(f"cast to {element}", (Edit(begin, begin, f"static_cast<{element}>(".encode()),
+                                                    Edit(end, end, b")"))),
+                         library="device", symbol="fill_fragment", severity="info")
+
+
+def _element_reads(ctx: RuleContext, kept: dict[bytes, str]):
+    """WMM003 for reads of a converted fragment's elements (``frag.x[i]``, ``num_elements``),
+    one per line."""
+    if not kept:
+        return
+    code = ctx.code
+    pattern = re.compile(rb"\b(" + b"|".join(re.escape(n) for n in sorted(kept)) + rb")\b")
+    marked_lines = set()
+    for match in pattern.finditer(code):
+        member = _ELEMENTS.match(code, match.end())
+        if member is None or (match.start() and code[match.start() - 1:match.start()] == b"."):
+            continue
+        line = ctx.source.line_start(match.start())
+        if line in marked_lines:
+            continue
+        marked_lines.add(line)
+        text = ("a rocWMMA fragment's elements are spread over a 64-lane wavefront (M*N/64 per "
+                "lane, in rocWMMA's order): code that treats every element alike stays "
+                "correct, code that relies on which element a lane holds does not")
+        yield Diagnostic("WMM003", text, match.start(), member.end(),
+                         marker_fix(ctx, match.start(), Marker("WMM003", text)),
+                         library="device", symbol=member.group(1).decode())
+
+
+def _without_rocwmma(ctx: RuleContext, since):
+    """WMM002 at the file's first ``nvcuda`` where the target has no rocWMMA."""
+    match = re.compile(rb"\bnvcuda\b").search(ctx.code)
+    if match is None:
+        return
+    target = format_version(ctx.settings.rocm)
+    where = f"ROCm {format_version(since)}" if since else "a later ROCm"
+    text = (f"nvcuda::wmma has no HIP counterpart in ROCm {target}: rocWMMA "
+            f"(<rocwmma/rocwmma.hpp>, {where}) has its fragments under rocwmma:: (square "
+            f"16x16 and 32x32 blocks on CDNA): target {where}, or compute the tiles without "
+            "matrix cores")
+    yield Diagnostic("WMM002", text, match.start(), match.end(),
+                     marker_fix(ctx, match.start(), Marker("WMM002", text)),
+                     library="device", symbol="nvcuda")
