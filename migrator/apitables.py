@@ -62,18 +62,24 @@ class ArgumentRewrite:
     value: str
     below: Version | None = None  # applies when the target is older than this (None: every target)
 
-    def applies(self, rocm: Version, arguments: int) -> bool:
-        """Does this change apply to a call with ``arguments`` arguments for the target?"""
+    def applies(self, rocm: Version, arguments: int, attribute: str = "") -> bool:
+        """Does this change apply to a call with ``arguments`` arguments for the target (and,
+        for the attribute actions, whose argument 1 is written ``attribute``)?"""
         if self.below is not None and rocm >= self.below:
+            return False
+        if self.action in ATTRIBUTE_ACTIONS and self.value.split()[0] != attribute:
             return False
         return self.action not in ARITY_ACTIONS or arguments == self.arg
 
 
 REWRITE_ACTIONS = frozenset({"wrap_symbol", "cast", "disambiguate", "append_argument",
                              "append_argument_of", "insert_argument", "remove_argument", "rename",
-                             "mark"})
+                             "mark", "fold_into", "mark_attribute"})
 # actions for the calls with exactly `arg` arguments
-ARITY_ACTIONS = frozenset({"append_argument", "append_argument_of", "rename", "mark"})
+ARITY_ACTIONS = frozenset({"append_argument", "append_argument_of", "rename", "mark", "fold_into",
+                           "mark_attribute"})
+# actions for the calls whose argument 1 is the attribute their value names first
+ATTRIBUTE_ACTIONS = frozenset({"fold_into", "mark_attribute"})
 
 
 @dataclass(frozen=True)
@@ -204,6 +210,20 @@ class ApiTables:
                     self.call_renames.setdefault(entry.hip, rows)
             else:
                 self.argument_rewrites[cuda] = rows
+
+    @functools.cached_property
+    def attribute_calls(self) -> dict[str, frozenset[str]]:
+        """Attribute constant -> the functions (CUDA and HIP names) whose calls with it as
+        argument 1 ARG001 folds or marks (``fold_into``, ``mark_attribute``): API001 leaves
+        it there."""
+        calls: dict[str, set[str]] = {}
+        for cuda, rows in self.argument_rewrites.items():
+            entry = self.names.get(cuda)
+            for row in rows:
+                if row.action in ATTRIBUTE_ACTIONS:
+                    calls.setdefault(row.value.split()[0], set()).update(
+                        {cuda, entry.hip} if entry is not None and entry.hip else {cuda})
+        return {attribute: frozenset(names) for attribute, names in calls.items()}
 
     @functools.cached_property
     def report_only_libraries(self) -> frozenset[str]:

@@ -42,7 +42,9 @@ VERSION = re.compile(r"\d+\.\d+(\.\d+)?")
 VERSION_COLUMNS = ("cuda_added", "cuda_deprecated", "cuda_removed", "hip_added",
                    "hip_deprecated", "hip_removed")
 REWRITE_ACTIONS = {"wrap_symbol", "cast", "append_argument", "append_argument_of",
-                   "insert_argument", "remove_argument", "rename", "mark", "disambiguate"}
+                   "insert_argument", "remove_argument", "rename", "mark", "disambiguate",
+                   "fold_into", "mark_attribute"}
+ATTRIBUTE_ACTIONS = ("fold_into", "mark_attribute")
 
 
 def _lines(path: Path) -> list[str]:
@@ -180,7 +182,8 @@ def test_argument_rewrites_rows():
     names = _names("manual.tsv", *GENERATED)  # (a manual row overrides the generated one)
     seen: set[tuple[str, str, str]] = set()
     for row in rows:
-        key = (row["cuda"], row["arg"], row["action"])
+        key = (row["cuda"], row["arg"], row["action"], row["action"] in ATTRIBUTE_ACTIONS
+               and row["value"].split()[0])  # (one row per attribute)
         assert key not in seen, f"duplicate rewrite {key}"
         seen.add(key)
         assert row["action"] in REWRITE_ACTIONS, row
@@ -190,8 +193,9 @@ def test_argument_rewrites_rows():
         entry = names.get(row["cuda"])
         assert entry is not None and entry["status"] == "supported", row["cuda"]
         # rename and mark call another HIP function or none; disambiguate casts for HIP's extra
-        # overloads of a function whose parameters are CUDA's
-        if row["action"] not in ("rename", "mark", "disambiguate"):
+        # overloads of a function whose parameters are CUDA's; the attribute actions are for
+        # attribute values the HIP function lacks
+        if row["action"] not in ("rename", "mark", "disambiguate", *ATTRIBUTE_ACTIONS):
             assert entry["signature"] == "differs", row["cuda"]
         if row["action"] == "rename":  # ARG001 looks for these calls by their comma
             assert int(row["arg"]) >= 2, row

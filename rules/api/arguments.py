@@ -8,10 +8,11 @@ import os
 import re
 from itertools import chain
 
+from migrator.apitables import ATTRIBUTE_ACTIONS
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Marker, Rule, RuleContext
-from migrator.semantic.calls import find_name, lexical_call
-from migrator.semantic.scopes import function_at
+from migrator.semantic.calls import LexicalCall, find_name, lexical_call
+from migrator.semantic.scopes import blocks, function_at, statement_start
 from migrator.semantic.lookup import value_declaration
 from migrator.semantic.types import normal_type
 
@@ -91,6 +92,12 @@ class ArgumentRewrite(Rule):
     Inside a ``#define`` body the call cannot be rewritten safely: ARG002 reports it and marks
     the site. ARG002 also marks legacy cuBLAS calls (``cublas.h``, no handle: told by their
     arity), which hipBLAS has no counterpart for: its functions of the same names take a handle.
+    cuBLASLt descriptor attributes hipBLASLt takes only at creation
+    (``CUBLASLT_MATMUL_DESC_SCALE_TYPE``, ``..._COMPUTE_TYPE``): a ``SetAttribute`` call that
+    provably follows the ``cublasLtMatmulDescCreate`` of the same descriptor in the same block,
+    with a variable declared before it and not used between, has its value passed as the
+    creation's ``scaleType`` / ``computeType`` and is dropped; otherwise, and where code reads
+    them back, ARG002 marks the call with what to do.
 
     ## Why is this bad on AMD
     On AMD, HIP's symbol APIs take the symbol's address (``HIP_SYMBOL``), and the function
@@ -111,7 +118,7 @@ class ArgumentRewrite(Rule):
 
     ## Fix safety
     Safe: each rewrite is the documented HIP calling convention for that function. Calls inside
-    macros, and legacy cuBLAS calls, are reported only.
+    macros, legacy cuBLAS calls and attribute calls not provably folded are reported only.
     """
 
     code = "ARG001"
@@ -144,7 +151,7 @@ class ArgumentRewrite(Rule):
             call = lexical_call(ctx, start, end)
             if call == "macro":
                 # (the calls of one arity ARG001 cannot tell here are API001's renames)
-                shown = [r for r in rewrites if r.action != "mark"
+                shown = [r for r in rewrites if r.action not in ("mark", *ATTRIBUTE_ACTIONS)
                          and (r.below is None or rocm < r.below)]
                 if written not in claimed or not shown:
                     continue
@@ -156,11 +163,18 @@ class ArgumentRewrite(Rule):
             if call is None:
                 continue
             count = len(call.arguments)
-            applying, mark, hip, title = _plan(tables, written, rocm, count)
+            attribute = _attribute(ctx, call)
+            applying, mark, hip, title = _plan(tables, written, rocm, count, attribute)
             if mark is not None:
-                text = f"{cuda} with {count} arguments: {mark.value}: port it to {entry.hip} by hand"
+                text = (f"{cuda} with {count} arguments: {mark.value}: port it to {entry.hip} by hand"
+                        if mark.action == "mark" else
+                        f"{cuda} with {attribute}: {mark.value.split(None, 1)[1]}")
                 yield Diagnostic("ARG002", text, start, end,
                                  marker_fix(ctx, start, Marker("ARG002", text)), symbol=cuda)
+                continue
+            fold = next((r for r in applying if r.action == "fold_into"), None)
+            if fold is not None:
+                yield _folded(ctx, call, fold, start, end)
                 continue
             if hip is None:
                 continue  # API001's rename is all this call needs
@@ -193,14 +207,15 @@ class ArgumentRewrite(Rule):
 
 
 @functools.lru_cache(maxsize=1024)
-def _plan(tables, written: str, rocm, count: int):
-    """What a call of ``written`` with ``count`` arguments gets for the target: the rows that
-    apply to it, the one that marks it (or None), the HIP name it calls (None: none of these
-    rows applies, API001 renames it) and the changes described."""
+def _plan(tables, written: str, rocm, count: int, attribute: str = ""):
+    """What a call of ``written`` with ``count`` arguments (and ``attribute`` as argument 1)
+    gets for the target: the rows that apply to it, the one that marks it (or None), the HIP
+    name it calls (None: none of these rows applies, API001 renames it) and the changes
+    described."""
     rewrites = tables.argument_rewrites.get(written) or tables.call_renames[written]
-    applying = [r for r in rewrites if r.applies(rocm, count)
+    applying = [r for r in rewrites if r.applies(rocm, count, attribute)
                 and (r.action != "rename" or _exists(tables, r.value, rocm))]
-    mark = next((r for r in applying if r.action == "mark"), None)
+    mark = next((r for r in applying if r.action in ("mark", "mark_attribute")), None)
     hip = next((r.value for r in applying if r.action == "rename"),
                tables.names[rewrites[0].cuda].hip)
     if written not in tables.argument_rewrites and not applying:
@@ -303,6 +318,136 @@ def _argument_of(ctx: RuleContext, call, value: str, before: int) -> bytes | Non
             text = ctx.data[begin:finish].strip()
             found = text if _NAME.fullmatch(text) else None
     return found
+
+
+def _attribute(ctx: RuleContext, call) -> str:
+    """Argument 1 of a call when it is a plain name (the attribute of a descriptor's
+    Set/GetAttribute), else ''."""
+    if len(call.arguments) < 2:
+        return ""
+    begin, finish = call.arguments[1]
+    text = ctx.code[begin:finish].strip()
+    return text.decode() if _IDENTIFIER.fullmatch(text) else ""
+
+
+_IDENTIFIER = re.compile(rb"[A-Za-z_]\w*")
+_ADDRESS_OF = re.compile(rb"&\s*([A-Za-z_]\w*)")
+_WRAPPED_CALL_HEAD = re.compile(rb"[A-Za-z_]\w*\s*\(\s*\Z")
+_WRAPPED_CALL_TAIL = re.compile(rb"\s*\)\s*;")
+
+
+def _folded(ctx: RuleContext, call, rewrite, start: int, end: int) -> Diagnostic:
+    """A ``fold_into`` row (value ``ATTRIBUTE FUNCTION TAKE PARAMETER TYPE``): the call sets a
+    descriptor attribute the HIP library takes only as argument TAKE (PARAMETER, of CUDA type
+    TYPE) of FUNCTION, the call that creates the descriptor. Where that call is the last one
+    before, in the same block, creating this descriptor, and the value is a variable declared
+    before it and not written between, its value goes there and this call goes (ARG001); else
+    ARG002 marks the call with what to do."""
+    tables = ctx.tables
+    attribute, source, take, parameter, value_type = rewrite.value.split()
+    take = int(take)
+    cuda = rewrite.cuda
+    creator = tables.names[source].hip or source
+    plan = _fold_plan(ctx, call, start, source, take, value_type)
+    if plan is None:
+        text = (f"{cuda} with {attribute}: {tables.names[cuda].hip} has no such attribute: pass "
+                f"the value as {creator}'s {parameter} (argument {take + 1}) and drop this call")
+        return Diagnostic("ARG002", text, start, end,
+                          marker_fix(ctx, start, Marker("ARG002", text)), symbol=cuda)
+    edits, name = plan
+    text = f"{cuda} with {attribute} -> {creator}'s {parameter}"
+    title = (f"pass {name} as {creator}'s {parameter} (argument {take + 1}) and drop the "
+             f"{attribute} call: {tables.names[cuda].hip} has no such attribute")
+    return Diagnostic("ARG001", text, start, end, Fix(title, edits),
+                      library=tables.names[cuda].library, symbol=cuda, severity="info")
+
+
+def _fold_plan(ctx: RuleContext, call, start: int, source: str, take: int, value_type: str
+               ) -> tuple[tuple[Edit, ...], str] | None:
+    """The edits of a provable fold (see _folded) and the variable folded, or None."""
+    data, code = ctx.data, ctx.code
+    begin, finish = call.arguments[2]
+    value = _ADDRESS_OF.fullmatch(code[begin:finish].strip())
+    block = _innermost_block(ctx, start)  # the creation must be in it too
+    if value is None or block is None:
+        return None
+    name = value.group(1)
+    begin, finish = call.arguments[0]
+    descriptor = b"&" + b"".join(code[begin:finish].split())
+    entry = ctx.tables.names.get(source)
+    names = {source.encode()} | ({entry.hip.encode()} if entry is not None and entry.hip else set())
+    creator = None
+    for _, found_start, found_end in find_name(ctx, names):
+        if found_start >= start:
+            break
+        other = lexical_call(ctx, found_start, found_end)
+        if (block.contains(found_start) and isinstance(other, LexicalCall)
+                and len(other.arguments) > take
+                and b"".join(code[slice(*other.arguments[0])].split()) == descriptor):
+            creator = (found_start, other)
+    if creator is None or _innermost_block(ctx, creator[0]) != block:
+        return None
+    created_at, created = creator
+    declaration = value_declaration(ctx, name.decode(), start)
+    if (declaration is None or declaration.pointers
+            or declaration.where is not None and declaration.where[2] > created_at
+            or re.compile(rb"\b" + name + rb"\b").search(code, created.close, start)):
+        return None  # not known, declared after the creation, or used between (written?)
+    folded = name.decode()
+    if not _same_type(ctx.tables, declaration.type, value_type):
+        folded = f"static_cast<{ctx.tables.names[value_type].hip}>({folded})"
+    edits = []
+    begin, finish = created.arguments[take]
+    if data[begin:finish].strip() != folded.encode():
+        begin += len(data[begin:finish]) - len(data[begin:finish].lstrip())
+        finish -= len(data[begin:finish]) - len(data[begin:finish].rstrip())
+        edits.append(Edit(begin, finish, folded.encode()))
+    edits.append(_dropped(ctx, call, start, block))
+    return tuple(edits), folded
+
+
+def _same_type(tables, written: str, value_type: str) -> bool:
+    """Is ``written`` the CUDA type ``value_type``, another CUDA name of its HIP type, or that?"""
+    hip = tables.names[value_type].hip
+    entry = tables.names.get(written)
+    return written in (value_type, hip) or entry is not None and entry.hip == hip
+
+
+def _innermost_block(ctx: RuleContext, offset: int):
+    """The innermost brace block around ``offset`` (None at file scope)."""
+    inner = None
+    for block in blocks(ctx):
+        if block.open >= offset:
+            break
+        if block.contains(offset):
+            inner = block
+    return inner
+
+
+def _dropped(ctx: RuleContext, call, start: int, block) -> Edit:
+    """The edit that drops a folded call: its whole statement (``call(...);`` or
+    ``CHECK(call(...));``), with its line where the statement is alone on it; else, where its
+    status is used, the call replaced by the success status it returns."""
+    data, code = ctx.data, ctx.code
+    statement = statement_start(ctx, start, block.open + 1)
+    after = call.close + 1
+    if statement != start:
+        tail = _WRAPPED_CALL_TAIL.match(code, after)
+        if not _WRAPPED_CALL_HEAD.fullmatch(code, statement, start) or tail is None:
+            success = ctx.tables.names["CUBLAS_STATUS_SUCCESS"].hip
+            return Edit(start, after, success.encode())
+        after = tail.end()
+    else:
+        semicolon = re.compile(rb"\s*;").match(code, after)
+        if semicolon is None:
+            return Edit(start, after, ctx.tables.names["CUBLAS_STATUS_SUCCESS"].hip.encode())
+        after = semicolon.end()
+    line_start = data.rfind(b"\n", 0, statement) + 1
+    line_end = data.find(b"\n", after)
+    line_end = len(data) if line_end == -1 else line_end + 1
+    if not data[line_start:statement].strip() and not code[after:line_end].strip():
+        return Edit(line_start, line_end, b"")
+    return Edit(statement, after, b"")
 
 
 def _describe(rewrite) -> str:

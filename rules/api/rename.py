@@ -11,8 +11,9 @@ from typing import NamedTuple
 from migrator.apitables import ApiEntry, ApiTables
 from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix, RenameRecord, Renames
 from migrator.rule import Marker, Rule, RuleContext
-from migrator.semantic.calls import (BLANK_OR_MEMBER_END, LexicalCall, code_end_before, is_member,
-                                    lexical_call)
+from migrator.semantic.calls import (BLANK_OR_MEMBER_END, LexicalCall, arguments,
+                                    code_end_before, is_member, lexical_call)
+from migrator.semantic.scopes import enclosing_call
 from migrator.versions import format_version
 
 from ..cuda_context import in_cuda_context, needs_cuda_context
@@ -201,6 +202,8 @@ class ApiRename(Rule):
             if name.rewritten and isinstance(lexical_call(ctx, start, end), LexicalCall):
                 continue  # ARG001 renames it together with its arguments
             if name.rename is None:
+                if entry.cuda in ctx.tables.attribute_calls and _attribute_of_call(ctx, entry, start):
+                    continue  # ARG001 folds or marks the call it is the attribute of
                 if not folded(ctx, entry.cuda, start):  # VER001 folds it in an #if
                     yield from self._diagnose(ctx, entry, start, end)
                 continue
@@ -249,6 +252,17 @@ class ApiRename(Rule):
         fix = marker_fix(ctx, start, Marker(code, text))
         return Diagnostic(code, text, start, start + len(entry.cuda), fix,
                           library=entry.library, symbol=entry.cuda)
+
+
+def _attribute_of_call(ctx: RuleContext, entry: ApiEntry, start: int) -> bool:
+    """Is the attribute constant at ``start`` argument 1 of a call ARG001 folds or marks?"""
+    if ctx.in_directive(start):
+        return False  # ARG001 leaves a call in a #define body
+    call = enclosing_call(ctx, start, max(0, start - 4096))
+    if call is None or call[0].decode() not in ctx.tables.attribute_calls[entry.cuda]:
+        return False
+    spans = arguments(ctx, call[1] + len(call[0]))
+    return spans is not None and len(spans) > 1 and spans[1][0] <= start < spans[1][1]
 
 
 def names_code(ctx: RuleContext, start: int, end: int) -> bool:
