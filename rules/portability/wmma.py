@@ -12,6 +12,7 @@ from migrator.parsing.includes import LINE_INCLUDE
 from migrator.rule import Marker, Rule, RuleContext
 from migrator.semantic.calls import WORD_BYTES, arguments
 from migrator.semantic.constants import constant_value
+from migrator.semantic.scopes import loops
 from migrator.versions import DEFAULT_OFFLOAD_ARCHS, format_version
 
 from ..markers import marker_fix
@@ -73,6 +74,7 @@ class _Fragment:
     element: str
     names: tuple[bytes, ...]
     lacking: str
+    shape: tuple[str, ...]  # the template arguments as the table reads them
 
 
 @functools.lru_cache(maxsize=1)
@@ -176,7 +178,7 @@ def _fragments(ctx: RuleContext, unqualified: bool) -> list[_Fragment]:
             if None not in (m, n, k):
                 lacking = _shape_lacking(ctx, _USES[use], m, n, k, _ELEMENT_KINDS[element], element)
         found.append(_Fragment(before.start() if before else start, end, element,
-                               tuple(names), lacking))
+                               tuple(names), lacking, tuple(_unqualified(p) for p in parts)))
     return found
 
 
@@ -222,7 +224,9 @@ class Wmma(Rule):
     1-bit fragments, other ``nvcuda::wmma`` names (``__float_to_tf32``, ``bmma_sync``), and,
     where the target has no rocWMMA (Debian's ROCm 5.2 packages none), the file's WMMA code.
     Such a fragment is left as written.
-    WMM003 marks code that reads a fragment's elements (``frag.x[i]``, ``frag.num_elements``).
+    WMM003 marks code that reads a fragment's elements (``frag.x[i]``, ``frag.num_elements``),
+    but for element-wise loops (``for (int i = 0; i < c.num_elements; i++)`` whose body indexes
+    fragments of ``c``'s type with ``i`` alone and names no lane: the same on 64 lanes).
 
     ## Why is this bad on AMD
     HIP has no ``<mma.h>``: the file does not compile. rocWMMA is AMD's counterpart for the
@@ -349,7 +353,7 @@ class Wmma(Rule):
                 yield Diagnostic("WMM002", text, after.start(1), after.end(1),
                                  marker_fix(ctx, match.start(), Marker("WMM002", text)),
                                  library="device", symbol=name)
-        kept = {name: f.element for f in fragments if not f.lacking for name in f.names}
+        kept = {name: f for f in fragments if not f.lacking for name in f.names}
         yield from _fill_casts(ctx, kept)
         yield from _element_reads(ctx, kept)
 
@@ -360,7 +364,7 @@ def _rename(start: int, end: int, written: str) -> Diagnostic:
                       library="device", symbol=written, severity="info")
 
 
-def _fill_casts(ctx: RuleContext, kept: dict[bytes, str]):
+def _fill_casts(ctx: RuleContext, kept: dict[bytes, _Fragment]):
     """WMM001 for ``fill_fragment(frag, value)`` whose value is not a literal of the fragment's
     type: cast to it (rocWMMA deduces the element type from the value too)."""
     code = ctx.code
@@ -369,8 +373,8 @@ def _fill_casts(ctx: RuleContext, kept: dict[bytes, str]):
         if not spans or len(spans) != 2:
             continue
         fragment = code[spans[0][0]:spans[0][1]].strip()
-        element = kept.get(fragment)
-        if element is None or not re.fullmatch(r"[A-Za-z_][\w ]*", element):
+        element = kept[fragment].element if fragment in kept else ""
+        if not re.fullmatch(r"[A-Za-z_][\w ]*", element):
             continue
         begin, end = spans[1]
         value = ctx.data[begin:end]
@@ -383,17 +387,19 @@ def _fill_casts(ctx: RuleContext, kept: dict[bytes, str]):
                          library="device", symbol="fill_fragment", severity="info")
 
 
-def _element_reads(ctx: RuleContext, kept: dict[bytes, str]):
+def _element_reads(ctx: RuleContext, kept: dict[bytes, _Fragment]):
     """WMM003 for reads of a converted fragment's elements (``frag.x[i]``, ``num_elements``),
-    one per line."""
+    one per line, but for element-wise loops (_elementwise_reads)."""
     if not kept:
         return
     code = ctx.code
     pattern = re.compile(rb"\b(" + b"|".join(re.escape(n) for n in sorted(kept)) + rb")\b")
+    alike = _elementwise_reads(ctx, kept, pattern)
     marked_lines = set()
     for match in pattern.finditer(code):
         member = _ELEMENTS.match(code, match.end())
-        if member is None or (match.start() and code[match.start() - 1:match.start()] == b"."):
+        if member is None or match.start() in alike or (
+                match.start() and code[match.start() - 1:match.start()] == b"."):
             continue
         line = ctx.source.line_start(match.start())
         if line in marked_lines:
@@ -405,6 +411,44 @@ def _element_reads(ctx: RuleContext, kept: dict[bytes, str]):
         yield Diagnostic("WMM003", text, match.start(), member.end(),
                          marker_fix(ctx, match.start(), Marker("WMM003", text)),
                          library="device", symbol=member.group(1).decode())
+
+
+_ELEMENTWISE_HEAD = re.compile(
+    rb"\s*(?:(?:unsigned|int|auto|uint32_t|size_t|const)\s+)*(\w+)\s*=\s*0\s*;\s*\1\s*<\s*"
+    rb"(\w+)\s*\.\s*num_elements\s*;\s*(?:\+\+\s*\1|\1\s*\+\+|\1\s*\+=\s*1)\s*")
+_LANE_WORDS = re.compile(rb"\b(?:threadIdx|__lane_id|lane\w*)\b")
+
+
+def _elementwise_reads(ctx: RuleContext, kept: dict[bytes, _Fragment],
+                       fragment_names: re.Pattern) -> set[int]:
+    """Where the file reads elements element-wise: ``for (int i = 0; i < f.num_elements; i++)``
+    whose body indexes fragments of ``f``'s own type only, with ``i`` alone, and names no lane
+    (``c.x[i] = alpha * acc.x[i] + beta * c.x[i]``: every element treated alike, whichever
+    lane holds it). The offsets of those fragment names."""
+    code = ctx.code
+    found: set[int] = set()
+    for loop in loops(ctx):
+        head = _ELEMENTWISE_HEAD.fullmatch(code, *loop.header)
+        if head is None or head.group(2) not in kept:
+            continue
+        index, shape = head.group(1), kept[head.group(2)].shape
+        body = range(*loop.body)
+        if _LANE_WORDS.search(code, body.start, body.stop):
+            continue
+        reads = []
+        for match in fragment_names.finditer(code, body.start, body.stop):
+            element = re.compile(rb"\s*\.\s*x\s*\[\s*" + re.escape(index) + rb"\s*\]").match(
+                code, match.end())
+            if element is None or kept[match.group(1)].shape != shape:
+                break
+            reads.append((match.start(), element.end()))
+        else:
+            uses = [m.start() for m in re.compile(rb"\b" + re.escape(index) + rb"\b").finditer(
+                code, body.start, body.stop)]
+            if all(any(start <= use < end for start, end in reads) for use in uses):
+                found.update(start for start, _ in reads)
+                found.add(head.start(2))
+    return found
 
 
 def _without_rocwmma(ctx: RuleContext, since):
