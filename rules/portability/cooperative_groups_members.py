@@ -84,7 +84,8 @@ class CooperativeGroupsMembers(Rule):
     ``cooperative_groups/reduce.h`` has no HIP header at all. rocmigrate_cg_reduce.h's
     reductions combine values in the shuffle order of one wavefront: a tile's butterfly of
     ``shfl_xor`` and a scan's ``shfl_up`` steps are CUDA's own within one 32-lane warp, but a
-    64-lane wavefront adds a step, so a float sum may differ from CUDA's in the last bits.
+    64-thread tile (two warps in CUDA) and a coalesced group of 32 lanes combine in orders CUDA
+    does not use, so a float sum may differ from CUDA's in the last bits.
 
     ## Example
     ```cpp
