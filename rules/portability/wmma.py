@@ -12,7 +12,7 @@ from migrator.parsing.includes import LINE_INCLUDE
 from migrator.rule import Marker, Rule, RuleContext
 from migrator.semantic.calls import WORD_BYTES, arguments
 from migrator.semantic.constants import constant_value
-from migrator.semantic.scopes import loops
+from migrator.semantic.scopes import blocks, function_at, loops
 from migrator.versions import DEFAULT_OFFLOAD_ARCHS, format_version
 
 from ..markers import marker_fix
@@ -353,7 +353,7 @@ class Wmma(Rule):
                 yield Diagnostic("WMM002", text, after.start(1), after.end(1),
                                  marker_fix(ctx, match.start(), Marker("WMM002", text)),
                                  library="device", symbol=name)
-        kept = {name: f for f in fragments if not f.lacking for name in f.names}
+        kept = _Kept(ctx, [f for f in fragments if not f.lacking])
         yield from _fill_casts(ctx, kept)
         yield from _element_reads(ctx, kept)
 
@@ -364,7 +364,33 @@ def _rename(start: int, end: int, written: str) -> Diagnostic:
                       library="device", symbol=written, severity="info")
 
 
-def _fill_casts(ctx: RuleContext, kept: dict[bytes, _Fragment]):
+class _Kept:
+    """The converted fragments' variables by name, within the function that declares them
+    (or the file, for parameters and globals): two kernels may name different fragments
+    alike."""
+
+    def __init__(self, ctx: RuleContext, fragments: list[_Fragment]) -> None:
+        self.ctx = ctx
+        self.by_name: dict[tuple[int, bytes], _Fragment] = {}
+        for fragment in fragments:
+            for name in fragment.names:
+                self.by_name[(self._scope(fragment.start), name)] = fragment
+        self.names = sorted({name for _, name in self.by_name})
+
+    def _scope(self, offset: int) -> int:
+        """The function around ``offset``, or whose head holds it (a parameter); -1: none."""
+        function = function_at(self.ctx, offset)
+        if function is None:
+            heads = [block for block in blocks(self.ctx) if block.head <= offset < block.open]
+            if heads:
+                function = function_at(self.ctx, max(heads, key=lambda b: b.head).open + 1)
+        return function.open if function is not None else -1
+
+    def get(self, name: bytes, at: int) -> _Fragment | None:
+        return self.by_name.get((self._scope(at), name)) or self.by_name.get((-1, name))
+
+
+def _fill_casts(ctx: RuleContext, kept: _Kept):
     """WMM001 for ``fill_fragment(frag, value)`` whose value is not a literal of the fragment's
     type: cast to it (rocWMMA deduces the element type from the value too)."""
     code = ctx.code
@@ -373,7 +399,8 @@ def _fill_casts(ctx: RuleContext, kept: dict[bytes, _Fragment]):
         if not spans or len(spans) != 2:
             continue
         fragment = code[spans[0][0]:spans[0][1]].strip()
-        element = kept[fragment].element if fragment in kept else ""
+        declared = kept.get(fragment, spans[0][0])
+        element = declared.element if declared is not None else ""
         if not re.fullmatch(r"[A-Za-z_][\w ]*", element):
             continue
         begin, end = spans[1]
@@ -387,19 +414,20 @@ def _fill_casts(ctx: RuleContext, kept: dict[bytes, _Fragment]):
                          library="device", symbol="fill_fragment", severity="info")
 
 
-def _element_reads(ctx: RuleContext, kept: dict[bytes, _Fragment]):
+def _element_reads(ctx: RuleContext, kept: _Kept):
     """WMM003 for reads of a converted fragment's elements (``frag.x[i]``, ``num_elements``),
     one per line, but for element-wise loops (_elementwise_reads)."""
-    if not kept:
+    if not kept.names:
         return
     code = ctx.code
-    pattern = re.compile(rb"\b(" + b"|".join(re.escape(n) for n in sorted(kept)) + rb")\b")
+    pattern = re.compile(rb"\b(" + b"|".join(re.escape(n) for n in kept.names) + rb")\b")
     alike = _elementwise_reads(ctx, kept, pattern)
     marked_lines = set()
     for match in pattern.finditer(code):
         member = _ELEMENTS.match(code, match.end())
         if member is None or match.start() in alike or (
-                match.start() and code[match.start() - 1:match.start()] == b"."):
+                match.start() and code[match.start() - 1:match.start()] == b".") or \
+                kept.get(match.group(1), match.start()) is None:
             continue
         line = ctx.source.line_start(match.start())
         if line in marked_lines:
@@ -419,7 +447,7 @@ _ELEMENTWISE_HEAD = re.compile(
 _LANE_WORDS = re.compile(rb"\b(?:threadIdx|__lane_id|lane\w*)\b")
 
 
-def _elementwise_reads(ctx: RuleContext, kept: dict[bytes, _Fragment],
+def _elementwise_reads(ctx: RuleContext, kept: _Kept,
                        fragment_names: re.Pattern) -> set[int]:
     """Where the file reads elements element-wise: ``for (int i = 0; i < f.num_elements; i++)``
     whose body indexes fragments of ``f``'s own type only, with ``i`` alone, and names no lane
@@ -429,9 +457,10 @@ def _elementwise_reads(ctx: RuleContext, kept: dict[bytes, _Fragment],
     found: set[int] = set()
     for loop in loops(ctx):
         head = _ELEMENTWISE_HEAD.fullmatch(code, *loop.header)
-        if head is None or head.group(2) not in kept:
+        counted = kept.get(head.group(2), head.start(2)) if head else None
+        if counted is None:
             continue
-        index, shape = head.group(1), kept[head.group(2)].shape
+        index, shape = head.group(1), counted.shape
         body = range(*loop.body)
         if _LANE_WORDS.search(code, body.start, body.stop):
             continue
@@ -439,7 +468,8 @@ def _elementwise_reads(ctx: RuleContext, kept: dict[bytes, _Fragment],
         for match in fragment_names.finditer(code, body.start, body.stop):
             element = re.compile(rb"\s*\.\s*x\s*\[\s*" + re.escape(index) + rb"\s*\]").match(
                 code, match.end())
-            if element is None or kept[match.group(1)].shape != shape:
+            read = kept.get(match.group(1), match.start())
+            if element is None or read is None or read.shape != shape:
                 break
             reads.append((match.start(), element.end()))
         else:
