@@ -8,6 +8,10 @@ from pathlib import Path
 from .versions import DEFAULT_OFFLOAD_ARCHS, DEFAULT_ROCM, parse_version
 
 
+RUNTIMES = ("rocm", "hip-cpu")
+HIP_CPU_ROCM = "5.2"  # the ROCm release whose API HIP's CPU runtime is converted for
+
+
 @dataclass(frozen=True)
 class Settings:
     rocm: tuple[int, int, int] = parse_version(DEFAULT_ROCM)
@@ -31,6 +35,9 @@ class Settings:
     # fails ask libclang (migrator.clang.types). None: libclang is not used
     clang_root: Path | None = None
     compile_commands: Path | None = None  # --compile-commands: libclang's flags per file
+    # what runs the port: rocm (an AMD GPU's HIP) or hip-cpu (AMD's HIP CPU runtime, 64-lane
+    # wavefronts on the CPU: see for_runtime)
+    runtime: str = "rocm"
 
     @property
     def table_variants(self) -> tuple[str, ...]:
@@ -43,8 +50,20 @@ class Settings:
         return repr((self.rocm, self.launch_syntax, self.rename_ext, self.select, self.ignore,
                      self.unsafe_fixes, self.wavefront_size, str(self.rules_dir),
                      self.optimize, self.per_file_ignores, self.exclude, self.roc, self.dnn,
-                     self.offload_archs)) + (
+                     self.offload_archs, self.runtime)) + (
             repr((str(self.clang_root), str(self.compile_commands))) if self.clang_root else "")
+
+    def for_runtime(self, runtime: str) -> "Settings":
+        """These settings for ``runtime``. HIP's CPU runtime implements about HIP 5.x's API
+        without the warp-sync builtins and bf16, and a C++ compiler reads its programs: the
+        target becomes ROCm 5.2 (the builtins lowered, bf16 as at 5.x) and launches
+        ``hipLaunchKernelGGL``."""
+        if runtime not in RUNTIMES:
+            raise ValueError(f"unknown runtime {runtime!r} (expected {' or '.join(RUNTIMES)})")
+        if runtime == "hip-cpu":
+            return replace(self, runtime=runtime, rocm=parse_version(HIP_CPU_ROCM),
+                           launch_syntax="ggl")
+        return replace(self, runtime=runtime)
 
     def for_file(self, rel: str) -> "Settings":
         """These settings with the per-file ignores that match ``rel`` (a posix path)."""

@@ -59,6 +59,7 @@ def load_fixture(path: Path) -> RuleFixture:
         wavefront_size=int(options.get("wavefront", "64")),
         roc=options.get("roc") == "yes",
         dnn=options.get("dnn", "report"),
+        runtime=options.get("runtime", "rocm"),
     )
     if options.get("clang") == "yes":  # --clang: libclang reads the fixture in its folder
         settings = replace(settings, clang_root=path.parent.resolve())

@@ -101,6 +101,28 @@ def test_library_choices_from_the_file_and_the_flags(tmp_path: Path):
     assert len(keys) == 3
 
 
+def test_hips_cpu_runtime_sets_its_target_and_launches(tmp_path: Path):
+    """--runtime hip-cpu (or runtime = "hip-cpu"): ROCm 5.2's API and hipLaunchKernelGGL,
+    whatever the target said; <<<>>> launches asked for with it are an error."""
+    workspace = open_workspace([tmp_path], Flags(runtime="hip-cpu", rocm="6.4"))
+    settings = workspace.settings
+    assert (settings.runtime, settings.rocm, settings.launch_syntax) == ("hip-cpu", (5, 2, 0),
+                                                                         "ggl")
+    assert "HIP's CPU runtime" in workspace.rocm_reason and "--runtime hip-cpu" in \
+        workspace.rocm_reason
+    path = _config(tmp_path, 'runtime = "hip-cpu"\n')
+    assert open_workspace([tmp_path], Flags()).settings.runtime == "hip-cpu"
+    assert open_workspace([tmp_path], Flags(runtime="rocm")).settings.runtime == "rocm"
+    with pytest.raises(WorkspaceError, match="cannot read <<<>>> launches"):
+        open_workspace([tmp_path], Flags(launch_syntax="chevron"))
+    path.write_text('runtime = "gpu"\n')
+    with pytest.raises(WorkspaceError, match="runtime must be one of rocm, hip-cpu"):
+        open_workspace([tmp_path], Flags())
+    from migrator.settings import Settings
+
+    assert Settings().fingerprint() != Settings().for_runtime("hip-cpu").fingerprint()
+
+
 def test_pyproject_and_an_explicit_config(tmp_path: Path):
     _config(tmp_path, '[tool.rocmigrate]\nrocm = "6.0"\n', "pyproject.toml")
     assert open_workspace([tmp_path], Flags()).settings.rocm == (6, 0, 0)

@@ -18,6 +18,11 @@ class LaunchSyntax(str, Enum):
     ggl = "ggl"
 
 
+class Runtime(str, Enum):
+    rocm = "rocm"
+    hip_cpu = "hip-cpu"
+
+
 class Dnn(str, Enum):
     report = "report"
     miopen = "miopen"
@@ -39,6 +44,10 @@ def convert(
     launch_syntax: Optional[LaunchSyntax] = typer.Option(
         None, "--launch-syntax", help="Kernel launches as <<<>>> (chevron, the default) or "
         "hipLaunchKernelGGL (ggl)."),
+    runtime: Optional[Runtime] = typer.Option(
+        None, "--runtime", help="What runs the port: rocm (an AMD GPU, the default) or hip-cpu "
+        "(AMD's HIP CPU runtime, 64-lane wavefronts on any CPU: ROCm 5.2's API, "
+        "hipLaunchKernelGGL launches, dynamic shared memory as HIP_DYNAMIC_SHARED)."),
     rename_ext: bool = typer.Option(False, "--rename-ext", help="Write .cu files as .hip."),
     roc: bool = typer.Option(False, "--roc", help="cuBLAS, cuRAND, cuSPARSE, cuSOLVER -> rocBLAS, "
                              "rocRAND, rocSPARSE, rocSOLVER (default: the hip* libraries)."),
@@ -80,7 +89,7 @@ def convert(
     workspace = workspace_of([src], Flags(
         rocm=rocm, select=tuple(select or ()), ignore=tuple(ignore or ()),
         launch_syntax=launch_syntax.value if launch_syntax else None, rename_ext=rename_ext,
-        no_optimize=no_optimize, roc=roc, dnn=dnn.value if dnn else None, rules_dir=rules_dir,
+        runtime=runtime.value if runtime else None, no_optimize=no_optimize, roc=roc, dnn=dnn.value if dnn else None, rules_dir=rules_dir,
         config=config, offload_arch=tuple(offload_arch or ()), detect_hip=True))
     settings = workspace.settings
     if clang or compile_commands:
@@ -123,6 +132,7 @@ def convert(
         report_to.write(render_report(summary, file_records(result), {
             "rocm": format_version(settings.rocm), "rocm_reason": workspace.rocm_reason,
             "launch_syntax": settings.launch_syntax, "rename_ext": settings.rename_ext,
+            "runtime": settings.runtime,
             "optimize": settings.optimize, "offload_archs": list(settings.offload_archs),
             "dry_run": dry_run}, result.diffs if diff else None))
     else:

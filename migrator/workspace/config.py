@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..fsutil import MiB, read_regular
 from ..versions import parse_offload_archs, parse_target
+from ..settings import RUNTIMES
 
 
 class ConfigError(Exception):
@@ -32,6 +33,8 @@ KEYS = {
     "unsafe-fixes": (bool, "apply unsafe fixes (lint --fix; convert applies them in place of "
                      "markers)"),
     "launch-syntax": (str, "kernel launches as written by convert: chevron or ggl"),
+    "runtime": (str, "what runs the port: rocm (an AMD GPU, the default) or hip-cpu (AMD's HIP "
+                "CPU runtime: ROCm 5.2's API, hipLaunchKernelGGL launches)"),
     "rename-ext": (bool, "convert writes .cu files as .hip"),
     "optimize": (bool, "convert applies the AMD optimisation rewrites (false: a pure port)"),
     "rules-dir": (str, "a folder of the team's own rule modules, relative to this file"),
@@ -135,6 +138,8 @@ def load_config(path: Path | None) -> Config:
             raise ConfigError(f"{path}: {key} must be a list of strings")
     if table.get("launch-syntax", "chevron") not in LAUNCH_SYNTAXES:
         raise ConfigError(f"{path}: launch-syntax must be one of {', '.join(LAUNCH_SYNTAXES)}")
+    if table.get("runtime", "rocm") not in RUNTIMES:
+        raise ConfigError(f"{path}: runtime must be one of {', '.join(RUNTIMES)}")
     if table.get("dnn", "report") not in DNN_CHOICES:
         raise ConfigError(f"{path}: dnn must be one of {', '.join(DNN_CHOICES)}")
     if "rules-dir" in table and not (path.parent / table["rules-dir"]).is_dir():

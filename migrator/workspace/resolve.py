@@ -33,6 +33,7 @@ class Flags:
     ignore: tuple[str, ...] = ()
     unsafe_fixes: bool = False
     launch_syntax: str | None = None
+    runtime: str | None = None  # rocm | hip-cpu (Settings.for_runtime)
     rename_ext: bool = False
     no_optimize: bool = False
     roc: bool = False
@@ -63,9 +64,29 @@ def open_workspace(paths: list[Path], flags: Flags) -> Workspace:
         config = load_config(flags.config if flags.config else find_config(
             paths[0] if paths else Path(".")))
         rocm, reason = _target(flags, config)
-        return Workspace(_settings(flags, config, rocm), config.path, config.root, reason)
+        settings = _settings(flags, config, rocm)
+        runtime = flags.runtime or config.values.get("runtime", "rocm")
+        if runtime != "rocm":
+            settings, reason = _for_runtime(settings, runtime, flags, config)
+        return Workspace(settings, config.path, config.root, reason)
     except ConfigError as err:
         raise WorkspaceError(str(err)) from None
+
+
+def _for_runtime(settings: Settings, runtime: str, flags: Flags,
+                 config: Config) -> tuple[Settings, str]:
+    """The settings for a runtime other than ROCm, and the target's reason."""
+    said = f"--runtime {runtime}" if flags.runtime else f'runtime = "{runtime}" in {config.path}'
+    launch = flags.launch_syntax or config.values.get("launch-syntax")
+    if launch == "chevron":
+        raise ConfigError(f"{said}: HIP's CPU runtime is compiled by a C++ compiler, which "
+                          "cannot read <<<>>> launches: leave the launch syntax to it (ggl)")
+    try:
+        settings = settings.for_runtime(runtime)
+    except ValueError as err:
+        raise ConfigError(f"{said}: {err}") from None
+    return settings, (f"ROCm {format_version(settings.rocm)}, the API HIP's CPU runtime "
+                      f"implements ({said})")
 
 
 def _target(flags: Flags, config: Config) -> tuple[tuple[int, int, int], str]:

@@ -10,8 +10,9 @@ from migrator.semantic.scopes import function_at
 
 from .common import type_bytes
 
-_EXTERN_SHARED = re.compile(
-    rb"\bextern\s+(?:(?:__shared__|volatile|const)\s+|__attribute__\s*\(\([^)]*\)\)\s*|alignas\s*\([^)]*\)\s*)*"
+EXTERN_SHARED = re.compile(
+    rb"\bextern\s+(?:(?:__shared__|volatile|const)\s+|__attribute__\s*\(\((?:[^()]|\([^()]*\))*\)\)\s*|"
+    rb"alignas\s*\((?:[^()]|\([^()]*\))*\)\s*)*"
     rb"([A-Za-z_][\w:<>, ]*?)\s*\*?\s*(\w+)\s*\[\s*\]\s*;")
 MINIMUM_ALIGNMENT = 16
 
@@ -51,6 +52,8 @@ class DynamicSharedAlignment(Rule):
     ## Fix safety
     Safe: a stricter alignment of the dynamic buffer changes no value and no layout (the
     buffer starts the dynamic LDS segment). Declarations inside macros are reported only.
+    Not run under ``--runtime hip-cpu``: SHM003 declares the buffer with ``HIP_DYNAMIC_SHARED``
+    there.
     """
 
     code = "SHM001"
@@ -62,9 +65,9 @@ class DynamicSharedAlignment(Rule):
 
     def check(self, ctx: RuleContext):
         data = ctx.data
-        if b"extern" not in data or b"__shared__" not in data:
-            return
-        for match in _EXTERN_SHARED.finditer(data):
+        if b"extern" not in data or b"__shared__" not in data or ctx.settings.runtime == "hip-cpu":
+            return  # (HIP's CPU runtime: SHM003 declares it with HIP_DYNAMIC_SHARED)
+        for match in EXTERN_SHARED.finditer(data):
             text = data[data.rfind(b"\n", 0, match.start()) + 1 : match.end()]  # whole statement line
             if b"__shared__" not in text or b"aligned" in text or b"alignas" in text:
                 continue
