@@ -226,7 +226,9 @@ class Wmma(Rule):
     Such a fragment is left as written.
     WMM003 marks code that reads a fragment's elements (``frag.x[i]``, ``frag.num_elements``),
     but for element-wise loops (``for (int i = 0; i < c.num_elements; i++)`` whose body indexes
-    fragments of ``c``'s type with ``i`` alone and names no lane: the same on 64 lanes).
+    fragments of ``c``'s type with ``i`` alone and names no lane: the same on 64 lanes), and
+    launches of a kernel that declares fragments in blocks that are not whole 64-lane
+    wavefronts (a constant, ``dim3(...)`` of constants, or a ``dim3`` variable declared so).
 
     ## Why is this bad on AMD
     HIP has no ``<mma.h>``: the file does not compile. rocWMMA is AMD's counterpart for the
@@ -236,9 +238,9 @@ class Wmma(Rule):
     order of rocWMMA's: code that treats every element alike (scaling an accumulator) stays
     correct, code that relies on which element a lane holds computes something else. A kernel
     that gives each warp of 32 threads a tile (``threadIdx.x / 32`` as the warp index, blocks
-    of 32 threads) gives each wavefront two tiles' threads, or leaves half of it idle, which
-    rocWMMA's loads do not allow: WAV001 reports the 32s, the warp index must count
-    wavefronts (``warpSize``).
+    of 32 threads) gives each wavefront two tiles' threads, or leaves half of it idle, whose
+    lanes then load nothing and the products read their garbage: WAV001 reports the 32s,
+    WMM003 the blocks; the warp index must count wavefronts (``warpSize``).
 
     ## Example
     ```cpp
@@ -356,6 +358,7 @@ class Wmma(Rule):
         kept = _Kept(ctx, [f for f in fragments if not f.lacking])
         yield from _fill_casts(ctx, kept)
         yield from _element_reads(ctx, kept)
+        yield from _partial_wavefronts(ctx, fragments)
 
 
 def _rename(start: int, end: int, written: str) -> Diagnostic:
@@ -479,6 +482,83 @@ def _elementwise_reads(ctx: RuleContext, kept: _Kept,
                 found.update(start for start, _ in reads)
                 found.add(head.start(2))
     return found
+
+
+_HEAD_CALL = re.compile(rb"\b([A-Za-z_]\w*)\s*\(")
+_NOT_KERNEL_NAMES = frozenset({b"__launch_bounds__", b"__attribute__", b"alignas", b"decltype",
+                               b"__declspec"})
+_DIM3 = re.compile(rb"\bdim3\s+(\w+)\s*(?:\(([^;()]*)\)|\{([^;{}]*)\}|=\s*dim3\s*\(([^;()]*)\))")
+_WAVEFRONT = 64  # CDNA's lanes: rocWMMA runs wave64 only on gfx9 (rocwmma/internal/config.hpp)
+
+
+def _kernels(ctx: RuleContext, fragments: list[_Fragment]) -> set[bytes]:
+    """The names of the ``__global__`` functions that declare a fragment."""
+    names = set()
+    for fragment in fragments:
+        body = function_at(ctx, fragment.start)
+        if body is None:
+            continue
+        head = ctx.code[body.head:body.open]
+        if b"__global__" not in head:
+            continue
+        for call in _HEAD_CALL.finditer(head, head.find(b"__global__")):
+            if call.group(1) not in _NOT_KERNEL_NAMES:
+                names.add(call.group(1))
+                break
+    return names
+
+
+def _threads(ctx: RuleContext, text: bytes) -> int | None:
+    """The threads of a block argument: a constant, ``dim3(x, y, z)``, or a ``dim3`` variable
+    the file declares with constants (the first such declaration)."""
+    text = text.strip()
+    constructed = re.fullmatch(rb"dim3\s*[({]([^;(){}]*)[)}]", text)
+    if constructed is None and re.fullmatch(rb"[A-Za-z_]\w*", text):
+        declared = next((m for m in _DIM3.finditer(ctx.code) if m.group(1) == text), None)
+        if declared is not None:
+            constructed = declared
+            extents = next(group for group in declared.groups()[1:] if group is not None)
+            return _product(ctx, extents)
+    if constructed is not None:
+        return _product(ctx, constructed.group(1))
+    return constant_value(ctx, text.decode("utf-8", "replace"))
+
+
+def _product(ctx: RuleContext, extents: bytes) -> int | None:
+    total = 1
+    for extent in _split_arguments(extents):
+        value = constant_value(ctx, extent.decode("utf-8", "replace"))
+        if value is None:
+            return None
+        total *= value
+    return total
+
+
+def _partial_wavefronts(ctx: RuleContext, fragments: list[_Fragment]):
+    """WMM003 for launches of a kernel that declares fragments with blocks that are not whole
+    64-lane wavefronts (a block of 32 threads: one warp of CUDA's, half a wavefront)."""
+    kernels = _kernels(ctx, fragments)
+    if not kernels:
+        return
+    code = ctx.code
+    launch = re.compile(rb"\b(" + b"|".join(re.escape(k) for k in sorted(kernels)) +
+                        rb")\s*(?:<[^<>;]*>)?\s*<<<([^;]*?)>>>")
+    for match in launch.finditer(code):
+        parts = _split_arguments(match.group(2))
+        if len(parts) < 2:
+            continue
+        threads = _threads(ctx, parts[1])
+        if threads is None or threads % _WAVEFRONT == 0:
+            continue
+        kernel = match.group(1).decode()
+        text = (f"{kernel} runs rocWMMA fragments in blocks of {threads} threads, not whole "
+                f"64-lane wavefronts: a fragment needs every lane of its wavefront (idle lanes "
+                "load nothing, and the products read their garbage), and CUDA's warps of 32 "
+                "share one wavefront: give each wavefront a tile (blocks of a multiple of 64 "
+                "threads, the warp index threadIdx.x / warpSize)")
+        yield Diagnostic("WMM003", text, match.start(), match.end(),
+                         marker_fix(ctx, match.start(), Marker("WMM003", text)),
+                         library="device", symbol=kernel)
 
 
 def _without_rocwmma(ctx: RuleContext, since):
