@@ -188,16 +188,16 @@ def _includes_mma(ctx: RuleContext) -> bool:
                for match in LINE_INCLUDE.finditer(ctx.data))
 
 
+_FLOATING = rb"[-+]?(?:\d+\.\d*|\.\d+|\d+(?=[eE]))(?:[eE][-+]?\d+)?"
+_LITERALS = {"float": re.compile(_FLOATING + rb"[fF]"), "double": re.compile(_FLOATING),
+             "int": re.compile(rb"[-+]?(?:0[xX][0-9a-fA-F]+|\d+)")}
+
+
 def _plain_literal_of(value: bytes, element: str) -> bool:
     """Is ``value`` a literal of type ``element`` (``0.0f`` of float, ``0`` of int): one that
     rocWMMA's fill_fragment deduces as the fragment's own type?"""
-    if element == "float":
-        return re.fullmatch(rb"[-+]?(?:\d+\.\d*|\.\d+|\d+(?=[eE]))(?:[eE][-+]?\d+)?[fF]", value) is not None
-    if element == "double":
-        return re.fullmatch(rb"[-+]?(?:\d+\.\d*|\.\d+|\d+(?=[eE]))(?:[eE][-+]?\d+)?", value) is not None
-    if element == "int":
-        return re.fullmatch(rb"[-+]?(?:0[xX][0-9a-fA-F]+|\d+)", value) is not None
-    return False
+    literal = _LITERALS.get(element)
+    return literal is not None and literal.fullmatch(value) is not None
 
 
 class Wmma(Rule):
@@ -238,9 +238,9 @@ class Wmma(Rule):
     order of rocWMMA's: code that treats every element alike (scaling an accumulator) stays
     correct, code that relies on which element a lane holds computes something else. A kernel
     that gives each warp of 32 threads a tile (``threadIdx.x / 32`` as the warp index, blocks
-    of 32 threads) gives each wavefront two tiles' threads, or leaves half of it idle, whose
-    lanes then load nothing and the products read their garbage: WAV001 reports the 32s,
-    WMM003 the blocks; the warp index must count wavefronts (``warpSize``).
+    of 32 threads) gives each wavefront two tiles' threads, or half of its lanes without a
+    thread, whose part of each tile is then never loaded: WAV001 reports the 32s, WMM003 the
+    blocks; the warp index must count wavefronts (``warpSize``).
 
     ## Example
     ```cpp
@@ -412,8 +412,9 @@ def _fill_casts(ctx: RuleContext, kept: _Kept):
             continue
         yield Diagnostic("WMM001", f"fill_fragment value -> static_cast<{element}>: rocWMMA "
                          "deduces the element type from the value too", begin, end,
-                         Fix(f"cast to {element}", (Edit(begin, begin, f"static_cast<{element}>(".encode()),
-                                                    Edit(end, end, b")"))),
+                         Fix(f"cast to {element}", (
+                             Edit(begin, begin, f"static_cast<{element}>(".encode()),
+                             Edit(end, end, b")"))),
                          library="device", symbol="fill_fragment", severity="info")
 
 
@@ -552,9 +553,9 @@ def _partial_wavefronts(ctx: RuleContext, fragments: list[_Fragment]):
             continue
         kernel = match.group(1).decode()
         text = (f"{kernel} runs rocWMMA fragments in blocks of {threads} threads, not whole "
-                f"64-lane wavefronts: a fragment needs every lane of its wavefront (idle lanes "
-                "load nothing, and the products read their garbage), and CUDA's warps of 32 "
-                "share one wavefront: give each wavefront a tile (blocks of a multiple of 64 "
+                "64-lane wavefronts: a fragment spans every lane of its wavefront (lanes "
+                "without a thread leave their part of each tile unloaded), and CUDA's warps of "
+                "32 share one wavefront: give each wavefront a tile (blocks of a multiple of 64 "
                 "threads, the warp index threadIdx.x / warpSize)")
         yield Diagnostic("WMM003", text, match.start(), match.end(),
                          marker_fix(ctx, match.start(), Marker("WMM003", text)),
