@@ -57,7 +57,8 @@ def test_the_attributes_fold_into_the_creation_and_the_port_parses(tmp_path: Pat
     ("CUBLASLT_MATMUL_DESC_COMPUTE_TYPE", "computeType")])
 def test_an_attribute_set_elsewhere_is_marked_with_what_to_do(attribute: str, parameter: str):
     source = (b"#include <cublasLt.h>\nvoid f(cublasLtMatmulDesc_t desc, int v) {\n"
-              b"  cublasLtMatmulDescSetAttribute(desc, " + attribute.encode() + b", &v, sizeof(v));\n}\n")
+              b"  cublasLtMatmulDescSetAttribute(desc, " + attribute.encode()
+              + b", &v, sizeof(v));\n}\n")
     output = convert_bytes("lt.cu", source, Settings()).output.decode()
     assert output.count("// rocmigrate") == 1  # ARG002's marker only, none of API003's
     assert f"pass the value as hipblasLtMatmulDescCreate's {parameter}" in output

@@ -166,8 +166,8 @@ class ArgumentRewrite(Rule):
             attribute = _attribute(ctx, call)
             applying, mark, hip, title = _plan(tables, written, rocm, count, attribute)
             if mark is not None:
-                text = (f"{cuda} with {count} arguments: {mark.value}: port it to {entry.hip} by hand"
-                        if mark.action == "mark" else
+                text = (f"{cuda} with {count} arguments: {mark.value}: port it to {entry.hip} "
+                        "by hand" if mark.action == "mark" else
                         f"{cuda} with {attribute}: {mark.value.split(None, 1)[1]}")
                 yield Diagnostic("ARG002", text, start, end,
                                  marker_fix(ctx, start, Marker("ARG002", text)), symbol=cuda)

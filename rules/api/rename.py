@@ -202,7 +202,8 @@ class ApiRename(Rule):
             if name.rewritten and isinstance(lexical_call(ctx, start, end), LexicalCall):
                 continue  # ARG001 renames it together with its arguments
             if name.rename is None:
-                if entry.cuda in ctx.tables.attribute_calls and _attribute_of_call(ctx, entry, start):
+                if (entry.cuda in ctx.tables.attribute_calls
+                        and _attribute_of_call(ctx, entry, start)):
                     continue  # ARG001 folds or marks the call it is the attribute of
                 if not folded(ctx, entry.cuda, start):  # VER001 folds it in an #if
                     yield from self._diagnose(ctx, entry, start, end)
