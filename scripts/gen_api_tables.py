@@ -318,21 +318,51 @@ def declared_names(include: Path) -> set[str]:
     return found
 
 
-def promote_declared(row: dict[str, str], declared: set[str], declared_52: set[str]) -> None:
-    """A type or constant HIPIFY's table has no HIP name for, whose HIP spelling the ROCm 6.4
-    headers declare (CUBLASLT_EPILOGUE_RELU_AUX, CUDA_R_8F_E4M3, CUFFT_COPY_HOST_TO_DEVICE...):
-    supported from 5.2.0 where HIP 5.2.3's headers declare it too, else from 6.4.0 (the
-    releases rocmigrate can vouch for; functions are left: their arguments are not compared
-    here)."""
-    if row["hip"] or row["kind"] == "function" or not declared:
+def hip_spelling(cuda: str) -> str:
+    """The name a HIP library spells a CUDA name with (its prefix replaced: cublasSgeam_64 ->
+    hipblasSgeam_64), or '' for a name with none of HIP_PREFIXES."""
+    for prefix, hip in HIP_PREFIXES:
+        if cuda.startswith(prefix):
+            return hip + cuda[len(prefix):]
+    return ""
+
+
+# docs/api_signature_evidence.tsv, written by scripts/compare_api_signatures.py (libclang on CUDA
+# 13's and ROCm 6.4's headers): the functions of the tables with no HIP name whose HIP spelling
+# ROCm 6.4 declares, and whether it takes the same parameters
+SIGNATURE_EVIDENCE = REPO_ROOT / "docs" / "api_signature_evidence.tsv"
+
+
+def load_signature_evidence(path: Path = SIGNATURE_EVIDENCE) -> dict[str, tuple[str, str]]:
+    """CUDA function -> (its HIP counterpart, the release from which that takes CUDA's
+    parameters: '5.2.0' or '6.4.0'), for the functions the evidence says ``same``."""
+    if not path.is_file():
+        return {}
+    lines = [line.split("\t") for line in path.read_text(encoding="utf-8").split("\n")
+             if line and not line.startswith("#")]
+    header = lines[0]
+    rows = [dict(zip(header, cells)) for cells in lines[1:]]
+    return {row["cuda"]: (row["hip"], "5.2.0" if row["in_5.2"] == "same" else "6.4.0")
+            for row in rows if row["verdict"] == "same"}
+
+
+def promote_declared(row: dict[str, str], declared: set[str], declared_52: set[str],
+                     same_functions: dict[str, tuple[str, str]]) -> None:
+    """A name HIPIFY's table has no HIP name for, whose HIP spelling the ROCm 6.4 headers
+    declare: a type or constant (CUBLASLT_EPILOGUE_RELU_AUX, CUDA_R_8F_E4M3,
+    CUFFT_COPY_HOST_TO_DEVICE...) is supported from 5.2.0 where HIP 5.2.3's headers declare it
+    too, else from 6.4.0 (the releases rocmigrate can vouch for); a function only where a HIP
+    function takes its parameters (``same_functions``, from docs/api_signature_evidence.tsv:
+    that function, and the release from which it does)."""
+    if row["hip"] or not declared:
         return
-    for cuda, hip in HIP_PREFIXES:
-        if row["cuda"].startswith(cuda):
-            name = hip + row["cuda"][len(cuda):]
-            if name in declared:
-                row["hip"] = name
-                row["hip_added"] = "5.2.0" if name in declared_52 else "6.4.0"
-            return
+    name = hip_spelling(row["cuda"])
+    if row["kind"] == "function":
+        if row["cuda"] in same_functions and name in declared:
+            row["hip"], row["hip_added"] = same_functions[row["cuda"]]
+    elif name in declared:
+        row["hip"] = name
+        row["hip_added"] = "5.2.0" if name in declared_52 else "6.4.0"
 
 
 def generate(source: Path, out: Path) -> dict[str, tuple[int, int]]:
@@ -341,6 +371,7 @@ def generate(source: Path, out: Path) -> dict[str, tuple[int, int]]:
     declared = declared_names(source / "hip-6.4" / "include")
     declared_52 = set().union(*(declared_names(HIP_52 / folder) for folder in (
         "hip", "hipblas", "hipfft", "hipsparse", "hiprand", "hipsolver", "hipcub", "rccl")))
+    same_functions = load_signature_evidence()
     out.mkdir(parents=True, exist_ok=True)
     stats: dict[str, tuple[int, int]] = {}
     for library, (filename, target_title) in LIBRARIES.items():
@@ -348,7 +379,7 @@ def generate(source: Path, out: Path) -> dict[str, tuple[int, int]]:
         for row in rows:
             row["signature"] = signature_for(library, row["cuda"], rewrites)
             if library != "cudnn":
-                promote_declared(row, declared, declared_52)
+                promote_declared(row, declared, declared_52, same_functions)
             if library == "cudnn":
                 row["status"] = "report_only"
             else:

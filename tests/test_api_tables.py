@@ -3,6 +3,7 @@ and a few real rows say what they should."""
 
 from __future__ import annotations
 
+import functools
 import re
 import subprocess
 import sys
@@ -635,15 +636,21 @@ def gen_api_tables_module():
 _DECLARATION_OF = r"\b{name}\s*\(([^;{{}}()]*(?:\([^()]*\)[^;{{}}()]*)*)\)\s*(?:[;{{]|noexcept|__attribute__|const)"
 
 
+@functools.lru_cache(maxsize=2)
+def _header_texts(include: Path) -> tuple[str, ...]:
+    """The headers of a tree, comments blanked."""
+    return tuple(re.sub(r"/\*.*?\*/|//[^\n]*", " ", path.read_text(encoding="utf-8",
+                                                                  errors="replace"), flags=re.S)
+                 for path in sorted(include.rglob("*.h")))
+
+
 def _parameter_counts(include: Path, name: str) -> set[int]:
     """How many parameters the declarations of ``name`` in a header tree take (each overload)."""
     pattern = re.compile(_DECLARATION_OF.format(name=re.escape(name)))
     counts = set()
-    for path in include.rglob("*.h"):
-        text = path.read_text(encoding="utf-8", errors="replace")
+    for text in _header_texts(include):
         if name not in text:
             continue
-        text = re.sub(r"/\*.*?\*/|//[^\n]*", " ", text, flags=re.S)
         for found in pattern.finditer(text):
             params = found.group(1).strip()
             counts.add(0 if params in ("", "void") else params.count(",") + 1
@@ -679,3 +686,30 @@ def test_argument_count_rows_match_the_rocm_6_4_headers():
         assert counts, f"{cuda}: no declaration of {hip} in the ROCm 6.4 headers"
         assert made in counts, f"{cuda}: a call with {made} arguments; {hip} takes {counts}"
     assert len(calls) >= 5
+
+
+SIGNATURE_EVIDENCE = REPO_ROOT / "docs" / "api_signature_evidence.tsv"
+
+
+def test_functions_renamed_by_the_signature_evidence_take_cudas_arity_in_rocm_6_4():
+    """The functions HIPIFY's tables give no HIP name whose HIP counterpart the generator
+    renames them to (docs/api_signature_evidence.tsv, verdict ``same``: libclang found the same
+    parameter types) take as many parameters in the ROCm 6.4 headers as in CUDA 13; the others
+    stay unsupported, with the reason."""
+    include = require_path(SOURCE / "hip-6.4" / "include", "the ROCm 6.4 headers")
+    names = _names(*GENERATED)
+    promoted = 0
+    for row in _table(SIGNATURE_EVIDENCE)[1]:
+        entry = names[row["cuda"]]
+        if row["verdict"] != "same":
+            assert row["verdict"].startswith("differs: "), row
+            assert (entry["hip"], entry["status"]) == ("", "unsupported"), row["cuda"]
+            continue
+        promoted += 1
+        assert (entry["hip"], entry["status"], entry["kind"]) == (
+            row["hip"], "supported", "function"), row["cuda"]
+        assert entry["hip_added"] == ("5.2.0" if row["in_5.2"] == "same" else "6.4.0")
+        arity = len(row["cuda_parameters"].split(", ")) if row["cuda_parameters"] else 0
+        counts = _parameter_counts(include, row["hip"])
+        assert arity in counts, f"{row['cuda']}: {arity} parameters; {row['hip']} takes {counts}"
+    assert promoted >= 50
