@@ -12,7 +12,7 @@ from migrator.apitables import ATTRIBUTE_ACTIONS
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Marker, Rule, RuleContext
 from migrator.semantic.calls import LexicalCall, find_name, lexical_call
-from migrator.semantic.scopes import blocks, function_at, statement_start
+from migrator.semantic.scopes import blocks, enclosing_call, function_at, statement_start
 from migrator.semantic.lookup import value_declaration
 from migrator.semantic.types import normal_type
 
@@ -94,8 +94,9 @@ class ArgumentRewrite(Rule):
     arity), which hipBLAS has no counterpart for: its functions of the same names take a handle.
     cuBLASLt descriptor attributes hipBLASLt takes only at creation
     (``CUBLASLT_MATMUL_DESC_SCALE_TYPE``, ``..._COMPUTE_TYPE``): a ``SetAttribute`` call that
-    provably follows the ``cublasLtMatmulDescCreate`` of the same descriptor in the same block,
-    with a variable declared before it and not used between, has its value passed as the
+    provably follows the ``cublasLtMatmulDescCreate`` of the same descriptor in the same block
+    (the descriptor given to nothing but other attribute settings between), with a variable
+    declared before it and not used between, has its value passed as the
     creation's ``scaleType`` / ``computeType`` and is dropped; otherwise, and where code reads
     them back, ARG002 marks the call with what to do.
 
@@ -332,6 +333,7 @@ def _attribute(ctx: RuleContext, call) -> str:
 
 _IDENTIFIER = re.compile(rb"[A-Za-z_]\w*")
 _ADDRESS_OF = re.compile(rb"&\s*([A-Za-z_]\w*)")
+_LAST_NAME = re.compile(rb"[A-Za-z_]\w*\Z")
 _WRAPPED_CALL_HEAD = re.compile(rb"[A-Za-z_]\w*\s*\(\s*\Z")
 _WRAPPED_CALL_TAIL = re.compile(rb"\s*\)\s*;")
 
@@ -348,7 +350,8 @@ def _folded(ctx: RuleContext, call, rewrite, start: int, end: int) -> Diagnostic
     take = int(take)
     cuda = rewrite.cuda
     creator = tables.names[source].hip or source
-    plan = _fold_plan(ctx, call, start, source, take, value_type)
+    setters = {cuda.encode(), tables.names[cuda].hip.encode()}
+    plan = _fold_plan(ctx, call, start, source, take, value_type, setters)
     if plan is None:
         text = (f"{cuda} with {attribute}: {tables.names[cuda].hip} has no such attribute: pass "
                 f"the value as {creator}'s {parameter} (argument {take + 1}) and drop this call")
@@ -362,9 +365,11 @@ def _folded(ctx: RuleContext, call, rewrite, start: int, end: int) -> Diagnostic
                       library=tables.names[cuda].library, symbol=cuda, severity="info")
 
 
-def _fold_plan(ctx: RuleContext, call, start: int, source: str, take: int, value_type: str
-               ) -> tuple[tuple[Edit, ...], str] | None:
-    """The edits of a provable fold (see _folded) and the variable folded, or None."""
+def _fold_plan(ctx: RuleContext, call, start: int, source: str, take: int, value_type: str,
+               setters: set[bytes]) -> tuple[tuple[Edit, ...], str] | None:
+    """The edits of a provable fold (see _folded) and the variable folded, or None. Between the
+    creation and the call, the descriptor may only be given to ``setters`` (other attributes
+    set): a call that used it there (a matmul) would see the creation's value."""
     data, code = ctx.data, ctx.code
     begin, finish = call.arguments[2]
     value = _ADDRESS_OF.fullmatch(code[begin:finish].strip())
@@ -388,6 +393,13 @@ def _fold_plan(ctx: RuleContext, call, start: int, source: str, take: int, value
     if creator is None or _innermost_block(ctx, creator[0]) != block:
         return None
     created_at, created = creator
+    variable = _LAST_NAME.search(descriptor)  # (desc, this->desc, s.desc)
+    if variable is None:
+        return None
+    for use in re.compile(rb"\b" + variable.group() + rb"\b").finditer(code, created.close, start):
+        around = enclosing_call(ctx, use.start(), block.open + 1)
+        if around is None or around[0] not in setters:
+            return None
     declaration = value_declaration(ctx, name.decode(), start)
     if (declaration is None or declaration.pointers
             or declaration.where is not None and declaration.where[2] > created_at
