@@ -38,6 +38,9 @@ class Settings:
     # what runs the port: rocm (an AMD GPU's HIP) or hip-cpu (AMD's HIP CPU runtime, 64-lane
     # wavefronts on the CPU: see for_runtime)
     runtime: str = "rocm"
+    # HIP's CPU runtime's folder, from the configuration (validate --hip-compiler hip-cpu; the
+    # option and $ROCMIGRATE_HIP_CPU are read where it is used); changes no output
+    hip_cpu: Path | None = None
 
     @property
     def table_variants(self) -> tuple[str, ...]:

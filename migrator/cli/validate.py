@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from enum import Enum
 from pathlib import Path
 from typing import List, Optional
 
 import typer
 
+from ..toolchain.compilers import HIP_CPU_ENV
 from . import app, write_reports
 from .progress import say
 from .convert import LaunchSyntax
@@ -22,6 +24,7 @@ class HipCompiler(str, Enum):
     auto = "auto"
     hipcc = "hipcc"
     nvcc = "nvcc"
+    hip_cpu = "hip-cpu"
 
 
 # the timing test's and the GPU check's options, the same for validate and harness
@@ -58,7 +61,13 @@ def validate(
     confidence: float = CONFIDENCE_OPTION,
     gpu: str = GPU_OPTION,
     hip_compiler: HipCompiler = typer.Option(HipCompiler.auto, "--hip-compiler",
-                                             help="How the port is built (auto: see README)."),
+                                             help="How the port is built (auto: see README; "
+                                             "hip-cpu: against AMD's HIP CPU runtime, run on "
+                                             "the CPU with 64-lane wavefronts)."),
+    hip_cpu: Optional[Path] = typer.Option(
+        None, "--hip-cpu", help="AMD's HIP CPU runtime's folder (a clone of "
+        "github.com/ROCm/HIP-CPU; default: $ROCMIGRATE_HIP_CPU, then hip-cpu in the "
+        "configuration)."),
     cuda_arch: str = typer.Option("sm_90", "--cuda-arch", help="nvcc -arch for NVIDIA builds."),
     offload_arch: str = typer.Option("gfx90a", "--offload-arch", help="hipcc AMD target."),
     build_only: bool = typer.Option(False, "--build-only", help="Build everything, run nothing."),
@@ -90,6 +99,9 @@ def validate(
         runs=runs, warmup=warmup, timeout=timeout, tolerance=tolerance,
         max_slowdown=max_slowdown, confidence=confidence, gpu=gpu,
         hip_compiler=hip_compiler.value, cuda_arch=cuda_arch, offload_arch=offload_arch,
+        hip_cpu=str(hip_cpu) if hip_cpu else (
+            None if os.environ.get(HIP_CPU_ENV) or settings.hip_cpu is None
+            else str(settings.hip_cpu)),
         build_only=build_only, keep_build=keep_build, build_flags=tuple(build_flags or ()))
     if report_dir.exists() and not report_dir.is_dir():
         say(f"error: {report_dir} exists and is not a folder")

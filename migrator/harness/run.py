@@ -167,6 +167,9 @@ def harness(options: HarnessOptions, progress: Progress | None = None) -> Harnes
                            "limit above 0 s")
     if options.output.exists() and not options.output.is_dir():
         raise HarnessError(f"{options.output} exists and is not a folder")
+    if options.hip_compiler == "hip-cpu":
+        raise HarnessError("--hip-compiler hip-cpu: the kernel harnesses do not run on HIP's "
+                           "CPU runtime yet (validate does): use hipcc or nvcc for them")
     source = options.source.resolve()
     root = source.parent if source.is_file() else source
     if source.is_dir() and _inside(options.output.resolve(), source):

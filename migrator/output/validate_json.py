@@ -10,9 +10,11 @@ from .. import __version__
 
 def validation_document(report) -> dict:
     """The report as plain data: settings, toolchains, the GPU each side runs on (and why
-    nothing was run without one), conversions, a summary, every program."""
+    nothing was run without one, or why the CUDA original was not), conversions, a summary,
+    every program."""
     return {"tool": "rocmigrate", "version": __version__, "settings": report.settings,
             "toolchains": report.toolchains, "gpus": report.gpus, "not_run": report.not_run,
+            "original_not_run": report.original_not_run,
             "build_dir": report.build_dir,
             "summary": {"ok": report.ok, "verdicts": dict(sorted(report.verdicts().items()))},
             "conversions": {variant: asdict(c) for variant, c in report.conversions.items()},

@@ -8,6 +8,9 @@ The installed HIP's release (``--rocm auto``, `rocmigrate build`) comes from ``h
 --version`` beside hipcc (``5.2.21153-0``: major, minor and a build number, so only major.minor is
 a ROCm release), else from ``hip/hip_version.h`` of the HIP that hipcc uses. A real ROCm install
 also names its release in ``<rocm>/.info/version``.
+
+AMD's HIP CPU runtime (a folder of headers) is named by an option, ``$ROCMIGRATE_HIP_CPU`` or the
+configuration; the C++ compiler that builds for it is ``$CXX`` or g++.
 """
 
 from __future__ import annotations
@@ -25,6 +28,9 @@ PROBE_TIMEOUT = 300  # seconds for a compiler's --version or a test compile
 ROCM_PREFIXES = ("/opt/rocm",)  # ROCm's default install prefix, tried after PATH
 CUDA_PREFIXES = ("/usr/local/cuda",)  # CUDA's, likewise
 HIPCC_PLACES = "on PATH, in $ROCM_PATH/bin, $HIP_PATH/bin or /opt/rocm/bin"  # for messages
+HIP_CPU_ENV = "ROCMIGRATE_HIP_CPU"  # the folder of AMD's HIP CPU runtime
+HIP_CPU_HOW = ("git clone https://github.com/ROCm/HIP-CPU; it needs a C++17 compiler and TBB: "
+               "apt-get install g++ libtbb-dev")
 _HIPCONFIG_VERSION = re.compile(r"^\s*(\d+)\.(\d+)(?:\.(\d+))?")
 _HEADER_FIELD = re.compile(r"^\s*#\s*define\s+HIP_VERSION_(MAJOR|MINOR|PATCH)\s+(\d+)", re.M)
 
@@ -57,6 +63,32 @@ def find_nvcc() -> str | None:
     return _find("nvcc", ("CUDA_HOME", "CUDA_PATH"), CUDA_PREFIXES)
 
 
+def find_cxx() -> str | None:
+    """The C++ compiler HIP's CPU runtime is built with: ``$CXX``, else g++ on PATH."""
+    named = os.environ.get("CXX", "").strip()
+    return shutil.which(named) if named else shutil.which("g++")
+
+
+def find_hip_cpu(folder: str | Path | None) -> Path:
+    """AMD's HIP CPU runtime (github.com/ROCm/HIP-CPU): ``folder`` (an option or configuration
+    key), else ``$ROCMIGRATE_HIP_CPU``; the folder that holds ``include/hip/hip_runtime.h``.
+    Raises HipError saying where it looked and how to get it."""
+    chosen = folder or os.environ.get(HIP_CPU_ENV, "").strip()
+    if not chosen:
+        raise HipError(f"HIP's CPU runtime not named: give --hip-cpu DIR, set {HIP_CPU_ENV} or "
+                       f"hip-cpu in the configuration ({HIP_CPU_HOW})")
+    root = Path(chosen).expanduser()
+    header = root / "include" / "hip" / "hip_runtime.h"
+    try:
+        text = header.read_text(encoding="utf-8", errors="replace")[:65536]
+    except OSError:
+        raise HipError(f"{root}: no include/hip/hip_runtime.h: not HIP's CPU runtime "
+                       f"({HIP_CPU_HOW})") from None
+    if "__HIP_CPU_RT__" not in text:
+        raise HipError(f"{header}: not HIP's CPU runtime (no __HIP_CPU_RT__) ({HIP_CPU_HOW})")
+    return root.resolve()
+
+
 def _find(name: str, variables: tuple[str, ...], prefixes: tuple[str, ...]) -> str | None:
     found = shutil.which(name)
     if found:
@@ -69,13 +101,14 @@ def _find(name: str, variables: tuple[str, ...], prefixes: tuple[str, ...]) -> s
 
 
 def compiler_version(compiler: str, env: dict[str, str] | None = None) -> str:
-    """The lines of ``compiler --version`` that name a version or release, joined by '; '."""
+    """The lines of ``compiler --version`` that name a version or release, joined by '; ' (else
+    its first line: ``g++ (Debian 12.2.0-14) 12.2.0``)."""
     done = run_process([compiler, "--version"], None, PROBE_TIMEOUT, env=env)
     if done.error is not None or done.timed_out:
         return f"unknown ({done.error or f'no answer within {PROBE_TIMEOUT} s'})"
-    lines = [line.strip() for line in (done.stdout + done.stderr).splitlines()
-             if re.search(r"version|release", line, re.IGNORECASE)]
-    return "; ".join(lines) or "unknown"
+    output = [line.strip() for line in (done.stdout + done.stderr).splitlines() if line.strip()]
+    lines = [line for line in output if re.search(r"version|release", line, re.IGNORECASE)]
+    return "; ".join(lines) or (output[0] if output else "unknown")
 
 
 def amd_env(extra: dict[str, str] | None = None) -> dict[str, str]:

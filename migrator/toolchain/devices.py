@@ -54,10 +54,15 @@ def gpu_setting(value: str | None = None) -> frozenset[str] | None:
 
 
 def gpu_check(platform: str, assume: str | None = None) -> GpuCheck:
-    """Can a binary for ``platform`` (nvidia | amd) run here? ``assume``: an override as in
-    ROCMIGRATE_GPU (None: read that variable). Raises ValueError for a bad override."""
+    """Can a binary for ``platform`` (nvidia | amd | cpu) run here? ``assume``: an override as
+    in ROCMIGRATE_GPU (None: read that variable). Raises ValueError for a bad override. A
+    binary for HIP's CPU runtime (cpu) runs on any machine, whatever the override says."""
+    if platform == "cpu":
+        gpu_setting(assume)  # (a bad override is still an error)
+        return GpuCheck("cpu", True, "the CPU: HIP's CPU runtime needs no GPU (64-lane "
+                        "wavefronts)")
     if platform not in PLATFORMS:
-        raise ValueError(f"unknown GPU platform {platform!r} (expected nvidia or amd)")
+        raise ValueError(f"unknown GPU platform {platform!r} (expected nvidia, amd or cpu)")
     present = gpu_setting(assume)
     label = _LABEL[platform]
     if present is not None:

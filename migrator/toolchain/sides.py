@@ -6,7 +6,8 @@ The port, with ``--hip-compiler auto``: hipcc for AMD when an AMD GPU is present
 (``devices.amd_gpu``: ``/dev/kfd`` and a gfx agent in ``rocminfo``); else hipcc on its NVIDIA
 platform when a test compile shows that it works (a platform name proves nothing: Debian's HIP
 5.2 NVIDIA headers do not compile against CUDA 13); else nvcc through rocmigrate's own NVIDIA
-headers (``migrator.nvidia``).
+headers (``migrator.nvidia``). With ``--hip-compiler hip-cpu``: a C++17 compiler against AMD's
+HIP CPU runtime, whose binaries run on the CPU with 64-lane wavefronts (``hip_cpu_toolchain``).
 """
 
 from __future__ import annotations
@@ -18,11 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .compilers import HIPCC_PLACES, PROBE_TIMEOUT, compiler_version, find_hipcc
+from .compilers import (HIP_CPU_HOW, HIPCC_PLACES, PROBE_TIMEOUT, HipError, compiler_version,
+                        find_cxx, find_hip_cpu, find_hipcc)
 from .devices import amd_gpu
 from .process import run_process
 
-HIP_COMPILERS = ("auto", "hipcc", "nvcc")
+HIP_COMPILERS = ("auto", "hipcc", "nvcc", "hip-cpu")
 BUILD_TIMEOUT = 900  # seconds for one compile
 TAIL = 2000  # characters of compiler or stderr output kept in a report
 _PROBE_SOURCE = ("#include <hip/hip_runtime.h>\n"
@@ -45,6 +47,8 @@ class Toolchain:
     language: str  # the -x language every source is compiled as (cu or hip)
     env: tuple[tuple[str, str], ...] = ()
     include_dirs: tuple[str, ...] = ()  # the toolchain's own headers, before the program's
+    link_flags: tuple[str, ...] = ()  # the toolchain's own libraries, after the user's flags
+    optimization: str = "-O3"
 
     def command(self, source: Path, binary: Path, include_dirs: tuple[Path, ...] = (),
                 extra: tuple[str, ...] = ()) -> list[str]:
@@ -52,13 +56,13 @@ class Toolchain:
         the source so that libraries resolve its symbols."""
         includes = [arg for folder in (*self.include_dirs, *map(str, include_dirs))
                     for arg in ("-I", folder)]
-        return [self.compiler, "-O3", "-std=c++17", *self.arch_flags, *includes,
-                "-x", self.language, "-o", str(binary), str(source), *extra]
+        return [self.compiler, self.optimization, "-std=c++17", *self.arch_flags, *includes,
+                "-x", self.language, "-o", str(binary), str(source), *extra, *self.link_flags]
 
     @property
     def runs_on(self) -> str:
-        """The GPU platform its binaries need (a devices.gpu_check platform)."""
-        return "amd" if self.name == "hipcc-amd" else "nvidia"
+        """What its binaries need to run (a devices.gpu_check platform: cpu, amd or nvidia)."""
+        return {"hipcc-amd": "amd", "hip-cpu": "cpu"}.get(self.name, "nvidia")
 
     def environment(self) -> dict[str, str]:
         return {**os.environ, **dict(self.env)}
@@ -70,7 +74,8 @@ class Toolchain:
     def describe(self) -> dict:
         return {"name": self.name, "compiler": self.compiler, "version": self.version,
                 "env": dict(self.env), "arch_flags": list(self.arch_flags),
-                "include_dirs": list(self.include_dirs), "reason": self.reason}
+                "include_dirs": list(self.include_dirs), "link_flags": list(self.link_flags),
+                "reason": self.reason}
 
 
 def cuda_toolchain(nvcc: str, cuda_arch: str) -> Toolchain:
@@ -78,13 +83,20 @@ def cuda_toolchain(nvcc: str, cuda_arch: str) -> Toolchain:
                      (f"-arch={cuda_arch}",), "cu")
 
 
-def hip_toolchain(choice: str, nvcc: str, cuda_arch: str, offload_arch: str,
-                  scratch: Path, build_flags: tuple[str, ...] = ()) -> Toolchain:
-    """The toolchain that builds the port (``choice``: auto | hipcc | nvcc); test compiles and
-    generated headers go under ``scratch``."""
+def hip_toolchain(choice: str, nvcc: str | None, cuda_arch: str, offload_arch: str,
+                  scratch: Path, build_flags: tuple[str, ...] = (),
+                  hip_cpu: str | Path | None = None) -> Toolchain:
+    """The toolchain that builds the port (``choice``: auto | hipcc | nvcc | hip-cpu); test
+    compiles and generated headers go under ``scratch``; ``hip_cpu``: the CPU runtime's folder
+    (None: $ROCMIGRATE_HIP_CPU)."""
     if choice not in HIP_COMPILERS:
         raise ToolchainError(f"unknown HIP compiler {choice!r} (expected one of "
                              f"{', '.join(HIP_COMPILERS)})")
+    if choice == "hip-cpu":
+        return hip_cpu_toolchain(hip_cpu, scratch)
+    if nvcc is None:
+        raise ToolchainError("nvcc not found: put CUDA's bin folder on PATH or set CUDA_HOME "
+                             "(--hip-compiler hip-cpu builds and runs the port without it)")
     if choice == "nvcc":
         return _nvcc_with_headers(nvcc, cuda_arch, scratch, "--hip-compiler nvcc", build_flags)
     hipcc = find_hipcc()
@@ -103,6 +115,30 @@ def hip_toolchain(choice: str, nvcc: str, cuda_arch: str, offload_arch: str,
         return _hipcc_amd(hipcc, offload_arch, f"--hip-compiler hipcc; {seen}; {failure}; "
                           "binaries run only on an AMD GPU")
     return _nvcc_with_headers(nvcc, cuda_arch, scratch, f"{seen}; {failure}", build_flags)
+
+
+def hip_cpu_toolchain(folder: str | Path | None, scratch: Path) -> Toolchain:
+    """The port built with a C++17 compiler against AMD's HIP CPU runtime, which runs kernels
+    on the CPU with 64-lane wavefronts, after rocmigrate's prelude for what the runtime lacks
+    (``templates/hip_cpu/prelude.h.j2``, written under ``scratch``, included first)."""
+    from ..templating import render
+
+    try:
+        root = find_hip_cpu(folder)
+    except HipError as err:
+        raise ToolchainError(str(err)) from None
+    compiler = find_cxx()
+    if compiler is None:
+        raise ToolchainError(f"no C++ compiler for HIP's CPU runtime: set CXX or install g++ "
+                             f"({HIP_CPU_HOW})")
+    prelude = scratch / "hip-cpu" / "rocmigrate_hip_cpu.h"
+    prelude.parent.mkdir(parents=True, exist_ok=True)
+    prelude.write_text(render("hip_cpu/prelude.h.j2"), encoding="utf-8")
+    return Toolchain("hip-cpu", compiler, compiler_version(compiler),
+                     f"--hip-compiler hip-cpu: AMD's HIP CPU runtime at {root} (64-lane "
+                     "wavefronts on the CPU)", ("-include", str(prelude)), "c++",
+                     include_dirs=(str(root / "include"),), link_flags=("-ltbb", "-lpthread"),
+                     optimization="-O1")
 
 
 def _hipcc_amd(hipcc: str, offload_arch: str, reason: str) -> Toolchain:

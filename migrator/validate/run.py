@@ -23,7 +23,7 @@ from typing import Callable
 
 from ..settings import Settings
 from ..toolchain.compilers import find_nvcc
-from ..toolchain.devices import GPU_ENV, gpu_check, gpu_setting
+from ..toolchain.devices import GPU_ENV, GpuCheck, gpu_check, gpu_setting
 from ..toolchain.process import run_process
 from ..toolchain.sides import (TAIL, Build, Toolchain, ToolchainError, compile_binary,
                               cuda_toolchain, hip_toolchain)
@@ -54,7 +54,8 @@ class ValidateOptions:
     max_slowdown: float = 0.02  # "slower": significantly more than 1 + this times the original
     confidence: float = CONFIDENCE  # of the interval a timing verdict rests on
     gpu: str | None = None  # auto | none | nvidia | amd | nvidia,amd (None: $ROCMIGRATE_GPU)
-    hip_compiler: str = "auto"  # auto | hipcc | nvcc
+    hip_compiler: str = "auto"  # auto | hipcc | nvcc | hip-cpu
+    hip_cpu: str | None = None  # HIP's CPU runtime's folder (None: $ROCMIGRATE_HIP_CPU)
     cuda_arch: str = "sm_90"
     offload_arch: str = "gfx90a"
     build_only: bool = False
@@ -63,14 +64,24 @@ class ValidateOptions:
     build_flags: tuple[str, ...] = ()  # added to every compile (both sides): -I, -L, -l...
 
     def as_dict(self) -> dict:
+        converted = self.conversion_settings
         return {"source": str(self.source), "variants": list(self.variants),
-                "programs": list(self.programs), "rocm": format_version(self.settings.rocm),
-                "launch_syntax": self.settings.launch_syntax, "runs": self.runs,
+                "programs": list(self.programs), "rocm": format_version(converted.rocm),
+                "launch_syntax": converted.launch_syntax, "runs": self.runs,
                 "warmup": self.warmup, "timeout": self.timeout, "tolerance": self.tolerance,
                 "max_slowdown": self.max_slowdown, "confidence": self.confidence,
-                "hip_compiler": self.hip_compiler, "cuda_arch": self.cuda_arch,
+                "hip_compiler": self.hip_compiler, "hip_cpu": self.hip_cpu,
+                "runtime": converted.runtime, "cuda_arch": self.cuda_arch,
                 "offload_arch": self.offload_arch, "build_only": self.build_only,
                 "keep_build": self.keep_build, "build_flags": list(self.build_flags)}
+
+    @property
+    def conversion_settings(self) -> Settings:
+        """The settings the ports are converted with: the workspace's, for the runtime that
+        runs them (HIP's CPU runtime with --hip-compiler hip-cpu)."""
+        if self.hip_compiler == "hip-cpu":
+            return self.settings.for_runtime("hip-cpu")
+        return self.settings
 
 
 @dataclass
@@ -113,6 +124,9 @@ class ProgramOutcome:
     original: Original
     variants: dict[str, VariantOutcome]
     naive_vs_optimized: list[VariantRatio] = field(default_factory=list)
+    # the optimized port's results against the naive port's (a pure port: what every
+    # optimisation rule must keep), where both ran
+    variants_agree: list[ResultComparison] = field(default_factory=list)
 
 
 @dataclass
@@ -130,6 +144,9 @@ class ValidationReport:
     build_dir: str | None  # kept build folder (--keep-build)
     gpus: dict[str, dict] = field(default_factory=dict)  # side -> devices.GpuCheck.as_dict()
     not_run: str | None = None  # why nothing was run (no GPU to run a side on)
+    # why the CUDA original was not run while the ports were (HIP's CPU runtime without an
+    # NVIDIA GPU or nvcc): the ports are judged by their self-checks and against each other
+    original_not_run: str | None = None
     # validate --harness: the kernel harnesses' report (a migrator.harness HarnessReport)
     harness: object | None = None
 
@@ -176,22 +193,32 @@ def validate(options: ValidateOptions, progress: Progress | None = None) -> Vali
         raise ValidateError(f"no program under {options.source} (a .cu, .cpp or .hip file with "
                             "int main()")
     nvcc = find_nvcc()
-    if nvcc is None:
-        raise ValidateError("nvcc not found: put CUDA's bin folder on PATH or set CUDA_HOME")
+    if nvcc is None and options.hip_compiler != "hip-cpu":
+        raise ValidateError("nvcc not found: put CUDA's bin folder on PATH or set CUDA_HOME "
+                            "(--hip-compiler hip-cpu builds and runs the ports without it)")
     variants = tuple(v for v in VARIANTS if v in options.variants)
     scratch = Path(tempfile.mkdtemp(prefix="rocmigrate-validate-"))
     try:
         try:
-            cuda = cuda_toolchain(nvcc, options.cuda_arch)
+            cuda = cuda_toolchain(nvcc, options.cuda_arch) if nvcc else None
             hip = hip_toolchain(options.hip_compiler, nvcc, options.cuda_arch,
-                                options.offload_arch, scratch, options.build_flags)
+                                options.offload_arch, scratch, options.build_flags,
+                                options.hip_cpu)
         except ToolchainError as err:
             raise ValidateError(str(err)) from None
         say(f"port built with {hip.name}: {hip.reason}")
         checks = {platform: gpu_check(platform, options.gpu)
                   for platform in dict.fromkeys(("nvidia", hip.runs_on))}
         gpus = {"cuda": checks["nvidia"], "hip": checks[hip.runs_on]}
+        if cuda is None:
+            gpus["cuda"] = GpuCheck("nvidia", False, "nvcc not found: the CUDA original is not "
+                                    "built")
         absent = list(dict.fromkeys(check.reason for check in gpus.values() if not check.present))
+        original_not_run = None
+        if hip.runs_on == "cpu" and not gpus["cuda"].present and not options.build_only:
+            original_not_run, absent = gpus["cuda"].reason, []
+            say(f"the CUDA original is not run ({original_not_run}): the ports are judged by "
+                "their self-checks and against each other")
         not_run = "; ".join(absent) if absent and not options.build_only else None
         if not_run:
             say(f"{not_run}: everything is built, nothing is run (every run is reported "
@@ -213,13 +240,18 @@ def validate(options: ValidateOptions, progress: Progress | None = None) -> Vali
             for program, outcome in zip(programs, outcomes):
                 say(f"running {program.name} ({options.warmup} warm-up and {options.runs} "
                     "timed runs per binary)")
-                _run_program(program, outcome, root, trees, scratch, options)
+                _run_program(program, outcome, root, trees, scratch, options,
+                             run_original=original_not_run is None)
         for outcome in outcomes:
-            _judge(outcome, options, not_run)
+            _judge(outcome, options, not_run, original_not_run)
+        cuda_described = cuda.describe() if cuda else {
+            "name": "nvcc", "compiler": "", "version": "", "env": {}, "arch_flags": [],
+            "include_dirs": [], "link_flags": [], "reason": "nvcc not found: not built"}
         return ValidationReport(options.as_dict(),
-                                {"cuda": cuda.describe(), "hip": hip.describe()}, conversions,
+                                {"cuda": cuda_described, "hip": hip.describe()}, conversions,
                                 outcomes, str(scratch) if options.keep_build else None,
-                                {side: check.as_dict() for side, check in gpus.items()}, not_run)
+                                {side: check.as_dict() for side, check in gpus.items()}, not_run,
+                                original_not_run)
     finally:
         if not options.keep_build:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -231,7 +263,7 @@ def _convert(source: Path, folder: Path, variant: str,
     failed paths are relative to the program root, as the runner's are."""
     from ..runner import ConvertError, RunOptions, run
 
-    settings = replace(options.settings, optimize=variant == "optimized")
+    settings = replace(options.conversion_settings, optimize=variant == "optimized")
     tree = folder / "src"
     output = tree / source.name if source.is_file() else tree
     try:
@@ -248,29 +280,34 @@ def _binary(scratch: Path, side: str, program: Program) -> Path:
 
 
 def _build(programs: list[Program], root: Path, trees: dict[str, Path],
-           conversions: dict[str, Conversion], cuda: Toolchain, hip: Toolchain, scratch: Path,
-           options: ValidateOptions, say: Progress) -> list[ProgramOutcome]:
+           conversions: dict[str, Conversion], cuda: Toolchain | None, hip: Toolchain,
+           scratch: Path, options: ValidateOptions, say: Progress) -> list[ProgramOutcome]:
     """Build every original and port in parallel; a port is not built when a file of its
-    program (the program file or a local header it includes) failed to convert."""
+    program (the program file or a local header it includes) failed to convert; the originals
+    are not built without nvcc (``cuda`` None)."""
     from ..pool import worker_count
 
     jobs: list[tuple[Program, str, Toolchain, Path]] = []  # (program, side, toolchain, tree)
     errors: dict[tuple[str, str], list[dict]] = {}
     for program in programs:
-        jobs.append((program, "cuda", cuda, root))
+        if cuda is not None:
+            jobs.append((program, "cuda", cuda, root))
         files = local_includes(root, program.rel)
         for variant, tree in trees.items():
             errors[program.name, variant] = [failure for failure in conversions[variant].failed
                                              if failure["path"] in files or failure["path"] == "."]
             if not errors[program.name, variant]:
                 jobs.append((program, variant, hip, tree))
-    say(f"building {len(jobs)} binaries (CUDA with {cuda.name}, HIP with {hip.name})")
+    say(f"building {len(jobs)} binaries (CUDA with {cuda.name if cuda else 'nothing: no nvcc'}, "
+        f"HIP with {hip.name})")
     with ThreadPoolExecutor(max_workers=worker_count(options.jobs)) as pool:
         built = pool.map(lambda job: compile_binary(
             job[2], job[3] / job[0].rel, _binary(scratch, job[1], job[0]),
             ((job[3] / job[0].rel).parent,), options.build_flags), jobs)
         builds = {(program.name, side): build for (program, side, *_), build in zip(jobs, built)}
-    return [ProgramOutcome(program.name, program.rel, Original(builds[program.name, "cuda"]),
+    unbuilt = Build("nvcc", "", False, 0.0, "nvcc not found: the CUDA original was not built")
+    return [ProgramOutcome(program.name, program.rel,
+                           Original(builds.get((program.name, "cuda"), unbuilt)),
                            {variant: VariantOutcome(errors[program.name, variant],
                                                     builds.get((program.name, variant)))
                             for variant in trees})
@@ -278,19 +315,20 @@ def _build(programs: list[Program], root: Path, trees: dict[str, Path],
 
 
 def _run_program(program: Program, outcome: ProgramOutcome, root: Path, trees: dict[str, Path],
-                 scratch: Path, options: ValidateOptions) -> None:
+                 scratch: Path, options: ValidateOptions, run_original: bool = True) -> None:
     """Run the original and every built port ``options.warmup`` then ``options.runs`` times,
     each in its own tree's copy of the program's folder (so relative data files are found).
     The sides take turns run by run, and the order rotates every round (original first, then
     a port first...), so that neither a drift of the machine nor the position in a round
-    favours one side. A binary that timed out is not run again: its verdict is "failed"."""
-    if not outcome.original.build.ok:
+    favours one side. A binary that timed out is not run again: its verdict is "failed".
+    Without ``run_original`` (it cannot run here) the ports run alone."""
+    if run_original and not outcome.original.build.ok:
         return
     folder = Path(program.rel).parent
-    sides = [("cuda", root / folder, outcome.original)]
+    sides = [("cuda", root / folder, outcome.original)] if run_original else []
     sides += [(variant, trees[variant] / folder, port)
               for variant, port in outcome.variants.items() if port.build and port.build.ok]
-    for number in range(options.warmup + options.runs):
+    for number in range(options.warmup + options.runs if sides else 0):
         warmup = number < options.warmup
         shift = number % len(sides)
         for side, cwd, holder in sides[shift:] + sides[:shift]:
@@ -315,36 +353,59 @@ def run_binary(binary: Path, cwd: Path, timeout: float) -> Run:
     return Run.from_output(outcome.rc, outcome.seconds, outcome.timed_out, outcome.stdout, stderr)
 
 
-def _judge(outcome: ProgramOutcome, options: ValidateOptions, not_run: str | None = None) -> None:
-    """Compare each port with the original and give it a verdict with its reasons."""
+def _judge(outcome: ProgramOutcome, options: ValidateOptions, not_run: str | None = None,
+           original_not_run: str | None = None) -> None:
+    """Compare each port with the original (unless it was not run) and the optimized port
+    with the naive one, and give each a verdict with its reasons."""
     original = outcome.original
     for variant, port in outcome.variants.items():
-        port.results = compare_results(original.warmups + original.runs,
-                                       port.warmups + port.runs, options.tolerance)
-        port.timings = compare_timings(original.runs, port.runs, options.max_slowdown,
-                                       options.confidence)
-        port.derived = derived_figures(original.runs, port.runs)
-        port.verdict, port.problems = verdict(original, port, options, not_run)
+        if original_not_run is None:
+            port.results = compare_results(original.warmups + original.runs,
+                                           port.warmups + port.runs, options.tolerance)
+            port.timings = compare_timings(original.runs, port.runs, options.max_slowdown,
+                                           options.confidence)
+            port.derived = derived_figures(original.runs, port.runs)
+        port.verdict, port.problems = verdict(original, port, options, not_run,
+                                              original_not_run)
         port.notes = [timing.reason for timing in port.timings
                       if timing.flag in ("noise", "undecided") and port.verdict == "pass"]
+        if original_not_run is not None and port.verdict == "pass":
+            port.notes.append(f"not compared with the CUDA original: {original_not_run}")
     if "naive" in outcome.variants and "optimized" in outcome.variants:
+        _compare_variants(outcome, options)
         naive, optimized = outcome.variants["naive"].runs, outcome.variants["optimized"].runs
-        for timing in outcome.variants["optimized"].timings:
-            slow, fast = median(naive, timing.key), median(optimized, timing.key)
-            row = VariantRatio(timing.key, slow, fast,
-                               fast / slow if slow and fast is not None else None)
-            [both] = compare_timings(naive, optimized, options.max_slowdown, options.confidence,
-                                     keys=[timing.key])
-            row.interval, row.p_value = both.interval, both.p_value
-            outcome.naive_vs_optimized.append(row)
+        for both in compare_timings(naive, optimized, options.max_slowdown, options.confidence):
+            slow, fast = median(naive, both.key), median(optimized, both.key)
+            outcome.naive_vs_optimized.append(VariantRatio(
+                both.key, slow, fast, fast / slow if slow and fast is not None else None,
+                both.interval, both.p_value))
+
+
+def _compare_variants(outcome: ProgramOutcome, options: ValidateOptions) -> None:
+    """The optimized port's results against the naive port's: a difference makes the
+    optimized port a mismatch (an optimisation rule changed what the program computes)."""
+    naive, optimized = outcome.variants["naive"], outcome.variants["optimized"]
+    outcome.variants_agree = compare_results(naive.warmups + naive.runs,
+                                             optimized.warmups + optimized.runs,
+                                             options.tolerance)
+    differing = [f"result {r.key} differs from the naive port's: naive {_short(r.original)}, "
+                 f"optimized {_short(r.port)}" for r in outcome.variants_agree if not r.equal]
+    if differing and optimized.verdict in ("pass", "slower"):
+        optimized.verdict = "mismatch"
+        optimized.problems = differing + optimized.problems
+        optimized.notes = []
+    elif differing:
+        optimized.problems += differing
 
 
 def verdict(original: Original, port: VariantOutcome, options: ValidateOptions,
-            not_run: str | None = None) -> tuple[str, list[str]]:
+            not_run: str | None = None,
+            original_not_run: str | None = None) -> tuple[str, list[str]]:
     """failed (convert, build or run), built (--build-only), skipped (``not_run``: no GPU to
-    run on; or the original printed SKIP), mismatch, slower or pass; with the reasons."""
+    run on; or the original printed SKIP), mismatch, slower or pass; with the reasons. With
+    ``original_not_run`` the port is judged by its own runs and self-check alone."""
     problems = [f"conversion failed: {e['path']}: {e['message']}" for e in port.conversion_errors]
-    if not original.build.ok:
+    if not original.build.ok and original_not_run is None:
         problems.append("the CUDA original did not build")
     if port.build is not None and not port.build.ok:
         problems.append("the port did not build")
@@ -354,7 +415,8 @@ def verdict(original: Original, port: VariantOutcome, options: ValidateOptions,
         return "built", []
     if not_run:
         return "skipped", [f"not run: {not_run}"]
-    runs = {"original": _numbered(original), "port": _numbered(port)}
+    runs = {"port": _numbered(port)} if original_not_run is not None else {
+        "original": _numbered(original), "port": _numbered(port)}
     for side, numbered in runs.items():
         for name, run in numbered:
             if run.timed_out:
@@ -366,6 +428,9 @@ def verdict(original: Original, port: VariantOutcome, options: ValidateOptions,
     ran = original.warmups + original.runs
     if ran and all(run.status == "SKIP" for run in ran):
         return "skipped", ["the original skipped itself (it printed SKIP): it cannot run here"]
+    ported = port.warmups + port.runs
+    if original_not_run is not None and ported and all(run.status == "SKIP" for run in ported):
+        return "skipped", ["the port skipped itself (it printed SKIP): it cannot run here"]
     for side, numbered in runs.items():
         problems += [f"{side} {name} did not pass ({run.why_not_passed()})"
                      for name, run in numbered if not run.passed]

@@ -37,6 +37,8 @@ KEYS = {
                 "CPU runtime: ROCm 5.2's API, hipLaunchKernelGGL launches)"),
     "rename-ext": (bool, "convert writes .cu files as .hip"),
     "optimize": (bool, "convert applies the AMD optimisation rewrites (false: a pure port)"),
+    "hip-cpu": (str, "AMD's HIP CPU runtime's folder (a clone of github.com/ROCm/HIP-CPU), "
+                "relative to this file: validate --hip-compiler hip-cpu runs the ports on it"),
     "rules-dir": (str, "a folder of the team's own rule modules, relative to this file"),
     "roc": (bool, "rename cuBLAS, cuRAND, cuSPARSE and cuSOLVER to rocBLAS, rocRAND, rocSPARSE "
             "and rocSOLVER instead of hipBLAS, hipRAND, hipSPARSE and hipSOLVER"),

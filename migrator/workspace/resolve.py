@@ -167,6 +167,7 @@ def _settings(flags: Flags, config: Config, rocm: tuple[int, int, int]) -> Setti
         optimize=not flags.no_optimize and values.get("optimize", True),
         roc=flags.roc or values.get("roc", False),
         dnn=flags.dnn or values.get("dnn", "report"),
+        hip_cpu=(config.root / values["hip-cpu"]) if "hip-cpu" in values else None,
     )
 
 

@@ -1,0 +1,112 @@
+"""validate's CPU side: the ports converted for AMD's HIP CPU runtime (--runtime hip-cpu), built
+with g++ against it and run on the CPU with 64-lane wavefronts; without an NVIDIA GPU (or nvcc)
+the ports are judged by their self-checks and the optimized one against the naive one."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import ROOT
+from hip_cpu import HIP_CPU
+from migrator.cli import _register, app
+from migrator.toolchain.devices import gpu_check
+from migrator.toolchain.sides import Build, ToolchainError, hip_toolchain
+from migrator.validate import run as validate_run
+from migrator.validate.compare import Run
+from migrator.validate.run import (Original, ProgramOutcome, ValidateOptions, VariantOutcome,
+                                   _judge)
+
+_register()
+runner = CliRunner()
+NOT_RUN = "no NVIDIA GPU found"
+
+
+def _run(**values) -> Run:
+    result = values.pop("result", "PASS")
+    return Run.from_output(0 if result == "PASS" else 1, 0.01, False,
+                           json.dumps({**values, "result": result}) + f"\n{result}\n")
+
+
+def _outcome(naive: list[Run], optimized: list[Run]) -> ProgramOutcome:
+    built = Build("hip-cpu", "g++ ...", True, 1.0)
+    return ProgramOutcome("p", "p.cu", Original(Build("nvcc", "", False, 0.0, "not built")),
+                          {"optimized": VariantOutcome([], built, optimized),
+                           "naive": VariantOutcome([], built, naive)})
+
+
+def test_without_the_original_the_ports_pass_on_their_self_checks_and_agreement():
+    outcome = _outcome([_run(sum=10, kernel_ms=2.0)], [_run(sum=10, kernel_ms=1.0)])
+    _judge(outcome, ValidateOptions(source=Path(".")), original_not_run=NOT_RUN)
+    for port in outcome.variants.values():
+        assert (port.verdict, port.problems, port.results) == ("pass", [], [])
+        assert port.notes == [f"not compared with the CUDA original: {NOT_RUN}"]
+    assert {r.key: r.equal for r in outcome.variants_agree} == {"sum": True}
+    [row] = outcome.naive_vs_optimized
+    assert (row.key, row.naive_ms, row.optimized_ms, row.ratio) == ("kernel_ms", 2.0, 1.0, 0.5)
+
+
+def test_an_optimized_port_that_computes_otherwise_than_the_naive_one_is_a_mismatch():
+    outcome = _outcome([_run(sum=10)], [_run(sum=11)])
+    _judge(outcome, ValidateOptions(source=Path(".")), original_not_run=NOT_RUN)
+    optimized = outcome.variants["optimized"]
+    assert optimized.verdict == "mismatch" and optimized.notes == []
+    assert optimized.problems == ["result sum differs from the naive port's: naive 10, "
+                                  "optimized 11"]
+    assert outcome.variants["naive"].verdict == "pass"
+
+
+def test_a_failing_self_check_fails_the_port_without_the_original():
+    outcome = _outcome([_run(sum=10, result="FAIL")], [_run(sum=10, result="FAIL")])
+    _judge(outcome, ValidateOptions(source=Path(".")), original_not_run=NOT_RUN)
+    assert {port.verdict for port in outcome.variants.values()} == {"mismatch"}
+    assert outcome.variants["naive"].problems == ["port run 1 did not pass (exit code 1, "
+                                                  "status FAIL)"]
+
+
+def test_the_cpu_is_always_there_and_hip_cpu_converts_for_its_runtime():
+    assert gpu_check("cpu", "none").present and gpu_check("cpu").platform == "cpu"
+    options = ValidateOptions(source=Path("."), hip_compiler="hip-cpu")
+    settings = options.conversion_settings
+    assert (settings.runtime, settings.rocm, settings.launch_syntax) == ("hip-cpu", (5, 2, 0),
+                                                                         "ggl")
+    assert options.as_dict()["rocm"] == "5.2" and options.as_dict()["runtime"] == "hip-cpu"
+
+
+def test_hip_cpu_needs_its_folder(tmp_path: Path, monkeypatch):
+    monkeypatch.delenv("ROCMIGRATE_HIP_CPU", raising=False)
+    with pytest.raises(ToolchainError, match="HIP's CPU runtime not named"):
+        hip_toolchain("hip-cpu", None, "sm_90", "gfx90a", tmp_path)
+    with pytest.raises(ToolchainError, match="not HIP's CPU runtime"):
+        hip_toolchain("hip-cpu", None, "sm_90", "gfx90a", tmp_path, hip_cpu=tmp_path)
+    result = runner.invoke(app, ["validate", str(ROOT / "kernels"), "-o", str(tmp_path / "r"),
+                                 "--hip-compiler", "hip-cpu"])
+    assert result.exit_code == 2 and "HIP's CPU runtime not named" in result.output
+
+
+@pytest.mark.slow
+def test_kernels_run_on_hips_cpu_runtime_without_nvcc(tmp_path: Path, monkeypatch):
+    """Two of kernels/ (one with dynamic shared memory, SHM003) converted for the CPU runtime,
+    built with g++ against it and run with 64-lane wavefronts: both variants pass their
+    self-checks and agree; nvcc is not needed."""
+    monkeypatch.setattr(validate_run, "find_nvcc", lambda: None)
+    monkeypatch.setenv("ROCMIGRATE_HIP_CPU", str(HIP_CPU))
+    reports = tmp_path / "reports"
+    result = runner.invoke(app, ["validate", str(ROOT / "kernels"), "-o", str(reports),
+                                 "--hip-compiler", "hip-cpu", "--runs", "1", "--warmup", "0",
+                                 "--program", "vector_ops", "--program", "shared_memory"])
+    document = json.loads((reports / "validate.json").read_text())
+    assert result.exit_code == 0, (result.output, document["programs"])
+    assert document["toolchains"]["hip"]["name"] == "hip-cpu"
+    assert "nvcc not found" in document["original_not_run"]
+    assert document["settings"]["runtime"] == "hip-cpu" and document["settings"]["rocm"] == "5.2"
+    for program in document["programs"]:
+        assert {v["verdict"] for v in program["variants"].values()} == {"pass"}
+        assert program["variants_agree"] and all(r["equal"] for r in program["variants_agree"])
+        assert not program["original"]["build"]["ok"] and program["original"]["runs"] == []
+    markdown = (reports / "validate.md").read_text()
+    assert "The CUDA original was not run" in markdown and "HIP's CPU runtime" in markdown
+    assert "the CUDA original was not run" in result.stdout
