@@ -1,8 +1,9 @@
 """cg::reduce and the scans from the generated rocmigrate_cg_reduce.h: the includes of
 cooperative_groups/reduce.h and scan.h become it, CGM001 leaves those names to it (CGM002 says
 that the order may differ from CUDA's), its collectives give the sequential reference's results
-over 64 emulated lanes (fixtures/cg_reduce/lanes.cpp), a group CUDA does not support is a compile
-error naming what is, and on NVIDIA CUDA's own collectives are used."""
+over 64 emulated lanes (fixtures/cg_reduce/lanes.cpp: tiles and coalesced groups) and in kernels
+on AMD's HIP CPU runtime with 64-lane wavefronts (hip_cpu_tiles.cpp: tiles), a group CUDA does
+not support is a compile error naming what is, and on NVIDIA CUDA's own collectives are used."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from migrator.settings import Settings
 from rules.portability.cooperative_groups_members import PROVIDED, SUPPORT_HEADER
 
 LANES = ROOT / "fixtures" / "cg_reduce" / "lanes.cpp"
+HIP_CPU_TILES = ROOT / "fixtures" / "cg_reduce" / "hip_cpu_tiles.cpp"
 FUNCTION_OBJECTS = ("plus", "less", "greater", "bit_and", "bit_or", "bit_xor")
 _SOURCE = b"""\
 #include <cooperative_groups.h>
@@ -121,3 +123,17 @@ def test_on_nvidia_cuda_s_own_collectives_are_used(tmp_path: Path):
     source.write_bytes(convert_bytes("k.cu", _SOURCE, Settings()).output)
     compiled = nvcc_compile(source, tmp_path, ("-I", str(include), "-I", str(tmp_path)))
     assert compiled.returncode == 0, compiled.stderr[-3000:]
+
+
+@pytest.mark.slow
+def test_tile_collectives_in_kernels_on_hip_cpu_with_64_lane_wavefronts(tmp_path: Path):
+    """Kernels launched on AMD's HIP CPU runtime (warpSize 64): reduce (plus, greater) and
+    both scans over tiles of 2 to 64 threads, in blocks of two wavefronts, each thread's
+    result the sequential reference's."""
+    from hip_cpu import build_for_hip_cpu, run_on_hip_cpu
+
+    (tmp_path / SUPPORT_HEADER).write_text(_rendered(), encoding="utf-8")
+    program = build_for_hip_cpu(HIP_CPU_TILES, tmp_path, (tmp_path,))
+    printed = run_on_hip_cpu(program)
+    assert printed.strip().endswith("warpSize 64, 0 failures"), printed
+    assert printed.count(": 0 failures") == 6
