@@ -33,7 +33,9 @@ _QUALIFIED_BEFORE = re.compile(rb"(?:(?:::\s*)?nvcuda\s*::\s*)?wmma\s*::\s*\Z")
 _DECLARATOR = re.compile(rb"\s*(?:&&?|\*|\bconst\b|\s)*\s*([A-Za-z_]\w*)")
 _NEXT_DECLARATOR = re.compile(rb"\s*(?:\[[^\];]*\]\s*)*(?:=[^,;(){}]*)?,\s*(?:&|\*)?\s*"
                               rb"([A-Za-z_]\w*)")
-_ELEMENTS = re.compile(rb"\s*\.\s*(x\b|num_elements\b)")
+# a fragment's elements, read through the fragment or an element of an array of them
+_ELEMENTS = re.compile(rb"(?:\s*\[[^\]\n;]*\])*\s*\.\s*(x\b|num_elements\b)")
+_SUBSCRIPTS = re.compile(rb"(?:\s*\[[^\]\n;]*\])+\Z")
 _FILL = re.compile(rb"\bfill_fragment\s*(?=\()")
 # rocWMMA's names for those of nvcuda::wmma (the same spelling, rocwmma/rocwmma.hpp)
 _API = frozenset({"fragment", "matrix_a", "matrix_b", "accumulator", "row_major", "col_major",
@@ -401,7 +403,7 @@ def _fill_casts(ctx: RuleContext, kept: _Kept):
         spans = arguments(ctx, match.end())
         if not spans or len(spans) != 2:
             continue
-        fragment = code[spans[0][0]:spans[0][1]].strip()
+        fragment = _SUBSCRIPTS.sub(b"", code[spans[0][0]:spans[0][1]].strip())
         declared = kept.get(fragment, spans[0][0])
         element = declared.element if declared is not None else ""
         if not re.fullmatch(r"[A-Za-z_][\w ]*", element):
