@@ -29,7 +29,8 @@ _WMMA_QUALIFIER = re.compile(rb"\bwmma\s*::\s*(\w+)")
 # the file's own namespace or alias named wmma: its ``wmma::`` is not nvcuda's
 _OWN_WMMA = re.compile(rb"\bnamespace\s+wmma\s*[={]")
 _FRAGMENT = re.compile(rb"\bfragment\s*<")
-_QUALIFIED_BEFORE = re.compile(rb"(?:(?:::\s*)?nvcuda\s*::\s*)?wmma\s*::\s*\Z")
+_QUALIFIED_BEFORE = re.compile(rb"(?:(?:::\s*)?\bnvcuda\s*::\s*)?\bwmma\s*::\s*\Z")
+_MEMBER = re.compile(rb"\s*::\s*(\w+)")
 _DECLARATOR = re.compile(rb"\s*(?:&&?|\*|\bconst\b|\s)*\s*([A-Za-z_]\w*)")
 _NEXT_DECLARATOR = re.compile(rb"\s*(?:\[[^\];]*\]\s*)*(?:=[^,;(){}]*)?,\s*(?:&|\*)?\s*"
                               rb"([A-Za-z_]\w*)")
@@ -49,7 +50,7 @@ _ELEMENT_KINDS = {"half": "f16", "__half": "f16", "float": "f32", "double": "f64
 _BF16 = ("rocWMMA's bf16 fragments hold rocwmma::bfloat16_t (hip_bfloat16), not __hip_bfloat16: "
          "declare them with rocwmma::bfloat16_t and pass the data as hip_bfloat16 (the same bits)")
 _LACKING_TYPES = {
-    "__nv_bfloat16": _BF16, "nv_bfloat16": _BF16,
+    "__nv_bfloat16": _BF16, "nv_bfloat16": _BF16, "__hip_bfloat16": _BF16,
     "precision::tf32": "rocWMMA's xfloat32_t fragments exist on gfx942 only: use float "
                        "fragments (16x16x4 or 32x32x2: FP32 products) or half ones",
     "experimental::precision::u4": "CDNA has no 4-bit MFMA: widen the data to signed char "
@@ -61,6 +62,8 @@ _LACKING_TYPES = {
     "unsigned char": "CDNA's int8 MFMA is signed only: use signed char fragments where the "
                      "values fit, else half ones",
 }
+# the element types as markers name them: in HIP's spelling, which a second run reads
+_HIP_SPELLING = {"__nv_bfloat16": "__hip_bfloat16", "nv_bfloat16": "__hip_bfloat16"}
 _USES = {"matrix_a": "input", "matrix_b": "input", "accumulator": "accumulator"}
 _USE_NAMES = {"input": "matrix_a/matrix_b fragments", "accumulator": "accumulators"}
 
@@ -103,7 +106,8 @@ def _shape_lacking(ctx: RuleContext, use: str, m: int, n: int, k: int, kind: str
     offered = ", ".join(f"{b}x{b}xK (K a multiple of {step})" for b, step in blocks)
     return (f"rocWMMA has no {m}x{n}x{k} {element} fragment on {', '.join(missing)}"
             + (" (CDNA's blocks are square)" if m != n else "")
-            + (f": retile to {offered}" if offered else f": it has no {element} {_USE_NAMES[use]}"))
+            + (f": retile to {offered}" if offered
+               else f": it has no {element} {_USE_NAMES[use]}"))
 
 
 def _template_end(code: bytes, open_angle: int) -> int | None:
@@ -174,11 +178,13 @@ def _fragments(ctx: RuleContext, unqualified: bool) -> list[_Fragment]:
         use, element = _unqualified(parts[0]), _unqualified(parts[4])
         lacking = _LACKING_TYPES.get(element, "")
         if lacking:
-            lacking = f"rocWMMA has no {element} fragment: {lacking}"
+            lacking = (f"rocWMMA has no {_HIP_SPELLING.get(element, element)} fragment: "
+                       f"{lacking}")
         elif use in _USES and element in _ELEMENT_KINDS:
             m, n, k = (constant_value(ctx, part.decode("utf-8", "replace")) for part in parts[1:4])
             if None not in (m, n, k):
-                lacking = _shape_lacking(ctx, _USES[use], m, n, k, _ELEMENT_KINDS[element], element)
+                lacking = _shape_lacking(ctx, _USES[use], m, n, k, _ELEMENT_KINDS[element],
+                                         element)
         found.append(_Fragment(before.start() if before else start, end, element,
                                tuple(names), lacking, tuple(_unqualified(p) for p in parts)))
     return found
@@ -282,8 +288,10 @@ class Wmma(Rule):
     the MFMA instructions' order, which may differ from CUDA's tensor cores in the last bits
     of float results. The wave64 difference is marked where the code reads elements (WMM003),
     and WAV001 reports 32-lane arithmetic; neither is rewritten: whether a kernel's tiles
-    follow wavefronts is the kernel's design. rocmigrate checks the converted fixtures
-    against the HIP 6.4.3 and rocWMMA 1.6 headers for gfx90a.
+    follow wavefronts is the kernel's design. rocmigrate's tests parse the converted fixtures
+    against the HIP 6.4.3 and rocWMMA 1.6 headers for gfx90a, build each block of wmma.tsv
+    for gfx908, gfx90a and gfx942 there, and build the fixtures back on NVIDIA with nvcc
+    (rocmigrate's NVIDIA header names nvcuda::wmma rocwmma).
     """
 
     code = "WMM001"
@@ -323,8 +331,13 @@ class Wmma(Rule):
                                             Marker("WMM002", fragment.lacking)),
                                  library="device", symbol="fragment")
         for match in _NVCUDA_WMMA.finditer(code):
-            if not inside_left(match.start()):
-                yield _rename(match.start(), match.end(), "nvcuda::wmma")
+            if inside_left(match.start()):
+                continue
+            yield _rename(match.start(), match.end(), "nvcuda::wmma")
+            member = _MEMBER.match(code, match.end())
+            if member and member.group(1).decode() not in _API:
+                yield _lacking_name(ctx, member.group(1).decode(), member.start(1),
+                                    member.end(1), match.start())
         for match in _USING_NVCUDA.finditer(code):
             yield Diagnostic("WMM001", "using namespace nvcuda -> namespace wmma = rocwmma",
                              match.start(), match.end(),
@@ -341,26 +354,21 @@ class Wmma(Rule):
                     continue
                 name = match.group(1).decode()
                 if name not in _API:
-                    text = (f"rocWMMA has no counterpart of nvcuda::wmma::{name}: rewrite it "
-                            "with rocwmma:: fragments of half, float, double or signed char")
-                    yield Diagnostic("WMM002", text, start, match.end(1),
-                                     marker_fix(ctx, start, Marker("WMM002", text)),
-                                     library="device", symbol=name)
+                    yield _lacking_name(ctx, name, start, match.end(1), start)
                     continue
                 yield _rename(start, start + len(b"wmma"), "wmma")
-        for match in _NVCUDA_WMMA.finditer(code):
-            after = re.compile(rb"\s*::\s*(\w+)").match(code, match.end())
-            if after and after.group(1).decode() not in _API and not inside_left(match.start()):
-                name = after.group(1).decode()
-                text = (f"rocWMMA has no counterpart of nvcuda::wmma::{name}: rewrite it "
-                        "with rocwmma:: fragments of half, float, double or signed char")
-                yield Diagnostic("WMM002", text, after.start(1), after.end(1),
-                                 marker_fix(ctx, match.start(), Marker("WMM002", text)),
-                                 library="device", symbol=name)
         kept = _Kept(ctx, [f for f in fragments if not f.lacking])
         yield from _fill_casts(ctx, kept)
         yield from _element_reads(ctx, kept)
         yield from _partial_wavefronts(ctx, fragments)
+
+
+def _lacking_name(ctx: RuleContext, name: str, start: int, end: int, at: int) -> Diagnostic:
+    """WMM002 for a name of nvcuda::wmma that rocWMMA lacks, marked at ``at``."""
+    text = (f"rocWMMA has no counterpart of nvcuda::wmma::{name}: rewrite it with rocwmma:: "
+            "fragments of half, float, double or signed char")
+    return Diagnostic("WMM002", text, start, end, marker_fix(ctx, at, Marker("WMM002", text)),
+                      library="device", symbol=name)
 
 
 def _rename(start: int, end: int, written: str) -> Diagnostic:
