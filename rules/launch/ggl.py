@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import re
+
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.parsing import treesitter
 from migrator.rule import Rule, RuleContext
 
 _LAUNCHES = "(call_expression (kernel_call_syntax) @config) @call"
+_DEFINE = re.compile(rb"[ \t]*define[ \t]+[A-Za-z_]\w*(?:\([^)]*\))?")  # after the '#'
+_CONTINUATION = re.compile(rb"\\\r?\n")
+_FRAGMENT_HEAD = b"void rocmigrate_macro_body() {\n"
+_FRAGMENT_TAIL = b"\n;}\n"
 
 
 class LaunchKernelGGL(Rule):
@@ -34,8 +40,9 @@ class LaunchKernelGGL(Rule):
     ```
 
     ## Fix safety
-    Safe: the macro expands to the same launch. Launches inside ``#define`` bodies are left as
-    they are.
+    Safe: the macro expands to the same launch. Launches inside ``#define`` bodies are rewritten
+    too (each body parsed on its own; a launch that spans a line continuation becomes one line);
+    a body that does not parse as code (token pasting) is left as it is.
     """
 
     code = "LCH001"
@@ -48,32 +55,67 @@ class LaunchKernelGGL(Rule):
     def check(self, ctx: RuleContext):
         if ctx.settings.launch_syntax != "ggl" or b"<<" not in ctx.data:
             return  # (a launch's brackets may hold blanks: k << < g, b >> > (p), LCH002)
-        found = treesitter.captures(_LAUNCHES, ctx.tree.root_node)
-        for call in found.get("call", ()):
-            function = call.child_by_field_name("function")
-            config = next((c for c in call.children if c.type == "kernel_call_syntax"), None)
-            arguments = call.child_by_field_name("arguments")
-            if function is None or config is None or arguments is None:
-                continue
+        for call in treesitter.captures(_LAUNCHES, ctx.tree.root_node).get("call", ()):
             if call.has_error or not ctx.in_code(call.start_byte):
                 continue  # tree-sitter reads code after an unterminated /* that is comment
-            params = [ctx.text(c) for c in config.named_children if c.type != "comment"]
-            if not 2 <= len(params) <= 4:
+            yield from _launch(call, ctx.text, call.start_byte)
+        yield from self._in_macros(ctx)
+
+    def _in_macros(self, ctx: RuleContext):
+        """Launches in ``#define`` bodies, which tree-sitter leaves unparsed (and cuts at a
+        comment): each body with a launch is parsed on its own, as a function's body, from the
+        file with comments and literals blanked and line continuations read as blanks of the
+        same length (so that offsets carry over); the launch is rewritten from the file's own
+        text."""
+        if b"define" not in ctx.data or b"<<<" not in ctx.data:
+            return
+        directives = ctx.directives
+        for begin, end in zip(directives.starts, directives.ends):
+            head = _DEFINE.match(ctx.code, begin, end)
+            if head is None or b"<<<" not in ctx.code[head.end():end]:
                 continue
-            grid, block = params[0], params[1]
-            shmem = params[2] if len(params) > 2 else "0"
-            stream = params[3] if len(params) > 3 else "0"
-            name = ctx.text(function)
-            if _has_template_arguments(function):
-                name = f"HIP_KERNEL_NAME({name})"
-            args = [ctx.text(a) for a in arguments.named_children if a.type != "comment"]
-            text = ", ".join([name, _dim3(grid), _dim3(block), shmem, stream, *args])
-            replacement = f"hipLaunchKernelGGL({text})"
-            yield Diagnostic("LCH001", f"launch of {ctx.text(function)} -> hipLaunchKernelGGL",
-                             call.start_byte, call.end_byte,
-                             Fix("use hipLaunchKernelGGL",
-                                 (Edit(call.start_byte, call.end_byte, replacement.encode()),)),
-                             library="runtime", symbol="<<<>>>", severity="info")
+            body = slice(head.end(), end)
+            shift = head.end() - len(_FRAGMENT_HEAD)
+            flat_code = _CONTINUATION.sub(_blanks, ctx.code[body])
+            flat_data = _FRAGMENT_HEAD + _CONTINUATION.sub(_blanks, ctx.data[body])
+            tree = treesitter.parse(_FRAGMENT_HEAD + flat_code + _FRAGMENT_TAIL)
+
+            def text(node, flat=flat_data) -> str:
+                return flat[node.start_byte:node.end_byte].decode("utf-8", "replace")
+
+            for call in treesitter.captures(_LAUNCHES, tree.root_node).get("call", ()):
+                if not call.has_error and call.start_byte >= len(_FRAGMENT_HEAD):
+                    yield from _launch(call, text, call.start_byte + shift)
+
+
+def _blanks(match: re.Match) -> bytes:
+    return b" " * len(match.group())
+
+
+def _launch(call, text, start: int):
+    """The LCH001 finding of one launch (``text`` reads a node; ``start`` is where the call
+    begins in the file)."""
+    function = call.child_by_field_name("function")
+    config = next((c for c in call.children if c.type == "kernel_call_syntax"), None)
+    arguments = call.child_by_field_name("arguments")
+    if function is None or config is None or arguments is None:
+        return
+    params = [text(c) for c in config.named_children if c.type != "comment"]
+    if not 2 <= len(params) <= 4:
+        return
+    grid, block = params[0], params[1]
+    shmem = params[2] if len(params) > 2 else "0"
+    stream = params[3] if len(params) > 3 else "0"
+    name = text(function)
+    if _has_template_arguments(function):
+        name = f"HIP_KERNEL_NAME({name})"
+    args = [text(a) for a in arguments.named_children if a.type != "comment"]
+    launch = ", ".join([name, _dim3(grid), _dim3(block), shmem, stream, *args])
+    replacement = f"hipLaunchKernelGGL({launch})"
+    end = start + call.end_byte - call.start_byte
+    yield Diagnostic("LCH001", f"launch of {text(function)} -> hipLaunchKernelGGL", start, end,
+                     Fix("use hipLaunchKernelGGL", (Edit(start, end, replacement.encode()),)),
+                     library="runtime", symbol="<<<>>>", severity="info")
 
 
 def _has_template_arguments(function) -> bool:
