@@ -77,7 +77,7 @@ class _Fragment:
     start: int
     end: int
     element: str
-    names: tuple[bytes, ...]
+    names: tuple[tuple[bytes, int], ...]  # the variables declared with it, and where
     lacking: str
     shape: tuple[str, ...]  # the template arguments as the table reads them
 
@@ -167,14 +167,10 @@ def _fragments(ctx: RuleContext, unqualified: bool) -> list[_Fragment]:
         parts = _split_arguments(code[match.end():end - 1])
         if len(parts) not in (5, 6):
             continue
-        names = []
-        declarator = _DECLARATOR.match(code, end)
-        if declarator and declarator.group(1) not in (b"operator",):
-            names.append(declarator.group(1))
-            pos = declarator.end()
-            while (more := _NEXT_DECLARATOR.match(code, pos)) is not None:
-                names.append(more.group(1))
-                pos = more.end()
+        first = before.start() if before else start
+        alias = _alias_named(code, first, end)
+        names = [name for at in (_alias_uses(code, alias) if alias else (end,))
+                 for name in _declared_names(code, at)]
         use, element = _unqualified(parts[0]), _unqualified(parts[4])
         lacking = _LACKING_TYPES.get(element, "")
         if lacking:
@@ -185,9 +181,45 @@ def _fragments(ctx: RuleContext, unqualified: bool) -> list[_Fragment]:
             if None not in (m, n, k):
                 lacking = _shape_lacking(ctx, _USES[use], m, n, k, _ELEMENT_KINDS[element],
                                          element)
-        found.append(_Fragment(before.start() if before else start, end, element,
+        found.append(_Fragment(first, end, element,
                                tuple(names), lacking, tuple(_unqualified(p) for p in parts)))
     return found
+
+
+_USING_ALIAS = re.compile(rb"\busing\s+(\w+)\s*=\s*(?:typename\s+)?\Z")
+_TYPEDEF = re.compile(rb"\btypedef\s+(?:typename\s+)?\Z")
+_TYPEDEF_NAME = re.compile(rb"\s*(\w+)\s*;")
+
+
+def _alias_named(code: bytes, start: int, end: int) -> bytes | None:
+    """The name a ``using NAME = fragment<...>;`` or ``typedef fragment<...> NAME;`` at
+    [``start``, ``end``) gives the fragment type, or None."""
+    using = _USING_ALIAS.search(code, max(0, start - 80), start)
+    if using is not None:
+        return using.group(1)
+    if _TYPEDEF.search(code, max(0, start - 40), start):
+        named = _TYPEDEF_NAME.match(code, end)
+        return named.group(1) if named else None
+    return None
+
+
+def _alias_uses(code: bytes, alias: bytes) -> list[int]:
+    """Where declarations with the type ``alias`` name their variables (after the alias)."""
+    return [match.end() for match in re.compile(rb"(?<![\w:.])" + re.escape(alias) +
+                                                 rb"\b(?!\s*[;=(<:])").finditer(code)]
+
+
+def _declared_names(code: bytes, at: int) -> list[tuple[bytes, int]]:
+    """The variables a declaration names after its type, which ends at ``at``, and where."""
+    declarator = _DECLARATOR.match(code, at)
+    if declarator is None or declarator.group(1) == b"operator":
+        return []
+    names = [(declarator.group(1), declarator.start(1))]
+    pos = declarator.end()
+    while (more := _NEXT_DECLARATOR.match(code, pos)) is not None:
+        names.append((more.group(1), more.start(1)))
+        pos = more.end()
+    return names
 
 
 def _includes_mma(ctx: RuleContext) -> bool:
@@ -386,8 +418,8 @@ class _Kept:
         self.ctx = ctx
         self.by_name: dict[tuple[int, bytes], _Fragment] = {}
         for fragment in fragments:
-            for name in fragment.names:
-                self.by_name[(self._scope(fragment.start), name)] = fragment
+            for name, at in fragment.names:
+                self.by_name[(self._scope(at), name)] = fragment
         self.names = sorted({name for _, name in self.by_name})
 
     def _scope(self, offset: int) -> int:
