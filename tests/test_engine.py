@@ -348,10 +348,11 @@ def test_syntax_keeping_fixes_keep_the_parse(tmp_path):
     # API001 renames (an identifier to an identifier); ARG001 appends (hipHostMallocDefault),
     # wraps (HIP_SYMBOL), casts (a kernel to const void*, &ptr to void**) and renames alone (a
     # call none of its rows changes for the target); SHM001 aligns; SHM002 pads; WAV002 puts
-    # one constant for another (a 64-bit all-lanes mask, in #define bodies too)
+    # one constant for another (a 64-bit all-lanes mask, in #define bodies too); WMM001 names
+    # rocwmma for nvcuda::wmma
     assert checked == {("API001", "rename"), ("ARG001", "pass"), ("ARG001", "wrap"),
                        ("ARG001", "cast"), ("ARG001", "rename"), ("SHM001", "align"),
-                       ("SHM002", "pad"), ("WAV002", "use")}
+                       ("SHM002", "pad"), ("WAV002", "use"), ("WMM001", "rocwmma")}
 
 
 def test_findings_and_fixes_do_not_depend_on_hash_seeds(tmp_path):
