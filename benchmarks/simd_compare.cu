@@ -1,5 +1,6 @@
-// Compares rocmigrate_simd.h with CUDA's own SIMD video intrinsics, on an NVIDIA GPU: every one
-// of the 82 is run on both sides for the same inputs and the results compared bit for bit.
+// Compares rocmigrate_simd.h with CUDA's own SIMD video intrinsics and integer dot products, on an
+// NVIDIA GPU: every one of the 82 intrinsics and the int and unsigned forms of __dp4a, __dp2a_lo
+// and __dp2a_hi are run on both sides for the same inputs and the results compared bit for bit.
 // Built and run by benchmarks/simd_compare.sh (which renders the header with rocmigrate first).
 //
 // Inputs: two phases of 2^N pairs (N = argv[1], default 32). Pair i takes all 2^32 combinations
@@ -34,8 +35,13 @@ namespace port {
   X(__vsetles4) X(__vsetleu2) X(__vsetleu4) X(__vsetlts2) X(__vsetlts4) X(__vsetltu2) \
   X(__vsetltu4) X(__vsetne2) X(__vsetne4) X(__vsub2) X(__vsub4) X(__vsubss2) X(__vsubss4) \
   X(__vsubus2) X(__vsubus4)
+// the integer dot products (sm_61_intrinsics.h), each in its int and its unsigned int form: the
+// third operand, the accumulator, comes from a hash of the pair's index
+#define DOT_PRODUCTS(X) X(__dp4a) X(__dp2a_lo) X(__dp2a_hi)
 #define COUNT_ONE(name) +1
-constexpr int kFunctions = 0 SIMD_UNARY(COUNT_ONE) SIMD_BINARY(COUNT_ONE);
+#define COUNT_TWO(name) +2
+constexpr int kFunctions = 0 SIMD_UNARY(COUNT_ONE) SIMD_BINARY(COUNT_ONE)
+                           DOT_PRODUCTS(COUNT_TWO);
 
 __device__ unsigned int mix(unsigned long long v) {  // splitmix64's finaliser
   v ^= v >> 30;
@@ -84,11 +90,26 @@ __global__ void compare(int phase, unsigned long long count, unsigned long long*
     }
     SIMD_UNARY(CHECK_UNARY)
     SIMD_BINARY(CHECK_BINARY)
+    const unsigned int c = mix(3 * i + phase + 0x632be59bull);
+#define CHECK_DOT(name)                                                                   \
+    {                                                                                     \
+      const int s = static_cast<int>(a), t = static_cast<int>(b), u = static_cast<int>(c); \
+      const unsigned int cuda = static_cast<unsigned int>(name(s, t, u));                 \
+      const unsigned int ours = static_cast<unsigned int>(port::name(s, t, u));           \
+      if (cuda != ours) record(index, a, b, cuda, ours, mismatches, examples);            \
+      ++index;                                                                            \
+      const unsigned int cuda_u = name(a, b, c), ours_u = port::name(a, b, c);            \
+      if (cuda_u != ours_u) record(index, a, b, cuda_u, ours_u, mismatches, examples);    \
+      ++index;                                                                            \
+    }
+    DOT_PRODUCTS(CHECK_DOT)
   }
 }
 
 #define NAME_OF(name) #name,
-static const char* const kNames[] = {SIMD_UNARY(NAME_OF) SIMD_BINARY(NAME_OF)};
+#define NAMES_OF_DOT(name) #name " (int)", #name " (unsigned)",
+static const char* const kNames[] = {SIMD_UNARY(NAME_OF) SIMD_BINARY(NAME_OF)
+                                     DOT_PRODUCTS(NAMES_OF_DOT)};
 
 static void check(cudaError_t status, const char* what) {
   if (status != cudaSuccess) {
