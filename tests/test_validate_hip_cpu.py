@@ -110,3 +110,49 @@ def test_kernels_run_on_hips_cpu_runtime_without_nvcc(tmp_path: Path, monkeypatc
     markdown = (reports / "validate.md").read_text()
     assert "The CUDA original was not run" in markdown and "HIP's CPU runtime" in markdown
     assert "the CUDA original was not run" in result.stdout
+
+
+def _report_of(runs: dict[str, list[Run]]) -> dict:
+    """A validate.json as an NVIDIA machine writes it: each program's original and its runs."""
+    from dataclasses import asdict
+
+    return {"tool": "rocmigrate", "programs": [
+        {"name": name, "original": {"warmups": [], "runs": [asdict(run) for run in recorded]}}
+        for name, recorded in runs.items()]}
+
+
+def test_recorded_results_of_the_original_are_replayed_against_the_ports(tmp_path: Path):
+    """--reference: a report recorded where the CUDA original ran (an NVIDIA GPU) gives the
+    original's results to a run that cannot run it (the CPU side)."""
+    reference = tmp_path / "validate.json"
+    reference.write_text(json.dumps(_report_of({"p": [_run(sum=10, kernel_ms=5.0)],
+                                                "other": [_run(sum=1)]})))
+    recorded = validate_run.read_reference(reference)
+    assert sorted(recorded) == ["other", "p"] and recorded["p"][1][0].json["sum"] == 10
+    outcome = _outcome([_run(sum=10)], [_run(sum=11)])
+    outcome.original.warmups, outcome.original.runs = recorded["p"]
+    outcome.original.recorded = str(reference)
+    _judge(outcome, ValidateOptions(source=Path("."), reference=reference),
+           original_not_run=NOT_RUN)
+    naive, optimized = outcome.variants["naive"], outcome.variants["optimized"]
+    assert naive.verdict == "pass" and naive.notes == [
+        f"compared with the CUDA original's results recorded in {reference}"]
+    assert {r.key: r.equal for r in naive.results} == {"sum": True}
+    assert optimized.verdict == "mismatch"
+    assert "result sum differs: original (recorded) 10, port 11" in optimized.problems
+    assert naive.timings == []  # recorded timings are another machine's: never compared
+
+
+@pytest.mark.parametrize("text, said", [
+    ("{", "not a readable validate.json"),
+    ('{"tool": "other", "programs": []}', "not a rocmigrate validate report"),
+    ('{"tool": "rocmigrate", "programs": [{"name": "p"}]}', "not as validate writes it"),
+])
+def test_a_bad_reference_is_a_clear_usage_error(tmp_path: Path, text: str, said: str):
+    reference = tmp_path / "validate.json"
+    reference.write_text(text)
+    with pytest.raises(validate_run.ValidateError, match=said):
+        validate_run.read_reference(reference)
+    result = runner.invoke(app, ["validate", str(ROOT / "kernels"), "-o", str(tmp_path / "r"),
+                                 "--reference", str(reference)])
+    assert result.exit_code == 2 and said in result.output

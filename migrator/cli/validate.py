@@ -68,6 +68,10 @@ def validate(
         None, "--hip-cpu", help="AMD's HIP CPU runtime's folder (a clone of "
         "github.com/ROCm/HIP-CPU; default: $ROCMIGRATE_HIP_CPU, then hip-cpu in the "
         "configuration)."),
+    reference: Optional[Path] = typer.Option(
+        None, "--reference", help="An earlier validate.json whose CUDA originals ran (on an "
+        "NVIDIA GPU): where the original cannot run here (--hip-compiler hip-cpu without an "
+        "NVIDIA GPU), the ports' results are compared with the ones it recorded."),
     cuda_arch: str = typer.Option("sm_90", "--cuda-arch", help="nvcc -arch for NVIDIA builds."),
     offload_arch: str = typer.Option("gfx90a", "--offload-arch", help="hipcc AMD target."),
     build_only: bool = typer.Option(False, "--build-only", help="Build everything, run nothing."),
@@ -102,7 +106,8 @@ def validate(
         hip_cpu=str(hip_cpu) if hip_cpu else (
             None if os.environ.get(HIP_CPU_ENV) or settings.hip_cpu is None
             else str(settings.hip_cpu)),
-        build_only=build_only, keep_build=keep_build, build_flags=tuple(build_flags or ()))
+        reference=reference, build_only=build_only, keep_build=keep_build,
+        build_flags=tuple(build_flags or ()))
     if report_dir.exists() and not report_dir.is_dir():
         say(f"error: {report_dir} exists and is not a folder")
         raise typer.Exit(2)

@@ -11,6 +11,7 @@ anything is built: without one everything is still built, and every run is repor
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
+from ..fsutil import read_regular
 from ..settings import Settings
 from ..toolchain.compilers import find_nvcc
 from ..toolchain.devices import GPU_ENV, GpuCheck, gpu_check, gpu_setting
@@ -56,6 +58,9 @@ class ValidateOptions:
     gpu: str | None = None  # auto | none | nvidia | amd | nvidia,amd (None: $ROCMIGRATE_GPU)
     hip_compiler: str = "auto"  # auto | hipcc | nvcc | hip-cpu
     hip_cpu: str | None = None  # HIP's CPU runtime's folder (None: $ROCMIGRATE_HIP_CPU)
+    # an earlier validate.json whose CUDA originals ran (on an NVIDIA GPU): where the original
+    # cannot run here, the ports' results are compared with the ones it recorded
+    reference: Path | None = None
     cuda_arch: str = "sm_90"
     offload_arch: str = "gfx90a"
     build_only: bool = False
@@ -73,7 +78,8 @@ class ValidateOptions:
                 "hip_compiler": self.hip_compiler, "hip_cpu": self.hip_cpu,
                 "runtime": converted.runtime, "cuda_arch": self.cuda_arch,
                 "offload_arch": self.offload_arch, "build_only": self.build_only,
-                "keep_build": self.keep_build, "build_flags": list(self.build_flags)}
+                "keep_build": self.keep_build, "build_flags": list(self.build_flags),
+                "reference": str(self.reference) if self.reference else None}
 
     @property
     def conversion_settings(self) -> Settings:
@@ -89,6 +95,8 @@ class Original:
     build: Build
     runs: list[Run] = field(default_factory=list)  # the timed runs
     warmups: list[Run] = field(default_factory=list)
+    # where its runs were recorded, when they come from an earlier report (--reference)
+    recorded: str | None = None
 
 
 @dataclass
@@ -197,6 +205,7 @@ def validate(options: ValidateOptions, progress: Progress | None = None) -> Vali
         raise ValidateError("nvcc not found: put CUDA's bin folder on PATH or set CUDA_HOME "
                             "(--hip-compiler hip-cpu builds and runs the ports without it)")
     variants = tuple(v for v in VARIANTS if v in options.variants)
+    recorded = read_reference(options.reference) if options.reference else {}
     scratch = Path(tempfile.mkdtemp(prefix="rocmigrate-validate-"))
     try:
         try:
@@ -243,6 +252,9 @@ def validate(options: ValidateOptions, progress: Progress | None = None) -> Vali
                 _run_program(program, outcome, root, trees, scratch, options,
                              run_original=original_not_run is None)
         for outcome in outcomes:
+            if original_not_run is not None and outcome.name in recorded:
+                outcome.original.warmups, outcome.original.runs = recorded[outcome.name]
+                outcome.original.recorded = str(options.reference)
             _judge(outcome, options, not_run, original_not_run)
         cuda_described = cuda.describe() if cuda else {
             "name": "nvcc", "compiler": "", "version": "", "env": {}, "arch_flags": [],
@@ -273,6 +285,42 @@ def _convert(source: Path, folder: Path, variant: str,
     failed = [{"path": r.rel, "message": r.message} for r in result.results
               if r.status == "failed"]
     return tree, Conversion(len(result.results), failed)
+
+
+REFERENCE_LIMIT = 64 * 1024 * 1024  # the most of a reference report read
+
+
+def read_reference(path: Path) -> dict[str, tuple[list[Run], list[Run]]]:
+    """The CUDA originals' runs (warm-ups, timed runs) an earlier validate.json recorded, by
+    program: those of originals that were built and ran. Raises ValidateError for a file that
+    is not such a report (read within bounds: it is untrusted input)."""
+    try:
+        document = json.loads(read_regular(path, REFERENCE_LIMIT))
+    except (OSError, ValueError) as err:
+        raise ValidateError(f"--reference {path}: not a readable validate.json ({err})") from None
+    if not isinstance(document, dict) or document.get("tool") != "rocmigrate" or \
+            not isinstance(document.get("programs"), list):
+        raise ValidateError(f"--reference {path}: not a rocmigrate validate report")
+    programs = document["programs"]
+    recorded = {}
+    for program in programs:
+        try:
+            original = program["original"]
+            runs = ([_recorded_run(run, True) for run in original.get("warmups", [])],
+                    [_recorded_run(run, False) for run in original.get("runs", [])])
+            name = program["name"]
+        except (KeyError, TypeError, AttributeError) as err:
+            raise ValidateError(f"--reference {path}: a program entry is not as validate "
+                                f"writes it ({err!r})") from None
+        if isinstance(name, str) and (runs[0] or runs[1]):
+            recorded[name] = runs
+    return recorded
+
+
+def _recorded_run(run: dict, warmup: bool) -> Run:
+    return Run(run.get("rc"), float(run.get("seconds", 0.0)), bool(run.get("timed_out")),
+               run.get("status"), run.get("json"), run.get("stdout"),
+               str(run.get("stderr_tail", "")), warmup)
 
 
 def _binary(scratch: Path, side: str, program: Program) -> Path:
@@ -359,9 +407,10 @@ def _judge(outcome: ProgramOutcome, options: ValidateOptions, not_run: str | Non
     with the naive one, and give each a verdict with its reasons."""
     original = outcome.original
     for variant, port in outcome.variants.items():
-        if original_not_run is None:
+        if original_not_run is None or original.recorded:
             port.results = compare_results(original.warmups + original.runs,
                                            port.warmups + port.runs, options.tolerance)
+        if original_not_run is None:
             port.timings = compare_timings(original.runs, port.runs, options.max_slowdown,
                                            options.confidence)
             port.derived = derived_figures(original.runs, port.runs)
@@ -369,7 +418,10 @@ def _judge(outcome: ProgramOutcome, options: ValidateOptions, not_run: str | Non
                                               original_not_run)
         port.notes = [timing.reason for timing in port.timings
                       if timing.flag in ("noise", "undecided") and port.verdict == "pass"]
-        if original_not_run is not None and port.verdict == "pass":
+        if original.recorded and port.verdict == "pass":
+            port.notes.append(f"compared with the CUDA original's results recorded in "
+                              f"{original.recorded}")
+        elif original_not_run is not None and port.verdict == "pass":
             port.notes.append(f"not compared with the CUDA original: {original_not_run}")
     if "naive" in outcome.variants and "optimized" in outcome.variants:
         _compare_variants(outcome, options)
@@ -434,8 +486,9 @@ def verdict(original: Original, port: VariantOutcome, options: ValidateOptions,
     for side, numbered in runs.items():
         problems += [f"{side} {name} did not pass ({run.why_not_passed()})"
                      for name, run in numbered if not run.passed]
-    problems += [f"result {r.key} differs: original {_short(r.original)}, port {_short(r.port)}"
-                 for r in port.results if not r.equal]
+    recorded = " (recorded)" if original.recorded else ""
+    problems += [f"result {r.key} differs: original{recorded} {_short(r.original)}, port "
+                 f"{_short(r.port)}" for r in port.results if not r.equal]
     if problems:
         return "mismatch", problems
     slower = [timing.reason for timing in port.timings if timing.flag == "slower"]
