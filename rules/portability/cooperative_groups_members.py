@@ -89,6 +89,7 @@ class CooperativeGroupsMembers(Rule):
 
     ## Example
     ```cpp
+    #include <cooperative_groups/reduce.h>
     auto tile = cg::tiled_partition<32>(cg::this_thread_block());
     int warp = tile.meta_group_rank();                         // ROCm 5.2
     float s = cg::reduce(tile, v, cg::plus<float>());
@@ -96,10 +97,10 @@ class CooperativeGroupsMembers(Rule):
 
     ## Use instead
     ```cpp
-    int warp = threadIdx.x / 32;                                // what meta_group_rank() is
-    float s = v;                                                // a shuffle loop over the tile
-    for (int o = tile.size() / 2; o > 0; o /= 2) s += tile.shfl_down(s, o);
-    #include "rocmigrate_cg_reduce.h"  // for <cooperative_groups/reduce.h>: cg::reduce as is
+    #include "rocmigrate_cg_reduce.h"                          // written by HDR001
+    auto tile = cg::tiled_partition<32>(cg::this_thread_block());
+    int warp = threadIdx.x / 32;                               // what meta_group_rank() is
+    float s = cg::reduce(tile, v, cg::plus<float>());          // CGM002: same, order aside
     ```
 
     ## Fix safety
