@@ -286,14 +286,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     text = render(evidence(rows, cuda, hip64, hip52, renames))
-    if options.check:
-        same = options.out.is_file() and options.out.read_text(encoding="utf-8") == text
-        print(f"{options.out}: {'up to date' if same else 'differs from the headers'}")
-        return 0 if same else 1
-    options.out.parent.mkdir(parents=True, exist_ok=True)
-    options.out.write_text(text, encoding="utf-8")
-    print(next(line[2:] for line in text.split("\n") if line.startswith("# rows: ")))
-    return 0
+    return gen_api_tables.write_evidence(options.out, text, options.check)
 
 
 if __name__ == "__main__":

@@ -365,6 +365,20 @@ def promote_declared(row: dict[str, str], declared: set[str], declared_52: set[s
         row["hip_added"] = "5.2.0" if name in declared_52 else "6.4.0"
 
 
+def write_evidence(out: Path, text: str, check: bool) -> int:
+    """Write an evidence file (or, with ``check``, say whether the committed one is up to
+    date): the exit status of the scripts that make them (verify_api_versions.py,
+    compare_api_signatures.py)."""
+    if check:
+        same = out.is_file() and out.read_text(encoding="utf-8") == text
+        print(f"{out}: {'up to date' if same else 'differs from the headers'}")
+        return 0 if same else 1
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text, encoding="utf-8")
+    print(next(line[2:] for line in text.split("\n") if line.startswith("# rows: ")))
+    return 0
+
+
 def generate(source: Path, out: Path) -> dict[str, tuple[int, int]]:
     tables = source / "hipify-api-tables"
     rewrites = load_rewrites(source / "hipify-argument-rewrites.tsv")

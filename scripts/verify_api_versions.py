@@ -41,6 +41,9 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
+sys.path.insert(0, str(REPO_ROOT / "scripts"))
+
+import gen_api_tables  # noqa: E402
 from migrator.clang.check import clang_arguments, find_resource_dir  # noqa: E402
 
 API_DIR = REPO_ROOT / "rules" / "api"
@@ -396,14 +399,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     text = render(*evidence(old, new), old, new)
-    if options.check:
-        same = options.out.is_file() and options.out.read_text(encoding="utf-8") == text
-        print(f"{options.out}: {'up to date' if same else 'differs from the headers'}")
-        return 0 if same else 1
-    options.out.parent.mkdir(parents=True, exist_ok=True)
-    options.out.write_text(text, encoding="utf-8")
-    print(next(line[2:] for line in text.split("\n") if line.startswith("# rows: ")))
-    return 0
+    return gen_api_tables.write_evidence(options.out, text, options.check)
 
 
 if __name__ == "__main__":
