@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from typing import NamedTuple
 
 from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
@@ -20,8 +21,10 @@ _FROM_THE_TOP = "__clz"
 # (None: the 64-bit result means something else, __clzll counts from bit 63: a person rewrites)
 _VARIABLE_COUNTERS = {"__popc": "__popcll", "__ffs": "__ffsll", "__clz": None, "__brev": None}
 _COUNTER_BEFORE = re.compile(rb"\b(__popc|__ffs|__clz)\s*\(\s*$")
-_COUNTER_CALL = re.compile(rb"\b(__popc|__ffs|__clz|__brev)\s*\(\s*$")
-_CALL_CLOSE = re.compile(rb"\s*\)")
+# a bit builtin whose ``(`` ends the text searched: the call that holds a use
+_COUNTER_NAME = re.compile(rb"\b(__popc|__ffs|__clz|__brev)\s*\($")
+# a 32-bit one shifted to a lane (``1 << lane``, ``1u << lane_id()``): ``1ull`` in a 64-bit flow
+_LANE_BIT = re.compile(rb"(?<![\w.])(1[uU]?)\s*<<\s*(?:[\w.]+(?:\s*\([^()]*\))?|\([^()]*\))")
 # `mask & (1 << lane)` / `(1u << lane) & mask`: a lane tested with a 32-bit shift
 _BIT_TEST_AFTER = re.compile(rb"\s*&\s*\(\s*1[uU]?\s*<<\s*[^()]*\)")
 _BIT_TEST_BEFORE = re.compile(rb"\(\s*1[uU]?\s*<<\s*[^()]*\)\s*&\s*$")
@@ -34,45 +37,53 @@ _NARROW_DECLARATION = re.compile(
 
 
 class BallotWidth(Rule):
-    """Report ballot results narrowed to 32 bits; count them with the 64-bit builtins.
+    """Report ballot results narrowed to 32 bits; widen them with their whole flow.
 
     ## What it does
     ``__ballot``, ``__ballot_sync``, ``__activemask`` and ``__match_*_sync`` return a 64-bit
     lane mask in HIP. When such a result is passed straight to ``__popc`` or ``__ffs``, the
     call is replaced by ``__popcll`` / ``__ffsll``; passed to ``__clz``, it is reported. When it
     initialises a 32-bit variable (``unsigned``, ``int``, ``uint32_t``), the narrowing is
-    reported, and so is each 32-bit bit operation on that variable later in its block:
-    ``__popc(mask)``, ``__ffs(mask)``, ``__clz(mask)``, ``__brev(mask)`` and lane tests
-    ``mask & (1 << lane)``. Reported sites get a ``// rocmigrate WAV003:`` marker.
+    reported, and so is each 32-bit use of the mask's flow later in its block: a
+    ``__popc``/``__ffs``/``__clz``/``__brev`` whose argument reads it (``__popc(mask)``,
+    ``__popc(mask & ((1 << lane) - 1))``), a 32-bit lane bit combined with it (``mask & (1 <<
+    lane)``, ``mask ^= 1u << lane``), and a copy into another 32-bit variable (``int m =
+    mask;``), whose own uses follow. Reported sites get a ``// rocmigrate WAV003:`` marker;
+    the rewrite widens the variable, its copies, counts (``__popcll``/``__ffsll``) and lane
+    bits (``1ull << lane``) together.
 
     ## Why is this bad on AMD
     On a 64-lane wavefront the upper 32 bits carry lanes 32-63: a 32-bit count or variable drops
-    half the wavefront silently (``__popc`` of a ballot counts at most 32 lanes).
+    half the wavefront silently (``__popc`` of a ballot counts at most 32 lanes, and ``1 <<
+    lane`` is undefined from lane 32 on). An aggregated atomic that ranks lanes with ``__popc(mask
+    & ((1 << lane) - 1))`` hands lanes 32-63 the slots of lanes 0-31.
 
     ## Example
     ```cpp
     int voters = __popc(__ballot_sync(mask, vote));
-    unsigned active = __activemask();
+    int active = __ballot(1);
+    int rank = __popc(active & ((1 << lane) - 1));
     ```
 
     ## Use instead
     ```cpp
     int voters = __popcll(__ballot_sync(mask, vote));
-    unsigned long long active = __activemask();
+    unsigned long long active = __ballot(1);
+    int rank = __popcll(active & ((1ull << lane) - 1));
     ```
 
     ## Fix safety
     The ``__popc``/``__ffs`` rewrite of a ballot passed straight to it is safe: the 64-bit
     builtin gives the same result for lanes 0-31 and counts the others too; so is widening a
-    narrowed variable whose every later use in its block is a warp-sync builtin's mask or a
-    ``__popc``/``__ffs`` of it (rewritten with it): those calls then name the lanes the ballot
-    found, all of them. ``__clzll``
-    counts from bit 63, 32 more than ``__clz`` for the same lanes: what uses the count changes
-    with it, so ``__clz`` of a ballot is reported only. A narrowed variable is widened only
-    with ``--unsafe-fixes`` (widening changes the type of every later use), together with its
-    ``__popc``/``__ffs`` (to ``__popcll``/``__ffsll``) in the same fix; where the variable also
-    meets ``__clz``, ``__brev`` or a 32-bit lane test, whose 64-bit forms mean something else,
-    it is never rewritten.
+    narrowed variable whose every later use in its block is a warp-sync builtin's mask or read
+    inside a ``__popc``/``__ffs`` (rewritten with it, a lane bit in its argument as ``1ull``):
+    those calls then count the lanes the ballot found, all of them. ``__clzll`` counts from
+    bit 63, 32 more than ``__clz`` for the same lanes: what uses the count changes with it, so
+    ``__clz`` of a ballot is reported only. A narrowed variable with other uses (lane tests,
+    compound updates, copies, plain reads) is widened only with ``--unsafe-fixes`` (widening
+    changes the type of every later use), together with its whole flow in one fix; where the
+    flow also meets ``__clz`` or ``__brev``, whose 64-bit forms mean something else, it is
+    never rewritten.
     """
 
     code = "WAV003"
@@ -143,10 +154,11 @@ def _closing_paren(data: bytes, name_end: int, spans: list[tuple[int, int]]) -> 
 def _narrowed(ctx: RuleContext, builtin: str, symbol: str, declared: re.Match, base: int,
               name: tuple[int, int], call_end: int):
     """The finding of a ``builtin`` result (its name at ``name``) held in the 32-bit variable
-    that ``declared`` (searched from ``base``) declares, and one for each 32-bit bit operation
-    on that variable later in its block. Widening the variable and its ``__popc``/``__ffs``
-    together is the unsafe rewrite; a use with no 64-bit twin of the same meaning (``__clz``,
-    ``__brev``, a lane tested with ``1 << lane``) leaves the whole of it to a person."""
+    that ``declared`` (searched from ``base``) declares, and one for each 32-bit use of the
+    mask's flow later in its block (``_flow``). Widening the variable with its whole flow is
+    the rewrite (safe where every use is a warp-sync mask or a ``__popc``/``__ffs`` of it); a
+    use with no 64-bit twin of the same meaning (``__clz``, ``__brev``) leaves the whole of it
+    to a person."""
     data = ctx.data
     start, name_end = name
     written = declared.group(1).decode()
@@ -158,58 +170,100 @@ def _narrowed(ctx: RuleContext, builtin: str, symbol: str, declared: re.Match, b
                          unproven_fix(ctx, marker_site(ctx, start), "WAV003", message),
                          library="device", symbol=symbol)
         return
-    # the variable's uses in its block, read once for both questions below
     offsets = word_offsets(ctx, variable, call_end, _scope_end(ctx, call_end))
-    uses = list(_bit_operations(ctx, variable, offsets))
-    if only_masks(ctx, variable, offsets):
-        # every later use is a warp-sync builtin's mask (or a __popc/__ffs of it, widened with
-        # it): the widened variable keeps the lanes those calls name, and no 32-bit use is left
+    uses = _flow(ctx, variable, offsets)
+    title = f"widen '{variable.decode()}' to 64 bits"
+    if only_masks(ctx, variable, offsets, uses):
+        # every later use is a warp-sync builtin's mask or counted by a __popc/__ffs (widened
+        # with it): the widened variable keeps the lanes those calls name, and no 32-bit use
+        # is left
         yield Diagnostic("WAV003", message, start, name_end,
-                         Fix(f"widen '{variable.decode()}' to 64 bits", _widening(
-                             ctx, declared, base, uses)), library="device", symbol=symbol)
+                         Fix(title, _widening(ctx, _type_edit(declared, base), uses)),
+                         library="device", symbol=symbol)
         return
     rewrite = None
-    if all(wide is not None for _, _, _, wide in uses):
-        rewrite = Fix(f"widen '{variable.decode()}' to 64 bits",
-                      _widening(ctx, declared, base, uses), Applicability.UNSAFE)
+    if all(use.wide is not None for use in uses):
+        rewrite = Fix(title, _widening(ctx, _type_edit(declared, base), uses),
+                      Applicability.UNSAFE)
     fix = unproven_fix(ctx, marker_site(ctx, start), "WAV003", message, rewrite)
     yield Diagnostic("WAV003", message, start, name_end, fix,
                      library="device", symbol=symbol)
-    for at, end, counter, wide in uses:
-        text = data[at:end].decode("utf-8", "replace")
-        if wide is not None:
-            use = (f"{counter}({variable.decode()}) sees lanes 0-31 only: "
-                   f"'{variable.decode()}' holds a {builtin} result narrowed to 32 bits "
-                   f"(widen it and use {wide})")
-        elif counter.startswith("__"):
-            use = (f"{counter}({variable.decode()}) works on 32 bits: '{variable.decode()}' "
-                   f"holds a {builtin} result narrowed to 32 bits (widen it; the 64-bit "
-                   f"{counter}ll counts from bit 63: review what the result means)")
+    # with the rewrite applied (--unsafe-fixes), the widened declaration settles each use
+    widened = rewrite is not None and fix is rewrite
+    for use in uses:
+        text = " ".join(data[use.start : use.end].decode("utf-8", "replace").split())
+        holder = (f"'{use.variable.decode()}' holds a {builtin} result narrowed to 32 bits")
+        if use.operation == "copy":
+            note = f"'{text}' copies a {builtin} result into 32 bits (widen it with '{variable.decode()}')"
+        elif use.operation == "<<":
+            note = (f"'{text}' combines '{use.variable.decode()}', a {builtin} result narrowed "
+                    "to 32 bits, with a 32-bit lane bit: lanes 32-63 are lost (widen it and "
+                    "shift 1ull)")
+        elif use.operation == "&":
+            note = (f"'{text}' tests a lane of '{use.variable.decode()}', a {builtin} result "
+                    "narrowed to 32 bits: lanes 32-63 are lost (widen it and shift 1ull)")
+        elif use.wide is not None:
+            note = f"{text} sees lanes 0-31 only: {holder} (widen it and use {use.wide})"
         else:
-            use = (f"'{text}' tests a lane of '{variable.decode()}', a {builtin} result "
-                   "narrowed to 32 bits: lanes 32-63 are lost (widen it and shift 1ull)")
-        # with the rewrite applied (--unsafe-fixes), the widened declaration settles this use
-        widened = rewrite is not None and fix is rewrite
-        marker = None if widened else unproven_fix(ctx, marker_site(ctx, at), "WAV003", use)
-        yield Diagnostic("WAV003", use, at, end, marker, library="device", symbol=symbol)
+            note = (f"{text} works on 32 bits: {holder} (widen it; the 64-bit "
+                    f"{use.operation}ll counts from bit 63: review what the result means)")
+        marker = None if widened else unproven_fix(ctx, marker_site(ctx, use.start), "WAV003", note)
+        yield Diagnostic("WAV003", note, use.start, use.end, marker, library="device",
+                         symbol=symbol)
 
 
-def _widening(ctx: RuleContext, declared: re.Match, base: int, uses) -> tuple[Edit, ...]:
-    """The edits that widen the declared variable and turn its __popc/__ffs into the 64-bit
-    forms."""
+class _Use(NamedTuple):
+    """A use in the flow of a narrowed mask: what a finding underlines ([start, end)), the
+    variable it reads (the ballot's, or a 32-bit copy of it), the operation (a bit builtin's
+    name, '&' for a lane test, '<<' for another 32-bit lane bit, 'copy' for a narrowed copy),
+    its 64-bit form (None: none of the same meaning), and the point edits that widen it (each
+    a 32-bit ``1`` shifted to a lane, a copy's type)."""
+
+    start: int
+    end: int
+    variable: bytes
+    operation: str
+    wide: str | None
+    edits: tuple[Edit, ...] = ()
+    call: tuple[int, int] | None = None  # the counter call [start, end), rewritten whole
+
+
+def _type_edit(declared: re.Match, base: int) -> Edit:
+    """The edit that widens the type ``declared`` (searched from ``base``) names."""
     type_start = base + declared.start(1)
     type_text = declared.group(1)
     if type_text.startswith(b"const"):
         type_start += len(type_text) - len(type_text[5:].lstrip())
         type_text = type_text[5:].lstrip()
-    edits = [Edit(type_start, type_start + len(type_text),
-                  _WIDE_TYPE.get(type_text, b"unsigned long long"))]
-    # each use's edit spans its whole call (``__ffs(m)`` -> ``__ffsll(m)``): a fix of the
-    # argument in the same round (ARG001's ``(int)`` cast for the 32-bit __ffs) overlaps it and
-    # waits for the next round, where it sees __ffsll of the widened variable
+    return Edit(type_start, type_start + len(type_text),
+                _WIDE_TYPE.get(type_text, b"unsigned long long"))
+
+
+def _widening(ctx: RuleContext, declaration: Edit, uses: list[_Use]) -> tuple[Edit, ...]:
+    """The edits that widen the declared variable and its flow: copies' types, ``1 << lane``
+    as ``1ull << lane``, and each counter call whole (``__popc(m & ((1 << l) - 1))`` ->
+    ``__popcll(m & ((1ull << l) - 1))``): a fix of the argument in the same round (ARG001's
+    ``(int)`` cast for the 32-bit __ffs) overlaps it and waits for the next round, where it
+    sees __ffsll of the widened variable."""
     data = ctx.data
-    return tuple(edits + [Edit(at, end, wide.encode() + data[at + len(counter) : end])
-                          for at, end, counter, wide in uses])
+    points = {edit.start: edit for use in uses for edit in use.edits}
+    calls = []
+    for use in sorted((use for use in uses if use.call is not None), key=lambda use: use.call):
+        if calls and use.call[0] < calls[-1][1]:
+            continue  # the same call again, or one inside it
+        calls.append((*use.call, use.operation, use.wide))
+    edits = [declaration]
+    for at, end, counter, wide in calls:
+        inside = sorted((edit for edit in points.values() if at <= edit.start < end),
+                        key=lambda edit: edit.start)
+        text, cursor = wide.encode(), at + len(counter)
+        for edit in inside:
+            text += data[cursor : edit.start] + edit.text
+            cursor = edit.end
+        edits.append(Edit(at, end, text + data[cursor:end]))
+    edits += [edit for edit in points.values()
+              if not any(at <= edit.start < end for at, end, _, _ in calls)]
+    return tuple(sorted(edits, key=lambda edit: edit.start))
 
 
 # a type word right before a use of the name: a declaration of it again (a loop body's)
@@ -218,27 +272,31 @@ _REDECLARED = re.compile(rb"\b(?:unsigned|signed|int|long|short|char|auto|bool|u
 _MASK_ARGUMENT_BEFORE = re.compile(rb"\b(" + b"|".join(
     name.encode() for name, index in sorted(SYNC_MASK_BUILTINS.items()) if index == 0)
     + rb")\s*\(\s*$")
-_WIDENED_USE_BEFORE = re.compile(rb"\b(?:__popc|__ffs)\s*\(\s*$")
 _ARGUMENT_END = re.compile(rb"\s*[,)]")
 
 
-def only_masks(ctx: RuleContext, variable: bytes, offsets: list[int]) -> bool:
+def only_masks(ctx: RuleContext, variable: bytes, offsets: list[int],
+               uses: list[_Use]) -> bool:
     """Is every use of ``variable`` at ``offsets`` (its uses in code to the end of its block)
     up to a declaration of it again, and at least one, the mask argument of a warp-sync
-    builtin, or the operand of a __popc/__ffs (which widen with it)? Read on the code view."""
+    builtin, or inside a __popc/__ffs (which widen with it: ``uses``, its flow)? Read on the
+    code view."""
     code = ctx.code
+    counted = [use.call for use in uses if use.call is not None and use.wide is not None
+               and use.variable == variable]
+    if any(use.operation in ("copy", "<<", "&") or use.wide is None for use in uses):
+        return False
     seen = False
     for at in offsets:
         before = code[max(0, at - 40) : at]
         if _REDECLARED.search(before):
             break  # declared again: another variable from here on
-        if _ARGUMENT_END.match(code, at + len(variable)) is None:
-            return False
-        if _MASK_ARGUMENT_BEFORE.search(before) is None and (
-                _WIDENED_USE_BEFORE.search(before) is None
-                or code[at + len(variable) :].lstrip()[:1] != b")"):
-            return False
         seen = True
+        if any(start <= at < end for start, end in counted):
+            continue
+        if _ARGUMENT_END.match(code, at + len(variable)) is None \
+                or _MASK_ARGUMENT_BEFORE.search(before) is None:
+            return False
     return seen
 
 
@@ -256,26 +314,80 @@ def _scope_end(ctx: RuleContext, after: int) -> int:
     return len(ctx.data)
 
 
-def _bit_operations(ctx: RuleContext, variable: bytes, offsets: list[int]):
-    """(start, end, operation, 64-bit form or None) of each 32-bit bit operation on
-    ``variable`` at ``offsets`` (its uses in code to the end of its block), up to a
-    declaration of it again: a ``__popc``/``__ffs``/``__clz``/``__brev`` call on it alone (at
-    the builtin's name), or a lane test ``variable & (1 << lane)`` (operation '&')."""
-    data = ctx.data
+def _flow(ctx: RuleContext, variable: bytes, offsets: list[int], depth: int = 0) -> list[_Use]:
+    """The 32-bit uses in the flow of ``variable`` (a narrowed mask) at ``offsets`` (its uses
+    in code to the end of its block), up to a declaration of it again: a
+    ``__popc``/``__ffs``/``__clz``/``__brev`` call whose argument reads it (``__popc(m)``,
+    ``__popc(m & ((1 << lane) - 1))``), a 32-bit ``1`` shifted to a lane in the expression
+    that reads it (``m & (1 << lane)``, ``m ^= 1u << lane``), and a copy into another 32-bit
+    variable (``int m2 = m;``), whose own flow follows."""
+    data, code = ctx.data, ctx.code
+    found: list[_Use] = []
     for at in offsets:
         if _REDECLARED.search(data, max(0, at - 40), at):
             break  # declared again: another variable from here on
         end = at + len(variable)
-        call = _COUNTER_CALL.search(data, max(0, at - 32), at)
-        closing = _CALL_CLOSE.match(data, end)
-        if call is not None and closing is not None:
+        first, last = _operand(code, at, end)
+        shifts = list(_LANE_BIT.finditer(code, first, last))
+        points = tuple(Edit(match.start(1), match.end(1), b"1ull") for match in shifts)
+        call = _COUNTER_NAME.search(code, max(0, first - 40), first) if first and \
+            code[first - 1 : first] == b"(" else None
+        if call is not None and code[last : last + 1] == b")":
             counter = call.group(1).decode()
-            yield call.start(1), closing.end(), counter, _VARIABLE_COUNTERS[counter]
+            found.append(_Use(call.start(1), last + 1, variable, counter,
+                              _VARIABLE_COUNTERS[counter], points, (call.start(1), last + 1)))
             continue
         test = _BIT_TEST_AFTER.match(data, end)
         if test is not None:
-            yield at, test.end(), "&", None
+            found.append(_Use(at, test.end(), variable, "&", "1ull", points))
             continue
         test = _BIT_TEST_BEFORE.search(data, max(0, at - 64), at)
         if test is not None:
-            yield test.start(), end, "&", None
+            found.append(_Use(test.start(), end, variable, "&", "1ull", points))
+            continue
+        if shifts:
+            found.append(_Use(shifts[0].start(), shifts[-1].end(), variable, "<<", "1ull", points))
+            continue
+        copy = _NARROW_DECLARATION.search(data, max(0, at - 120), at)
+        if copy is not None and depth < 3 and code[end : end + 40].lstrip()[:1] in (b";", b","):
+            found.append(_Use(copy.start(1), end, variable, "copy", "unsigned long long",
+                              (_type_edit(copy, 0),)))
+            name = copy.group(2)
+            after = code.find(b";", end)
+            found += _flow(ctx, name, word_offsets(ctx, name, after, _scope_end(ctx, after)),
+                           depth + 1)
+    return found
+
+
+def _operand(code: bytes, start: int, end: int) -> tuple[int, int]:
+    """[first, last) of the expression around the name at [start, end): out to the brackets
+    that hold it or to the statement's (or argument's) end, read on the code view
+    (``m & ((1 << l) - 1)`` of ``__popc(m & ((1 << l) - 1))``; ``m ^= 1 << l`` of a
+    statement)."""
+    first, depth = start, 0
+    while first > 0:
+        byte = code[first - 1]
+        if byte in b")]":
+            depth += 1
+        elif byte in b"([":
+            if depth == 0:
+                break
+            depth -= 1
+        elif byte in b";{},?:" and depth == 0:
+            break
+        first -= 1
+    last, depth = end, 0
+    while last < len(code):
+        byte = code[last]
+        if byte in b"([":
+            depth += 1
+        elif byte in b")]":
+            if depth == 0:
+                break
+            depth -= 1
+        elif byte in b";{},?:" and depth == 0:
+            break
+        last += 1
+    while first < start and code[first] in b" \t\r\n":
+        first += 1
+    return first, last
