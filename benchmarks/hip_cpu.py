@@ -1,0 +1,443 @@
+#!/usr/bin/env python3
+"""HeCBench programs and kernels/ run on AMD's HIP CPU runtime: 64-lane wavefronts on the CPU.
+
+Not a test (tests never read the corpus). For each HeCBench program ``NAME-cuda`` with its
+human port ``NAME-hip`` beside it, with the rocmigrate of ``--checkout`` (``python -m migrator``
+run with ``PYTHONPATH`` set to it, its toolchain imported from it):
+
+- converts the CUDA folder twice with ``--runtime hip-cpu``: ``naive`` (``--no-optimize``, a
+  pure port) and ``optimized`` (the default); the human port is converted with only what the
+  CPU runtime's C++ compiler needs of any HIP source (``--select LCH001,SHM003``: launches as
+  ``hipLaunchKernelGGL``, ``extern __shared__`` as ``HIP_DYNAMIC_SHARED``);
+- builds each of the three with ``migrator.toolchain.sides.hip_cpu_toolchain`` and
+  ``compile_binary`` (g++ against HIP-CPU after rocmigrate's prelude): the unit with ``main`` of
+  the Makefile's ``source = ...`` list, the other units on the same command line, the
+  Makefile's ``-D``/``-I`` flags (``corpus_share.makefile_build``);
+- runs each binary in its tree's copy of the program folder (siblings the arguments name,
+  ``../data/...``, linked beside it) with the Makefile ``run`` target's first arguments, made
+  smaller (``SMALL_ARGUMENTS`` by hand, else ``shrink``), under ``--timeout`` seconds;
+- records built / ran / self-check (``PASS``/``FAIL``/``ERROR`` words in the output, else
+  none) and whether the naive and optimized outputs are equal, and the optimized and human
+  ones, after dropping timing lines (``TIMING_LINE``) and trailing spaces.
+
+kernels/ is run with ``rocmigrate validate kernels --hip-compiler hip-cpu --runs 1 --warmup 0``
+and its verdicts join the same table. ``CAUSES`` holds what a person found when looking at a
+program that differs or fails; the markdown table shows it.
+
+Usage: python benchmarks/hip_cpu.py --hecbench CORPUS_SRC [--checkout DIR] [--hip-cpu DIR]
+           [--workdir DIR] [--jobs 2] [--timeout 60] [--programs N | --only NAME...]
+           [--all] [--no-kernels] [--json OUT] [--markdown OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from corpus_share import include_path, makefile_build
+
+# beside the checkout, as CI has it (AMD's HIP CPU runtime, ../shared/data/hip-cpu)
+DEFAULT_HIP_CPU = Path(__file__).resolve().parents[2] / "shared/data/hip-cpu"
+SIDES = ("naive", "optimized", "human")
+# what the CPU runtime's compiler needs of any HIP source: the human port gets only these
+HUMAN_RULES = "LCH001,SHM003"
+# programs that need a library or a feature the CPU runtime lacks altogether (left out unless
+# --all): a CUDA library, CUB/Thrust, cooperative groups, WMMA
+LIBRARY_USE = re.compile(r"cublas|thrust|cub/|curand|cusparse|cufft|nccl|cudnn|cusolver|nvml|"
+                         r"cooperative_groups|mma\.h")
+# an output line that carries a timing or a rate: dropped before outputs are compared
+TIMING_LINE = re.compile(r"time|elapsed|\b(?:ms|us|usec|msec|sec|secs|seconds|s)\b|GB/s|MB/s|"
+                         r"G?FLOP|throughput|bandwidth|perf|speed|per second", re.I)
+SELF_CHECK_FAIL = re.compile(r"\b(?:FAIL(?:ED|URE)?|ERROR)\b")
+SELF_CHECK_PASS = re.compile(r"\bPASS(?:ED)?\b")
+# arguments chosen by hand after reading the program's main (sizes a CPU runs in seconds)
+SMALL_ARGUMENTS: dict[str, list[str]] = {
+    "aes": ["1", "0", "../urng-sycl/URNG_Input.bmp"],  # <iterations> <decrypt> <image>
+    "d3q19-bgk": ["32"],  # <N>: the lattice's edge
+    "gamma-correction": ["768", "432", "256", "1"],  # <width> <height> <block> <repeat>
+    "memcpy": ["1"],  # <repeat>
+    "lud": ["-s", "256"],  # matrix size
+    "dslash": ["256"],  # the work-group size, not a repeat count
+}
+# what a person found for a program that differs or fails (the markdown table's cause column)
+CAUSES: dict[str, str] = {}
+
+
+@dataclass
+class SideOutcome:
+    built: bool = False
+    build_seconds: float = 0.0
+    build_error: str = ""  # the first compiler error, or why it was not built
+    ran: bool = False  # exited with 0 within the time limit
+    rc: int | None = None
+    timed_out: bool = False
+    run_seconds: float = 0.0
+    self_check: str = "none"  # PASS | FAIL | none
+    output: str = ""  # stdout without timing lines
+    stdout_tail: str = ""  # the last lines of the output, timings included
+    run_error: str = ""  # the last line of stderr of a failed run
+
+
+@dataclass
+class ProgramOutcome:
+    name: str
+    arguments: list[str]
+    sides: dict[str, SideOutcome] = field(default_factory=dict)
+    # equal | differ | empty (nothing but timing lines) | "-" (not both ran)
+    naive_vs_optimized: str = "-"
+    optimized_vs_human: str = "-"
+    cause: str = ""
+
+
+def log(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def convert(checkout: Path, source: Path, output: Path, *options: str) -> str | None:
+    """Converts ``source`` into ``output`` for HIP's CPU runtime; None when it worked."""
+    if output.exists():
+        shutil.rmtree(output)
+    env = dict(os.environ, PYTHONPATH=str(checkout))
+    proc = subprocess.run([sys.executable, "-m", "migrator", "convert", str(source), "-o",
+                           str(output), "--runtime", "hip-cpu", *options], cwd=checkout,
+                          env=env, capture_output=True, text=True, check=False)
+    failed = re.search(r"(\d+) failed", proc.stdout)
+    if proc.returncode != 0 or not output.is_dir() or (failed and failed[1] != "0"):
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or [""]
+        return f"conversion: exit {proc.returncode}: {tail[0][:200]}"
+    return None
+
+
+def run_arguments(program: Path) -> list[str] | None:
+    """The arguments of the first ``./$(program)`` line of the Makefile's ``run`` target
+    (None: no such line, e.g. a script runs it)."""
+    makefile = program / "Makefile"
+    if not makefile.is_file():
+        return None
+    text = makefile.read_text(errors="replace").replace("\\\n", " ")
+    target = re.search(r"^run\s*:.*\n((?:\t.*\n?|\s*\n)*)", text, re.M)
+    if not target:
+        return None
+    for line in target[1].splitlines():
+        if m := re.search(r"\./\$[({](?:program|EXE)[)}](.*)$", line):
+            return shlex.split(m[1].split("#", 1)[0])
+    return None
+
+
+def shrink(arguments: list[str]) -> list[str]:
+    """Smaller arguments for a CPU that runs every GPU thread as a fibre: the last number, a
+    repeat count in most HeCBench programs (``100``, ``1000``), becomes 1 when it is at least
+    10 (a lone number: when it is 10, 100, 1000 or 10000); a power of two of 2^20 or more is
+    divided by 256, one of 2048 or more by 16; another number of 10^5 or more by 100."""
+    numbers = [i for i, a in enumerate(arguments) if re.fullmatch(r"\d+", a)]
+    small = list(arguments)
+    for i in numbers:
+        value = int(arguments[i])
+        power_of_two = value & (value - 1) == 0
+        if i == numbers[-1] and len(numbers) > 1 and value >= 10 or \
+                len(numbers) == 1 and value in (10, 100, 1000, 10000):
+            small[i] = "1"
+        elif power_of_two and value >= 1 << 20:
+            small[i] = str(value // 256)
+        elif power_of_two and value >= 2048:
+            small[i] = str(value // 16)
+        elif value >= 100_000:
+            small[i] = str(value // 100)
+    return small
+
+
+def main_unit(tree: Path, sources: list[str]) -> tuple[Path | None, list[Path]]:
+    """The unit that defines ``main`` and the other units, of a converted or human tree."""
+    units = [tree / s for s in sources if (tree / s).is_file()]
+    if not units:
+        units = sorted(p for p in tree.iterdir() if p.suffix in (".cu", ".cpp", ".hip"))
+    mains = [u for u in units if re.search(r"\bint\s+main\s*\(", u.read_text(errors="replace"))]
+    if not mains:
+        return None, units
+    return mains[0], [u for u in units if u != mains[0]]
+
+
+def first_error(text: str) -> str:
+    for line in text.splitlines():
+        if "error" in line:
+            return line.strip()[:240]
+    return (text.strip().splitlines() or [""])[-1][:240]
+
+
+def comparable(stdout: str) -> str:
+    """The output without timing lines and trailing spaces (what two ports must agree on)."""
+    return "\n".join(line.rstrip() for line in stdout.splitlines()
+                     if line.strip() and not TIMING_LINE.search(line))
+
+
+def self_check(stdout: str) -> str:
+    if SELF_CHECK_FAIL.search(stdout):
+        return "FAIL"
+    return "PASS" if SELF_CHECK_PASS.search(stdout) else "none"
+
+
+class Bench:
+    def __init__(self, args: argparse.Namespace, toolchain, work: Path) -> None:
+        self.args = args
+        self.toolchain = toolchain
+        self.work = work
+        self.corpus = args.hecbench.resolve()
+        self.checkout = args.checkout.resolve()
+
+    def program(self, name: str) -> ProgramOutcome:
+        from migrator.toolchain.process import run_process
+        from migrator.toolchain.sides import compile_binary
+
+        cuda = self.corpus / f"{name}-cuda"
+        arguments = SMALL_ARGUMENTS.get(name)
+        if arguments is None:
+            arguments = shrink(run_arguments(cuda) or [])
+        outcome = ProgramOutcome(name, arguments, cause=CAUSES.get(name, ""))
+        started = time.monotonic()
+        for side in SIDES:
+            result = outcome.sides[side] = SideOutcome()
+            original = cuda if side != "human" else self.corpus / f"{name}-hip"
+            tree = self.work / side / original.name
+            options = {"naive": ("--no-optimize",), "optimized": (),
+                       "human": ("--no-optimize", "--select", HUMAN_RULES)}[side]
+            why = convert(self.checkout, original, tree, *options)
+            if why:
+                result.build_error = why
+                continue
+            sources, flags = makefile_build(original)
+            main, others = main_unit(tree, sources)
+            if main is None:
+                result.build_error = "no unit with int main()"
+                continue
+            flags = [f"-I{tree / Path(f[2:]).relative_to(original)}"
+                     if f.startswith("-I") and Path(f[2:]).is_relative_to(original) else f
+                     for f in flags]
+            folders = tuple(Path(include_path(main, tree)[i + 1])
+                            for i in range(0, len(include_path(main, tree)), 2))
+            binary = self.work / "bin" / side / name
+            build = compile_binary(self.toolchain, main, binary, folders,
+                                   (*map(str, others), *flags))
+            result.built, result.build_seconds = build.ok, build.seconds
+            if not build.ok:
+                result.build_error = first_error(build.output_tail)
+                continue
+            self.link_siblings(tree, arguments)
+            done = run_process([str(binary), *arguments], main.parent, self.args.timeout)
+            result.rc, result.timed_out = done.rc, done.timed_out
+            result.run_seconds = round(done.seconds, 2)
+            result.ran = done.rc == 0 and not done.timed_out and done.error is None
+            result.self_check = self_check(done.stdout + done.stderr)
+            result.output = comparable(done.stdout)
+            result.stdout_tail = "\n".join(done.stdout.splitlines()[-6:])[-600:]
+            if not result.ran:
+                result.run_error = (f"timed out after {self.args.timeout:g} s" if done.timed_out
+                                    else done.error or first_error(done.stderr or done.stdout)
+                                    or f"exit {done.rc}")
+        sides = outcome.sides
+        outcome.naive_vs_optimized = agreement(sides["naive"], sides["optimized"])
+        outcome.optimized_vs_human = agreement(sides["optimized"], sides["human"])
+        log(f"{name}: " + ", ".join(f"{side} {summary(sides[side])}" for side in SIDES)
+            + f" ({time.monotonic() - started:.0f} s)")
+        return outcome
+
+    def link_siblings(self, tree: Path, arguments: list[str]) -> None:
+        """Link the corpus folders that ``../X/...`` arguments name beside ``tree``."""
+        for argument in arguments:
+            if m := re.match(r"\.\./([^/]+)/", argument):
+                link = tree.parent / m[1]
+                if not link.exists() and (self.corpus / m[1]).is_dir():
+                    link.symlink_to(self.corpus / m[1])
+
+
+def agreement(first: SideOutcome, second: SideOutcome) -> str:
+    if not (first.ran and second.ran):
+        return "-"
+    if not first.output and not second.output:
+        return "empty"
+    return "equal" if first.output == second.output else "differ"
+
+
+def summary(side: SideOutcome) -> str:
+    if not side.built:
+        return "not built"
+    if not side.ran:
+        return "timed out" if side.timed_out else f"failed (exit {side.rc})"
+    return side.self_check
+
+
+def kernels_validate(args: argparse.Namespace, work: Path) -> dict:
+    """``rocmigrate validate kernels --hip-compiler hip-cpu``: its report (validate.json)."""
+    folder = work / "kernels-validate"
+    env = dict(os.environ, PYTHONPATH=str(args.checkout.resolve()))
+    command = [sys.executable, "-m", "migrator", "validate", "kernels", "--hip-compiler",
+               "hip-cpu", "--hip-cpu", str(args.hip_cpu.resolve()), "--runs", "1", "--warmup",
+               "0", "--timeout", str(args.timeout), "--jobs", str(args.jobs), "-o", str(folder)]
+    proc = subprocess.run(command, cwd=args.checkout.resolve(), env=env, capture_output=True,
+                          text=True, check=False)
+    report = folder / "validate.json"
+    if not report.is_file():
+        return {"error": (proc.stderr or proc.stdout).strip()[-500:]}
+    return json.loads(report.read_text())
+
+
+def kernel_rows(report: dict) -> list[dict]:
+    rows = []
+    for program in report.get("programs", []):
+        variants = program.get("variants", {})
+        agree = program.get("variants_agree") or []
+        rows.append({
+            "name": f"kernels/{program['name']}",
+            "verdicts": {v: variants.get(v, {}).get("verdict") for v in ("naive", "optimized")},
+            "output_checks": {v: [r.get("verdict") for r in variants.get(v, {}).get("results", [])]
+                              for v in ("naive", "optimized")},
+            "naive_vs_optimized": ("equal" if all(r["equal"] for r in agree) else "differ")
+                                  if agree else "-",
+            "problems": {v: variants.get(v, {}).get("problems", []) for v in variants},
+            "cause": CAUSES.get(f"kernels/{program['name']}", ""),
+        })
+    return rows
+
+
+def bold(agreement: str) -> str:
+    return f"**{agreement}**" if agreement == "differ" else agreement
+
+
+def agreements(counted: dict) -> str:
+    both = sum(n for key, n in counted.items() if key != "-")
+    return f"{counted.get('equal', 0)} equal, {counted.get('differ', 0)} differ, " \
+           f"{counted.get('empty', 0)} print only timings, of {both}"
+
+
+def markdown(report: dict) -> str:
+    rows = report["programs"]
+    counts = report["counts"]
+    lines = [f"HeCBench programs tried: {counts['tried']} (naive / optimized / human port)",
+             "",
+             "| | naive | optimized | human |", "| --- | --- | --- | --- |"]
+    for key in ("built", "ran", "self_check_pass", "self_check_fail"):
+        lines.append(f"| {key.replace('_', ' ')} | " + " | ".join(
+            str(counts[key][side]) for side in SIDES) + " |")
+    lines += ["", "naive vs optimized where both ran: " + agreements(counts["naive_vs_optimized"])
+              + "; optimized vs human where both ran: "
+              + agreements(counts["optimized_vs_human"]), "",
+              "| program | arguments | built n/o/h | ran n/o/h | self-check n/o/h | "
+              "naive = opt | opt = human | cause |",
+              "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for row in rows:
+        sides = [row["sides"][side] for side in SIDES]
+        lines.append(
+            f"| {row['name']} | `{shlex.join(row['arguments']) or '(none)'}` | "
+            + "/".join("y" if s["built"] else "n" for s in sides) + " | "
+            + "/".join("y" if s["ran"] else ("t" if s["timed_out"] else "n") if s["built"]
+                       else "-" for s in sides) + " | "
+            + "/".join(s["self_check"] if s["ran"] or s["self_check"] != "none" else "-"
+                       for s in sides)
+            + f" | {bold(row['naive_vs_optimized'])} | {bold(row['optimized_vs_human'])}"
+            f" | {row['cause']} |")
+    if report.get("kernels"):
+        lines += ["", "| kernels/ program | naive | optimized | naive = opt | cause |",
+                  "| --- | --- | --- | --- | --- |"]
+        for row in report["kernels"]:
+            lines.append(f"| {row['name']} | {row['verdicts']['naive']} | "
+                         f"{row['verdicts']['optimized']} | {bold(row['naive_vs_optimized'])}"
+                         f" | {row['cause']} |")
+    return "\n".join(lines) + "\n"
+
+
+def count(outcomes: list[ProgramOutcome]) -> dict:
+    def per_side(test) -> dict:
+        return {side: sum(bool(test(o.sides[side])) for o in outcomes) for side in SIDES}
+
+    return {
+        "tried": len(outcomes),
+        "built": per_side(lambda s: s.built),
+        "ran": per_side(lambda s: s.ran),
+        "self_check_pass": per_side(lambda s: s.ran and s.self_check == "PASS"),
+        "self_check_fail": per_side(lambda s: s.self_check == "FAIL"),
+        "naive_vs_optimized": Counter(o.naive_vs_optimized for o in outcomes),
+        "optimized_vs_human": Counter(o.optimized_vs_human for o in outcomes),
+    }
+
+
+def select(corpus: Path, args: argparse.Namespace) -> list[str]:
+    if args.only:
+        return [n.removesuffix("-cuda").removesuffix("-hip") for n in args.only]
+    names = []
+    for folder in sorted(corpus.iterdir()):
+        name = folder.name.removesuffix("-cuda")
+        if not folder.name.endswith("-cuda") or not (corpus / f"{name}-hip").is_dir():
+            continue
+        if run_arguments(folder) is None and name not in SMALL_ARGUMENTS:
+            continue  # no ./$(program) line: a script runs it
+        if not args.all and any(LIBRARY_USE.search(path.read_text(errors="replace"))
+                                for path in folder.rglob("*") if path.is_file()
+                                and path.suffix in (".cu", ".cpp", ".h", ".hpp", ".cuh")):
+            continue
+        names.append(name)
+    return names[:args.programs] if args.programs else names
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--hecbench", type=Path, required=True,
+                        help="HeCBench's src folder (NAME-cuda and NAME-hip programs)")
+    parser.add_argument("--checkout", type=Path, default=Path(__file__).resolve().parents[1],
+                        help="rocmigrate source folder that converts (default: this tree)")
+    parser.add_argument("--hip-cpu", type=Path, default=DEFAULT_HIP_CPU,
+                        help="AMD's HIP CPU runtime's folder")
+    parser.add_argument("--workdir", type=Path)
+    parser.add_argument("--jobs", type=int, default=2, help="programs handled at once")
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per run")
+    parser.add_argument("--programs", type=int, help="only the first N programs")
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="only these programs")
+    parser.add_argument("--all", action="store_true",
+                        help="also programs that use a CUDA library, CUB/Thrust, cooperative "
+                             "groups or WMMA")
+    parser.add_argument("--no-kernels", action="store_true", help="leave kernels/ out")
+    parser.add_argument("--json", type=Path)
+    parser.add_argument("--markdown", type=Path)
+    args = parser.parse_args()
+    sys.path.insert(0, str(args.checkout.resolve()))
+    from migrator.toolchain.sides import hip_cpu_toolchain
+
+    work = (args.workdir or Path(tempfile.mkdtemp(prefix="hip-cpu-bench-"))).resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    toolchain = hip_cpu_toolchain(args.hip_cpu.resolve(), work / "scratch")
+    names = select(args.hecbench.resolve(), args)
+    log(f"{len(names)} programs, work folder {work}")
+    started = time.monotonic()
+    bench = Bench(args, toolchain, work)
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        outcomes = list(pool.map(bench.program, names))
+    kernels = [] if args.no_kernels else kernel_rows(kernels_validate(args, work))
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=args.checkout,
+                            capture_output=True, text=True, check=False).stdout.strip()
+    report = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="minutes"),
+              "commit": commit, "toolchain": toolchain.describe(), "timeout": args.timeout,
+              "seconds": round(time.monotonic() - started),
+              "counts": count(outcomes), "programs": [asdict(o) for o in outcomes],
+              "kernels": kernels}
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=1))
+    text = markdown(report)
+    if args.markdown:
+        args.markdown.write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
