@@ -40,3 +40,11 @@ def test_a_ballot_held_in_32_bits_widens_with_its_whole_flow(tmp_path: Path):
     ``__popc(mask & ((1 << lane) - 1))`` too) and its lane tests widen together; before, the
     rank stayed 32-bit and half the lanes of each wavefront took another lane's slot."""
     assert _converted_run("ballot_flow", tmp_path, unsafe_fixes=True) == "PASS"
+
+
+@pytest.mark.slow
+def test_a_deliberate_32_lane_subgroup_keeps_its_32s(tmp_path: Path):
+    """WAV001 with unsafe fixes leaves the lane arithmetic of a function that sums 32-element
+    segments with a __shfl_xor butterfly below 32: its plain port is right at 64 lanes; the
+    earlier rewrite to warpSize wrote every segment's sum wrong."""
+    assert _converted_run("subgroup_sums", tmp_path, unsafe_fixes=True) == "PASS"

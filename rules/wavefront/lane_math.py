@@ -13,7 +13,7 @@ from migrator.semantic.scopes import blocks
 
 from ..markers import unproven_fix
 from . import per_warp_shared
-from .common import marker_site
+from .common import SHUFFLE_WIDTH, builtin_names, call_arguments, marker_site
 
 # only the literals that can mean a warp: % / 32|64, & 31|63, >> 5|6 (cheap to scan for)
 OPERATORS = (b"%", b"/", b"&", b">>")
@@ -33,6 +33,15 @@ _REDUCTION = re.compile(
     rb"for\s*\(\s*(?:(?:unsigned|int|auto|uint32_t|const)\s+)*(\w+)\s*=\s*(\d+)\s*;\s*\1\s*(?:>|>=|!=)"
     rb"\s*0\s*;[^)]*\)")
 _DEVICE_QUALIFIER = re.compile(rb"__global__|__device__")
+_SHUFFLES = frozenset(name.encode() for name in SHUFFLE_WIDTH)
+# the xor shuffles -> the index of their lane mask (the offset of a butterfly)
+_XOR_OFFSET = {"__shfl_xor": 1, "__shfl_xor_sync": 2}
+# a counted loop's header: its variable, start, comparison and bound
+_COUNTED_LOOP = re.compile(
+    rb"for\s*\(\s*(?:(?:unsigned|int|auto|uint32_t|const)\s+)*(\w+)\s*=\s*(\d+)[uU]?\s*;\s*\1\s*"
+    rb"(<=|<|>=|>|!=)\s*(\d+)[uU]?\s*;")
+# the 32-lane subgroup a function emulates, kept on a 64-lane wavefront
+_SUBGROUP = 32
 _COMMENT = re.compile(rb"/\*[\s\S]*?\*/|//[^\n]*")
 
 
@@ -54,7 +63,10 @@ class LaneMath(Rule):
     whose loop starts at offset 16 (``for (int offset = 16; offset > 0; offset /= 2)``). Each
     is reported with a ``// rocmigrate WAV001:`` marker in the converted code; an unsafe fix
     rewrites lane arithmetic and reductions in terms of ``warpSize`` inside
-    ``__device__``/``__global__`` code.
+    ``__device__``/``__global__`` code. A device function that emulates 32-lane subgroups on
+    purpose (a shuffle of width 32, or a ``__shfl_xor`` butterfly whose offsets are all below
+    32: ``for (int o = 16; o > 0; o >>= 1) v += __shfl_xor(v, o);``) keeps its 32s, each with
+    an info note saying why.
 
     ## Why is this bad on AMD
     AMD Instinct (CDNA) GPUs run 64-lane wavefronts (AMD's HIP programming guide, on the
@@ -80,7 +92,10 @@ class LaneMath(Rule):
     Unsafe: the rest of the kernel (shared arrays sized per warp, block sizes, host code) may
     rely on the same 32, and ``warpSize`` is not a compile-time constant on HIP. Review each
     site; constants, counts of warps in a block (the 31 of a rounding up and what the count
-    sizes must change with the 32) and code inside macros are reported only.
+    sizes must change with the 32) and code inside macros are reported only. In a function
+    that emulates 32-lane subgroups nothing is rewritten: its shuffles stay within each 32-lane
+    half of a 64-lane wavefront, so the plain port is right, and ``warpSize`` in its lane
+    arithmetic alone would pair lanes the shuffles never combine.
     """
 
     code = "WAV001"
@@ -113,6 +128,11 @@ class LaneMath(Rule):
             if not ctx.in_code(match.start()) or b"__shfl" not in data[match.end() : match.end() + 400]:
                 continue
             at, end = match.span(2)
+            subgroup = _subgroup(ctx, at, start_value * 2, lanes)
+            if subgroup:
+                yield _kept(f"a shuffle reduction from offset {start_value}", subgroup, at, end,
+                            "reduction")
+                continue
             fix = None
             if _in_device_code(ctx, at):
                 fix = Fix("start at warpSize / 2", (Edit(at, end, b"warpSize / 2"),),
@@ -148,7 +168,12 @@ class LaneMath(Rule):
                 counts_threads = _BLOCK_COUNT.search(data, left_start, match.start())
                 if operator in ("/", ">>") and counts_threads \
                         and not _sizes_per_warp_array(ctx, match.start()):
-                    yield self._warps_per_block(ctx, left_start, match.end(), assumed, lanes)
+                    subgroup = _subgroup(ctx, match.start(), assumed, lanes)
+                    if subgroup:
+                        yield _kept(f"'{_quoted(data[left_start : match.end()])}'", subgroup,
+                                    left_start, match.end(), "warps per block")
+                    else:
+                        yield self._warps_per_block(ctx, left_start, match.end(), assumed, lanes)
                 continue  # the left operand is no thread or lane index: not lane math
             expression = _quoted(data[left_start : match.end()])
             if ctx.in_directive(match.start()):
@@ -157,6 +182,10 @@ class LaneMath(Rule):
                 yield Diagnostic("WAV001", message, left_start, match.end(),
                                  unproven_fix(ctx, marker_site(ctx, left_start), "WAV001", message),
                                  library="device", symbol=operator)
+                continue
+            subgroup = _subgroup(ctx, match.start(), assumed, lanes)
+            if subgroup:
+                yield _kept(f"'{expression}'", subgroup, left_start, match.end(), operator)
                 continue
             at, end = match.span(2)
             if data[end : end + 1] in (b"u", b"U"):
@@ -285,6 +314,11 @@ def _constants(data: bytes):
 def _in_device_code(ctx: RuleContext, offset: int) -> bool:
     """Is ``offset`` inside a block (``scopes.blocks``) whose head holds ``__global__`` or
     ``__device__`` and a ``(``: the body of a device function, or a block within one?"""
+    return _device_block(ctx, offset) is not None
+
+
+def _device_block(ctx: RuleContext, offset: int):
+    """The body of the device function (``_in_device_code``) that holds ``offset``, or None."""
     device = ctx.cache.get("WAV001.device_blocks")
     if device is None:
         data = ctx.data
@@ -298,4 +332,67 @@ def _in_device_code(ctx: RuleContext, offset: int) -> bool:
         ctx.cache["WAV001.device_blocks"] = device
         ctx.cache["WAV001.device_opens"] = [block.open for block in device]
     index = bisect.bisect_left(ctx.cache["WAV001.device_opens"], offset) - 1
-    return index >= 0 and device[index].contains(offset)
+    return device[index] if index >= 0 and device[index].contains(offset) else None
+
+
+def _kept(what: str, subgroup: str, start: int, end: int, symbol: str) -> Diagnostic:
+    """The note on a 32 left as it is in a function that emulates 32-lane subgroups."""
+    message = (f"{what} assumes 32 lanes, kept: this function emulates 32-lane subgroups "
+               f"({subgroup}), whose shuffles stay within each 32-lane half of a 64-lane "
+               "wavefront, so its lane arithmetic must stay 32 with them")
+    return Diagnostic("WAV001", message, start, end, None, library="device", symbol=symbol,
+                      severity="info")
+
+
+def _subgroup(ctx: RuleContext, offset: int, assumed: int, lanes: int) -> str:
+    """Why the device function holding ``offset`` emulates a 32-lane subgroup on a 64-lane
+    wavefront ('' where it does not, or where ``assumed`` is no such subgroup): a shuffle of
+    width 32, or a ``__shfl_xor`` butterfly whose offsets are all below 32 (a literal, or the
+    variable of a loop from 16 down or up to 32). Its plain port is right: the shuffles stay
+    within each half, and ``warpSize`` in its lane arithmetic would break it."""
+    if assumed != _SUBGROUP or lanes != 2 * _SUBGROUP:
+        return ""
+    block = _device_block(ctx, offset)
+    if block is None:
+        return ""
+    found = ctx.cache.get("WAV001.subgroups")
+    if found is None:
+        found = ctx.cache["WAV001.subgroups"] = {}
+        for name, start, end in builtin_names(ctx, _SHUFFLES):
+            holder = _device_block(ctx, start)
+            if holder is None or holder.open in found:
+                continue
+            reason = _subgroup_shuffle(ctx, name.decode(), start, end, holder.open)
+            if reason:
+                found[holder.open] = reason
+    return found.get(block.open, "")
+
+
+def _subgroup_shuffle(ctx: RuleContext, shuffle: str, start: int, end: int, body: int) -> str:
+    """Why the shuffle ``shuffle`` (its name at [start, end), in the function whose body opens
+    at ``body``) works on 32-lane subgroups, or ''."""
+    data = ctx.data
+    spans = call_arguments(ctx, end) or []
+    width = SHUFFLE_WIDTH[shuffle]
+    if width < len(spans):
+        literal = integer_literal(data[slice(*spans[width])].decode("utf-8", "replace").strip())
+        if literal is not None and literal[0] == _SUBGROUP:
+            return f"{shuffle} of width 32"
+    index = _XOR_OFFSET.get(shuffle)
+    if index is None or index >= len(spans):
+        return ""
+    text = data[slice(*spans[index])].decode("utf-8", "replace").strip()
+    literal = integer_literal(text)
+    if literal is not None:
+        butterfly = 0 < literal[0] < _SUBGROUP
+        return f"a {shuffle} butterfly over offsets below 32" if butterfly else ""
+    for loop in _COUNTED_LOOP.finditer(ctx.code, body, start):
+        if loop.group(1).decode() != text:
+            continue
+        first, comparison, bound = int(loop.group(2)), loop.group(3), int(loop.group(4))
+        # from below 32 down, or up to below 32: every offset stays within a 32-lane half
+        down = comparison in (b">", b">=", b"!=") and 0 < first < _SUBGROUP
+        up = (comparison == b"<" and bound <= _SUBGROUP) or (comparison == b"<=" and bound < _SUBGROUP)
+        if down or up:
+            return f"a {shuffle} butterfly over offsets below 32"
+    return ""
