@@ -156,3 +156,17 @@ def test_a_bad_reference_is_a_clear_usage_error(tmp_path: Path, text: str, said:
     result = runner.invoke(app, ["validate", str(ROOT / "kernels"), "-o", str(tmp_path / "r"),
                                  "--reference", str(reference)])
     assert result.exit_code == 2 and said in result.output
+
+
+def test_a_port_the_cpu_runtime_cannot_build_says_what_it_lacks():
+    log = ("p.cu:3:5: error: \u2018cudaFooBar\u2019 was not declared in this scope\n"
+           "p.cu:9:1: error: \u2018hipThing\u2019 was not declared in this scope; did you mean "
+           "\u2018hipThin\u2019?\n")
+    outcome = _outcome([], [])
+    outcome.variants["naive"].build = Build("hip-cpu", "g++ ...", False, 1.0, log)
+    _judge(outcome, ValidateOptions(source=Path(".")), original_not_run=NOT_RUN)
+    naive = outcome.variants["naive"]
+    assert naive.verdict == "failed"
+    assert naive.problems == ["the port did not build: it needs cudaFooBar, hipThing, which "
+                              "HIP's CPU runtime lacks (and rocmigrate's prelude for it does "
+                              "not provide): it cannot run there"]

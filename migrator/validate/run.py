@@ -460,7 +460,7 @@ def verdict(original: Original, port: VariantOutcome, options: ValidateOptions,
     if not original.build.ok and original_not_run is None:
         problems.append("the CUDA original did not build")
     if port.build is not None and not port.build.ok:
-        problems.append("the port did not build")
+        problems.append("the port did not build" + _lacking(port.build))
     if problems:
         return "failed", problems
     if options.build_only:
@@ -495,6 +495,21 @@ def verdict(original: Original, port: VariantOutcome, options: ValidateOptions,
     if slower:
         return "slower", slower
     return "pass", []
+
+
+def _lacking(build: Build) -> str:
+    """What a port built for HIP's CPU runtime needs that the runtime (and rocmigrate's
+    prelude for it) lacks, read from the compiler's errors: ': it needs X, Y, which ...'."""
+    if build.toolchain != "hip-cpu":
+        return ""
+    from ..build.errors import missing_names
+
+    names = missing_names(build.output_tail)
+    if not names:
+        return ""
+    shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+    return (f": it needs {shown}, which HIP's CPU runtime lacks (and rocmigrate's prelude for "
+            "it does not provide): it cannot run there")
 
 
 def _numbered(side: Original | VariantOutcome) -> list[tuple[str, Run]]:
