@@ -6,7 +6,8 @@ from conftest import rule_context
 from migrator.convert import convert_bytes
 from migrator.settings import Settings
 from migrator.semantic.scopes import blocks
-from rules.wavefront.ballot_width import BallotWidth, _scope_end
+from rules.wavefront.ballot_width import BallotWidth
+from rules.wavefront.common import block_end as _scope_end
 
 
 def test_a_counted_ballot_is_never_cast_to_int_by_the_argument_rule():

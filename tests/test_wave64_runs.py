@@ -10,28 +10,25 @@ import pytest
 
 from conftest import ROOT
 from hip_cpu import build_for_hip_cpu, run_on_hip_cpu
+from migrator import support
 from migrator.convert import convert_bytes
 from migrator.settings import Settings
+from migrator.templating import render
 
 PROGRAMS = ROOT / "fixtures" / "wave64"
-# what HIP-CPU lacks for these programs: __ffsll of an unsigned long long (it declares the
-# int64_t and uint64_t overloads, between which unsigned long long is ambiguous)
-_PRELUDE = """#include <hip/hip_runtime.h>
-inline std::uint32_t __ffsll(unsigned long long x) noexcept {
-  return __ffsll(static_cast<std::uint64_t>(x));
-}
-"""
 
 
 def _converted_run(name: str, folder: Path, unsafe_fixes: bool) -> str:
     """The last line the program ``name`` (fixtures/wave64) prints, converted for the CPU
-    runtime (with or without unsafe fixes) and run there."""
+    runtime (with or without unsafe fixes), built after rocmigrate's prelude for what the
+    runtime lacks, with the support headers it includes, and run there."""
     settings = Settings(unsafe_fixes=unsafe_fixes).for_runtime("hip-cpu")
     result = convert_bytes(f"{name}.cu", (PROGRAMS / f"{name}.cu").read_bytes(), settings)
     assert result.status == "converted", result.message
+    support.write_beside(folder, support.referenced(result.output), settings)
     source = folder / f"{name}.cpp"
-    source.write_bytes(_PRELUDE.encode() + result.output)
-    return run_on_hip_cpu(build_for_hip_cpu(source, folder)).strip().splitlines()[-1]
+    source.write_bytes(render("hip_cpu/prelude.h.j2").encode() + b"\n" + result.output)
+    return run_on_hip_cpu(build_for_hip_cpu(source, folder, (folder,))).strip().splitlines()[-1]
 
 
 @pytest.mark.slow
@@ -48,3 +45,11 @@ def test_a_deliberate_32_lane_subgroup_keeps_its_32s(tmp_path: Path):
     segments with a __shfl_xor butterfly below 32: its plain port is right at 64 lanes; the
     earlier rewrite to warpSize wrote every segment's sum wrong."""
     assert _converted_run("subgroup_sums", tmp_path, unsafe_fixes=True) == "PASS"
+
+
+@pytest.mark.slow
+def test_a_host_warp_size_asks_the_device(tmp_path: Path):
+    """WAV001 with unsafe fixes initialises a host ``const int warp_size = 32;`` that sizes the
+    vote data and its expected results from the device (rocmigrate_warp_size()); marked only,
+    it kept 32, and half the votes of each 64-lane wavefront came out wrong."""
+    assert _converted_run("host_warp_size", tmp_path, unsafe_fixes=True) == "PASS"

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import bisect
 import re
 from typing import NamedTuple
 
 from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
-from migrator.semantic.scopes import blocks, word_offsets
+from migrator.semantic.scopes import word_offsets
 
 from ..markers import unproven_fix
-from .common import (MASK_RESULTS, SYNC_MASK_BUILTINS, builtin_names, call_arguments,
-                     marker_site, stable_symbol)
+from .common import (MASK_RESULTS, SYNC_MASK_BUILTINS, block_end, builtin_names,
+                     call_arguments, marker_site, stable_symbol)
 
 _COUNTERS = {"__popc": "__popcll", "__ffs": "__ffsll", "__clz": "__clzll"}
 # counted from the top bit: the 64-bit form gives 32 more for the same lanes 0-31 (reported)
@@ -170,7 +169,7 @@ def _narrowed(ctx: RuleContext, builtin: str, symbol: str, declared: re.Match, b
                          unproven_fix(ctx, marker_site(ctx, start), "WAV003", message),
                          library="device", symbol=symbol)
         return
-    offsets = word_offsets(ctx, variable, call_end, _scope_end(ctx, call_end))
+    offsets = word_offsets(ctx, variable, call_end, block_end(ctx, call_end))
     uses = _flow(ctx, variable, offsets)
     title = f"widen '{variable.decode()}' to 64 bits"
     if only_masks(ctx, variable, offsets, uses):
@@ -300,20 +299,6 @@ def only_masks(ctx: RuleContext, variable: bytes, offsets: list[int],
     return seen
 
 
-def _scope_end(ctx: RuleContext, after: int) -> int:
-    """The end of the innermost block holding ``after`` (the file's end outside any): the
-    block opened last before ``after`` that still holds it (blocks nest, in order of their
-    opening), read back from ``after`` by bisection instead of from the file's first block."""
-    found = blocks(ctx)
-    opens = ctx.cache.get("WAV003.block_opens")
-    if opens is None:
-        opens = ctx.cache["WAV003.block_opens"] = [block.open for block in found]
-    for index in range(bisect.bisect_left(opens, after) - 1, -1, -1):
-        if found[index].contains(after):
-            return found[index].close
-    return len(ctx.data)
-
-
 def _flow(ctx: RuleContext, variable: bytes, offsets: list[int], depth: int = 0) -> list[_Use]:
     """The 32-bit uses in the flow of ``variable`` (a narrowed mask) at ``offsets`` (its uses
     in code to the end of its block), up to a declaration of it again: a
@@ -354,7 +339,7 @@ def _flow(ctx: RuleContext, variable: bytes, offsets: list[int], depth: int = 0)
                               (_type_edit(copy, 0),)))
             name = copy.group(2)
             after = code.find(b";", end)
-            found += _flow(ctx, name, word_offsets(ctx, name, after, _scope_end(ctx, after)),
+            found += _flow(ctx, name, word_offsets(ctx, name, after, block_end(ctx, after)),
                            depth + 1)
     return found
 

@@ -8,6 +8,7 @@ import re
 
 from migrator.rule import RuleContext
 from migrator.semantic.calls import BLANK_OR_MEMBER_END, WORD_BYTES, arguments, is_member
+from migrator.semantic.scopes import blocks
 
 from ..markers import as_converted
 
@@ -92,3 +93,17 @@ def marker_site(ctx: RuleContext, offset: int) -> int:
         else:
             break
     return min(at, offset)
+
+
+def block_end(ctx: RuleContext, after: int) -> int:
+    """The end of the innermost block holding ``after`` (the file's end outside any): the
+    block opened last before ``after`` that still holds it (blocks nest, in order of their
+    opening), read back from ``after`` by bisection instead of from the file's first block."""
+    found = blocks(ctx)
+    opens = ctx.cache.get("wavefront.block_opens")
+    if opens is None:
+        opens = ctx.cache["wavefront.block_opens"] = [block.open for block in found]
+    for index in range(bisect.bisect_left(opens, after) - 1, -1, -1):
+        if found[index].contains(after):
+            return found[index].close
+    return len(ctx.data)

@@ -9,11 +9,13 @@ from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
 from migrator.semantic.calls import WORD_BYTES
 from migrator.semantic.constants import integer_literal
-from migrator.semantic.scopes import blocks
+from migrator.semantic.scopes import blocks, word_offsets
 
 from ..markers import unproven_fix
 from . import per_warp_shared
-from .common import SHUFFLE_WIDTH, builtin_names, call_arguments, marker_site
+from ..portability.device_prop_fields import SUPPORT_HEADER
+from .common import SHUFFLE_WIDTH, block_end, builtin_names, call_arguments, marker_site
+from .warpsize_constexpr import constant_context
 
 # only the literals that can mean a warp: % / 32|64, & 31|63, >> 5|6 (cheap to scan for)
 OPERATORS = (b"%", b"/", b"&", b">>")
@@ -66,7 +68,12 @@ class LaneMath(Rule):
     ``__device__``/``__global__`` code. A device function that emulates 32-lane subgroups on
     purpose (a shuffle of width 32, or a ``__shfl_xor`` butterfly whose offsets are all below
     32: ``for (int o = 16; o > 0; o >>= 1) v += __shfl_xor(v, o);``) keeps its 32s, each with
-    an info note saying why.
+    an info note saying why. A host variable (``const int warp_size = 32;`` in a host
+    function) or a ``#define WARP_SIZE 32`` of a source file that only host code reads at run
+    time (no array bound, template argument, case label, static_assert or constexpr) is
+    initialised from the device with unsafe fixes: ``rocmigrate_warp_size()``, which asks
+    ``hipDeviceGetAttribute(&size, hipDeviceAttributeWarpSize, device)`` (the generated
+    ``rocmigrate_runtime.h``), as HIP ports of such programs do.
 
     ## Why is this bad on AMD
     AMD Instinct (CDNA) GPUs run 64-lane wavefronts (AMD's HIP programming guide, on the
@@ -74,18 +81,22 @@ class LaneMath(Rule):
     longer the lane, ``/ 32`` no longer the warp index, ``blockDim.x / 32`` counts twice the
     wavefronts a block has (per-wavefront partial results left unwritten, loops over them
     reading garbage), and a reduction that starts at offset 16 combines lanes within halves of
-    the wavefront only: lanes 32-63 never reach lane 0. The code runs and gives wrong answers.
+    the wavefront only: lanes 32-63 never reach lane 0. A host ``warp_size = 32`` that sizes
+    test data, launches and expected results describes warps the hardware no longer has. The
+    code runs and gives wrong answers.
 
     ## Example
     ```cpp
     int lane = threadIdx.x % 32;
     for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down(v, offset);
+    const int warp_size = 32;  // host: sizes the data, the launch and the expected results
     ```
 
     ## Use instead
     ```cpp
     int lane = threadIdx.x % warpSize;
     for (int offset = warpSize / 2; offset > 0; offset /= 2) v += __shfl_down(v, offset);
+    const int warp_size = rocmigrate_warp_size();  // hipDeviceAttributeWarpSize
     ```
 
     ## Fix safety
@@ -95,7 +106,10 @@ class LaneMath(Rule):
     sizes must change with the 32) and code inside macros are reported only. In a function
     that emulates 32-lane subgroups nothing is rewritten: its shuffles stay within each 32-lane
     half of a 64-lane wavefront, so the plain port is right, and ``warpSize`` in its lane
-    arithmetic alone would pair lanes the shuffles never combine.
+    arithmetic alone would pair lanes the shuffles never combine. A host constant asks the
+    device only where every use is at run time in host code; its other uses may still assume
+    32 (a person reviews the marker's sites), and a constant that a constant context needs is
+    reported only.
     """
 
     code = "WAV001"
@@ -115,11 +129,22 @@ class LaneMath(Rule):
             value = int(match.group(2) or match.group(4))
             if value in (32, 64) and value != lanes:
                 at = match.start(2) if match.group(2) else match.start(4)
+                end = at + len(str(value))
                 message = (f"{name} = {value} hard-codes the warp size; the wavefront has "
-                           f"{lanes} lanes (use warpSize in device code, or a constant per "
-                           "target)")
-                yield Diagnostic("WAV001", message, at, at + len(str(value)),
-                                 unproven_fix(ctx, marker_site(ctx, at), "WAV001", message),
+                           f"{lanes} lanes (use warpSize in device code, the device's "
+                           "hipDeviceAttributeWarpSize on the host, or a constant per target)")
+                rewrite = None
+                if _host_run_time_constant(ctx, match):
+                    message = (f"{name} = {value} hard-codes the warp size on the host; the "
+                               f"wavefront has {lanes} lanes (ask the device: "
+                               "hipDeviceGetAttribute(&size, hipDeviceAttributeWarpSize, "
+                               "device), rocmigrate_warp_size())")
+                    rewrite = Fix("ask the device for its warp size",
+                                  (Edit(at, end, b"rocmigrate_warp_size()"),),
+                                  Applicability.UNSAFE, includes=(SUPPORT_HEADER,))
+                yield Diagnostic("WAV001", message, at, end,
+                                 unproven_fix(ctx, marker_site(ctx, at), "WAV001", message,
+                                              rewrite),
                                  library="device", symbol=name)
         for match in _REDUCTION.finditer(data):
             start_value = int(match.group(2))
@@ -396,3 +421,38 @@ def _subgroup_shuffle(ctx: RuleContext, shuffle: str, start: int, end: int, body
         if down or up:
             return f"a {shuffle} butterfly over offsets below 32"
     return ""
+
+
+# what may precede a host variable's name in its declaration: an integer type, const, static
+_HOST_DECLARATION = re.compile(
+    rb"(?:^|[;{}]|\n)\s*(?:static\s+)?(?:const\s+)?(?:unsigned\s+int|unsigned|int|long|size_t|"
+    rb"u?int32_t)\s+(?:const\s+)?$")
+_HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl")
+
+
+def _host_run_time_constant(ctx: RuleContext, match: re.Match) -> bool:
+    """Is the warp-size constant ``match`` found (``_CONSTANT``) one that only host code reads
+    at run time, so that the device can give its value: a variable declared in a host
+    function's body (not ``constexpr``), or a ``#define`` of a source file (not a header, whose
+    includers are not seen), whose every use in the file is in host code, outside any
+    directive and any context that needs a compile-time constant (an array bound, a template
+    argument, a case label, a static_assert, a constexpr initialiser)?"""
+    data = ctx.data
+    if match.group(3):  # a variable: declared with an integer type in a host function
+        name = match.group(3)
+        start = match.start(3)
+        if ctx.in_directive(start) or _in_device_code(ctx, start) \
+                or _HOST_DECLARATION.search(data, max(0, start - 80), start) is None:
+            return False
+        if not any(block.contains(start) and data.find(b"(", block.head, block.open) != -1
+                   for block in blocks(ctx)):
+            return False  # outside a function: read before main, and by whatever includes it
+        scope = block_end(ctx, start)
+        uses = word_offsets(ctx, name, match.end(), scope)
+    else:
+        name = match.group(1)
+        if ctx.path is not None and str(ctx.path).lower().endswith(_HEADER_SUFFIXES):
+            return False
+        uses = word_offsets(ctx, name, match.end(), len(data))
+    return bool(uses) and all(not ctx.in_directive(at) and not _in_device_code(ctx, at)
+                              and not constant_context(ctx, at, at + len(name)) for at in uses)

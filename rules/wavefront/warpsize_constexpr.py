@@ -65,7 +65,7 @@ class WarpSizeConstexpr(Rule):
             start, end = match.span()
             if not ctx.in_code(start):
                 continue
-            where = _constant_context(ctx, start, end)
+            where = constant_context(ctx, start, end)
             if where:
                 when = ("in the target ROCm" if ctx.settings.rocm >= (7, 0, 0) else
                         "from ROCm 7.0 on (and in CUDA)")
@@ -78,7 +78,9 @@ class WarpSizeConstexpr(Rule):
 _MACRO_CONSTANT = re.compile(rb"\[\s*warpSize\s*\]|<\s*warpSize\s*>|static_assert\s*\([^;]*warpSize")
 
 
-def _constant_context(ctx: RuleContext, start: int, end: int) -> str:
+def constant_context(ctx: RuleContext, start: int, end: int) -> str:
+    """Where the name at [start, end) stands in a context C++ requires a compile-time constant
+    in (an array bound, a template argument, ...: its words), or ''."""
     if ctx.in_directive(start):  # a #define body: the tree cannot see in; look lexically
         line_start = ctx.data.rfind(b"\n", 0, start) + 1
         window = ctx.data[max(line_start, start - 40) : end + 4]
