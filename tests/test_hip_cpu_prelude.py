@@ -18,6 +18,10 @@ PROBE = ROOT / "fixtures" / "hip_cpu" / "prelude_probe.cpp"
 
 _CONVERSIONS = [f"__{source}2{target}_{mode}" for source in ("float", "double")
                 for target in ("int", "uint", "ll", "ull") for mode in ("rn", "rz", "ru", "rd")]
+_SAME_ATOMICS = [f"atomic{operation}_system" for operation in
+                 ("Add", "Sub", "Exch", "Max", "Min", "And", "Or", "Xor")]
+_FLOAT_ATOMICS = [f"{kind}Atomic{operation}" for kind in ("unsafe", "safe")
+                  for operation in ("Add", "Max", "Min")]
 # Every name the prelude defines at global scope; none may be declared by HIP-CPU.
 DEFINED = [
     "__int_as_float", "__float_as_int", "__uint_as_float", "__float_as_uint",
@@ -33,19 +37,24 @@ DEFINED = [
     "__umul24", "__mulhi", "__umulhi", "__mul64hi", "__umul64hi", "__brev", "__brevll",
     "__byte_perm", "__rhadd", "__uhadd", "__urhadd", "__sad", "__usad",
     "min", "max", "__lane_id", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or",
-    "__builtin_amdgcn_wave_barrier",
+    "__builtin_amdgcn_wave_barrier", "atomicAddNoRet", *_SAME_ATOMICS, "atomicCAS_system",
+    *_FLOAT_ATOMICS,
     *(f"hip{kind}_{axis}" for kind in ("ThreadIdx", "BlockIdx", "BlockDim", "GridDim")
       for axis in "xyz"),
     "hipHostAllocDefault", "hipHostAllocPortable", "hipHostAllocMapped",
     "hipHostAllocWriteCombined", "hipHostAlloc", "hipFreeHost",
     "hipMemcpyPeer", "hipMemcpyPeerAsync", "hipDeviceAttribute_t", "hipDeviceGetAttribute",
 ]
-# Names HIP-CPU declares for other parameters, with those parameters: the prelude adds
-# overloads (long long and unsigned long long, which its std::int64_t and std::uint64_t ones make
-# ambiguous; HIP's int __hadd beside the __half one).
-OVERLOADED = {"__ffsll": ["std::int64_t x", "std::uint64_t x"],
-              "__clzll": ["std::int64_t x", "std::uint64_t x"],
-              "__hadd": ["__half x, __half y"]}
+# Names HIP-CPU declares for other parameters, and the first parameter of each overload the
+# prelude adds: long long and unsigned long long (HIP-CPU's std::int64_t and std::uint64_t are
+# long and unsigned long here, so a long long argument is ambiguous between them), HIP's int
+# __hadd beside the __half one, HIP's float and double atomics.
+OVERLOADED = {"__ffsll": ["long long", "unsigned long long"],
+              "__clzll": ["long long", "unsigned long long"],
+              "__hadd": ["int"],
+              "atomicCAS": ["float*", "double*"], "atomicSub": ["float*", "double*"],
+              "atomicExch": ["double*"], "atomicMax": ["float*", "double*"],
+              "atomicMin": ["float*", "double*"]}
 ATTRIBUTES = [
     "EccEnabled", "CanMapHostMemory", "ClockRate", "ComputeMode", "ConcurrentKernels",
     "CooperativeLaunch", "CooperativeMultiDeviceLaunch", "DeviceOverlap", "Integrated",
@@ -91,8 +100,10 @@ def test_the_list_of_defined_names_is_the_preludes():
     found |= set(re.findall(r"^enum (\w+)", text, re.MULTILINE))
     listed = set(DEFINED) | set(OVERLOADED)
     assert found - listed == set()
-    written_out = {name for name in listed if name not in _CONVERSIONS}
+    written_out = listed - set(_CONVERSIONS) - set(_SAME_ATOMICS) - set(_FLOAT_ATOMICS)
     assert written_out - found == set()
+    for name in _SAME_ATOMICS + _FLOAT_ATOMICS:
+        assert re.search(rf"^ROCMIGRATE_HIP_CPU_\w+\({name}, \w+\)$", text, re.MULTILINE), name
     for conversion in ("float, float, int, int", "double, double, ull, unsigned long long"):
         assert f"ROCMIGRATE_HIP_CPU_TO_INTEGER({conversion})" in text
 
@@ -105,11 +116,17 @@ def test_hip_cpu_declares_none_of_the_names_the_prelude_defines():
     assert (declared, attributes) == ([], [])
 
 
-def test_hip_cpu_has_its_overloads_for_other_types_only():
-    sources = _hip_cpu_sources()
-    for name, parameters in OVERLOADED.items():
-        declared = re.findall(rf"(?<![\w:.>]){name}\(([^)]*)\)\s*noexcept", sources)
-        assert declared == parameters
+def test_hip_cpu_has_the_overloaded_names_for_other_parameters_only():
+    sources, prelude = _hip_cpu_sources(), _prelude()
+    for name, added in OVERLOADED.items():
+        declared = [" ".join(parameters.split()) for parameters in re.findall(
+            rf"(?<![\w:.>]){name}\(([^)]*)\)\s*noexcept", sources)]
+        assert declared, name
+        theirs = {parameters.rsplit(" ", 1)[0] for parameters in
+                  (first.split(",")[0].strip() for first in declared)}
+        ours = set(re.findall(rf"^inline [\w ]+ {name}\(([\w ]+\*?) \w+[,)]", prelude,
+                              re.MULTILINE))
+        assert (ours, ours & theirs) == (set(added), set()), name
 
 
 def _enumerator_values(enum_body: str) -> dict[str, int]:
@@ -208,6 +225,14 @@ def test_the_prelude_computes_what_hip_computes_in_kernels_and_on_the_host(tmp_p
             index = block * THREADS + thread
             assert ([int(word) for word in lines[f"lanes.{index}"].split()] ==
                     _expected_lanes(block, thread)), index
+
+    threads = BLOCKS * THREADS
+    assert [_value(word) for word in lines["atomics"].split()] == [
+        threads - 1, 1000 - threads, threads, threads / 4, threads - 1, 0, threads,
+        -100, -threads / 2, threads, threads - 1, 0, threads, threads, threads - 1, 2**64 - 1]
+    # -0.0 < +0.0 for max and min, a NaN changes nothing, exchange and CAS return the old value
+    assert [_value(word) for word in lines["atomics.signs"].split()] == [
+        0, 0x80000000, 0x80000000, 1.0, 1, 1.5, 2.5, 1.0, 1.0, 1.0, 5.0]
 
     invalid_device, invalid_value = (int(word) for word in lines["errors"].split())
     assert invalid_device != invalid_value
