@@ -82,10 +82,11 @@ class CooperativeGroupsMembers(Rule):
     HIP's cooperative groups are a subset of CUDA's: a member HIP lacks is a compile error
     (``no member named 'num_threads' in 'cooperative_groups::thread_block'``), and
     ``cooperative_groups/reduce.h`` has no HIP header at all. rocmigrate_cg_reduce.h's
-    reductions combine values in the shuffle order of one wavefront: a tile's butterfly of
-    ``shfl_xor`` and a scan's ``shfl_up`` steps are CUDA's own within one 32-lane warp, but a
-    64-thread tile (two warps in CUDA) and a coalesced group of 32 lanes combine in orders CUDA
-    does not use, so a float sum may differ from CUDA's in the last bits.
+    collectives combine values in CUDA 13's order for the groups CUDA has within one warp
+    (tiles of up to 32 threads, coalesced groups of up to 32 lanes: every result CUDA's, bit for
+    bit, on an H100), but a 64-thread tile (two warps in CUDA) and a coalesced group of more
+    than 32 lanes, which a 64-lane wavefront makes, combine in orders CUDA does not use, so a
+    float sum over them may differ from CUDA's in the last bits.
 
     ## Example
     ```cpp
@@ -107,9 +108,10 @@ class CooperativeGroupsMembers(Rule):
     CGM001 has no fix, a marker: most have a HIP spelling (``size()`` for ``num_threads()``,
     ``group_index()`` for ``block_index()``), but which one applies, and a reduction's
     replacement, depend on the group's shape. ``cg::reduce`` and the scans from
-    rocmigrate_cg_reduce.h (CGM002) give CUDA's results for integers and for ``cg::less`` /
-    ``cg::greater`` of values that are not NaN; a floating-point sum may differ from CUDA's in
-    the last bits, as any change of summation order does.
+    rocmigrate_cg_reduce.h (CGM002) give CUDA's results for integers, for ``cg::less`` /
+    ``cg::greater`` of values that are not NaN and for groups of up to 32 threads; a
+    floating-point sum over a larger group may differ from CUDA's in the last bits, as any
+    change of summation order does.
     """
 
     code = "CGM001"
