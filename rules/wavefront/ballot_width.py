@@ -193,7 +193,8 @@ def _narrowed(ctx: RuleContext, builtin: str, symbol: str, declared: re.Match, b
         text = " ".join(data[use.start : use.end].decode("utf-8", "replace").split())
         holder = (f"'{use.variable.decode()}' holds a {builtin} result narrowed to 32 bits")
         if use.operation == "copy":
-            note = f"'{text}' copies a {builtin} result into 32 bits (widen it with '{variable.decode()}')"
+            note = (f"'{text}' copies a {builtin} result into 32 bits (widen it with "
+                    f"'{variable.decode()}')")
         elif use.operation == "<<":
             note = (f"'{text}' combines '{use.variable.decode()}', a {builtin} result narrowed "
                     "to 32 bits, with a 32-bit lane bit: lanes 32-63 are lost (widen it and "

@@ -417,7 +417,8 @@ def _subgroup_shuffle(ctx: RuleContext, shuffle: str, start: int, end: int, body
         first, comparison, bound = int(loop.group(2)), loop.group(3), int(loop.group(4))
         # from below 32 down, or up to below 32: every offset stays within a 32-lane half
         down = comparison in (b">", b">=", b"!=") and 0 < first < _SUBGROUP
-        up = (comparison == b"<" and bound <= _SUBGROUP) or (comparison == b"<=" and bound < _SUBGROUP)
+        up = (comparison == b"<" and bound <= _SUBGROUP
+              or comparison == b"<=" and bound < _SUBGROUP)
         if down or up:
             return f"a {shuffle} butterfly over offsets below 32"
     return ""
@@ -427,6 +428,7 @@ def _subgroup_shuffle(ctx: RuleContext, shuffle: str, start: int, end: int, body
 _HOST_DECLARATION = re.compile(
     rb"(?:^|[;{}]|\n)\s*(?:static\s+)?(?:const\s+)?(?:unsigned\s+int|unsigned|int|long|size_t|"
     rb"u?int32_t)\s+(?:const\s+)?$")
+_HEAD_BRACKET = re.compile(rb"[()]")
 _HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl")
 
 
@@ -444,7 +446,9 @@ def _host_run_time_constant(ctx: RuleContext, match: re.Match) -> bool:
         if ctx.in_directive(start) or _in_device_code(ctx, start) \
                 or _HOST_DECLARATION.search(data, max(0, start - 80), start) is None:
             return False
-        if not any(block.contains(start) and data.find(b"(", block.head, block.open) != -1
+        # in a block whose head holds a bracket: a function's body or a statement's in one
+        # (the head of ``for (...; ++k) {`` holds only the ``)``)
+        if not any(block.contains(start) and _HEAD_BRACKET.search(data, block.head, block.open)
                    for block in blocks(ctx)):
             return False  # outside a function: read before main, and by whatever includes it
         scope = block_end(ctx, start)
