@@ -53,3 +53,14 @@ def test_a_host_warp_size_asks_the_device(tmp_path: Path):
     vote data and its expected results from the device (rocmigrate_warp_size()); marked only,
     it kept 32, and half the votes of each 64-lane wavefront came out wrong."""
     assert _converted_run("host_warp_size", tmp_path, unsafe_fixes=True) == "PASS"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, printed", [("ballot_flow", "FAIL"), ("host_warp_size", "FAIL"),
+                                           ("subgroup_sums", "PASS")])
+def test_without_unsafe_fixes_the_marked_ports_fail_and_the_subgroup_passes(
+        name: str, printed: str, tmp_path: Path):
+    """The same programs converted without unsafe fixes: where the rules only mark (a ballot's
+    lane tests, a host warp size) the port is wrong at 64 lanes, as the markers say; the
+    subgroup's plain port is right."""
+    assert _converted_run(name, tmp_path, unsafe_fixes=False) == printed

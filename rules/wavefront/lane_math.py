@@ -446,10 +446,7 @@ def _host_run_time_constant(ctx: RuleContext, match: re.Match) -> bool:
         if ctx.in_directive(start) or _in_device_code(ctx, start) \
                 or _HOST_DECLARATION.search(data, max(0, start - 80), start) is None:
             return False
-        # in a block whose head holds a bracket: a function's body or a statement's in one
-        # (the head of ``for (...; ++k) {`` holds only the ``)``)
-        if not any(block.contains(start) and _HEAD_BRACKET.search(data, block.head, block.open)
-                   for block in blocks(ctx)):
+        if not _in_function(ctx, start):
             return False  # outside a function: read before main, and by whatever includes it
         scope = block_end(ctx, start)
         uses = word_offsets(ctx, name, match.end(), scope)
@@ -459,4 +456,14 @@ def _host_run_time_constant(ctx: RuleContext, match: re.Match) -> bool:
             return False
         uses = word_offsets(ctx, name, match.end(), len(data))
     return bool(uses) and all(not ctx.in_directive(at) and not _in_device_code(ctx, at)
+                              and _in_function(ctx, at)
                               and not constant_context(ctx, at, at + len(name)) for at in uses)
+
+
+def _in_function(ctx: RuleContext, offset: int) -> bool:
+    """Is ``offset`` in a block whose head holds a bracket: a function's body, or a statement's
+    in one (the head of ``for (...; ++k) {`` holds only its ``)`` where ``#ifdef`` branches
+    split the braces)? Not at file, namespace or class scope."""
+    data = ctx.data
+    return any(block.contains(offset) and _HEAD_BRACKET.search(data, block.head, block.open)
+               for block in blocks(ctx))
