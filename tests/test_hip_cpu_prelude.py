@@ -18,6 +18,9 @@ PROBE = ROOT / "fixtures" / "hip_cpu" / "prelude_probe.cpp"
 
 _CONVERSIONS = [f"__{source}2{target}_{mode}" for source in ("float", "double")
                 for target in ("int", "uint", "ll", "ull") for mode in ("rn", "rz", "ru", "rd")]
+_DIRECTED = [f"__{source}2{target}_{mode}" for source, target in (
+    ("int", "float"), ("uint", "float"), ("ll", "float"), ("ull", "float"), ("ll", "double"),
+    ("ull", "double"), ("double", "float")) for mode in ("rd", "ru", "rz")]
 _SAME_ATOMICS = [f"atomic{operation}_system" for operation in
                  ("Add", "Sub", "Exch", "Max", "Min", "And", "Or", "Xor")]
 _FLOAT_ATOMICS = [f"{kind}Atomic{operation}" for kind in ("unsafe", "safe")
@@ -33,7 +36,10 @@ DEFINED = [
     "__fma_rn", "rsqrtf", "rsqrt",
     *_CONVERSIONS, "__int2float_rn", "__uint2float_rn", "__ll2float_rn", "__ull2float_rn",
     "__int2double_rn", "__uint2double_rn", "__ll2double_rn", "__ull2double_rn",
-    "__double2float_rn",
+    "__double2float_rn", *_DIRECTED, "__align__",
+    "make_hipFloatComplex", "make_hipDoubleComplex", "make_hipComplex", "hipComplexDoubleToFloat",
+    "hipComplexFloatToDouble", "hipCreal", "hipCimag", "hipConj", "hipCsqabs", "hipCabs",
+    "hipCadd", "hipCsub", "hipCmul", "hipCdiv", "hipCfmaf", "hipCfma",
     "__umul24", "__mulhi", "__umulhi", "__mul64hi", "__umul64hi", "__brev", "__brevll",
     "__byte_perm", "__rhadd", "__uhadd", "__urhadd", "__sad", "__usad",
     "min", "max", "__lane_id", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or",
@@ -100,12 +106,16 @@ def test_the_list_of_defined_names_is_the_preludes():
     found |= set(re.findall(r"^enum (\w+)", text, re.MULTILINE))
     listed = set(DEFINED) | set(OVERLOADED)
     assert found - listed == set()
-    written_out = listed - set(_CONVERSIONS) - set(_SAME_ATOMICS) - set(_FLOAT_ATOMICS)
+    written_out = (listed - set(_CONVERSIONS) - set(_DIRECTED) - set(_SAME_ATOMICS)
+                   - set(_FLOAT_ATOMICS))
     assert written_out - found == set()
     for name in _SAME_ATOMICS + _FLOAT_ATOMICS:
         assert re.search(rf"^ROCMIGRATE_HIP_CPU_\w+\({name}, \w+\)$", text, re.MULTILINE), name
     for conversion in ("float, float, int, int", "double, double, ull, unsigned long long"):
         assert f"ROCMIGRATE_HIP_CPU_TO_INTEGER({conversion})" in text
+    for conversion in ("int, int, float, float", "ull, unsigned long long, double, double",
+                       "double, double, float, float"):
+        assert f"ROCMIGRATE_HIP_CPU_DIRECTED({conversion})" in text
 
 
 def test_hip_cpu_declares_none_of_the_names_the_prelude_defines():
@@ -180,6 +190,21 @@ SCALARS: dict[str, float] = {
     "__int2float_rn": 2**24, "__uint2float_rn": 2**32, "__ll2float_rn": -(2**53),
     "__ull2float_rn": 2**64, "__int2double_rn": -3, "__uint2double_rn": 2**32 - 1,
     "__ll2double_rn": 2**53, "__ull2double_rn": 2**64, "__double2float_rn": 0x3DCCCCCD,
+    "__int2float_rd": 2**24, "__int2float_ru": 2**24 + 2, "__int2float_rz": -(2**24),
+    "__int2float_rd.negative": -(2**24 + 2), "__uint2float_ru": 2**32,
+    "__uint2float_rz": 2**32 - 2**8, "__uint2float_rd": 2**24,
+    "__ll2float_rd": 2**53, "__ll2float_ru": 2**53 + 2**30, "__ll2float_rz": -(2**53),
+    "__ull2float_rz": 2**64 - 2**40, "__ull2float_ru": 2**64, "__ull2float_rd": 2**24,
+    "__ll2double_rd": 2**53, "__ll2double_ru": 2**53 + 2, "__ll2double_rz": -(2**53),
+    "__ull2double_rz": 2**64 - 2**11, "__ull2double_ru": 2**64, "__ull2double_rd": 2**53,
+    "__double2float_rd": 0x3DCCCCCC, "__double2float_ru": 0x3DCCCCCD,
+    "__double2float_rz": 0xBDCCCCCC, "__double2float_rd.huge": 0x7F7FFFFF,
+    "__double2float_ru.huge": 0x7F800000, "__double2float_rz.exact": 0.5,
+    "__align__": 16, "hipCreal": 1.0, "hipCimag": 2.0, "hipConj": -2.0, "hipCsqabs": 25.0,
+    "hipCabs": 5.0, "hipCadd": 4 + 10 * 6, "hipCsub": -2 + 10 * -2, "hipCmul.real": -5.0,
+    "hipCmul.imag": 10.0, "hipCdiv.real": (1 * 3 + 2 * 4) / 25, "hipCdiv.imag": (2 * 3 - 1 * 4) / 25,
+    "hipCfma.real": -4.5, "hipCfma.imag": 10.25, "hipCfmaf.real": -4.5, "hipCfmaf.imag": 10.25,
+    "hipComplexDoubleToFloat": 0x3DCCCCCD, "hipComplexFloatToDouble": -1.5,
     "__ffsll.longlong": 33, "__ffsll.ulonglong": 0, "__clzll.longlong": 63,
     "__clzll.ulonglong": 64, "__umul24": 2, "__mulhi": -1, "__umulhi": 0xFFFFFFFE,
     "__mul64hi": -1, "__umul64hi": 2, "__brev": 0x80000000, "__brevll": -(2**63),
