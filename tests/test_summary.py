@@ -137,7 +137,7 @@ __global__ void k(int* o, unsigned mask, float v) {
 
 
   o[0] = threadIdx.x % 32 + threadIdx.x / 32;
-  v += __shfl_sync(mask, v, 0, 32);
+  v += __shfl_sync(mask, v, 0);
   if (threadIdx.x % 32 == 0) atomicAdd((float*)o, v);
 }
 """
@@ -155,8 +155,9 @@ def test_markers_of_findings_on_one_line_are_written_together_and_reported_at_it
     findings = json.loads(result.output)["files"][0]["findings"]
     marked = sorted((f["code"], f["line"], f["column"]) for f in findings
                     if f["code"] in ("WAV001", "WAV002", "WAV004", "ATM003"))
+    # (no shuffle of width 32: with one, the kernel is a 32-lane subgroup WAV001 leaves alone)
     assert marked == [("ATM003", 7, 30), ("WAV001", 5, 10), ("WAV001", 5, 29),
-                      ("WAV001", 7, 7), ("WAV002", 6, 20), ("WAV004", 6, 32)]
+                      ("WAV001", 7, 7), ("WAV002", 6, 20)]
     lines = (tmp_path / "out" / "a.cu").read_text().splitlines()
     code = lines.index("  o[0] = threadIdx.x % 32 + threadIdx.x / 32;")
     assert [line.split(":")[0] for line in lines[code - 2 : code]] == \
