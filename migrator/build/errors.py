@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..toolchain.compilers import MISSING_NAME
 from ..versions import format_version
 from .tree import ConvertedTree, LineMap, read_lines
 
@@ -52,15 +53,7 @@ _NOT_CAUSES = ("linker command failed", "ld returned", "errors generated",
                "too many errors emitted")
 _MARKER = re.compile(r"//\s*rocmigrate ([A-Z]{3}\d{3}):\s*(.*)$")
 # the names an error says are missing
-# a name the compiler or linker did not find (clang's wording, then g++'s: HIP's CPU runtime)
-_MISSING = (re.compile(r"use of undeclared identifier '([^']+)'"),
-            re.compile(r"unknown type name '([^']+)'"),
-            re.compile(r"no member named '([^']+)' in"),
-            re.compile(r"no (?:matching )?(?:template named|function for call to) '([^'(<]+)"),
-            re.compile(r"undefined reference to [`']([^'`(]+)"),
-            re.compile(r"[‘']([\w:]+)[’'] was not declared in this scope"),
-            re.compile(r"[‘']([\w:]+)[’'] (?:is not a member of|has not been declared)"),
-            re.compile(r"[‘']([\w:]+)[’'] does not name a type"))
+_MISSING = MISSING_NAME
 _MISSING_HEADER = re.compile(r"'([^']+)' file not found")
 _NO_MAIN = re.compile(r"undefined reference to [`']main'")
 _INVALID_TARGET = re.compile(r"invalid target ID '([^']+)'")
@@ -81,18 +74,6 @@ class BuildError:
     code: str | None = None  # the rule that explains it
     explanation: str | None = None
     directory: str | None = None  # the folder make said it was in (a recursive make's)
-
-
-def missing_names(log: str) -> list[str]:
-    """The names a build log says were not declared or defined, in order, each once."""
-    names: dict[str, None] = {}
-    for error in parse_errors(log):
-        for pattern in _MISSING:
-            found = pattern.search(error.message)
-            if found:
-                names.setdefault(found.group(1).strip())
-                break
-    return list(names)
 
 
 def parse_errors(log: str) -> list[BuildError]:

@@ -63,6 +63,33 @@ def find_nvcc() -> str | None:
     return _find("nvcc", ("CUDA_HOME", "CUDA_PATH"), CUDA_PREFIXES)
 
 
+# a name a compiler or linker did not find, in the messages of clang (hipcc), then of g++ (HIP's
+# CPU runtime): what build's error explanations and validate's verdicts read
+MISSING_NAME = (re.compile(r"use of undeclared identifier '([^']+)'"),
+                re.compile(r"unknown type name '([^']+)'"),
+                re.compile(r"no member named '([^']+)' in"),
+                re.compile(r"no (?:matching )?(?:template named|function for call to) '([^'(<]+)"),
+                re.compile(r"undefined reference to [`']([^'`(]+)"),
+                re.compile(r"[‘']([\w:]+)[’'] was not declared in this scope"),
+                re.compile(r"[‘']([\w:]+)[’'] (?:is not a member of|has not been declared)"),
+                re.compile(r"[‘']([\w:]+)[’'] does not name a type"))
+
+
+def missing_names(output: str) -> list[str]:
+    """The names a compiler's or linker's ``output`` says were not declared or defined, in
+    order, each once (read from its error lines)."""
+    names: dict[str, None] = {}
+    for line in output.splitlines():
+        if "error" not in line and "undefined reference" not in line:
+            continue
+        for pattern in MISSING_NAME:
+            found = pattern.search(line)
+            if found:
+                names.setdefault(found.group(1).strip())
+                break
+    return list(names)
+
+
 def find_cxx() -> str | None:
     """The C++ compiler HIP's CPU runtime is built with: ``$CXX``, else g++ on PATH."""
     named = os.environ.get("CXX", "").strip()

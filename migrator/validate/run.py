@@ -24,7 +24,7 @@ from typing import Callable
 
 from ..fsutil import read_regular
 from ..settings import Settings
-from ..toolchain.compilers import find_nvcc
+from ..toolchain.compilers import find_nvcc, missing_names
 from ..toolchain.devices import GPU_ENV, GpuCheck, gpu_check, gpu_setting
 from ..toolchain.process import run_process
 from ..toolchain.sides import (TAIL, Build, Toolchain, ToolchainError, compile_binary,
@@ -502,8 +502,6 @@ def _lacking(build: Build) -> str:
     prelude for it) lacks, read from the compiler's errors: ': it needs X, Y, which ...'."""
     if build.toolchain != "hip-cpu":
         return ""
-    from ..build.errors import missing_names
-
     names = missing_names(build.output_tail)
     if not names:
         return ""
