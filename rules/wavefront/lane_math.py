@@ -42,6 +42,8 @@ _XOR_OFFSET = {"__shfl_xor": 1, "__shfl_xor_sync": 2}
 _COUNTED_LOOP = re.compile(
     rb"for\s*\(\s*(?:(?:unsigned|int|auto|uint32_t|const)\s+)*(\w+)\s*=\s*(\d+)[uU]?\s*;\s*\1\s*"
     rb"(<=|<|>=|>|!=)\s*(\d+)[uU]?\s*;")
+# a function's name in its head: the first called word that is no __qualifier__(...)
+_FUNCTION_NAME = re.compile(rb"\b(?!__)([A-Za-z_]\w*)\s*\(")
 # the 32-lane subgroup a function emulates, kept on a 64-lane wavefront
 _SUBGROUP = 32
 _COMMENT = re.compile(rb"/\*[\s\S]*?\*/|//[^\n]*")
@@ -390,7 +392,21 @@ def _subgroup(ctx: RuleContext, offset: int, assumed: int, lanes: int) -> str:
             reason = _subgroup_shuffle(ctx, name.decode(), start, end, holder.open)
             if reason:
                 found[holder.open] = reason
-    return found.get(block.open, "")
+    reason = found.get(block.open, "")
+    if reason or not found:
+        return reason
+    # a helper (``__device__ int lane_id() { return threadIdx.x & 31; }``) that such a
+    # function calls: its lane arithmetic is the subgroup's
+    helper = _FUNCTION_NAME.search(ctx.code, block.head, block.open)
+    if helper is None:
+        return ""
+    name = helper.group(1)
+    for at in word_offsets(ctx, name, 0, len(ctx.data)):
+        caller = _device_block(ctx, at)
+        if caller is not None and caller.open in found and caller.open != block.open \
+                and ctx.code[at + len(name) : at + len(name) + 40].lstrip()[:1] == b"(":
+            return f"called by a function with {found[caller.open]}"
+    return ""
 
 
 def _subgroup_shuffle(ctx: RuleContext, shuffle: str, start: int, end: int, body: int) -> str:
