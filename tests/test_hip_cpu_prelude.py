@@ -39,7 +39,7 @@ DEFINED = [
     "__double2float_rn", *_DIRECTED, "__align__",
     "make_hipFloatComplex", "make_hipDoubleComplex", "make_hipComplex", "hipComplexDoubleToFloat",
     "hipComplexFloatToDouble", "hipCreal", "hipCimag", "hipConj", "hipCsqabs", "hipCabs",
-    "hipCadd", "hipCsub", "hipCmul", "hipCdiv", "hipCfmaf", "hipCfma",
+    "hipCadd", "hipCsub", "hipCmul", "hipCdiv", "hipCfmaf", "hipCfma", "half", "half2",
     "__umul24", "__mulhi", "__umulhi", "__mul64hi", "__umul64hi", "__brev", "__brevll",
     "__byte_perm", "__rhadd", "__uhadd", "__urhadd", "__sad", "__usad",
     "min", "max", "__lane_id", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or",
@@ -58,6 +58,8 @@ DEFINED = [
 OVERLOADED = {"__ffsll": ["long long", "unsigned long long"],
               "__clzll": ["long long", "unsigned long long"],
               "__hadd": ["int"],
+              **{shuffle: ["__half", "__half2"]
+                 for shuffle in ("__shfl", "__shfl_up", "__shfl_down", "__shfl_xor")},
               "atomicCAS": ["float*", "double*"], "atomicSub": ["float*", "double*"],
               "atomicExch": ["double*"], "atomicMax": ["float*", "double*"],
               "atomicMin": ["float*", "double*"]}
@@ -104,6 +106,7 @@ def test_the_list_of_defined_names_is_the_preludes():
     generated = {name for name in macros if name.startswith("ROCMIGRATE_HIP_CPU_")}
     found = functions | macros - generated - {"ROCMIGRATE_HIP_CPU_PRELUDE_H"}
     found |= set(re.findall(r"^enum (\w+)", text, re.MULTILINE))
+    found |= set(re.findall(r"^using (\w+) =", text, re.MULTILINE))
     listed = set(DEFINED) | set(OVERLOADED)
     assert found - listed == set()
     written_out = (listed - set(_CONVERSIONS) - set(_DIRECTED) - set(_SAME_ATOMICS)
@@ -118,12 +121,28 @@ def test_the_list_of_defined_names_is_the_preludes():
         assert f"ROCMIGRATE_HIP_CPU_DIRECTED({conversion})" in text
 
 
+# Names HIP-CPU declares only inside its namespaces (hip::detail::half, hip::detail::half2), so
+# the prelude's global aliases do not collide: the file that declares them, in namespace detail.
+NAMESPACED = {"half": "src/include/hip/detail/half.hpp", "half2": "src/include/hip/detail/half.hpp"}
+
+
 def test_hip_cpu_declares_none_of_the_names_the_prelude_defines():
     sources = _hip_cpu_sources()
-    declared = [name for name in DEFINED if _unqualified(name).search(sources)]
+    declared = [name for name in DEFINED
+                if name not in NAMESPACED and _unqualified(name).search(sources)]
     attributes = [f"hipDeviceAttribute{name}" for name in ATTRIBUTES
                   if f"hipDeviceAttribute{name}" in sources]
     assert (declared, attributes) == ([], [])
+
+
+def test_hip_cpu_declares_the_aliased_names_in_its_namespaces_only():
+    folder = require_path(HIP_CPU, "AMD's HIP CPU runtime")
+    for name, declaring in NAMESPACED.items():
+        text = (folder / declaring).read_text()
+        declaration = text.index(f"using {name} = ")
+        assert "namespace detail" in text[:declaration] and name in DEFINED
+        assert not re.search(rf"^(using|typedef|struct|class) [\w ]*\b{name}\b", text,
+                             re.MULTILINE)  # nothing at the start of a line: all indented
 
 
 def test_hip_cpu_has_the_overloaded_names_for_other_parameters_only():
@@ -228,8 +247,11 @@ def _expected_lanes(block: int, thread: int) -> list[int]:
     first_lane = thread // WAVEFRONT * WAVEFRONT
     lanes = min(WAVEFRONT, THREADS - first_lane)
     neighbour_after_first = base + ((first_lane + (thread - first_lane + 1) % lanes) ^ 1)
+    last_lane = thread == first_lane + lanes - 1
     return [thread % WAVEFRONT, base + (thread ^ 1), 2 * neighbour_after_first,
             2 * (base + ((THREADS - 1 - thread) ^ 1)), THREADS // 3, 1, 0, 1, 0,
+            thread ^ 1, thread - (thread != first_lane), -1 if last_lane else thread + 1,
+            first_lane, -first_lane,
             thread, 0, 0, block, 0, 0, THREADS, 1, 1, BLOCKS, 1, 1]
 
 
