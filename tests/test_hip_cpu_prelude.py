@@ -40,6 +40,7 @@ DEFINED = [
     "make_hipFloatComplex", "make_hipDoubleComplex", "make_hipComplex", "hipComplexDoubleToFloat",
     "hipComplexFloatToDouble", "hipCreal", "hipCimag", "hipConj", "hipCsqabs", "hipCabs",
     "hipCadd", "hipCsub", "hipCmul", "hipCdiv", "hipCfmaf", "hipCfma", "half", "half2",
+    "__managed__",
     "__umul24", "__mulhi", "__umulhi", "__mul64hi", "__umul64hi", "__brev", "__brevll",
     "__byte_perm", "__rhadd", "__uhadd", "__urhadd", "__sad", "__usad",
     "min", "max", "__lane_id", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or",
@@ -277,6 +278,7 @@ def test_the_prelude_computes_what_hip_computes_in_kernels_and_on_the_host(tmp_p
     assert [_value(word) for word in lines["atomics"].split()] == [
         threads - 1, 1000 - threads, threads, threads / 4, threads - 1, 0, threads,
         -100, -threads / 2, threads, threads - 1, 0, threads, threads, threads - 1, 2**64 - 1]
+    assert int(lines["managed"]) == 5 + threads
     # -0.0 < +0.0 for max and min, a NaN changes nothing, exchange and CAS return the old value
     assert [_value(word) for word in lines["atomics.signs"].split()] == [
         0, 0x80000000, 0x80000000, 1.0, 1, 1.5, 2.5, 1.0, 1.0, 1.0, 5.0]
