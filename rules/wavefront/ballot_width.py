@@ -22,6 +22,8 @@ _VARIABLE_COUNTERS = {"__popc": "__popcll", "__ffs": "__ffsll", "__clz": None, "
 _COUNTER_BEFORE = re.compile(rb"\b(__popc|__ffs|__clz)\s*\(\s*$")
 # a bit builtin whose ``(`` ends the text searched: the call that holds a use
 _COUNTER_NAME = re.compile(rb"\b(__popc|__ffs|__clz|__brev)\s*\($")
+# the opening of an if/while condition, right before the text searched ends
+_CONDITION = re.compile(rb"\b(?:if|while)\s*\($")
 # a 32-bit one shifted to a lane (``1 << lane``, ``1u << lane_id()``): ``1ull`` in a 64-bit flow
 _LANE_BIT = re.compile(rb"(?<![\w.])(1[uU]?)\s*<<\s*(?:[\w.]+(?:\s*\([^()]*\))?|\([^()]*\))")
 # `mask & (1 << lane)` / `(1u << lane) & mask`: a lane tested with a 32-bit shift
@@ -74,9 +76,11 @@ class BallotWidth(Rule):
     ## Fix safety
     The ``__popc``/``__ffs`` rewrite of a ballot passed straight to it is safe: the 64-bit
     builtin gives the same result for lanes 0-31 and counts the others too; so is widening a
-    narrowed variable whose every later use in its block is a warp-sync builtin's mask or read
-    inside a ``__popc``/``__ffs`` (rewritten with it, a lane bit in its argument as ``1ull``):
-    those calls then count the lanes the ballot found, all of them. ``__clzll`` counts from
+    narrowed variable whose every later use in its block is a warp-sync builtin's mask, read
+    inside a ``__popc``/``__ffs`` (rewritten with it, a lane bit in its argument as ``1ull``),
+    or a lane test that is a whole ``if``/``while`` condition (``if (mask & (1u << lane))``):
+    those calls then count the lanes the ballot found, all of them, and the tests ask of each
+    lane what they asked of lanes 0-31. ``__clzll`` counts from
     bit 63, 32 more than ``__clz`` for the same lanes: what uses the count changes with it, so
     ``__clz`` of a ballot is reported only. A narrowed variable with other uses (lane tests,
     compound updates, copies, plain reads) is widened only with ``--unsafe-fixes`` (widening
@@ -216,8 +220,10 @@ class _Use(NamedTuple):
     """A use in the flow of a narrowed mask: what a finding underlines ([start, end)), the
     variable it reads (the ballot's, or a 32-bit copy of it), the operation (a bit builtin's
     name, '&' for a lane test, '<<' for another 32-bit lane bit, 'copy' for a narrowed copy),
-    its 64-bit form (None: none of the same meaning), and the point edits that widen it (each
-    a 32-bit ``1`` shifted to a lane, a copy's type)."""
+    its 64-bit form (None: none of the same meaning), the point edits that widen it (each
+    a 32-bit ``1`` shifted to a lane, a copy's type), the counter call it is (rewritten whole),
+    and the span whose meaning the widening provably keeps (a __popc/__ffs call: a count of
+    the lanes; the condition of an ``if``/``while`` that tests lanes), if any."""
 
     start: int
     end: int
@@ -225,7 +231,8 @@ class _Use(NamedTuple):
     operation: str
     wide: str | None
     edits: tuple[Edit, ...] = ()
-    call: tuple[int, int] | None = None  # the counter call [start, end), rewritten whole
+    call: tuple[int, int] | None = None
+    proven: tuple[int, int] | None = None
 
 
 def _type_edit(declared: re.Match, base: int) -> Edit:
@@ -279,13 +286,12 @@ def only_masks(ctx: RuleContext, variable: bytes, offsets: list[int],
                uses: list[_Use]) -> bool:
     """Is every use of ``variable`` at ``offsets`` (its uses in code to the end of its block)
     up to a declaration of it again, and at least one, the mask argument of a warp-sync
-    builtin, or inside a __popc/__ffs (which widen with it: ``uses``, its flow)? Read on the
-    code view."""
+    builtin, or inside a __popc/__ffs or an ``if``/``while`` condition that tests lanes (which
+    widen with it and keep their meaning: ``uses``, its flow)? Read on the code view."""
     code = ctx.code
-    counted = [use.call for use in uses if use.call is not None and use.wide is not None
-               and use.variable == variable]
-    if any(use.operation in ("copy", "<<", "&") or use.wide is None for use in uses):
+    if any(use.proven is None for use in uses):
         return False
+    counted = [use.proven for use in uses]
     seen = False
     for at in offsets:
         before = code[max(0, at - 40) : at]
@@ -320,19 +326,25 @@ def _flow(ctx: RuleContext, variable: bytes, offsets: list[int], depth: int = 0)
             code[first - 1 : first] == b"(" else None
         if call is not None and code[last : last + 1] == b")":
             counter = call.group(1).decode()
-            found.append(_Use(call.start(1), last + 1, variable, counter,
-                              _VARIABLE_COUNTERS[counter], points, (call.start(1), last + 1)))
+            wide = _VARIABLE_COUNTERS[counter]
+            span = (call.start(1), last + 1)
+            found.append(_Use(*span, variable, counter, wide, points, span,
+                              span if wide is not None else None))
             continue
+        # a lane test that is a whole if/while condition means the same in 64 bits
+        condition = (first, last) if code[last : last + 1] == b")" and _CONDITION.search(
+            code, max(0, first - 12), first) else None
         test = _BIT_TEST_AFTER.match(data, end)
         if test is not None:
-            found.append(_Use(at, test.end(), variable, "&", "1ull", points))
+            found.append(_Use(at, test.end(), variable, "&", "1ull", points, None, condition))
             continue
         test = _BIT_TEST_BEFORE.search(data, max(0, at - 64), at)
         if test is not None:
-            found.append(_Use(test.start(), end, variable, "&", "1ull", points))
+            found.append(_Use(test.start(), end, variable, "&", "1ull", points, None, condition))
             continue
         if shifts:
-            found.append(_Use(shifts[0].start(), shifts[-1].end(), variable, "<<", "1ull", points))
+            found.append(_Use(shifts[0].start(), shifts[-1].end(), variable, "<<", "1ull",
+                              points, None, condition))
             continue
         copy = _NARROW_DECLARATION.search(data, max(0, at - 120), at)
         if copy is not None and depth < 3 and code[end : end + 40].lstrip()[:1] in (b";", b","):
