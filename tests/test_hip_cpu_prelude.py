@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import re
 import struct
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -260,8 +261,8 @@ def _expected_lanes(block: int, thread: int) -> list[int]:
 def test_the_prelude_computes_what_hip_computes_in_kernels_and_on_the_host(tmp_path: Path):
     prelude = tmp_path / "prelude.h"
     prelude.write_text(_prelude())
-    output = run_on_hip_cpu(build_for_hip_cpu(PROBE, tmp_path, extra=("-include", str(prelude))))
-    lines = dict(line.split(" ", 1) for line in output.splitlines())
+    program = build_for_hip_cpu(PROBE, tmp_path, extra=("-include", str(prelude)))
+    lines = dict(line.split(" ", 1) for line in run_on_hip_cpu(program).splitlines())
 
     for side in ("host", "device"):
         values = {key.split(".", 1)[1]: _value(text) for key, text in lines.items()
@@ -309,3 +310,9 @@ def test_the_prelude_computes_what_hip_computes_in_kernels_and_on_the_host(tmp_p
     assert dict(zip(ATTRIBUTES, (int(value) for _, value in answers))) == dict(
         zip(ATTRIBUTES, expected))
     assert properties[2] == 1_000_000  # clock64() counts nanoseconds: ClockRate is 1 GHz in kHz
+
+    diverged = subprocess.run([str(program), "diverged"], capture_output=True, text=True,
+                              timeout=60, check=False)
+    assert diverged.returncode != 0 and "diverged kernel finished" not in diverged.stdout
+    assert ("cannot run here: lane 32 of a wavefront did not reach (or had returned before) "
+            "__builtin_amdgcn_wave_barrier") in diverged.stderr
