@@ -109,7 +109,7 @@ def test_the_list_of_defined_names_is_the_preludes():
     found = functions | macros - generated - {"ROCMIGRATE_HIP_CPU_PRELUDE_H"}
     found |= set(re.findall(r"^enum (\w+)", text, re.MULTILINE))
     found |= set(re.findall(r"^using (\w+) =", text, re.MULTILINE))
-    listed = set(DEFINED) | set(OVERLOADED)
+    listed = set(DEFINED) | set(OVERLOADED) | set(WRAPPED)
     assert found - listed == set()
     written_out = (listed - set(_CONVERSIONS) - set(_DIRECTED) - set(_SAME_ATOMICS)
                    - set(_FLOAT_ATOMICS))
@@ -123,6 +123,9 @@ def test_the_list_of_defined_names_is_the_preludes():
         assert f"ROCMIGRATE_HIP_CPU_DIRECTED({conversion})" in text
 
 
+# HIP-CPU's functions the prelude replaces by a macro naming a wrapper that calls them and
+# corrects their answer, with the wrapper's name.
+WRAPPED = {"hipGetDeviceProperties": "rocmigrate_hip_cpu::device_properties"}
 # Names HIP-CPU declares only inside its namespaces (hip::detail::half, hip::detail::half2), so
 # the prelude's global aliases do not collide: the file that declares them, in namespace detail.
 NAMESPACED = {"half": "src/include/hip/detail/half.hpp", "half2": "src/include/hip/detail/half.hpp"}
@@ -135,6 +138,16 @@ def test_hip_cpu_declares_none_of_the_names_the_prelude_defines():
     attributes = [f"hipDeviceAttribute{name}" for name in ATTRIBUTES
                   if f"hipDeviceAttribute{name}" in sources]
     assert (declared, attributes) == ([], [])
+
+
+def test_a_wrapped_function_is_hip_cpus_called_through_a_wrapper():
+    sources, prelude = _hip_cpu_sources(), _prelude()
+    for name, wrapper in WRAPPED.items():
+        assert re.search(rf"^hipError_t {name}\(", sources, re.MULTILINE), name
+        assert f"#define {name} {wrapper}\n" in prelude
+        body = prelude[prelude.index(f"hipError_t {wrapper.split('::')[-1]}("):
+                       prelude.index(f"#define {name} ")]
+        assert f"::{name}(" in body
 
 
 def test_hip_cpu_declares_the_aliased_names_in_its_namespaces_only():
@@ -301,6 +314,8 @@ def test_the_prelude_computes_what_hip_computes_in_kernels_and_on_the_host(tmp_p
     assert lines["peer_copied"] == "11 22 33 0" and float.fromhex(lines["pinned"]) == 2.5
 
     properties = [int(word) for word in lines["props"].split()]
+    # through the wrapper: the wavefront kernels run with and the rate clock64() counts at
+    assert (properties[32], properties[29]) == (WAVEFRONT, properties[2])
     clock_instruction_rate, shared_per_block, shared_per_multiprocessor = (
         properties[2], properties[30], properties[31])
     expected = [*properties[:29], clock_instruction_rate, shared_per_block,
