@@ -74,7 +74,7 @@ class ArgumentRewrite:
 
 REWRITE_ACTIONS = frozenset({"wrap_symbol", "cast", "disambiguate", "append_argument",
                              "append_argument_of", "insert_argument", "remove_argument", "rename",
-                             "mark", "fold_into", "mark_attribute"})
+                             "mark", "fold_into", "mark_attribute", "replace_value"})
 # actions for the calls with exactly `arg` arguments
 ARITY_ACTIONS = frozenset({"append_argument", "append_argument_of", "rename", "mark", "fold_into",
                            "mark_attribute"})

@@ -44,7 +44,7 @@ VERSION_COLUMNS = ("cuda_added", "cuda_deprecated", "cuda_removed", "hip_added",
                    "hip_deprecated", "hip_removed")
 REWRITE_ACTIONS = {"wrap_symbol", "cast", "append_argument", "append_argument_of",
                    "insert_argument", "remove_argument", "rename", "mark", "disambiguate",
-                   "fold_into", "mark_attribute"}
+                   "fold_into", "mark_attribute", "replace_value"}
 ATTRIBUTE_ACTIONS = ("fold_into", "mark_attribute")
 
 
@@ -196,7 +196,9 @@ def test_argument_rewrites_rows():
         # rename and mark call another HIP function or none; disambiguate casts for HIP's extra
         # overloads of a function whose parameters are CUDA's; the attribute actions are for
         # attribute values the HIP function lacks
-        if row["action"] not in ("rename", "mark", "disambiguate", *ATTRIBUTE_ACTIONS):
+        # replace_value gives a value CUDA accepts through a C++ overload of the same function
+        if row["action"] not in ("rename", "mark", "disambiguate", "replace_value",
+                                 *ATTRIBUTE_ACTIONS):
             assert entry["signature"] == "differs", row["cuda"]
         if row["action"] == "rename":  # ARG001 looks for these calls by their comma
             assert int(row["arg"]) >= 2, row

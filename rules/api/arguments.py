@@ -193,13 +193,17 @@ class ArgumentRewrite(Rule):
             # fix that must wait for a nested one never leaves a renamed call with old arguments.
             edits = [Edit(start, end, hip.encode())] if written != hip else []
             keeps_syntax = True
+            made = []
             for rewrite in applying:
                 edit = _edit(ctx, call, rewrite)
                 if edit is not None:
                     edits.append(edit)
+                    made.append((rewrite, edit))
                     keeps_syntax &= _keeps_syntax(ctx, call, rewrite)
             if not edits:
                 continue  # every change is there already (a name HIP keeps, its argument cast)
+            if any(r.action == "replace_value" for r in applying):  # (only where one was made)
+                title = "; ".join(_made(ctx, r, e) for r, e in made if r.action != "rename")
             change = f"{written} -> {hip}" if written != hip else written
             yield Diagnostic("ARG001", f"{change}{title and ': '}{title}", start, end,
                              Fix(f"rename to {hip}{title and '; '}{title}", tuple(edits),
@@ -478,7 +482,17 @@ def _describe(rewrite) -> str:
         return f"call {rewrite.value} with {rewrite.arg} arguments"
     if rewrite.action == "insert_argument":
         return f"insert {rewrite.value} as argument {rewrite.arg + 1}"
+    if rewrite.action == "replace_value":
+        return f"argument {rewrite.arg + 1} as HIP takes it"
     return f"drop argument {rewrite.arg + 1}"
+
+
+def _made(ctx: RuleContext, rewrite, edit: Edit) -> str:
+    """A change as it was made: a replaced value names both values."""
+    if rewrite.action == "replace_value":
+        written = ctx.data[edit.start:edit.end].decode("utf-8", "replace").strip()
+        return f"argument {rewrite.arg + 1} {written} -> {edit.text.decode()}"
+    return _describe(rewrite)
 
 
 _NAME = re.compile(rb"(?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*")
@@ -499,8 +513,8 @@ def _keeps_syntax(ctx: RuleContext, call, rewrite) -> bool:
     type (``(void**)&d_ptr``), parse wherever the call did."""
     if rewrite.action in ("append_argument", "append_argument_of"):
         return rewrite.action == "append_argument_of" or rewrite.value.isidentifier()
-    if rewrite.action == "disambiguate":
-        return True  # a C cast to a type of keywords ((int)x, (long long int)(e)) is one
+    if rewrite.action in ("disambiguate", "replace_value"):
+        return True  # a C cast to a type of keywords ((int)x, (long long int)(e)); a name
     if rewrite.action in ("wrap_symbol", "cast"):
         begin, finish = call.arguments[rewrite.arg]
         if _VOID_CAST.fullmatch(rewrite.value):
@@ -550,4 +564,16 @@ def _edit(ctx: RuleContext, call, rewrite) -> Edit | None:
         if index >= len(args) or index == 0:
             return None
         return Edit(args[index - 1][1], args[index][1], b"")
+    if action == "replace_value":
+        if index >= len(args):
+            return None
+        begin, finish = args[index]
+        replacement = _replacements(value).get(ctx.data[begin:finish].strip().decode(
+            "utf-8", "replace"))
+        return None if replacement is None else Edit(begin, finish, replacement.encode())
     return None
+
+
+def _replacements(value: str) -> dict[str, str]:
+    """A replace_value row's ``FROM=TO FROM=TO ...`` pairs."""
+    return dict(pair.split("=", 1) for pair in value.split())
