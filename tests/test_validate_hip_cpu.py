@@ -170,3 +170,18 @@ def test_a_port_the_cpu_runtime_cannot_build_says_what_it_lacks():
     assert naive.problems == ["the port did not build: it needs cudaFooBar, hipThing, which "
                               "HIP's CPU runtime lacks (and rocmigrate's prelude for it does "
                               "not provide): it cannot run there"]
+
+
+def test_program_arguments_are_chosen_by_name_and_reach_the_runs(tmp_path: Path):
+    from migrator.validate.programs import Program, arguments_for
+
+    given = (("reduction", ("1024",)), ("reduction.cu", ("2048", "3")), ("other", ("9",)))
+    assert arguments_for(Program("reduction", "reduction.cu"), given) == ("2048", "3")
+    assert arguments_for(Program("vector_ops", "vector_ops.cu"), given) == ()
+    script = tmp_path / "echo.sh"
+    script.write_text("#!/bin/sh\necho \"{\\\"args\\\": \\\"$*\\\", \\\"result\\\": \\\"PASS\\\"}\"\necho PASS\n")
+    script.chmod(0o755)
+    run = validate_run.run_binary(script, tmp_path, 10, ("1024", "two words"))
+    assert run.passed and run.json["args"] == "1024 two words"
+    result = runner.invoke(app, ["validate", str(ROOT / "kernels"), "--program-args", "nope"])
+    assert result.exit_code == 2 and "is not NAME=ARGS" in result.output

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 from enum import Enum
 from pathlib import Path
 from typing import List, Optional
@@ -78,6 +79,9 @@ def validate(
     keep_build: bool = typer.Option(False, "--keep-build", help="Keep the temporary build folder."),
     programs: Optional[List[str]] = typer.Option(None, "--program",
                                                  help="Validate only this program (repeatable)."),
+    program_args: Optional[List[str]] = typer.Option(
+        None, "--program-args", help="NAME=ARGS: run program NAME (both sides) with these "
+        "command-line arguments (shell words; repeatable): smaller problems for the CPU side."),
     build_flags: Optional[List[str]] = typer.Option(
         None, "--build-flag", help="Add a flag to every compile, both sides (repeatable; e.g. "
         "-I/opt/nccl/include, -lnccl)."),
@@ -97,6 +101,11 @@ def validate(
     settings = workspace_of([src], Flags(
         rocm=rocm, launch_syntax=launch_syntax.value if launch_syntax else None,
         rules_dir=rules_dir, config=config)).settings
+    try:
+        given = tuple(_program_args(text) for text in program_args or ())
+    except ValueError as err:
+        say(f"error: --program-args: {err}")
+        raise typer.Exit(2) from None
     options = ValidateOptions(
         source=src, variants=tuple(v.value for v in variants or list(Variant)),
         programs=tuple(programs or ()), settings=settings,
@@ -106,7 +115,7 @@ def validate(
         hip_cpu=str(hip_cpu) if hip_cpu else (
             None if os.environ.get(HIP_CPU_ENV) or settings.hip_cpu is None
             else str(settings.hip_cpu)),
-        reference=reference, build_only=build_only, keep_build=keep_build,
+        reference=reference, program_args=given, build_only=build_only, keep_build=keep_build,
         build_flags=tuple(build_flags or ()))
     if report_dir.exists() and not report_dir.is_dir():
         say(f"error: {report_dir} exists and is not a folder")
@@ -119,6 +128,14 @@ def validate(
     if with_harness:
         report.harness = _kernel_harnesses(options, report_dir / "harness", say)
     write_reports(report_dir, "validate", report, render_json, render_markdown, render_summary)
+
+
+def _program_args(text: str) -> tuple[str, tuple[str, ...]]:
+    """NAME=ARGS as (name, the shell words of ARGS); ValueError for anything else."""
+    name, equals, arguments = text.partition("=")
+    if not equals or not name.strip():
+        raise ValueError(f"{text!r} is not NAME=ARGS")
+    return name.strip(), tuple(shlex.split(arguments))
 
 
 def _kernel_harnesses(options, output: Path, say):

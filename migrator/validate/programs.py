@@ -54,6 +54,16 @@ def _is_program(path: Path) -> bool:
         return False
 
 
+def arguments_for(program: Program, given: tuple[tuple[str, tuple[str, ...]], ...]) -> tuple[str, ...]:
+    """The command-line arguments ``given`` (``(name, arguments)`` pairs, the last match wins)
+    name for ``program``: none where no pair names it."""
+    chosen: tuple[str, ...] = ()
+    for name, arguments in given:
+        if _matches(program, name):
+            chosen = arguments
+    return chosen
+
+
 def _matches(program: Program, name: str) -> bool:
     name = name.strip("/")
     return name in (program.name, program.rel, program.rel.rsplit("/", 1)[-1],

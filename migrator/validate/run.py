@@ -34,7 +34,7 @@ from ..versions import format_version
 from ..workspace.includes import local_includes
 from .compare import (DerivedFigure, ResultComparison, Run, compare_results, compare_timings,
                       derived_figures, median)
-from .programs import Program, find_programs, select_programs
+from .programs import Program, arguments_for, find_programs, select_programs
 
 VARIANTS = ("optimized", "naive")  # report order
 
@@ -61,6 +61,9 @@ class ValidateOptions:
     # an earlier validate.json whose CUDA originals ran (on an NVIDIA GPU): where the original
     # cannot run here, the ports' results are compared with the ones it recorded
     reference: Path | None = None
+    # (program name, its command-line arguments) for both sides' runs: smaller problems where
+    # the CPU runs every GPU thread as a fibre
+    program_args: tuple[tuple[str, tuple[str, ...]], ...] = ()
     cuda_arch: str = "sm_90"
     offload_arch: str = "gfx90a"
     build_only: bool = False
@@ -79,7 +82,8 @@ class ValidateOptions:
                 "runtime": converted.runtime, "cuda_arch": self.cuda_arch,
                 "offload_arch": self.offload_arch, "build_only": self.build_only,
                 "keep_build": self.keep_build, "build_flags": list(self.build_flags),
-                "reference": str(self.reference) if self.reference else None}
+                "reference": str(self.reference) if self.reference else None,
+                "program_args": {name: list(args) for name, args in self.program_args}}
 
     @property
     def conversion_settings(self) -> Settings:
@@ -132,6 +136,7 @@ class ProgramOutcome:
     original: Original
     variants: dict[str, VariantOutcome]
     naive_vs_optimized: list[VariantRatio] = field(default_factory=list)
+    arguments: list[str] = field(default_factory=list)  # what each run of both sides was given
     # the optimized port's results against the naive port's (a pure port: what every
     # optimisation rule must keep), where both ran
     variants_agree: list[ResultComparison] = field(default_factory=list)
@@ -373,6 +378,7 @@ def _run_program(program: Program, outcome: ProgramOutcome, root: Path, trees: d
     if run_original and not outcome.original.build.ok:
         return
     folder = Path(program.rel).parent
+    outcome.arguments = list(arguments_for(program, options.program_args))
     sides = [("cuda", root / folder, outcome.original)] if run_original else []
     sides += [(variant, trees[variant] / folder, port)
               for variant, port in outcome.variants.items() if port.build and port.build.ok]
@@ -381,15 +387,17 @@ def _run_program(program: Program, outcome: ProgramOutcome, root: Path, trees: d
         shift = number % len(sides)
         for side, cwd, holder in sides[shift:] + sides[:shift]:
             if not any(run.timed_out for run in (*holder.warmups, *holder.runs)):
-                run = run_binary(_binary(scratch, side, program), cwd, options.timeout)
+                run = run_binary(_binary(scratch, side, program), cwd, options.timeout,
+                                 tuple(outcome.arguments))
                 run.warmup = warmup
                 (holder.warmups if warmup else holder.runs).append(run)
 
 
-def run_binary(binary: Path, cwd: Path, timeout: float) -> Run:
-    """Run once; past ``timeout`` seconds the program is killed, and every process it started
-    with it (those that left its process group too); its output is read within bounds."""
-    outcome = run_process([str(binary)], cwd, timeout)
+def run_binary(binary: Path, cwd: Path, timeout: float, arguments: tuple[str, ...] = ()) -> Run:
+    """Run once with ``arguments``; past ``timeout`` seconds the program is killed, and every
+    process it started with it (those that left its process group too); its output is read
+    within bounds."""
+    outcome = run_process([str(binary), *arguments], cwd, timeout)
     if outcome.error is not None:
         return Run(None, 0.0, False, None, None, None, outcome.error)
     stderr = outcome.stderr[-TAIL:]
