@@ -249,6 +249,7 @@ SCALARS: dict[str, float] = {
     "min.longlong_ulonglong": 3, "max.ulonglong": 9, "min.float": 1.5, "max.float.nan": 1.0,
     "max.double": 3.0, "min.float_double": 0.5, "max.double_float": 1.5,
     "min_max.using_namespace_std": 10.0, "pi_float": _f32(0x40490FDB),
+    "signbit": 1, "isnan": 1, "isinf": 1, "isfinite": 1, "isnormal": 1,
 }
 BLOCKS, THREADS, WAVEFRONT = 2, 96, 64
 
