@@ -22,10 +22,18 @@ _VARIABLE_COUNTERS = {"__popc": "__popcll", "__ffs": "__ffsll", "__clz": None, "
 _COUNTER_BEFORE = re.compile(rb"\b(__popc|__ffs|__clz)\s*\(\s*$")
 # a bit builtin whose ``(`` ends the text searched: the call that holds a use
 _COUNTER_NAME = re.compile(rb"\b(__popc|__ffs|__clz|__brev)\s*\($")
+# a use read whole: right after an assignment's ``=``, ``return``, or a ``(``/``,`` of a call,
+# and right before the end of that expression
+_READ_BEFORE = re.compile(rb"(?:(?<![=!<>+\-*/%&|^])=|\breturn|[(,])\s*$")
+_READ_AFTER = re.compile(rb"\s*[;,)]")
 # the opening of an if/while condition, right before the text searched ends
 _CONDITION = re.compile(rb"\b(?:if|while)\s*\($")
 # a 32-bit one shifted to a lane (``1 << lane``, ``1u << lane_id()``): ``1ull`` in a 64-bit flow
 _LANE_BIT = re.compile(rb"(?<![\w.])(1[uU]?)\s*<<\s*(?:[\w.]+(?:\s*\([^()]*\))?|\([^()]*\))")
+# the complement of an unsigned 32-bit literal (``~1u``, ``~0u``): zero-extended, it clears lanes
+# 32-63 of a 64-bit mask (``~1ull``); a signed ``~1`` sign-extends and keeps them
+_UNSIGNED_COMPLEMENT = re.compile(rb"~\s*(?:\d+|0[xX][0-9a-fA-F]+)([uU])(?![\w.])")
+_WIDE_LITERAL = {_LANE_BIT: b"1ull", _UNSIGNED_COMPLEMENT: b"ull"}
 # `mask & (1 << lane)` / `(1u << lane) & mask`: a lane tested with a 32-bit shift
 _BIT_TEST_AFTER = re.compile(rb"\s*&\s*\(\s*1[uU]?\s*<<\s*[^()]*\)")
 _BIT_TEST_BEFORE = re.compile(rb"\(\s*1[uU]?\s*<<\s*[^()]*\)\s*&\s*$")
@@ -48,10 +56,12 @@ class BallotWidth(Rule):
     reported, and so is each 32-bit use of the mask's flow later in its block: a
     ``__popc``/``__ffs``/``__clz``/``__brev`` whose argument reads it (``__popc(mask)``,
     ``__popc(mask & ((1 << lane) - 1))``), a 32-bit lane bit combined with it (``mask & (1 <<
-    lane)``, ``mask ^= 1u << lane``), and a copy into another 32-bit variable (``int m =
-    mask;``), whose own uses follow. Reported sites get a ``// rocmigrate WAV003:`` marker;
-    the rewrite widens the variable, its copies, counts (``__popcll``/``__ffsll``) and lane
-    bits (``1ull << lane``) together.
+    lane)``, ``mask ^= 1u << lane``; an unsigned complement ``mask &= ~1u``), a copy into
+    another 32-bit variable (``int m = mask;``), whose own uses follow, and the mask read
+    whole (stored, returned, passed on: what takes it may keep 32 bits). Reported sites get a
+    ``// rocmigrate WAV003:`` marker; the rewrite widens the variable, its copies, counts
+    (``__popcll``/``__ffsll``), lane bits (``1ull << lane``) and complements (``~1ull``)
+    together, and marks the reads.
 
     ## Why is this bad on AMD
     On a 64-lane wavefront the upper 32 bits carry lanes 32-63: a 32-bit count or variable drops
@@ -184,36 +194,51 @@ def _narrowed(ctx: RuleContext, builtin: str, symbol: str, declared: re.Match, b
                          Fix(title, _widening(ctx, _type_edit(declared, base), uses)),
                          library="device", symbol=symbol)
         return
+    notes = [_note(data, builtin, variable, use) for use in uses]
     rewrite = None
     if all(use.wide is not None for use in uses):
-        rewrite = Fix(title, _widening(ctx, _type_edit(declared, base), uses),
+        # a read's marker is one of the rewrite's edits: alone it would wait for a later round
+        # (the rewrite's span holds it), where the widened variable is found no more
+        reads = [unproven_fix(ctx, marker_site(ctx, use.start), "WAV003", note)
+                 for use, note in zip(uses, notes) if use.operation == "read"]
+        rewrite = Fix(title, _widening(ctx, _type_edit(declared, base), uses,
+                                       [edit for read in reads if read for edit in read.edits]),
                       Applicability.UNSAFE)
     fix = unproven_fix(ctx, marker_site(ctx, start), "WAV003", message, rewrite)
     yield Diagnostic("WAV003", message, start, name_end, fix,
                      library="device", symbol=symbol)
     # with the rewrite applied (--unsafe-fixes), the widened declaration settles each use
     widened = rewrite is not None and fix is rewrite
-    for use in uses:
-        text = " ".join(data[use.start : use.end].decode("utf-8", "replace").split())
-        holder = (f"'{use.variable.decode()}' holds a {builtin} result narrowed to 32 bits")
-        if use.operation == "copy":
-            note = (f"'{text}' copies a {builtin} result into 32 bits (widen it with "
-                    f"'{variable.decode()}')")
-        elif use.operation == "<<":
-            note = (f"'{text}' combines '{use.variable.decode()}', a {builtin} result narrowed "
-                    "to 32 bits, with a 32-bit lane bit: lanes 32-63 are lost (widen it and "
-                    "shift 1ull)")
-        elif use.operation == "&":
-            note = (f"'{text}' tests a lane of '{use.variable.decode()}', a {builtin} result "
-                    "narrowed to 32 bits: lanes 32-63 are lost (widen it and shift 1ull)")
-        elif use.wide is not None:
-            note = f"{text} sees lanes 0-31 only: {holder} (widen it and use {use.wide})"
-        else:
-            note = (f"{text} works on 32 bits: {holder} (widen it; the 64-bit "
-                    f"{use.operation}ll counts from bit 63: review what the result means)")
+    for use, note in zip(uses, notes):
         marker = None if widened else unproven_fix(ctx, marker_site(ctx, use.start), "WAV003", note)
         yield Diagnostic("WAV003", note, use.start, use.end, marker, library="device",
                          symbol=symbol)
+
+
+def _note(data: bytes, builtin: str, variable: bytes, use: _Use) -> str:
+    """The message of a finding at ``use``, in the flow of ``variable`` (a ``builtin``
+    result narrowed to 32 bits)."""
+    text = " ".join(data[use.start : use.end].decode("utf-8", "replace").split())
+    holder = (f"'{use.variable.decode()}' holds a {builtin} result narrowed to 32 bits")
+    if use.operation == "read":
+        note = (f"'{text}' reads '{use.variable.decode()}', a {builtin} result: check "
+                "that what takes it holds 64 bits (lanes 32-63)")
+    elif use.operation == "copy":
+        note = (f"'{text}' copies a {builtin} result into 32 bits (widen it with "
+                f"'{variable.decode()}')")
+    elif use.operation == "<<":
+        note = (f"'{text}' combines '{use.variable.decode()}', a {builtin} result narrowed "
+                "to 32 bits, with a 32-bit lane bit or mask: lanes 32-63 are lost (widen "
+                "it and use 1ull)")
+    elif use.operation == "&":
+        note = (f"'{text}' tests a lane of '{use.variable.decode()}', a {builtin} result "
+                "narrowed to 32 bits: lanes 32-63 are lost (widen it and shift 1ull)")
+    elif use.wide is not None:
+        note = f"{text} sees lanes 0-31 only: {holder} (widen it and use {use.wide})"
+    else:
+        note = (f"{text} works on 32 bits: {holder} (widen it; the 64-bit "
+                f"{use.operation}ll counts from bit 63: review what the result means)")
+    return note
 
 
 class _Use(NamedTuple):
@@ -246,12 +271,14 @@ def _type_edit(declared: re.Match, base: int) -> Edit:
                 _WIDE_TYPE.get(type_text, b"unsigned long long"))
 
 
-def _widening(ctx: RuleContext, declaration: Edit, uses: list[_Use]) -> tuple[Edit, ...]:
+def _widening(ctx: RuleContext, declaration: Edit, uses: list[_Use],
+              markers: list[Edit] = ()) -> tuple[Edit, ...]:
     """The edits that widen the declared variable and its flow: copies' types, ``1 << lane``
     as ``1ull << lane``, and each counter call whole (``__popc(m & ((1 << l) - 1))`` ->
     ``__popcll(m & ((1ull << l) - 1))``): a fix of the argument in the same round (ARG001's
     ``(int)`` cast for the 32-bit __ffs) overlaps it and waits for the next round, where it
-    sees __ffsll of the widened variable."""
+    sees __ffsll of the widened variable. ``markers``: marker lines written with them (those
+    at another edit's start left out)."""
     data = ctx.data
     points = {edit.start: edit for use in uses for edit in use.edits}
     calls = []
@@ -270,7 +297,9 @@ def _widening(ctx: RuleContext, declaration: Edit, uses: list[_Use]) -> tuple[Ed
         edits.append(Edit(at, end, text + data[cursor:end]))
     edits += [edit for edit in points.values()
               if not any(at <= edit.start < end for at, end, _, _ in calls)]
-    return tuple(sorted(edits, key=lambda edit: edit.start))
+    starts = {edit.start for edit in edits}
+    edits += [edit for edit in markers if edit.start not in starts]
+    return tuple(sorted(edits, key=lambda edit: (edit.start, edit.end)))
 
 
 # a type word right before a use of the name: a declaration of it again (a loop body's)
@@ -320,8 +349,10 @@ def _flow(ctx: RuleContext, variable: bytes, offsets: list[int], depth: int = 0)
             break  # declared again: another variable from here on
         end = at + len(variable)
         first, last = _operand(code, at, end)
-        shifts = list(_LANE_BIT.finditer(code, first, last))
-        points = tuple(Edit(match.start(1), match.end(1), b"1ull") for match in shifts)
+        shifts = sorted([*_LANE_BIT.finditer(code, first, last),
+                         *_UNSIGNED_COMPLEMENT.finditer(code, first, last)], key=re.Match.start)
+        points = tuple(Edit(match.start(1), match.end(1), _WIDE_LITERAL[match.re])
+                       for match in shifts)
         call = _COUNTER_NAME.search(code, max(0, first - 40), first) if first and \
             code[first - 1 : first] == b"(" else None
         if call is not None and code[last : last + 1] == b")":
@@ -354,6 +385,14 @@ def _flow(ctx: RuleContext, variable: bytes, offsets: list[int], depth: int = 0)
             after = code.find(b";", end)
             found += _flow(ctx, name, word_offsets(ctx, name, after, block_end(ctx, after)),
                            depth + 1)
+            continue
+        before = code[max(0, at - 40) : at]
+        if _READ_BEFORE.search(before) and _READ_AFTER.match(code, end) \
+                and _MASK_ARGUMENT_BEFORE.search(before) is None \
+                and not _CONDITION.search(before):
+            # the mask read whole: returned, stored or passed on, where the type that takes it
+            # may keep 32 bits (a warp-sync builtin's mask argument and a condition excepted)
+            found.append(_Use(_statement_start(code, at), end, variable, "read", ""))
     return found
 
 
@@ -389,3 +428,13 @@ def _operand(code: bytes, start: int, end: int) -> tuple[int, int]:
     while first < start and code[first] in b" \t\r\n":
         first += 1
     return first, last
+
+
+def _statement_start(code: bytes, at: int) -> int:
+    """Where the statement holding ``at`` starts in the code view: past the last ``;``, ``{``
+    or ``}`` before it (comments, markers too, are blanks there) and the blanks after it."""
+    low = max(0, at - 4000)
+    start = max(code.rfind(b";", low, at), code.rfind(b"{", low, at), code.rfind(b"}", low, at)) + 1
+    while start < at and code[start] in b" \t\r\n\\":
+        start += 1
+    return start
