@@ -349,10 +349,11 @@ def test_syntax_keeping_fixes_keep_the_parse(tmp_path):
     # wraps (HIP_SYMBOL), casts (a kernel to const void*, &ptr to void**) and renames alone (a
     # call none of its rows changes for the target); SHM001 aligns; SHM002 pads; WAV002 puts
     # one constant for another (a 64-bit all-lanes mask, in #define bodies too); WMM001 names
-    # rocwmma for nvcuda::wmma
+    # rocwmma for nvcuda::wmma; ARG001 replaces a legacy argument value by a name ("argument")
     assert checked == {("API001", "rename"), ("ARG001", "pass"), ("ARG001", "wrap"),
-                       ("ARG001", "cast"), ("ARG001", "rename"), ("SHM001", "align"),
-                       ("SHM002", "pad"), ("WAV002", "use"), ("WMM001", "rocwmma")}
+                       ("ARG001", "cast"), ("ARG001", "rename"), ("ARG001", "argument"),
+                       ("SHM001", "align"), ("SHM002", "pad"), ("WAV002", "use"),
+                       ("WMM001", "rocwmma")}
 
 
 def test_findings_and_fixes_do_not_depend_on_hash_seeds(tmp_path):
