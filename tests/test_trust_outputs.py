@@ -286,7 +286,7 @@ def test_the_other_text_renderers_quote_names():
     outcome = SimpleNamespace(problems=["differs\x07"], notes=[], verdict="FAIL")
     validate = validate_text.render_summary(SimpleNamespace(
         programs=[SimpleNamespace(name=EVIL, variants={"port": outcome})], not_run="",
-        verdicts=lambda: {"FAIL": 1}), ["r.json"])
+        original_not_run=None, verdicts=lambda: {"FAIL": 1}), ["r.json"])
     harness = harness_text.render_summary(SimpleNamespace(
         harnesses=[SimpleNamespace(spec=EVIL, verdict="FAIL", problems=[], spec_status="")],
         verdicts=lambda: {"FAIL": 1}), ["h.json"])
