@@ -45,9 +45,10 @@ _MAKE = re.compile(r"^(?:g?make(?:\[\d+\])?|(?P<file>[^\s:]+):(?P<line>\d+)): \*
 _NOT_INSTALLED = re.compile(r"^(?:g?make(?:\[\d+\])?|(?:/usr)?(?:/bin/)?(?:ba|da)?sh)(?:: \d+|: "
                             r"line \d+)?: (?P<tool>[^\s:*][^:]*): (?:No such file or directory|"
                             r"(?:command )?not found)$")
-# make -w, and every recursive make: "make[1]: Entering directory '/b/src'" (and Leaving)
-_DIRECTORY = re.compile(r"^g?make(?:\[\d+\])?: (?P<way>Entering|Leaving) directory [`'](?P<folder>"
-                        r"[^']+)'$")
+# make -w, and every recursive make: "make[1]: Entering directory '/b/src'" (and Leaving); in
+# make -p's database the same lines start with "# " (build.goals reads those)
+MAKE_DIRECTORY = re.compile(r"^(?:# )?g?make(?:\[(?P<level>\d+)\])?: (?P<way>Entering|Leaving) "
+                            r"directory [`'](?P<folder>[^']+)'$")
 _CMAKE = re.compile(r"^CMake Error(?: at (?P<file>[^:()]+):(?P<line>\d+))?.*:$")
 _NOT_CAUSES = ("linker command failed", "ld returned", "errors generated",
                "too many errors emitted")
@@ -85,7 +86,7 @@ def parse_errors(log: str) -> list[BuildError]:
     lines = log.splitlines()
     for index, line in enumerate(lines):
         line = line.rstrip()
-        moved = _DIRECTORY.match(line)
+        moved = MAKE_DIRECTORY.match(line)
         if moved:
             if moved.group("way") == "Entering":
                 folders.append(moved.group("folder"))

@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .errors import MAKE_DIRECTORY
+
 # make's database after a dry run of the default goal: -n (print the recipes, run none but
 # recursive $(MAKE) lines, themselves dry), -p (print the database); the implicit rule search
 # done for each file considered says which files a pattern rule builds
@@ -128,9 +130,16 @@ class SubMake:
         return make_goals(self.output, list(self.goals))
 
 
-# make -p's lines around a sub-make's output: "# make[1]: Entering directory '/a/src'"
-_ENTERING = re.compile(r"^(?:# )?g?make\[(\d+)\]: Entering directory [`']([^']*)'$")
-_LEAVING = re.compile(r"^(?:# )?g?make\[(\d+)\]: Leaving directory [`']([^']*)'$")
+def _sub_make(line: str) -> tuple[str, str] | None:
+    """("Entering" or "Leaving", the folder) where ``line`` is one of a sub-make's lines around
+    its output ("# make[1]: Entering directory '/a/src'" in make -p's; the top make's own,
+    without a level, are not)."""
+    moved = MAKE_DIRECTORY.match(line)
+    if moved is None or moved.group("level") is None:
+        return None
+    return moved.group("way"), moved.group("folder")
+
+
 _DATABASE_START = "# GNU Make "
 _COMMAND_GOALS = re.compile(r"^MAKECMDGOALS :?= ?(.*)$", re.MULTILINE)
 _COMMAND_VARIABLES = re.compile(r"^-\*-command-variables-\*- :?= ?(.*)$", re.MULTILINE)
@@ -144,13 +153,13 @@ def sub_makes(output: str) -> list[SubMake]:
     depth = 0
     folder, lines = "", []
     for line in output.splitlines():
-        entering, leaving = _ENTERING.match(line), _LEAVING.match(line)
-        if entering:
+        moved = _sub_make(line)
+        if moved and moved[0] == "Entering":
             depth += 1
             if depth == 1:
-                folder, lines = entering.group(2), []
+                folder, lines = moved[1], []
                 continue
-        elif leaving and depth:
+        elif moved and depth:
             depth -= 1
             if depth == 0:
                 text = "\n".join(lines) + "\n"
@@ -171,9 +180,10 @@ def only_runs_make(output: str, make: str) -> bool:
     names = {"make", "gmake", make, make.rsplit("/", 1)[-1]}
     depth, printed = 0, []
     for line in output.splitlines():
-        if _ENTERING.match(line):
+        moved = _sub_make(line)
+        if moved and moved[0] == "Entering":
             depth += 1
-        elif _LEAVING.match(line) and depth:
+        elif moved and depth:
             depth -= 1
         elif depth == 0:
             if line.startswith(_DATABASE_START):
