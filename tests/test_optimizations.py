@@ -120,3 +120,27 @@ def test_a_user_file_named_like_a_support_header_is_not_overwritten(tmp_path: Pa
     assert "FAILED add.cu" in result.output and "rename that file" in result.output
     assert (out / "rocmigrate_atomics.h").read_bytes() == b"// the user's own file\n"
     assert not (out / "add.cu").exists()
+
+
+def test_convert_unsafe_fixes_applies_what_is_otherwise_marked(tmp_path: Path):
+    """--unsafe-fixes (the configuration's unsafe-fixes) applies the rewrites that need a
+    person's review instead of their markers: a ballot held in 32 bits, its lane test and its
+    count widen together (WAV003)."""
+    source = tmp_path / "vote.cu"
+    source.write_text("__global__ void k(int* o) {\n"
+                      "  unsigned m = __ballot_sync(0xffffffffu, o[threadIdx.x] > 0);\n"
+                      "  int n = 0;\n"
+                      "  for (int l = 0; l < 64; ++l) n += (m & (1u << l)) != 0;\n"
+                      "  o[threadIdx.x] = n + __popc(m);\n}\n")
+    marked, _ = _convert_file(tmp_path, source, "marked.cu")
+    assert "// rocmigrate WAV003" in marked and "unsigned m =" in marked
+    unsafe, _ = _convert_file(tmp_path, source, "unsafe.cu", "--unsafe-fixes")
+    assert "unsigned long long m =" in unsafe and "(1ull << l)" in unsafe
+    assert "__popcll(m)" in unsafe and "// rocmigrate WAV003" not in unsafe
+
+
+def _convert_file(tmp_path: Path, source: Path, name: str, *flags: str) -> tuple[str, str]:
+    out = tmp_path / name
+    result = runner.invoke(app, ["convert", str(source), "-o", str(out), "--rocm", "6.4", *flags])
+    assert result.exit_code == 0, result.output
+    return out.read_text(), result.output

@@ -59,6 +59,9 @@ def convert(
         "for a target before ROCm 6.0)."),
     no_optimize: bool = typer.Option(False, "--no-optimize",
                                      help="A pure port: no AMD optimisation rewrites."),
+    unsafe_fixes: bool = typer.Option(False, "--unsafe-fixes", help="Apply the unsafe fixes "
+                                      "(rewrites that need a person's review: `rocmigrate rule "
+                                      "CODE`, Fix safety) instead of writing their markers."),
     diff: bool = typer.Option(False, "--diff", help="Print a unified diff of every change."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Write nothing."),
     jobs: int = typer.Option(0, "--jobs", "-j", help="Worker processes (0: one per CPU)."),
@@ -89,7 +92,7 @@ def convert(
     workspace = workspace_of([src], Flags(
         rocm=rocm, select=tuple(select or ()), ignore=tuple(ignore or ()),
         launch_syntax=launch_syntax.value if launch_syntax else None, rename_ext=rename_ext,
-        runtime=runtime.value if runtime else None, no_optimize=no_optimize, roc=roc, dnn=dnn.value if dnn else None, rules_dir=rules_dir,
+        runtime=runtime.value if runtime else None, unsafe_fixes=unsafe_fixes, no_optimize=no_optimize, roc=roc, dnn=dnn.value if dnn else None, rules_dir=rules_dir,
         config=config, offload_arch=tuple(offload_arch or ()), detect_hip=True))
     settings = workspace.settings
     if clang or compile_commands:
