@@ -52,6 +52,9 @@ DEFINED = [
     "hipHostAllocDefault", "hipHostAllocPortable", "hipHostAllocMapped",
     "hipHostAllocWriteCombined", "hipHostAlloc", "hipFreeHost",
     "hipMemcpyPeer", "hipMemcpyPeerAsync", "hipDeviceAttribute_t", "hipDeviceGetAttribute",
+    "hipFuncAttribute", "hipFuncCache_t", "hipSharedMemConfig", "hipFuncSetAttribute",
+    "hipFuncSetCacheConfig", "hipFuncSetSharedMemConfig", "hipDeviceSetCacheConfig",
+    "hipDeviceSetSharedMemConfig",
 ]
 # Names HIP-CPU declares for other parameters, and the first parameter of each overload the
 # prelude adds: long long and unsigned long long (HIP-CPU's std::int64_t and std::uint64_t are
@@ -313,6 +316,8 @@ def test_the_prelude_computes_what_hip_computes_in_kernels_and_on_the_host(tmp_p
         "hipDeviceGetAttribute.null": invalid_value,
         "hipDeviceGetAttribute.unknown": invalid_value}
     assert lines["peer_copied"] == "11 22 33 0" and float.fromhex(lines["pinned"]) == 2.5
+    assert [int(word) for word in lines["kernel_configuration"].split()] == [
+        0, 0, invalid_value, 0, 0, 0, 0, invalid_value]
 
     properties = [int(word) for word in lines["props"].split()]
     # through the wrapper: the wavefront kernels run with and the rate clock64() counts at
