@@ -68,6 +68,7 @@ OVERLOADED = {"__ffsll": ["long long", "unsigned long long"],
               "atomicCAS": ["float*", "double*"], "atomicSub": ["float*", "double*"],
               "atomicExch": ["double*"], "atomicMax": ["float*", "double*"],
               "atomicMin": ["float*", "double*"]}
+# The attributes the prelude answers, in the order the probe prints them.
 ATTRIBUTES = [
     "EccEnabled", "CanMapHostMemory", "ClockRate", "ComputeMode", "ConcurrentKernels",
     "CooperativeLaunch", "CooperativeMultiDeviceLaunch", "DeviceOverlap", "Integrated",
