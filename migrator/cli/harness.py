@@ -9,7 +9,8 @@ import typer
 
 from . import app, write_reports
 from .progress import say
-from .validate import CONFIDENCE_OPTION, GPU_OPTION, MAX_SLOWDOWN_OPTION, HipCompiler
+from .validate import (CONFIDENCE_OPTION, GPU_OPTION, HIP_CPU_OPTION, MAX_SLOWDOWN_OPTION,
+                       HipCompiler, hip_cpu_folder)
 
 
 @app.command()
@@ -31,7 +32,14 @@ def harness(
     gpu: str = GPU_OPTION,
     timeout: float = typer.Option(120.0, "--timeout", min=0.001, help="Seconds per run."),
     hip_compiler: HipCompiler = typer.Option(HipCompiler.auto, "--hip-compiler",
-                                             help="How the port is built (as for validate)."),
+                                             help="How the port is built (as for validate; "
+                                             "hip-cpu: converted for AMD's HIP CPU runtime, "
+                                             "run on the CPU with 64-lane wavefronts)."),
+    hip_cpu: Optional[Path] = HIP_CPU_OPTION,
+    reference: Optional[Path] = typer.Option(
+        None, "--reference", help="An earlier harness output folder whose CUDA side ran (on an "
+        "NVIDIA GPU): where the CUDA side cannot run here (--hip-compiler hip-cpu without an "
+        "NVIDIA GPU), the HIP outputs are compared with the ones it recorded."),
     cuda_arch: str = typer.Option("sm_90", "--cuda-arch", help="nvcc -arch for NVIDIA builds."),
     offload_arch: str = typer.Option("gfx90a", "--offload-arch", help="hipcc AMD target."),
     include: Optional[List[Path]] = typer.Option(None, "-I", "--include", help="An include "
@@ -66,8 +74,8 @@ def harness(
         source=src, output=output, kernels=tuple(kernels or ()), force=force,
         build_only=build_only, runs=runs, warmup=warmup, timeout=timeout,
         max_slowdown=max_slowdown, confidence=confidence, gpu=gpu,
-        hip_compiler=hip_compiler.value,
-        cuda_arch=cuda_arch, offload_arch=offload_arch, include_paths=tuple(include or ()),
+        hip_compiler=hip_compiler.value, hip_cpu=hip_cpu_folder(hip_cpu, settings),
+        reference=reference, cuda_arch=cuda_arch, offload_arch=offload_arch, include_paths=tuple(include or ()),
         compile_commands=compile_commands, build_flags=tuple(build_flags or ()),
         settings=settings, jobs=jobs)
     try:

@@ -34,6 +34,10 @@ MAX_SLOWDOWN_OPTION = typer.Option(
     "than (1 + this) x the original (docs/validate.md).")
 CONFIDENCE_OPTION = typer.Option(0.999, "--confidence", min=0.5, max=0.999999,
                                  help="Confidence of the interval a timing verdict rests on.")
+HIP_CPU_OPTION = typer.Option(
+    None, "--hip-cpu", help="AMD's HIP CPU runtime's folder (a clone of "
+    "github.com/ROCm/HIP-CPU; default: $ROCMIGRATE_HIP_CPU, then hip-cpu in the "
+    "configuration).")
 GPU_OPTION = typer.Option("auto", "--gpu", envvar="ROCMIGRATE_GPU",
                           help="auto (detect), none, nvidia, amd or nvidia,amd: the GPUs to take "
                           "as present; without one for a side, runs are skipped.")
@@ -65,10 +69,7 @@ def validate(
                                              help="How the port is built (auto: see README; "
                                              "hip-cpu: against AMD's HIP CPU runtime, run on "
                                              "the CPU with 64-lane wavefronts)."),
-    hip_cpu: Optional[Path] = typer.Option(
-        None, "--hip-cpu", help="AMD's HIP CPU runtime's folder (a clone of "
-        "github.com/ROCm/HIP-CPU; default: $ROCMIGRATE_HIP_CPU, then hip-cpu in the "
-        "configuration)."),
+    hip_cpu: Optional[Path] = HIP_CPU_OPTION,
     reference: Optional[Path] = typer.Option(
         None, "--reference", help="An earlier validate.json whose CUDA originals ran (on an "
         "NVIDIA GPU): where the original cannot run here (--hip-compiler hip-cpu without an "
@@ -112,9 +113,7 @@ def validate(
         runs=runs, warmup=warmup, timeout=timeout, tolerance=tolerance,
         max_slowdown=max_slowdown, confidence=confidence, gpu=gpu,
         hip_compiler=hip_compiler.value, cuda_arch=cuda_arch, offload_arch=offload_arch,
-        hip_cpu=str(hip_cpu) if hip_cpu else (
-            None if os.environ.get(HIP_CPU_ENV) or settings.hip_cpu is None
-            else str(settings.hip_cpu)),
+        hip_cpu=hip_cpu_folder(hip_cpu, settings),
         reference=reference, program_args=given, build_only=build_only, keep_build=keep_build,
         build_flags=tuple(build_flags or ()))
     if report_dir.exists() and not report_dir.is_dir():
@@ -130,6 +129,15 @@ def validate(
     write_reports(report_dir, "validate", report, render_json, render_markdown, render_summary)
 
 
+def hip_cpu_folder(option: Optional[Path], settings) -> Optional[str]:
+    """HIP's CPU runtime's folder: the option, else (None) $ROCMIGRATE_HIP_CPU where set, else
+    the configuration's hip-cpu."""
+    if option:
+        return str(option)
+    return None if os.environ.get(HIP_CPU_ENV) or settings.hip_cpu is None \
+        else str(settings.hip_cpu)
+
+
 def _program_args(text: str) -> tuple[str, tuple[str, ...]]:
     """NAME=ARGS as (name, the shell words of ARGS); ValueError for anything else."""
     name, equals, arguments = text.partition("=")
@@ -140,8 +148,10 @@ def _program_args(text: str) -> tuple[str, tuple[str, ...]]:
 
 def _kernel_harnesses(options, output: Path, say):
     """validate --harness: every kernel of the source through `rocmigrate harness`, with
-    validate's runs, warm-up, timing test, GPU setting, compilers and flags; its own
-    harness.json and harness.md in ``output`` too (for ``python -m migrator.harness``)."""
+    validate's runs, warm-up, timing test, GPU setting, compilers (HIP's CPU runtime too) and
+    flags; its own harness.json and harness.md in ``output`` too (for ``python -m
+    migrator.harness``). With validate's --reference, the harness output beside that
+    validate.json (its REPORT_DIR/harness, where it has one) is the harness's reference."""
     from ..fsutil import atomic_write
     from ..harness import HarnessError, HarnessOptions, harness as run_harness
     from ..output.harness_json import render_json
@@ -153,7 +163,8 @@ def _kernel_harnesses(options, output: Path, say):
             source=options.source, output=output, build_only=options.build_only,
             runs=options.runs, warmup=options.warmup, timeout=options.timeout,
             max_slowdown=options.max_slowdown, confidence=options.confidence, gpu=options.gpu,
-            hip_compiler=options.hip_compiler, cuda_arch=options.cuda_arch,
+            hip_compiler=options.hip_compiler, hip_cpu=options.hip_cpu,
+            reference=_harness_reference(options.reference), cuda_arch=options.cuda_arch,
             offload_arch=options.offload_arch, build_flags=options.build_flags,
             settings=options.settings, jobs=options.jobs), progress=say)
     except HarnessError as err:
@@ -162,3 +173,11 @@ def _kernel_harnesses(options, output: Path, say):
     atomic_write(output / "harness.json", render_json(report).encode())
     atomic_write(output / "harness.md", render_markdown(report).encode())
     return report
+
+
+def _harness_reference(validate_json: Optional[Path]) -> Optional[Path]:
+    """The harness output an earlier `validate --harness` wrote beside ``validate_json``."""
+    if validate_json is None:
+        return None
+    folder = validate_json.parent / "harness"
+    return folder if (folder / "harness.json").is_file() else None

@@ -34,20 +34,24 @@ def buffer_seed(seed: int, index: int) -> int:
 
 
 def render_harness(spec: HarnessSpec, side: str, include: str, includes_main: bool,
-                   selector: str | None = None) -> str:
+                   selector: str | None = None, launch_syntax: str = "chevron") -> str:
     """The harness source of ``side`` (cuda | hip) including the file ``include``, its harness
     run by the name ``selector`` (default: the spec's name)."""
-    return render_harnesses([(selector or spec.name, spec)], side, include, includes_main)
+    return render_harnesses([(selector or spec.name, spec)], side, include, includes_main,
+                            launch_syntax)
 
 
 def render_harnesses(harnesses: list[tuple[str, HarnessSpec]], side: str, include: str,
-                     includes_main: bool) -> str:
+                     includes_main: bool, launch_syntax: str = "chevron") -> str:
     """One source of ``side`` holding the harness of each (selector, spec), all including the
-    file ``include`` once; its ``main`` runs the harness its first argument names."""
+    file ``include`` once; its ``main`` runs the harness its first argument names. The HIP side
+    launches as the conversion's ``launch_syntax`` does (ggl: ``hipLaunchKernelGGL``, which a
+    C++ compiler reads: HIP's CPU runtime); the CUDA side always with ``<<<>>>``."""
     from ..templating import render
 
     return render("harness/harness.cu.j2", version=__version__, side=side, rt=SIDES[side],
                   include=include, unit=include, has_main=includes_main,
+                  ggl=side == "hip" and launch_syntax == "ggl",
                   harnesses=[_harness(selector, spec) for selector, spec in harnesses])
 
 

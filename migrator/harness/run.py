@@ -8,7 +8,10 @@ every harness of a translation unit that has several; ``build`` compiles each un
 in parallel (nvcc for the CUDA side; the port as `rocmigrate validate` builds it:
 ``migrator.toolchain.sides``), and each harness of a unit that fails so on its own; ``run``
 checks up front whether the GPUs each side needs are here, then runs the two sides interleaved,
-run by run; ``judge`` compares outputs and timings.
+run by run; ``judge`` compares outputs and timings. With ``--hip-compiler hip-cpu`` the port is
+converted for AMD's HIP CPU runtime and runs on the CPU with 64-lane wavefronts; without an
+NVIDIA GPU the HIP side runs alone and its outputs are compared with the CUDA outputs an earlier
+harness run recorded (``--reference``), or reported not compared.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from ..toolchain.compilers import find_nvcc
 from ..toolchain.devices import gpu_check
 from ..toolchain.process import run_process
 from ..toolchain.sides import (TAIL, Build, Toolchain, ToolchainError, compile_binary,
-                               cuda_toolchain, hip_toolchain)
+                               cuda_toolchain, hip_toolchain, runs_on)
 from ..toolchain.timing import CONFIDENCE, TimingComparison, judge_timing, runs_needed
 from ..versions import format_version
 from .compare import (NONDETERMINISTIC_FACTOR, BufferComparison, compare_outputs,
@@ -43,6 +46,8 @@ HIP_TREE = "hip-src"  # the converted tree, inside the output folder
 REPORT_LIMIT = 64 * MiB  # the most read of a harness.json
 BUILD_DIR = "build"
 SOURCE_SUFFIXES = {"cuda": ".cuda.cu", "hip": ".hip.cpp"}
+
+NO_NVCC = "nvcc not found: the CUDA side is not built"
 
 Progress = Callable[[str], None]
 
@@ -65,6 +70,10 @@ class HarnessOptions:
     confidence: float = CONFIDENCE  # of the interval a timing verdict rests on
     gpu: str | None = None  # auto | none | nvidia | amd | nvidia,amd (None: $ROCMIGRATE_GPU)
     hip_compiler: str = "auto"
+    hip_cpu: str | None = None  # HIP's CPU runtime's folder (None: $ROCMIGRATE_HIP_CPU)
+    # an earlier harness output folder whose CUDA side ran: where the CUDA side cannot run here,
+    # the HIP outputs are compared with the ones it recorded
+    reference: Path | None = None
     cuda_arch: str = "sm_90"
     offload_arch: str = "gfx90a"
     include_paths: tuple[Path, ...] = ()
@@ -73,6 +82,14 @@ class HarnessOptions:
     settings: Settings = Settings()
     jobs: int = 0
 
+    @property
+    def conversion_settings(self) -> Settings:
+        """The settings the port is converted (and its harness spelled) with: for the runtime
+        that runs it (HIP's CPU runtime with --hip-compiler hip-cpu)."""
+        if self.hip_compiler == "hip-cpu":
+            return self.settings.for_runtime("hip-cpu")
+        return self.settings
+
     def as_dict(self) -> dict:
         return {"source": str(self.source), "output": str(self.output),
                 "kernels": list(self.kernels), "force": self.force,
@@ -80,7 +97,10 @@ class HarnessOptions:
                 "timeout": self.timeout, "max_slowdown": self.max_slowdown,
                 "confidence": self.confidence,
                 "hip_compiler": self.hip_compiler, "cuda_arch": self.cuda_arch,
-                "offload_arch": self.offload_arch, "rocm": format_version(self.settings.rocm),
+                "offload_arch": self.offload_arch,
+                "rocm": format_version(self.conversion_settings.rocm),
+                "runtime": self.conversion_settings.runtime, "hip_cpu": self.hip_cpu,
+                "reference": str(self.reference) if self.reference else None,
                 "include_paths": [str(p) for p in self.include_paths],
                 "build_flags": list(self.build_flags),
                 "compile_commands": str(self.compile_commands) if self.compile_commands else None}
@@ -128,12 +148,14 @@ class HarnessOutcome:
     ratio: float | None = None  # port / original, medians
     # the timing verdict over the timed launches (validate's test): flag, interval, p-value
     timing: TimingComparison | None = None
-    # pass | nondeterministic-ok | slower | mismatch | failed | built | skipped | needs-edit |
-    # spec-error
+    # pass | nondeterministic-ok | slower | mismatch | failed | built | skipped | not-compared |
+    # needs-edit | spec-error
     verdict: str = "failed"
     problems: list[str] = field(default_factory=list)
     loaded: HarnessSpec | None = field(default=None, repr=False)  # the spec as read back
     unit: str = ""  # the file the harnesses include: ``file`` (when not given), or its includer
+    # the earlier harness output whose recorded CUDA outputs the HIP side was compared with
+    recorded: str = ""
 
     def __post_init__(self) -> None:
         self.unit = self.unit or self.file
@@ -147,13 +169,15 @@ class HarnessReport:
     conversion: dict  # {"files", "failed": [{"path", "message"}]}
     files: list[dict]  # {"path", "reader_notes": [...]} per CUDA file read
     harnesses: list[HarnessOutcome]
+    original_not_run: str | None = None  # why the CUDA side did not run (the HIP side ran alone)
 
     def verdicts(self) -> Counter:
         return Counter(outcome.verdict for outcome in self.harnesses)
 
     @property
     def ok(self) -> bool:
-        return all(v in ("pass", "nondeterministic-ok", "built", "skipped", "needs-edit")
+        return all(v in ("pass", "nondeterministic-ok", "built", "skipped", "not-compared",
+                         "needs-edit")
                    for v in self.verdicts())
 
 
@@ -167,43 +191,53 @@ def harness(options: HarnessOptions, progress: Progress | None = None) -> Harnes
                            "limit above 0 s")
     if options.output.exists() and not options.output.is_dir():
         raise HarnessError(f"{options.output} exists and is not a folder")
-    if options.hip_compiler == "hip-cpu":
-        raise HarnessError("--hip-compiler hip-cpu: the kernel harnesses do not run on HIP's "
-                           "CPU runtime yet (validate does): use hipcc or nvcc for them")
     source = options.source.resolve()
     root = source.parent if source.is_file() else source
     if source.is_dir() and _inside(options.output.resolve(), source):
         raise HarnessError(f"the output folder {options.output} is inside the source folder "
                            f"{options.source}: its harnesses and builds would be converted with "
                            "the sources; give an output folder outside it")
+    recorded = read_reference(options.reference) if options.reference else {}
     outcomes, files = generate(options, say)
     nvcc = find_nvcc()
-    if nvcc is None:
-        raise HarnessError("nvcc not found: put CUDA's bin folder on PATH or set CUDA_HOME")
+    if nvcc is None and options.hip_compiler != "hip-cpu":
+        raise HarnessError("nvcc not found: put CUDA's bin folder on PATH or set CUDA_HOME "
+                           "(--hip-compiler hip-cpu builds and runs the HIP side without it)")
     scratch = options.output / BUILD_DIR
     try:
-        cuda = cuda_toolchain(nvcc, options.cuda_arch)
+        cuda = cuda_toolchain(nvcc, options.cuda_arch) if nvcc else None
         hip = hip_toolchain(options.hip_compiler, nvcc, options.cuda_arch, options.offload_arch,
                             scratch.resolve(), (*(f"-I{p}" for p in options.include_paths),
-                                                *options.build_flags))
+                                                *options.build_flags), options.hip_cpu)
     except ToolchainError as err:
         raise HarnessError(str(err)) from None
     say(f"port built with {hip.name}: {hip.reason}")
     gpus = gpus_for(hip.name, options.gpu)  # known before anything is built: said at once
+    if cuda is None:
+        gpus["cuda"] = {"usable": False, "seen": NO_NVCC}
+    original_not_run = None
+    if hip.runs_on == "cpu" and not gpus["cuda"]["usable"] and not options.build_only:
+        original_not_run = gpus["cuda"]["seen"]
+        say(f"the CUDA side is not run ({original_not_run}): the HIP side runs alone, "
+            + (f"compared with the CUDA outputs recorded in {options.reference}"
+               if options.reference else "not compared (--reference names an earlier harness "
+               "output whose CUDA side ran)"))
     if not options.build_only:
         for side, gpu in gpus.items():
-            if not gpu["usable"]:
+            if not gpu["usable"] and not original_not_run:
                 say(f"runs will be skipped: the {side} side needs a GPU ({gpu['seen']})")
     usable = [o for o in outcomes if not o.needs_edit and not o.spec_error]
     conversion = convert(source, options, say) if usable else {"files": 0, "failed": []}
     render(usable, root, options, conversion)
     build(usable, root, options, cuda, hip, say)
     if not options.build_only:
-        run(usable, options, gpus, say)
+        run(usable, options, gpus, say, original_not_run)
     for outcome in outcomes:
-        judge(outcome, options, gpus)
-    return HarnessReport(options.as_dict(), {"cuda": cuda.describe(), "hip": hip.describe()},
-                         gpus, conversion, files, outcomes)
+        judge(outcome, options, gpus, original_not_run, recorded)
+    return HarnessReport(options.as_dict(), {"cuda": cuda.describe() if cuda else {
+        "name": "nvcc", "compiler": "", "version": "", "env": {}, "arch_flags": [],
+        "include_dirs": [], "link_flags": [], "reason": NO_NVCC}, "hip": hip.describe()},
+        gpus, conversion, files, outcomes, original_not_run)
 
 
 def _read(path: Path) -> bytes | None:
@@ -311,10 +345,11 @@ def convert(source: Path, options: HarnessOptions, say: Progress) -> dict:
 
     say(f"converting {options.source} into {options.output / HIP_TREE}")
     tree = options.output / HIP_TREE
-    target = tree / output_name(source.name, options.settings) if source.is_file() else tree
+    settings = options.conversion_settings
+    target = tree / output_name(source.name, settings) if source.is_file() else tree
     try:
         result = convert_tree(RunOptions(source=source, output=target, jobs=options.jobs),
-                              options.settings)
+                              settings)
     except ConvertError as err:
         return {"files": 0, "failed": [{"path": ".", "message": str(err)}]}
     return {"files": len(result.results),
@@ -331,6 +366,7 @@ def render(outcomes: list[HarnessOutcome], root: Path, options: HarnessOptions,
     from ..runner import output_name
 
     failed = {f["path"] for f in conversion["failed"]}
+    settings = options.conversion_settings
     mains: dict[str, bool] = {}
     units: dict[tuple[str, str], list[tuple[str, HarnessSpec]]] = {}
     for outcome in outcomes:
@@ -341,18 +377,20 @@ def render(outcomes: list[HarnessOutcome], root: Path, options: HarnessOptions,
             if side == "hip" and ({outcome.file, unit, "."} & failed):
                 continue
             spelled = outcome.loaded if side == "cuda" else hip_spelling(outcome.loaded,
-                                                                         options.settings)
-            include = unit if side == "cuda" else output_name(unit, options.settings)
+                                                                         settings)
+            include = unit if side == "cuda" else output_name(unit, settings)
             rel = selector(outcome) + suffix
             atomic_write(options.output / rel, render_harness(
-                spelled, side, include, mains[unit], selector(outcome)).encode())
+                spelled, side, include, mains[unit], selector(outcome),
+                settings.launch_syntax).encode())
             outcome.sources[side] = rel
             units.setdefault((unit, side), []).append((selector(outcome), spelled))
     for (unit, side), harnesses in units.items():
         if len(harnesses) > 1:
-            include = unit if side == "cuda" else output_name(unit, options.settings)
+            include = unit if side == "cuda" else output_name(unit, settings)
             atomic_write(options.output / unit_source(unit, side),
-                         render_harnesses(harnesses, side, include, mains[unit]).encode())
+                         render_harnesses(harnesses, side, include, mains[unit],
+                                          settings.launch_syntax).encode())
 
 
 def selector(outcome: HarnessOutcome) -> str:
@@ -368,20 +406,22 @@ def unit_source(unit: str, side: str) -> str:
 # --- building ------------------------------------------------------------------------------------
 
 
-def build(outcomes: list[HarnessOutcome], root: Path, options: HarnessOptions, cuda: Toolchain,
-          hip: Toolchain, say: Progress) -> None:
+def build(outcomes: list[HarnessOutcome], root: Path, options: HarnessOptions,
+          cuda: Toolchain | None, hip: Toolchain, say: Progress) -> None:
     """One binary per translation unit and side: the unit's source of all its harnesses, or a
     harness's own source where the unit has one. A unit whose binary does not build has each of
-    its harnesses built alone, so that one bad spec fails only its own harness."""
+    its harnesses built alone, so that one bad spec fails only its own harness. Without nvcc
+    (``cuda`` None: --hip-compiler hip-cpu) only the HIP side is built."""
     from ..pool import worker_count
 
+    toolchains = {"cuda": cuda, "hip": hip}
     units: dict[tuple[str, str], list[HarnessOutcome]] = {}
     for outcome in outcomes:
         for side in outcome.sources:
-            units.setdefault((outcome.unit, side), []).append(outcome)
+            if toolchains[side] is not None:
+                units.setdefault((outcome.unit, side), []).append(outcome)
     if not units:
         return
-    toolchains = {"cuda": cuda, "hip": hip}
     trees = {"cuda": root, "hip": (options.output / HIP_TREE).resolve()}
     flags = {unit: unit_flags(root, unit, options) for unit in {unit for unit, _ in units}}
 
@@ -399,7 +439,8 @@ def build(outcomes: list[HarnessOutcome], root: Path, options: HarnessOptions, c
             (members, side, unit_source(unit, side), f"{BUILD_DIR}/{unit}.{side}")
             for (unit, side), members in units.items()]
     say(f"building {len(jobs)} binaries for {sum(bool(o.sources) for o in outcomes)} harnesses "
-        f"(one per file and side; CUDA with {cuda.name}, HIP with {hip.name})")
+        f"(one per file and side; CUDA with {cuda.name if cuda else 'nothing'}, HIP with "
+        f"{hip.name})")
     retry = []
     for (members, side, source, binary), result in zip(jobs, compile_all(jobs)):
         if result.ok or len(members) == 1:
@@ -461,7 +502,7 @@ def unit_flags(root: Path, unit: str, options: HarnessOptions) -> dict[str, tupl
                                                   root):
             continue
         rel = where.relative_to(root).as_posix()
-        twin = tree / (output_name(rel, options.settings) if flag == "-include" else rel)
+        twin = tree / (output_name(rel, options.conversion_settings) if flag == "-include" else rel)
         if twin.exists():
             hip[index - 1] = str(twin)
     return {"cuda": cuda, "hip": tuple(hip)}
@@ -519,11 +560,13 @@ def compiler_errors(output: str) -> str:
 
 def gpus_for(hip_toolchain: str, assume: str | None = None) -> dict[str, dict]:
     """side -> {"usable": whether its binaries can run here, "seen": the GPU, or why not}; the
-    port needs an AMD GPU when ``hip_toolchain`` (a Toolchain's name) builds for AMD.
-    ``assume``: validate's --gpu override (None: ROCMIGRATE_GPU, else detection)."""
+    port needs what ``hip_toolchain`` (a Toolchain's name) builds for: an AMD GPU, the CPU
+    (HIP's CPU runtime) or an NVIDIA GPU. ``assume``: validate's --gpu override (None:
+    ROCMIGRATE_GPU, else detection)."""
     try:
         nvidia = gpu_check("nvidia", assume)
-        port = gpu_check("amd", assume) if hip_toolchain == "hipcc-amd" else nvidia
+        platform = runs_on(hip_toolchain)
+        port = nvidia if platform == "nvidia" else gpu_check(platform, assume)
     except ValueError as err:
         raise HarnessError(str(err)) from None
     return {side: {"usable": check.present, "seen": check.reason}
@@ -531,21 +574,24 @@ def gpus_for(hip_toolchain: str, assume: str | None = None) -> dict[str, dict]:
 
 
 def run(outcomes: list[HarnessOutcome], options: HarnessOptions, gpus: dict[str, dict],
-        say: Progress) -> None:
+        say: Progress, original_not_run: str | None = None) -> None:
     """Run the two sides of each built harness ``options.warmup`` untimed then ``options.runs``
     timed rounds, interleaved: each round runs both sides, in an order that rotates from round
     to round (the CUDA side first, then the port first...), so that neither a drift of the GPU
-    nor the place in a round favours one side (as validate runs programs)."""
-    runnable = [o for o in outcomes if o.builds and all(b.ok for b in o.builds.values())
-                and len(o.builds) == 2]
-    if not runnable or not all(gpu["usable"] for gpu in gpus.values()):
+    nor the place in a round favours one side (as validate runs programs). With
+    ``original_not_run`` (the port on HIP's CPU runtime, no NVIDIA GPU) the HIP side runs
+    alone."""
+    sides = ("hip",) if original_not_run else ("cuda", "hip")
+    runnable = [o for o in outcomes
+                if all(side in o.builds and o.builds[side].ok for side in sides)]
+    if not runnable or not all(gpus[side]["usable"] for side in sides):
         return
     for outcome in runnable:
         say(f"running {selector(outcome)} ({options.warmup} warm-up and "
             f"{options.runs} timed runs per side)")
         for number in range(options.warmup + options.runs):
             order = ("cuda", "hip") if number % 2 == 0 else ("hip", "cuda")
-            for side in order:
+            for side in (side for side in order if side in sides):
                 runs = outcome.runs.setdefault(side, [])
                 if not any(r.timed_out for r in runs):
                     side_run = run_side(outcome, side, options, number + 1)
@@ -647,8 +693,63 @@ def run_again(output: Path, runs: int = 10, timeout: float = 120.0,
 # --- judging -------------------------------------------------------------------------------------
 
 
-def judge(outcome: HarnessOutcome, options: HarnessOptions, gpus: dict[str, dict]) -> None:
-    """The verdict of one harness, with its reasons."""
+def read_reference(folder: Path) -> dict[str, tuple[str, list[str]]]:
+    """The CUDA side's runs an earlier harness output folder recorded, by spec path: (the spec
+    they ran, as a path inside ``folder``; their output files, relative to it), for each harness
+    whose CUDA side ran. Raises HarnessError for a folder that holds no harness report; its
+    paths must lie inside it (harness.json is untrusted input)."""
+    try:
+        document = json.loads(read_regular(folder / "harness.json", REPORT_LIMIT))
+        entries = document["harnesses"]
+        inside = folder.resolve()
+        recorded = {}
+        for entry in entries:
+            spec, runs = entry["spec"], entry.get("runs", {}).get("cuda", [])
+            outputs = [str(r["output"]) for r in runs]
+            paths = [spec, *outputs]
+            if not runs or not all(isinstance(p, str) and p for p in paths):
+                continue
+            if all((folder / p).resolve().is_relative_to(inside) for p in paths) and all(
+                    r.get("rc") == 0 and not r.get("timed_out") for r in runs):
+                recorded[spec] = (spec, outputs)
+    except OSError as err:
+        raise HarnessError(f"--reference {folder}: no harness report to read "
+                           f"({folder / 'harness.json'}: {err.strerror})") from None
+    except (ValueError, KeyError, TypeError, AttributeError) as err:
+        raise HarnessError(f"--reference {folder}: not a rocmigrate harness report "
+                           f"({err!r})") from None
+    return recorded
+
+
+def recorded_outputs(outcome: HarnessOutcome, reference: Path | None,
+                     recorded: dict[str, tuple[str, list[str]]]) -> list | str:
+    """The CUDA outputs ``reference`` recorded for this harness's spec (a list of runs'
+    outputs), or why there are none to compare with (a string)."""
+    if reference is None:
+        return "no CUDA outputs recorded to compare with (--reference: an earlier harness " \
+               "output whose CUDA side ran)"
+    if outcome.spec not in recorded:
+        return f"{reference} recorded no CUDA run of {outcome.spec}"
+    spec, outputs = recorded[outcome.spec]
+    try:
+        earlier = load_spec(reference / spec)
+    except SpecError as err:
+        return f"the spec {reference / spec} of the recorded run cannot be read: {err}"
+    if earlier != outcome.loaded:
+        return (f"the spec {outcome.spec} differs from the one the CUDA run recorded in "
+                f"{reference} ran: other inputs")
+    try:
+        return [read_output(reference / output) for output in outputs]
+    except OutputError as err:
+        return f"a recorded CUDA output cannot be read: {err}"
+
+
+def judge(outcome: HarnessOutcome, options: HarnessOptions, gpus: dict[str, dict],
+          original_not_run: str | None = None,
+          recorded: dict[str, tuple[str, list[str]]] | None = None) -> None:
+    """The verdict of one harness, with its reasons. With ``original_not_run`` the HIP side ran
+    alone: its outputs are compared with the CUDA outputs ``recorded`` (read_reference of
+    ``options.reference``) for the same spec, else it is ``not-compared``."""
     if outcome.spec_error:
         outcome.verdict, outcome.problems = "spec-error", [outcome.spec_error]
         return
@@ -656,7 +757,7 @@ def judge(outcome: HarnessOutcome, options: HarnessOptions, gpus: dict[str, dict
         outcome.verdict, outcome.problems = "needs-edit", [outcome.needs_edit]
         return
     problems = [f"the {side} harness did not build" for side, b in outcome.builds.items()
-                if not b.ok]
+                if not b.ok and not (original_not_run and side == "cuda")]
     if "hip" not in outcome.sources:
         problems.append(f"{outcome.unit} did not convert: no HIP harness")
     if problems:
@@ -665,7 +766,8 @@ def judge(outcome: HarnessOutcome, options: HarnessOptions, gpus: dict[str, dict
     if options.build_only:
         outcome.verdict = "built"
         return
-    not_here = {gpu["seen"] for gpu in gpus.values() if not gpu["usable"]}
+    not_here = {gpu["seen"] for side, gpu in gpus.items()
+                if not gpu["usable"] and not (original_not_run and side == "cuda")}
     if not_here:
         outcome.verdict, outcome.problems = "skipped", [f"not run: {'; '.join(sorted(not_here))}"]
         return
@@ -684,6 +786,9 @@ def judge(outcome: HarnessOutcome, options: HarnessOptions, gpus: dict[str, dict
                    for side, runs in outcome.runs.items()}
     except OutputError as err:
         outcome.verdict, outcome.problems = "failed", [str(err)]
+        return
+    if original_not_run:
+        _judge_alone(outcome, options, outputs["hip"], original_not_run, recorded or {})
         return
     outcome.buffers = compare_outputs(outputs["cuda"][0], outputs["hip"][0],
                                       outcome.loaded.tolerances)
@@ -707,6 +812,33 @@ def judge(outcome: HarnessOutcome, options: HarnessOptions, gpus: dict[str, dict
         if not same:
             outcome.problems.append(f"the {side} side's own runs gave different outputs "
                                     "(a kernel that is not deterministic: atomics, races)")
+
+
+def _judge_alone(outcome: HarnessOutcome, options: HarnessOptions, port: list,
+                 original_not_run: str, recorded: dict[str, tuple[str, list[str]]]) -> None:
+    """The HIP side ran alone (HIP's CPU runtime; the CUDA side cannot run here): compared with
+    the CUDA outputs recorded for the same spec as a CUDA run here would be (no timing verdict:
+    a CPU's times say nothing of a GPU's), else ``not-compared``, never a pass."""
+    outcome.consistent["hip"] = all(r == port[0] for r in port[1:])
+    outcome.timings["hip"] = timing([ms for r in outcome.runs["hip"] if not r.warmup
+                                     for ms in r.kernel_ms])
+    originals = recorded_outputs(outcome, options.reference, recorded)
+    if isinstance(originals, str):
+        outcome.verdict = "not-compared"
+        outcome.problems = [f"not compared with CUDA: the HIP side ran {len(port)} time(s) at "
+                            f"64 lanes on HIP's CPU runtime, the CUDA side not here "
+                            f"({original_not_run}), and {originals}"]
+    else:
+        outcome.recorded = str(options.reference)
+        outcome.buffers = compare_outputs(originals[0], port[0], outcome.loaded.tolerances)
+        outcome.consistent["cuda"] = all(r == originals[0] for r in originals[1:])
+        problems = [_difference(b) for b in outcome.buffers if not b.equal]
+        outcome.verdict, outcome.problems = ("mismatch" if problems else "pass"), problems
+        if problems and not outcome.consistent["cuda"]:
+            _judge_against_variation(outcome, {"cuda": originals, "hip": port})
+    if not outcome.consistent["hip"]:
+        outcome.problems.append("the hip side's own runs gave different outputs (a kernel that "
+                                "is not deterministic: atomics, races)")
 
 
 def _judge_against_variation(outcome: HarnessOutcome, outputs: dict[str, list]) -> None:

@@ -21,6 +21,7 @@ def harness_document(report) -> dict:
         harnesses.append(entry)
     return {"tool": "rocmigrate", "version": __version__, "settings": report.settings,
             "toolchains": report.toolchains, "gpus": report.gpus,
+            "original_not_run": report.original_not_run,
             "summary": {"ok": report.ok, "verdicts": dict(sorted(report.verdicts().items()))},
             "conversion": report.conversion, "files": report.files, "harnesses": harnesses}
 

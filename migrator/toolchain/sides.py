@@ -62,7 +62,7 @@ class Toolchain:
     @property
     def runs_on(self) -> str:
         """What its binaries need to run (a devices.gpu_check platform: cpu, amd or nvidia)."""
-        return {"hipcc-amd": "amd", "hip-cpu": "cpu"}.get(self.name, "nvidia")
+        return runs_on(self.name)
 
     def environment(self) -> dict[str, str]:
         return {**os.environ, **dict(self.env)}
@@ -76,6 +76,12 @@ class Toolchain:
                 "env": dict(self.env), "arch_flags": list(self.arch_flags),
                 "include_dirs": list(self.include_dirs), "link_flags": list(self.link_flags),
                 "reason": self.reason}
+
+
+def runs_on(name: str) -> str:
+    """What the binaries of the toolchain named ``name`` need to run (a devices.gpu_check
+    platform: cpu, amd or nvidia); a report keeps only the name."""
+    return {"hipcc-amd": "amd", "hip-cpu": "cpu"}.get(name, "nvidia")
 
 
 def cuda_toolchain(nvcc: str, cuda_arch: str) -> Toolchain:
