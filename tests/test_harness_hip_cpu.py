@@ -203,3 +203,9 @@ def test_vector_ops_harnesses_run_on_hips_cpu_runtime_without_nvcc(tmp_path: Pat
     assert result.exit_code == 0, (result.output, saxpy)
     assert (saxpy["verdict"], saxpy["recorded"]) == ("pass", str(reference))
     assert saxpy["buffers"] and all(b["equal"] for b in saxpy["buffers"])
+    # run again from its report (python -m migrator.harness DIR): the HIP side alone again,
+    # against the same reference
+    again = harness_run.run_again(second, runs=1, warmup=0)
+    [saxpy] = again.harnesses
+    assert again.original_not_run and (saxpy.verdict, saxpy.recorded) == ("pass", str(reference))
+    assert list(saxpy.runs) == ["hip"]

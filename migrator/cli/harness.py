@@ -75,7 +75,8 @@ def harness(
         build_only=build_only, runs=runs, warmup=warmup, timeout=timeout,
         max_slowdown=max_slowdown, confidence=confidence, gpu=gpu,
         hip_compiler=hip_compiler.value, hip_cpu=hip_cpu_folder(hip_cpu, settings),
-        reference=reference, cuda_arch=cuda_arch, offload_arch=offload_arch, include_paths=tuple(include or ()),
+        reference=reference, cuda_arch=cuda_arch, offload_arch=offload_arch,
+        include_paths=tuple(include or ()),
         compile_commands=compile_commands, build_flags=tuple(build_flags or ()),
         settings=settings, jobs=jobs)
     try:

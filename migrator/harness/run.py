@@ -672,22 +672,30 @@ def run_again(output: Path, runs: int = 10, timeout: float = 120.0,
             outcome.loaded = load_spec(output / outcome.spec)
         except SpecError as err:
             outcome.spec_error = str(err)
+    reference = Path(settings["reference"]) if settings.get("reference") else None
     options = HarnessOptions(source=Path(settings["source"]), output=output, runs=runs,
                              warmup=warmup, timeout=timeout, gpu=gpu,
                              max_slowdown=settings.get("max_slowdown", 0.02),
-                             confidence=settings.get("confidence", CONFIDENCE))
+                             confidence=settings.get("confidence", CONFIDENCE),
+                             reference=reference)
     gpus = gpus_for(toolchains["hip"]["name"], gpu)
+    if toolchains["cuda"].get("reason") == NO_NVCC:  # built without nvcc (hip-cpu)
+        gpus["cuda"] = {"usable": False, "seen": NO_NVCC}
+    original_not_run = None
+    if runs_on(toolchains["hip"]["name"]) == "cpu" and not gpus["cuda"]["usable"]:
+        original_not_run = gpus["cuda"]["seen"]
     for side, gpu in gpus.items():
-        if not gpu["usable"]:
+        if not gpu["usable"] and not original_not_run:
             say(f"runs will be skipped: the {side} side needs a GPU ({gpu['seen']})")
-    run([o for o in outcomes if o.loaded is not None], options, gpus, say)
+    recorded = read_reference(reference) if reference and original_not_run else {}
+    run([o for o in outcomes if o.loaded is not None], options, gpus, say, original_not_run)
     for outcome in outcomes:
-        judge(outcome, options, gpus)
+        judge(outcome, options, gpus, original_not_run, recorded)
     settings = {**settings, "runs": runs, "warmup": warmup, "timeout": timeout,
                 "max_slowdown": options.max_slowdown, "confidence": options.confidence,
                 "build_only": False}
     return HarnessReport(settings, toolchains, gpus, document.get("conversion", {}),
-                         document.get("files", []), outcomes)
+                         document.get("files", []), outcomes, original_not_run)
 
 
 # --- judging -------------------------------------------------------------------------------------
