@@ -104,6 +104,20 @@ def test_a_reference_of_another_spec_or_without_the_harness_is_not_compared(tmp_
     assert edited.verdict == "not-compared" and "differs from the one" in edited.problems[0]
 
 
+def test_with_an_nvidia_gpu_both_sides_run_and_the_cpu_is_never_called_slower(tmp_path: Path):
+    outcome = _ran(tmp_path, "cuda", runs=8)
+    for number in range(1, 9):  # the CPU a thousand times slower than the GPU
+        output = f"build/main/saxpy.hip.{number}.out"
+        write_output(tmp_path / output, [buffer("y", "f32", [1.0, 2.0])])
+        outcome.runs.setdefault("hip", []).append(SideRun(0, 1.0, False, [3000.0], output))
+    both = {side: {"usable": True, "seen": side} for side in ("cuda", "hip")}
+    judge(outcome, HarnessOptions(tmp_path, tmp_path, hip_compiler="hip-cpu"), both)
+    assert (outcome.verdict, outcome.timing, outcome.ratio) == ("pass", None, None)
+    assert outcome.timings["hip"].median_ms == 3000.0
+    judge(outcome, HarnessOptions(tmp_path, tmp_path), both)  # two GPUs: slower
+    assert outcome.verdict == "slower"
+
+
 def test_a_reference_is_read_as_untrusted_input(tmp_path: Path):
     with pytest.raises(HarnessError, match="no harness report to read"):
         read_reference(tmp_path)

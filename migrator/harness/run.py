@@ -677,6 +677,7 @@ def run_again(output: Path, runs: int = 10, timeout: float = 120.0,
                              warmup=warmup, timeout=timeout, gpu=gpu,
                              max_slowdown=settings.get("max_slowdown", 0.02),
                              confidence=settings.get("confidence", CONFIDENCE),
+                             hip_compiler=settings.get("hip_compiler", "auto"),
                              reference=reference)
     gpus = gpus_for(toolchains["hip"]["name"], gpu)
     if toolchains["cuda"].get("reason") == NO_NVCC:  # built without nvcc (hip-cpu)
@@ -807,14 +808,16 @@ def judge(outcome: HarnessOutcome, options: HarnessOptions, gpus: dict[str, dict
     for side, launches in timed.items():
         outcome.timings[side] = timing([ms for run_ms in launches for ms in run_ms])
     cuda_ms, hip_ms = outcome.timings["cuda"].median_ms, outcome.timings["hip"].median_ms
-    outcome.ratio = hip_ms / cuda_ms if cuda_ms and hip_ms is not None else None
-    outcome.timing = timing_verdict(timed["cuda"], timed["hip"], options.max_slowdown,
-                                    options.confidence)
+    if options.hip_compiler != "hip-cpu":  # a CPU's times say nothing of a GPU's: no verdict
+        outcome.ratio = hip_ms / cuda_ms if cuda_ms and hip_ms is not None else None
+        outcome.timing = timing_verdict(timed["cuda"], timed["hip"], options.max_slowdown,
+                                        options.confidence)
     problems = [_difference(b) for b in outcome.buffers if not b.equal]
     outcome.verdict, outcome.problems = ("mismatch" if problems else "pass"), problems
     if problems and not outcome.consistent["cuda"]:
         _judge_against_variation(outcome, outputs)
-    if outcome.verdict in ("pass", "nondeterministic-ok") and outcome.timing.flag == "slower":
+    if outcome.verdict in ("pass", "nondeterministic-ok") and outcome.timing and \
+            outcome.timing.flag == "slower":
         outcome.verdict, outcome.problems = "slower", [outcome.timing.reason, *outcome.problems]
     for side, same in outcome.consistent.items():
         if not same:
