@@ -185,3 +185,19 @@ def test_program_arguments_are_chosen_by_name_and_reach_the_runs(tmp_path: Path)
     assert run.passed and run.json["args"] == "1024 two words"
     result = runner.invoke(app, ["validate", str(ROOT / "kernels"), "--program-args", "nope"])
     assert result.exit_code == 2 and "is not NAME=ARGS" in result.output
+
+
+def test_a_port_on_the_cpu_is_never_timed_against_an_original_on_a_gpu():
+    """With an NVIDIA GPU the original runs there and the ports on the CPU: results are
+    compared, timings are not (a CPU would always be 'slower')."""
+    outcome = _outcome([_run(sum=10, kernel_ms=900.0)] * 3, [_run(sum=10, kernel_ms=800.0)] * 3)
+    outcome.original = Original(Build("nvcc", "nvcc ...", True, 1.0),
+                                [_run(sum=10, kernel_ms=1.0)] * 3)
+    _judge(outcome, ValidateOptions(source=Path("."), hip_compiler="hip-cpu"))
+    for port in outcome.variants.values():
+        assert port.verdict == "pass" and port.timings == [] and port.derived == []
+        assert {r.key: r.equal for r in port.results} == {"sum": True}
+        assert port.notes == ["timings not compared: the original ran on the NVIDIA GPU, the "
+                              "port on the CPU (HIP's CPU runtime)"]
+    [row] = outcome.naive_vs_optimized  # both variants ran on the CPU: that ratio stands
+    assert row.ratio == 800.0 / 900.0

@@ -418,7 +418,9 @@ def _judge(outcome: ProgramOutcome, options: ValidateOptions, not_run: str | Non
         if original_not_run is None or original.recorded:
             port.results = compare_results(original.warmups + original.runs,
                                            port.warmups + port.runs, options.tolerance)
-        if original_not_run is None:
+        # a port on the CPU is never timed against an original on a GPU
+        against_gpu = original_not_run is None and options.hip_compiler == "hip-cpu"
+        if original_not_run is None and not against_gpu:
             port.timings = compare_timings(original.runs, port.runs, options.max_slowdown,
                                            options.confidence)
             port.derived = derived_figures(original.runs, port.runs)
@@ -426,6 +428,9 @@ def _judge(outcome: ProgramOutcome, options: ValidateOptions, not_run: str | Non
                                               original_not_run)
         port.notes = [timing.reason for timing in port.timings
                       if timing.flag in ("noise", "undecided") and port.verdict == "pass"]
+        if against_gpu and port.verdict == "pass":
+            port.notes.append("timings not compared: the original ran on the NVIDIA GPU, the "
+                              "port on the CPU (HIP's CPU runtime)")
         if original.recorded and port.verdict == "pass":
             port.notes.append(f"compared with the CUDA original's results recorded in "
                               f"{original.recorded}")
