@@ -25,8 +25,10 @@ and its verdicts join the same table. ``CAUSES`` holds what a person found when 
 program that differs or fails; the markdown table shows it.
 
 Usage: python benchmarks/hip_cpu.py --hecbench CORPUS_SRC [--checkout DIR] [--hip-cpu DIR]
-           [--workdir DIR] [--jobs 2] [--timeout 60] [--programs N | --only NAME...]
-           [--all] [--no-kernels] [--json OUT] [--markdown OUT]
+           [--workdir DIR] [--jobs 2] [--timeout 60] [--start K] [--programs N | --only NAME...]
+           [--all] [--no-kernels | --no-hecbench] [--previous JSON...] [--json OUT]
+           [--markdown OUT]
+Results and causes: docs/hip_cpu.md.
 """
 
 from __future__ import annotations
