@@ -757,8 +757,9 @@ def judge(outcome: HarnessOutcome, options: HarnessOptions, gpus: dict[str, dict
           original_not_run: str | None = None,
           recorded: dict[str, tuple[str, list[str]]] | None = None) -> None:
     """The verdict of one harness, with its reasons. With ``original_not_run`` the HIP side ran
-    alone: its outputs are compared with the CUDA outputs ``recorded`` (read_reference of
-    ``options.reference``) for the same spec, else it is ``not-compared``."""
+    alone (HIP's CPU runtime; the CUDA side cannot run here): its outputs are compared with the
+    CUDA outputs ``recorded`` (read_reference of ``options.reference``) for the same spec as a
+    CUDA run here would be, else it is ``not-compared``, never a pass."""
     if outcome.spec_error:
         outcome.verdict, outcome.problems = "spec-error", [outcome.spec_error]
         return
@@ -796,26 +797,39 @@ def judge(outcome: HarnessOutcome, options: HarnessOptions, gpus: dict[str, dict
     except OutputError as err:
         outcome.verdict, outcome.problems = "failed", [str(err)]
         return
-    if original_not_run:
-        _judge_alone(outcome, options, outputs["hip"], original_not_run, recorded or {})
-        return
-    outcome.buffers = compare_outputs(outputs["cuda"][0], outputs["hip"][0],
-                                      outcome.loaded.tolerances)
+    if original_not_run:  # the HIP side ran alone: the CUDA side's outputs are recorded ones
+        originals = recorded_outputs(outcome, options.reference, recorded or {})
+        if isinstance(originals, str):
+            outcome.verdict = "not-compared"
+            outcome.problems = [f"not compared with CUDA: the HIP side ran "
+                                f"{len(outputs['hip'])} time(s) at 64 lanes on HIP's CPU "
+                                f"runtime, the CUDA side not here ({original_not_run}), and "
+                                f"{originals}"]
+            outputs = {"hip": outputs["hip"]}
+        else:
+            outcome.recorded = str(options.reference)
+            outputs = {"cuda": originals, "hip": outputs["hip"]}
+    if "cuda" in outputs:
+        outcome.buffers = compare_outputs(outputs["cuda"][0], outputs["hip"][0],
+                                          outcome.loaded.tolerances)
     for side, results in outputs.items():
         outcome.consistent[side] = all(r == results[0] for r in results[1:])
     timed = {side: [r.kernel_ms for r in runs if not r.warmup]
              for side, runs in outcome.runs.items()}
     for side, launches in timed.items():
         outcome.timings[side] = timing([ms for run_ms in launches for ms in run_ms])
-    cuda_ms, hip_ms = outcome.timings["cuda"].median_ms, outcome.timings["hip"].median_ms
-    if options.hip_compiler != "hip-cpu":  # a CPU's times say nothing of a GPU's: no verdict
+    # a CPU's times say nothing of a GPU's: no verdict on HIP's CPU runtime, nor against a
+    # recording (its times are another machine's)
+    if not original_not_run and options.hip_compiler != "hip-cpu":
+        cuda_ms, hip_ms = outcome.timings["cuda"].median_ms, outcome.timings["hip"].median_ms
         outcome.ratio = hip_ms / cuda_ms if cuda_ms and hip_ms is not None else None
         outcome.timing = timing_verdict(timed["cuda"], timed["hip"], options.max_slowdown,
                                         options.confidence)
-    problems = [_difference(b) for b in outcome.buffers if not b.equal]
-    outcome.verdict, outcome.problems = ("mismatch" if problems else "pass"), problems
-    if problems and not outcome.consistent["cuda"]:
-        _judge_against_variation(outcome, outputs)
+    if "cuda" in outputs:
+        problems = [_difference(b) for b in outcome.buffers if not b.equal]
+        outcome.verdict, outcome.problems = ("mismatch" if problems else "pass"), problems
+        if problems and not outcome.consistent["cuda"]:
+            _judge_against_variation(outcome, outputs)
     if outcome.verdict in ("pass", "nondeterministic-ok") and outcome.timing and \
             outcome.timing.flag == "slower":
         outcome.verdict, outcome.problems = "slower", [outcome.timing.reason, *outcome.problems]
@@ -823,33 +837,6 @@ def judge(outcome: HarnessOutcome, options: HarnessOptions, gpus: dict[str, dict
         if not same:
             outcome.problems.append(f"the {side} side's own runs gave different outputs "
                                     "(a kernel that is not deterministic: atomics, races)")
-
-
-def _judge_alone(outcome: HarnessOutcome, options: HarnessOptions, port: list,
-                 original_not_run: str, recorded: dict[str, tuple[str, list[str]]]) -> None:
-    """The HIP side ran alone (HIP's CPU runtime; the CUDA side cannot run here): compared with
-    the CUDA outputs recorded for the same spec as a CUDA run here would be (no timing verdict:
-    a CPU's times say nothing of a GPU's), else ``not-compared``, never a pass."""
-    outcome.consistent["hip"] = all(r == port[0] for r in port[1:])
-    outcome.timings["hip"] = timing([ms for r in outcome.runs["hip"] if not r.warmup
-                                     for ms in r.kernel_ms])
-    originals = recorded_outputs(outcome, options.reference, recorded)
-    if isinstance(originals, str):
-        outcome.verdict = "not-compared"
-        outcome.problems = [f"not compared with CUDA: the HIP side ran {len(port)} time(s) at "
-                            f"64 lanes on HIP's CPU runtime, the CUDA side not here "
-                            f"({original_not_run}), and {originals}"]
-    else:
-        outcome.recorded = str(options.reference)
-        outcome.buffers = compare_outputs(originals[0], port[0], outcome.loaded.tolerances)
-        outcome.consistent["cuda"] = all(r == originals[0] for r in originals[1:])
-        problems = [_difference(b) for b in outcome.buffers if not b.equal]
-        outcome.verdict, outcome.problems = ("mismatch" if problems else "pass"), problems
-        if problems and not outcome.consistent["cuda"]:
-            _judge_against_variation(outcome, {"cuda": originals, "hip": port})
-    if not outcome.consistent["hip"]:
-        outcome.problems.append("the hip side's own runs gave different outputs (a kernel that "
-                                "is not deterministic: atomics, races)")
 
 
 def _judge_against_variation(outcome: HarnessOutcome, outputs: dict[str, list]) -> None:
