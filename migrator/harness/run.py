@@ -31,7 +31,8 @@ from ..toolchain.compilers import find_nvcc
 from ..toolchain.devices import gpu_check
 from ..toolchain.process import run_process
 from ..toolchain.sides import (TAIL, Build, Toolchain, ToolchainError, compile_binary,
-                               cuda_toolchain, hip_toolchain, runs_on)
+                               NO_NVCC, cuda_description, cuda_toolchain, hip_toolchain,
+                               runs_on)
 from ..toolchain.timing import CONFIDENCE, TimingComparison, judge_timing, runs_needed
 from ..versions import format_version
 from .compare import (NONDETERMINISTIC_FACTOR, BufferComparison, compare_outputs,
@@ -46,8 +47,6 @@ HIP_TREE = "hip-src"  # the converted tree, inside the output folder
 REPORT_LIMIT = 64 * MiB  # the most read of a harness.json
 BUILD_DIR = "build"
 SOURCE_SUFFIXES = {"cuda": ".cuda.cu", "hip": ".hip.cpp"}
-
-NO_NVCC = "nvcc not found: the CUDA side is not built"
 
 Progress = Callable[[str], None]
 
@@ -234,10 +233,9 @@ def harness(options: HarnessOptions, progress: Progress | None = None) -> Harnes
         run(usable, options, gpus, say, original_not_run)
     for outcome in outcomes:
         judge(outcome, options, gpus, original_not_run, recorded)
-    return HarnessReport(options.as_dict(), {"cuda": cuda.describe() if cuda else {
-        "name": "nvcc", "compiler": "", "version": "", "env": {}, "arch_flags": [],
-        "include_dirs": [], "link_flags": [], "reason": NO_NVCC}, "hip": hip.describe()},
-        gpus, conversion, files, outcomes, original_not_run)
+    return HarnessReport(options.as_dict(), {"cuda": cuda_description(cuda),
+                                             "hip": hip.describe()},
+                         gpus, conversion, files, outcomes, original_not_run)
 
 
 def _read(path: Path) -> bytes | None:

@@ -84,6 +84,18 @@ def runs_on(name: str) -> str:
     return {"hipcc-amd": "amd", "hip-cpu": "cpu"}.get(name, "nvidia")
 
 
+NO_NVCC = "nvcc not found: the CUDA side is not built"  # (--hip-compiler hip-cpu needs no nvcc)
+
+
+def cuda_description(cuda: Toolchain | None) -> dict:
+    """A report's description of the CUDA side's toolchain, also where there is none (no nvcc:
+    the port on HIP's CPU runtime is built alone)."""
+    if cuda is not None:
+        return cuda.describe()
+    return {"name": "nvcc", "compiler": "", "version": "", "env": {}, "arch_flags": [],
+            "include_dirs": [], "link_flags": [], "reason": NO_NVCC}
+
+
 def cuda_toolchain(nvcc: str, cuda_arch: str) -> Toolchain:
     return Toolchain("nvcc", nvcc, compiler_version(nvcc), "the CUDA original is built with nvcc",
                      (f"-arch={cuda_arch}",), "cu")

@@ -27,8 +27,8 @@ from ..settings import Settings
 from ..toolchain.compilers import find_nvcc, missing_names
 from ..toolchain.devices import GPU_ENV, GpuCheck, gpu_check, gpu_setting
 from ..toolchain.process import run_process
-from ..toolchain.sides import (TAIL, Build, Toolchain, ToolchainError, compile_binary,
-                              cuda_toolchain, hip_toolchain)
+from ..toolchain.sides import (NO_NVCC, TAIL, Build, Toolchain, ToolchainError, compile_binary,
+                               cuda_description, cuda_toolchain, hip_toolchain)
 from ..toolchain.timing import CONFIDENCE, TimingComparison, runs_needed
 from ..versions import format_version
 from ..workspace.includes import local_includes
@@ -225,8 +225,7 @@ def validate(options: ValidateOptions, progress: Progress | None = None) -> Vali
                   for platform in dict.fromkeys(("nvidia", hip.runs_on))}
         gpus = {"cuda": checks["nvidia"], "hip": checks[hip.runs_on]}
         if cuda is None:
-            gpus["cuda"] = GpuCheck("nvidia", False, "nvcc not found: the CUDA original is not "
-                                    "built")
+            gpus["cuda"] = GpuCheck("nvidia", False, NO_NVCC)
         absent = list(dict.fromkeys(check.reason for check in gpus.values() if not check.present))
         original_not_run = None
         if hip.runs_on == "cpu" and not gpus["cuda"].present and not options.build_only:
@@ -261,12 +260,10 @@ def validate(options: ValidateOptions, progress: Progress | None = None) -> Vali
                 outcome.original.warmups, outcome.original.runs = recorded[outcome.name]
                 outcome.original.recorded = str(options.reference)
             _judge(outcome, options, not_run, original_not_run)
-        cuda_described = cuda.describe() if cuda else {
-            "name": "nvcc", "compiler": "", "version": "", "env": {}, "arch_flags": [],
-            "include_dirs": [], "link_flags": [], "reason": "nvcc not found: not built"}
         return ValidationReport(options.as_dict(),
-                                {"cuda": cuda_described, "hip": hip.describe()}, conversions,
-                                outcomes, str(scratch) if options.keep_build else None,
+                                {"cuda": cuda_description(cuda), "hip": hip.describe()},
+                                conversions, outcomes,
+                                str(scratch) if options.keep_build else None,
                                 {side: check.as_dict() for side, check in gpus.items()}, not_run,
                                 original_not_run)
     finally:
@@ -358,7 +355,7 @@ def _build(programs: list[Program], root: Path, trees: dict[str, Path],
             job[2], job[3] / job[0].rel, _binary(scratch, job[1], job[0]),
             ((job[3] / job[0].rel).parent,), options.build_flags), jobs)
         builds = {(program.name, side): build for (program, side, *_), build in zip(jobs, built)}
-    unbuilt = Build("nvcc", "", False, 0.0, "nvcc not found: the CUDA original was not built")
+    unbuilt = Build("nvcc", "", False, 0.0, NO_NVCC)
     return [ProgramOutcome(program.name, program.rel,
                            Original(builds.get((program.name, "cuda"), unbuilt)),
                            {variant: VariantOutcome(errors[program.name, variant],
