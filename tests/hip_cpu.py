@@ -7,6 +7,10 @@ import subprocess
 from pathlib import Path
 
 from conftest import ROOT, require, require_path, require_tool
+from migrator import support
+from migrator.convert import convert_bytes
+from migrator.settings import Settings
+from migrator.templating import render
 
 HIP_CPU = ROOT.parent / "shared" / "data" / "hip-cpu"
 
@@ -35,3 +39,16 @@ def run_on_hip_cpu(program: Path, timeout: float = 120) -> str:
                             timeout=timeout)
     assert result.returncode == 0, (result.stdout[-2000:], result.stderr[-2000:])
     return result.stdout
+
+
+def converted_run(program: Path, folder: Path, unsafe_fixes: bool = False) -> str:
+    """The last line the CUDA ``program`` prints, converted for the CPU runtime (with or without
+    unsafe fixes), built after rocmigrate's prelude for what the runtime lacks, with the support
+    headers it includes, and run there."""
+    settings = Settings(unsafe_fixes=unsafe_fixes).for_runtime("hip-cpu")
+    result = convert_bytes(program.name, program.read_bytes(), settings)
+    assert result.status == "converted", result.message
+    support.write_beside(folder, support.referenced(result.output), settings)
+    source = folder / f"{program.stem}.cpp"
+    source.write_bytes(render("hip_cpu/prelude.h.j2").encode() + b"\n" + result.output)
+    return run_on_hip_cpu(build_for_hip_cpu(source, folder, (folder,))).strip().splitlines()[-1]

@@ -9,26 +9,13 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from hip_cpu import build_for_hip_cpu, run_on_hip_cpu
-from migrator import support
-from migrator.convert import convert_bytes
-from migrator.settings import Settings
-from migrator.templating import render
+from hip_cpu import converted_run
 
 PROGRAMS = ROOT / "fixtures" / "wave64"
 
 
 def _converted_run(name: str, folder: Path, unsafe_fixes: bool) -> str:
-    """The last line the program ``name`` (fixtures/wave64) prints, converted for the CPU
-    runtime (with or without unsafe fixes), built after rocmigrate's prelude for what the
-    runtime lacks, with the support headers it includes, and run there."""
-    settings = Settings(unsafe_fixes=unsafe_fixes).for_runtime("hip-cpu")
-    result = convert_bytes(f"{name}.cu", (PROGRAMS / f"{name}.cu").read_bytes(), settings)
-    assert result.status == "converted", result.message
-    support.write_beside(folder, support.referenced(result.output), settings)
-    source = folder / f"{name}.cpp"
-    source.write_bytes(render("hip_cpu/prelude.h.j2").encode() + b"\n" + result.output)
-    return run_on_hip_cpu(build_for_hip_cpu(source, folder, (folder,))).strip().splitlines()[-1]
+    return converted_run(PROGRAMS / f"{name}.cu", folder, unsafe_fixes)
 
 
 @pytest.mark.slow

@@ -25,7 +25,11 @@ _ANY_VECTOR = re.compile(rb"\b(?:u?(?:char|short|int|long|longlong)|float|double
 _OPERATOR = re.compile(rb"operator[ \t]*(\+=|-=|\*=|/=|\*|/)[ \t]*\(")
 _BEFORE = re.compile(rb"[ \t]*(?:[A-Za-z_]\w*[ \t]*&?[ \t]*)+")  # specifiers and return type
 _PARAMETER = re.compile(rb"\s*(const\s+)?([A-Za-z_]\w*)\s*(&?)\s*(?:[A-Za-z_]\w*)?\s*")
-GUARD = b"#if !defined(__HIP_PLATFORM_AMD__)"
+# HIP's own vector types: AMD GPUs (__HIP_PLATFORM_AMD__) and AMD's HIP CPU runtime
+# (__HIP_CPU_RT__, whose compound assignments are non-template members too; its binary operators
+# are templates, the same element by element); what a guard of an earlier release began with
+GUARD = b"#if !defined(__HIP_PLATFORM_AMD__) && !defined(__HIP_CPU_RT__)"
+_EARLIER_GUARD = b"#if !defined(__HIP_PLATFORM_AMD__)"
 
 
 class VectorOperators(Rule):
@@ -35,9 +39,10 @@ class VectorOperators(Rule):
     Puts a project's own definition (or declaration) of ``operator+=``, ``-=``, ``*=`` or
     ``/=`` on two vectors of one type (``void operator+=(float2 &a, float2 b)``), and of
     ``operator*`` or ``operator/`` on two vectors of one type, under
-    ``#if !defined(__HIP_PLATFORM_AMD__)``: on AMD, the operator HIP's vector types define
-    does the same element by element; elsewhere (HIP on NVIDIA, whose vector types are CUDA's,
-    without operators) the project's own is kept. CUDA samples' widely copied
+    ``#if !defined(__HIP_PLATFORM_AMD__) && !defined(__HIP_CPU_RT__)``: on AMD GPUs and AMD's
+    HIP CPU runtime, the operator HIP's vector types define does the same element by element;
+    elsewhere (HIP on NVIDIA, whose vector types are CUDA's, without operators) the project's
+    own is kept. CUDA samples' widely copied
     ``helper_math.h`` defines all of these.
 
     ## Why is this bad on AMD
@@ -45,7 +50,8 @@ class VectorOperators(Rule):
     members and whose ``*`` and ``/`` are friends (HIP 6.4), taking the same two vectors as the
     project's functions: every ``a += b`` or ``a * b`` on two vectors is then ambiguous and the
     port does not build (HeCBench mdh's ``helper_math.h``; CUDA's vector types have no
-    operators, which is why projects defined them).
+    operators, which is why projects defined them). HIP's CPU runtime declares the compound
+    assignments as members alike (HeCBench mdh and particles did not build there).
 
     ## Example
     ```cpp
@@ -54,7 +60,7 @@ class VectorOperators(Rule):
 
     ## Use instead
     ```cpp
-    #if !defined(__HIP_PLATFORM_AMD__) /* HIP's float2 defines operator+= */
+    #if !defined(__HIP_PLATFORM_AMD__) && !defined(__HIP_CPU_RT__) /* HIP's float2 defines operator+= */
     inline __host__ __device__ void operator+=(float2 &a, float2 b) { a.x += b.x; a.y += b.y; }
     #endif
     ```
@@ -145,6 +151,7 @@ def _definition_end(ctx: RuleContext, close: int | None) -> int | None:
 
 
 def _guarded(data: bytes, line: int) -> bool:
-    """Is the line right above this one the guard this rule writes (converted before)?"""
+    """Is the line right above this one the guard this rule writes, or an earlier release
+    wrote (converted before)?"""
     previous = data.rfind(b"\n", 0, max(line - 1, 0)) + 1
-    return data.startswith(GUARD, previous) and line > 0
+    return data.startswith(_EARLIER_GUARD, previous) and line > 0
