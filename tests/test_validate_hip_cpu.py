@@ -91,13 +91,17 @@ def test_hip_cpu_needs_its_folder(tmp_path: Path, monkeypatch):
 def test_kernels_run_on_hips_cpu_runtime_without_nvcc(tmp_path: Path, monkeypatch):
     """Two of kernels/ (one with dynamic shared memory, SHM003) converted for the CPU runtime,
     built with g++ against it and run with 64-lane wavefronts: both variants pass their
-    self-checks and agree; nvcc is not needed."""
+    self-checks and agree; nvcc is not needed. Their CUDA originals' results, recorded by
+    `validate kernels` on an H100 (fixtures/hip_cpu/h100_kernels_validate.json, that report's
+    two programs), are replayed against them: every result equal."""
     monkeypatch.setattr(validate_run, "find_nvcc", lambda: None)
     monkeypatch.setenv("ROCMIGRATE_HIP_CPU", str(HIP_CPU))
     reports = tmp_path / "reports"
+    recorded = ROOT / "fixtures" / "hip_cpu" / "h100_kernels_validate.json"
     result = runner.invoke(app, ["validate", str(ROOT / "kernels"), "-o", str(reports),
                                  "--hip-compiler", "hip-cpu", "--runs", "1", "--warmup", "0",
-                                 "--program", "vector_ops", "--program", "shared_memory"])
+                                 "--program", "vector_ops", "--program", "shared_memory",
+                                 "--reference", str(recorded)])
     document = json.loads((reports / "validate.json").read_text())
     assert result.exit_code == 0, (result.output, document["programs"])
     assert document["toolchains"]["hip"]["name"] == "hip-cpu"
@@ -106,10 +110,15 @@ def test_kernels_run_on_hips_cpu_runtime_without_nvcc(tmp_path: Path, monkeypatc
     for program in document["programs"]:
         assert {v["verdict"] for v in program["variants"].values()} == {"pass"}
         assert program["variants_agree"] and all(r["equal"] for r in program["variants_agree"])
-        assert not program["original"]["build"]["ok"] and program["original"]["runs"] == []
+        assert program["original"]["recorded"] == str(recorded)
+        assert program["original"]["runs"][0]["status"] == "PASS"
+        for variant in program["variants"].values():
+            assert variant["results"] and all(r["equal"] for r in variant["results"])
+            assert f"compared with the CUDA original's results recorded in {recorded}" in \
+                variant["notes"]
     markdown = (reports / "validate.md").read_text()
     assert "The CUDA original was not run" in markdown and "HIP's CPU runtime" in markdown
-    assert "the CUDA original was not run" in result.stdout
+    assert f"the ports were compared with its results recorded in {recorded}" in result.stdout
 
 
 def _report_of(runs: dict[str, list[Run]]) -> dict:

@@ -22,9 +22,11 @@ def render_summary(report, written: list[str]) -> str:
         lines.append(f"nothing was run: {report.not_run} (--gpu or ROCMIGRATE_GPU overrides the "
                      "detection)")
     elif report.original_not_run:
-        lines.append(f"the CUDA original was not run ({report.original_not_run}): the ports "
-                     "were judged by their self-checks and the optimized one against the naive "
-                     "one")
+        recorded = report.settings.get("reference")
+        judged = (f"the ports were compared with its results recorded in {recorded}"
+                  if recorded else "the ports were judged by their self-checks")
+        lines.append(f"the CUDA original was not run ({report.original_not_run}): {judged}, "
+                     "and the optimized one against the naive one")
     counts = ", ".join(f"{n} {verdict}" for verdict, n in sorted(report.verdicts().items()))
     lines.append(f"rocmigrate validate: {counts}; report: {', '.join(map(quoted, written))}")
     return "\n".join(map(escaped, lines)) + "\n"

@@ -230,8 +230,10 @@ def validate(options: ValidateOptions, progress: Progress | None = None) -> Vali
         original_not_run = None
         if hip.runs_on == "cpu" and not gpus["cuda"].present and not options.build_only:
             original_not_run, absent = gpus["cuda"].reason, []
-            say(f"the CUDA original is not run ({original_not_run}): the ports are judged by "
-                "their self-checks and against each other")
+            judged = (f"compared with its results recorded in {options.reference}"
+                      if options.reference else "judged by their self-checks")
+            say(f"the CUDA original is not run ({original_not_run}): the ports are {judged} "
+                "and against each other")
         not_run = "; ".join(absent) if absent and not options.build_only else None
         if not_run:
             say(f"{not_run}: everything is built, nothing is run (every run is reported "
