@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import math
 import os
 import re
 import shlex
@@ -43,6 +44,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -146,6 +148,8 @@ class SideOutcome:
     output: str = ""  # stdout without timing lines
     stdout_tail: str = ""  # the last lines of the output, timings included
     run_error: str = ""  # the last line of stderr of a failed run
+    # a recorded CUDA original only: a second run's output differed from the first's
+    varies: bool = False
 
 
 @dataclass
@@ -157,6 +161,11 @@ class ProgramOutcome:
     naive_vs_optimized: str = "-"
     optimized_vs_human: str = "-"
     cause: str = ""
+    # the CUDA original as recorded on an NVIDIA GPU (--cuda), and the ports against it:
+    # equal | close | differ | varies | empty | "-" (see against_cuda)
+    cuda: SideOutcome | None = None
+    naive_vs_cuda: str = "-"
+    optimized_vs_cuda: str = "-"
 
 
 def log(text: str) -> None:
@@ -216,6 +225,12 @@ def shrink(arguments: list[str]) -> list[str]:
     return small
 
 
+def program_arguments(name: str, cuda: Path) -> list[str]:
+    """What a program runs with, on the CPU and when its CUDA original is recorded on a GPU."""
+    arguments = SMALL_ARGUMENTS.get(name)
+    return arguments if arguments is not None else shrink(run_arguments(cuda) or [])
+
+
 def main_unit(tree: Path, original: Path,
               sources: list[str]) -> tuple[Path | None, list[Path]]:
     """The unit that defines ``main`` and the other units, of a converted or human tree: the
@@ -270,9 +285,7 @@ class Bench:
         from migrator.toolchain.sides import compile_binary
 
         cuda = self.corpus / f"{name}-cuda"
-        arguments = SMALL_ARGUMENTS.get(name)
-        if arguments is None:
-            arguments = shrink(run_arguments(cuda) or [])
+        arguments = program_arguments(name, cuda)
         outcome = ProgramOutcome(name, arguments, cause=CAUSES.get(name, ""))
         started = time.monotonic()
         for side in SIDES:
@@ -338,12 +351,135 @@ def agreement(first: SideOutcome, second: SideOutcome) -> str:
     return "equal" if first.output == second.output else "differ"
 
 
+# a number as programs print them (what against_cuda compares with a tolerance)
+NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)", re.I)
+# how far a number printed on the CPU may be from the GPU's and count as "close"
+RELATIVE_TOLERANCE, ABSOLUTE_TOLERANCE = 1e-4, 1e-6
+
+
+def numerically_close(first: str, second: str) -> bool:
+    """Whether two outputs are equal but for their numbers, each within
+    ``RELATIVE_TOLERANCE`` (or ``ABSOLUTE_TOLERANCE`` near zero) of the other's."""
+    lines, others = first.splitlines(), second.splitlines()
+    if len(lines) != len(others):
+        return False
+    for line, other in zip(lines, others):
+        if NUMBER.split(line) != NUMBER.split(other):
+            return False
+        numbers, other_numbers = NUMBER.findall(line), NUMBER.findall(other)
+        for x, y in zip(map(float, numbers), map(float, other_numbers)):
+            if not (x == y or (math.isnan(x) and math.isnan(y)) or
+                    math.isclose(x, y, rel_tol=RELATIVE_TOLERANCE, abs_tol=ABSOLUTE_TOLERANCE)):
+                return False
+    return True
+
+
+def against_cuda(port: SideOutcome, cuda: SideOutcome | None) -> str:
+    """A port run on the CPU against its CUDA original recorded on a GPU: ``equal``;
+    ``close`` (every number within the tolerance, e.g. a float sum in another order);
+    ``varies`` (it differs, and so did the original's two runs: its output is not a function
+    of its input, e.g. a clock-seeded random generator); ``differ``; ``empty`` (both printed
+    only timings); ``-`` (one of them did not run)."""
+    if cuda is None or not (port.ran and cuda.ran):
+        return "-"
+    if not port.output and not cuda.output:
+        return "empty"
+    if port.output == cuda.output:
+        return "equal"
+    if numerically_close(port.output, cuda.output):
+        return "close"
+    return "varies" if cuda.varies else "differ"
+
+
+def attach_cuda(outcome: ProgramOutcome, recorded: dict) -> None:
+    """The CUDA original's recorded run (``--record-cuda``'s report), where it ran with the
+    same arguments, and the naive and optimized ports against it."""
+    row = recorded.get(outcome.name)
+    if row is None or row.get("arguments") != outcome.arguments:
+        return
+    outcome.cuda = SideOutcome(**{k: v for k, v in row.items() if k != "arguments"})
+    outcome.cuda.output = comparable(outcome.cuda.output)
+    outcome.naive_vs_cuda = against_cuda(outcome.sides["naive"], outcome.cuda)
+    outcome.optimized_vs_cuda = against_cuda(outcome.sides["optimized"], outcome.cuda)
+
+
 def summary(side: SideOutcome) -> str:
     if not side.built:
         return "not built"
     if not side.ran:
         return "timed out" if side.timed_out else f"failed (exit {side.rc})"
     return side.self_check
+
+
+def record_cuda(args: argparse.Namespace, names: list[str], work: Path, report: Path) -> None:
+    """``--record-cuda``, on an NVIDIA machine: each program's CUDA original built with nvcc
+    (the same units and Makefile flags as the ports; ``-x cu``) and run twice on the GPU with
+    the arguments the CPU side uses (``program_arguments``), in its corpus folder. The report
+    is what ``--cuda`` reads later on any machine, written to ``report`` after each program (a
+    run cut short keeps what it recorded)."""
+    from migrator.toolchain.process import run_process
+
+    corpus = args.hecbench.resolve()
+    gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
+                          "--format=csv,noheader"], capture_output=True, text=True,
+                         check=False).stdout.strip() if shutil.which("nvidia-smi") else "none"
+    nvcc = subprocess.run(["nvcc", "--version"], capture_output=True, text=True,
+                          check=False).stdout.strip().splitlines()[-1:]
+    document = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="minutes"),
+                "gpu": gpu, "nvcc": nvcc[0] if nvcc else "", "arch": args.cuda_arch,
+                "timeout": args.timeout, "programs": {}}
+    lock = threading.Lock()
+
+    def recorded(name: str, record: SideOutcome, arguments: list[str]) -> None:
+        with lock:
+            document["programs"][name] = {"arguments": arguments, **asdict(record)}
+            partial = report.with_name(report.name + ".part")
+            partial.write_text(json.dumps(document, indent=1))
+            partial.replace(report)
+
+    def one(name: str) -> None:
+        cuda = corpus / f"{name}-cuda"
+        arguments = program_arguments(name, cuda)
+        record = SideOutcome()
+        sources, flags = makefile_build(cuda)
+        main, others = main_unit(cuda, cuda, sources)
+        if main is None:
+            record.build_error = "no unit with int main()"
+            return recorded(name, record, arguments)
+        makefile = (cuda / "Makefile").read_text(errors="replace")
+        openmp = ["-Xcompiler", "-fopenmp", "-lgomp"] if "fopenmp" in makefile else []
+        binary = work / "bin" / "cuda" / name
+        binary.parent.mkdir(parents=True, exist_ok=True)
+        build = run_process(["nvcc", "-std=c++17", "-O3", f"-arch={args.cuda_arch}",
+                             "--extended-lambda", *openmp, "-x", "cu", str(main),
+                             *map(str, others), *flags, "-o", str(binary)], cuda, 600)
+        record.build_seconds = round(build.seconds, 1)
+        record.built = build.rc == 0 and binary.is_file()
+        if not record.built:
+            record.build_error = first_error(build.stderr + build.stdout) or f"exit {build.rc}"
+            return recorded(name, record, arguments)
+        outputs = []
+        for _ in range(2):
+            done = run_process([str(binary), *arguments], main.parent, args.timeout)
+            outputs.append(comparable(done.stdout))
+            if len(outputs) == 1:
+                record.rc, record.timed_out = done.rc, done.timed_out
+                record.run_seconds = round(done.seconds, 2)
+                record.ran = done.rc == 0 and not done.timed_out and done.error is None
+                record.self_check = self_check(done.stdout + done.stderr)
+                record.output = outputs[0]
+                record.stdout_tail = "\n".join(done.stdout.splitlines()[-6:])[-600:]
+                if not record.ran:
+                    record.run_error = (f"timed out after {args.timeout:g} s" if done.timed_out
+                                        else done.error or first_error(done.stderr or done.stdout)
+                                        or f"exit {done.rc}")
+                    break
+        record.varies = len(outputs) == 2 and outputs[0] != outputs[1]
+        log(f"{name}: cuda {summary(record)}{' (varies)' if record.varies else ''}")
+        recorded(name, record, arguments)
+
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        list(pool.map(one, names))
 
 
 def kernels_validate(args: argparse.Namespace, work: Path) -> dict:
@@ -353,6 +489,8 @@ def kernels_validate(args: argparse.Namespace, work: Path) -> dict:
     command = [sys.executable, "-m", "migrator", "validate", "kernels", "--hip-compiler",
                "hip-cpu", "--hip-cpu", str(args.hip_cpu.resolve()), "--runs", "1", "--warmup",
                "0", "--timeout", str(args.timeout), "-o", str(folder)]
+    if args.kernels_reference:  # the CUDA originals' runs recorded on a GPU (comparison 2)
+        command += ["--reference", str(args.kernels_reference.resolve())]
     proc = subprocess.run(command, cwd=args.checkout.resolve(), env=env, capture_output=True,
                           text=True, check=False)
     report = folder / "validate.json"
@@ -379,14 +517,26 @@ def kernel_rows(report: dict) -> list[dict]:
     return rows
 
 
+def cuda_cell(cuda: dict | None) -> str:
+    if cuda is None:
+        return "-"
+    if not cuda["built"]:
+        return "not built"
+    if not cuda["ran"]:
+        return "timed out" if cuda["timed_out"] else f"failed (exit {cuda['rc']})"
+    return f"y, {cuda['self_check']}" + (" (varies)" if cuda.get("varies") else "")
+
+
 def bold(agreement: str) -> str:
     return f"**{agreement}**" if agreement == "differ" else agreement
 
 
 def agreements(counted: dict) -> str:
     both = sum(n for key, n in counted.items() if key != "-")
-    return f"{counted.get('equal', 0)} equal, {counted.get('differ', 0)} differ, " \
-           f"{counted.get('empty', 0)} print only timings, of {both}"
+    close = f"{counted['close']} close, " if counted.get("close") else ""
+    varies = f"{counted['varies']} vary on the GPU too, " if counted.get("varies") else ""
+    return f"{counted.get('equal', 0)} equal, {close}{counted.get('differ', 0)} differ, " \
+           f"{varies}{counted.get('empty', 0)} print only timings, of {both}"
 
 
 def markdown(report: dict) -> str:
@@ -400,10 +550,15 @@ def markdown(report: dict) -> str:
             str(counts[key][side]) for side in SIDES) + " |")
     lines += ["", "naive vs optimized where both ran: " + agreements(counts["naive_vs_optimized"])
               + "; optimized vs human where both ran: "
-              + agreements(counts["optimized_vs_human"]), "",
-              "| program | arguments | built n/o/h | ran n/o/h | self-check n/o/h | "
-              "naive = opt | opt = human | cause |",
-              "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+              + agreements(counts["optimized_vs_human"]), ""]
+    if counts.get("cuda_recorded"):
+        lines += [f"CUDA originals recorded on the GPU with the same arguments: "
+                  f"{counts['cuda_recorded']}, of which ran {counts['cuda_ran']}; naive port vs "
+                  f"CUDA where both ran: {agreements(counts['naive_vs_cuda'])}; optimized port "
+                  f"vs CUDA: {agreements(counts['optimized_vs_cuda'])}", ""]
+    lines += ["| program | arguments | built n/o/h | ran n/o/h | self-check n/o/h | "
+              "naive = opt | opt = human | CUDA ran, self-check | vs CUDA n/o | cause |",
+              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for row in rows:
         sides = [row["sides"][side] for side in SIDES]
         lines.append(
@@ -414,7 +569,8 @@ def markdown(report: dict) -> str:
             + "/".join(s["self_check"] if s["ran"] or s["self_check"] != "none" else "-"
                        for s in sides)
             + f" | {bold(row['naive_vs_optimized'])} | {bold(row['optimized_vs_human'])}"
-            f" | {row['cause']} |")
+            f" | {cuda_cell(row.get('cuda'))} | {bold(row.get('naive_vs_cuda', '-'))}/"
+            f"{bold(row.get('optimized_vs_cuda', '-'))} | {row['cause']} |")
     if report.get("kernels"):
         lines += ["", "| kernels/ program | naive | optimized | naive = opt | cause |",
                   "| --- | --- | --- | --- | --- |"]
@@ -437,6 +593,10 @@ def count(outcomes: list[ProgramOutcome]) -> dict:
         "self_check_fail": per_side(lambda s: s.self_check == "FAIL"),
         "naive_vs_optimized": Counter(o.naive_vs_optimized for o in outcomes),
         "optimized_vs_human": Counter(o.optimized_vs_human for o in outcomes),
+        "cuda_recorded": sum(o.cuda is not None for o in outcomes),
+        "cuda_ran": sum(o.cuda is not None and o.cuda.ran for o in outcomes),
+        "naive_vs_cuda": Counter(o.naive_vs_cuda for o in outcomes),
+        "optimized_vs_cuda": Counter(o.optimized_vs_cuda for o in outcomes),
     }
 
 
@@ -461,6 +621,8 @@ def select(corpus: Path, args: argparse.Namespace) -> list[str]:
 
 def restored(row: dict) -> ProgramOutcome:
     """A program of an earlier report, with today's cause and comparison rules."""
+    row = {key: value for key, value in row.items()
+           if key not in ("cuda", "naive_vs_cuda", "optimized_vs_cuda")}
     outcome = ProgramOutcome(**{**row, "sides": {side: SideOutcome(**value) for side, value
                                                  in row["sides"].items()}})
     outcome.cause = CAUSES.get(outcome.name, outcome.cause)
@@ -496,12 +658,28 @@ def main() -> int:
                              "keeps where it does not run them again")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--markdown", type=Path)
+    parser.add_argument("--record-cuda", type=Path, metavar="JSON",
+                        help="on an NVIDIA machine: build the CUDA originals with nvcc, run "
+                             "them on the GPU and write what they printed (for --cuda)")
+    parser.add_argument("--cuda-arch", default="sm_90", help="nvcc's -arch for --record-cuda")
+    parser.add_argument("--kernels-reference", type=Path, metavar="VALIDATE_JSON",
+                        help="kernels/: validate's --reference, a validate.json of a run on an "
+                             "NVIDIA GPU (the CUDA originals' recorded results)")
+    parser.add_argument("--cuda", type=Path, nargs="+", default=[], metavar="JSON",
+                        help="--record-cuda reports (a program in a later one replaces its "
+                             "record in an earlier one: a re-run): the ports are compared "
+                             "with them")
     args = parser.parse_args()
     sys.path.insert(0, str(args.checkout.resolve()))
-    from migrator.toolchain.sides import hip_cpu_toolchain
-
     work = (args.workdir or Path(tempfile.mkdtemp(prefix="hip-cpu-bench-"))).resolve()
     work.mkdir(parents=True, exist_ok=True)
+    if args.record_cuda:
+        names = select(args.hecbench.resolve(), args)
+        log(f"{len(names)} CUDA originals, work folder {work}")
+        record_cuda(args, names, work, args.record_cuda)
+        return 0
+    from migrator.toolchain.sides import hip_cpu_toolchain
+
     toolchain = hip_cpu_toolchain(args.hip_cpu.resolve(), work / "scratch")
     names = [] if args.no_hecbench else select(args.hecbench.resolve(), args)
     log(f"{len(names)} programs, work folder {work}")
@@ -515,6 +693,11 @@ def main() -> int:
         if args.no_kernels:
             kernels += earlier.get("kernels", [])
     outcomes.sort(key=lambda outcome: outcome.name.lower())
+    recorded: dict = {"programs": {}}
+    for report in map(json.loads, map(Path.read_text, args.cuda)):
+        recorded = {**report, "programs": {**recorded["programs"], **report["programs"]}}
+    for outcome in outcomes:
+        attach_cuda(outcome, recorded["programs"])
     for row in kernels:
         row["cause"] = CAUSES.get(row["name"], row["cause"])
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=args.checkout,
@@ -522,6 +705,8 @@ def main() -> int:
     report = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="minutes"),
               "commit": commit, "toolchain": toolchain.describe(), "timeout": args.timeout,
               "seconds": round(time.monotonic() - started),
+              "cuda": {key: recorded[key] for key in ("date", "gpu", "nvcc", "arch")
+                       if key in recorded},
               "counts": count(outcomes), "programs": [asdict(o) for o in outcomes],
               "kernels": kernels}
     if args.json:
