@@ -63,11 +63,18 @@ HUMAN_RULES = "LCH001,SHM003"
 LIBRARY_USE = re.compile(r"cublas|thrust|cub/|curand|cusparse|cufft|nccl|cudnn|cusolver|nvml|"
                          r"cooperative_groups|mma\.h")
 # an output line that carries a timing or a rate: dropped before outputs are compared
-TIMING_LINE = re.compile(r"time|elapsed|\b(?:ms|us|usec|msec|sec|secs|seconds|s)\b|GB/s|MB/s|"
+TIMING_LINE = re.compile(r"time|timing|nanosecond|elapsed|\b(?:ms|us|usec|msec|sec|secs|seconds|s)\b|GB/s|MB/s|"
                          r"G?FLOP|throughput|bandwidth|perf|speed|per second", re.I)
 # a clock reading (milliseconds since 1970: 13 digits) at the start of a line, as langford
 # prints before every line: dropped before outputs are compared
 CLOCK_STAMP = re.compile(r"^\d{12,}\s+")
+# a line that names the device a program ran on (the GPU's or the CPU's model): dropped before
+# outputs are compared, as the CPU side and the recorded CUDA original differ there by design
+DEVICE_LINE = re.compile(r"device name|\bNVIDIA\b|\bH[12]00\b|\bEPYC\b|\bXeon\b|\bRyzen\b",
+                         re.I)
+# the binary's own path, as programs print argv[0]: this script puts each at work/bin/SIDE/NAME
+# (here and on the GPU machine); it becomes NAME before outputs are compared
+BINARY_PATH = re.compile(r"(?:/[\w.+-]+)*/bin/(?:naive|optimized|human|cuda)/([\w.+-]+)")
 SELF_CHECK_FAIL = re.compile(r"\b(?:FAIL(?:ED|URE)?|ERROR)\b")
 SELF_CHECK_PASS = re.compile(r"\bPASS(?:ED)?\b")
 # arguments chosen by hand after reading the program's main (sizes a CPU runs in seconds)
@@ -261,9 +268,12 @@ def first_error(text: str) -> str:
 
 
 def comparable(stdout: str) -> str:
-    """The output without timing lines and trailing spaces (what two ports must agree on)."""
-    return "\n".join(CLOCK_STAMP.sub("", line.rstrip()) for line in stdout.splitlines()
-                     if line.strip() and not TIMING_LINE.search(line))
+    """The output without timing lines, device names, trailing spaces and the binary's path
+    (what two ports, and a port and its original, must agree on)."""
+    return "\n".join(BINARY_PATH.sub(r"\1", CLOCK_STAMP.sub("", line.rstrip()))
+                     for line in stdout.splitlines()
+                     if line.strip() and not TIMING_LINE.search(line)
+                     and not DEVICE_LINE.search(line))
 
 
 def self_check(stdout: str) -> str:
@@ -389,6 +399,20 @@ def against_cuda(port: SideOutcome, cuda: SideOutcome | None) -> str:
     if numerically_close(port.output, cuda.output):
         return "close"
     return "varies" if cuda.varies else "differ"
+
+
+def recorded_again(earlier: dict, later: dict) -> dict:
+    """``later``'s records, each marked ``varies`` where an ``earlier`` recording of the same
+    program with the same arguments ran and printed something else (a GPU's output that is not
+    a function of the input shows in two recordings as well as in two runs of one)."""
+    records = {}
+    for name, row in later.items():
+        before = earlier.get(name)
+        if before and before.get("arguments") == row.get("arguments") and before["ran"] and \
+                row["ran"] and comparable(before["output"]) != comparable(row["output"]):
+            row = {**row, "varies": True}
+        records[name] = row
+    return records
 
 
 def attach_cuda(outcome: ProgramOutcome, recorded: dict) -> None:
@@ -695,7 +719,9 @@ def main() -> int:
     outcomes.sort(key=lambda outcome: outcome.name.lower())
     recorded: dict = {"programs": {}}
     for report in map(json.loads, map(Path.read_text, args.cuda)):
-        recorded = {**report, "programs": {**recorded["programs"], **report["programs"]}}
+        recorded = {**report, "programs": {**recorded["programs"],
+                                           **recorded_again(recorded["programs"],
+                                                            report["programs"])}}
     for outcome in outcomes:
         attach_cuda(outcome, recorded["programs"])
     for row in kernels:
