@@ -128,9 +128,13 @@ def test_the_list_of_defined_names_is_the_preludes():
         assert f"ROCMIGRATE_HIP_CPU_DIRECTED({conversion})" in text
 
 
-# HIP-CPU's functions the prelude replaces by a macro naming a wrapper that calls them and
-# corrects their answer, with the wrapper's name.
-WRAPPED = {"hipGetDeviceProperties": "rocmigrate_hip_cpu::device_properties"}
+# HIP-CPU's functions the prelude replaces by a macro naming a wrapper: the wrapper's name, the
+# return type HIP-CPU declares the function with, and whether the wrapper calls HIP-CPU's
+# function and corrects its answer (True) or computes the answer itself (False).
+WRAPPED = {"hipGetDeviceProperties": ("rocmigrate_hip_cpu::device_properties", "hipError_t", True),
+           "hipCdivf": ("rocmigrate_hip_cpu::complex_divide", "hipFloatComplex", False),
+           "atomicInc": ("rocmigrate_hip_cpu::atomic_inc", "unsigned int", False),
+           "atomicDec": ("rocmigrate_hip_cpu::atomic_dec", "unsigned int", False)}
 # Names HIP-CPU declares only inside its namespaces (hip::detail::half, hip::detail::half2), so
 # the prelude's global aliases do not collide: the file that declares them, in namespace detail.
 NAMESPACED = {"half": "src/include/hip/detail/half.hpp", "half2": "src/include/hip/detail/half.hpp"}
@@ -147,12 +151,20 @@ def test_hip_cpu_declares_none_of_the_names_the_prelude_defines():
 
 def test_a_wrapped_function_is_hip_cpus_called_through_a_wrapper():
     sources, prelude = _hip_cpu_sources(), _prelude()
-    for name, wrapper in WRAPPED.items():
-        assert re.search(rf"^hipError_t {name}\(", sources, re.MULTILINE), name
-        assert f"#define {name} {wrapper}\n" in prelude
-        body = prelude[prelude.index(f"hipError_t {wrapper.split('::')[-1]}("):
-                       prelude.index(f"#define {name} ")]
-        assert f"::{name}(" in body
+    for name, (wrapper, returned, calls_hip_cpu) in WRAPPED.items():
+        # HIP-CPU declares it once, at global scope, with that return type
+        declared = re.findall(rf"^(?:inline\s+)?([\w ]+?)\s+{name}\(", sources, re.MULTILINE)
+        assert declared == [returned], name
+        # the wrapper returns the same type, inside its namespace, and the macro follows it
+        namespace, function = wrapper.split("::")
+        start = prelude.index(f"\ninline {returned} {function}(")
+        opened = prelude.rfind(f"\nnamespace {namespace} {{\n", 0, start)
+        assert opened > prelude.rfind(f"\n}}  // namespace {namespace}\n", 0, start), name
+        after = prelude[prelude.index(f"\n}}  // namespace {namespace}\n", start):]
+        assert re.match(rf"\n}}  // namespace {namespace}\n\n(#define \w+ [\w:]+\n)*"
+                        rf"#define {name} {wrapper}\n", after), name
+        body = prelude[start:prelude.index("\n}\n", start)]
+        assert (f"::{name}(" in body) == calls_hip_cpu, name
 
 
 def test_hip_cpu_declares_the_aliased_names_in_its_namespaces_only():
@@ -207,6 +219,11 @@ def _f32(bits: int) -> float:
     return struct.unpack("<f", struct.pack("<I", bits))[0]
 
 
+def _float(value: float) -> float:
+    """The float nearest value."""
+    return struct.unpack("<f", struct.pack("<f", value))[0]
+
+
 SCALARS: dict[str, float] = {
     "__float_as_int": 0x3F800000, "__int_as_float": _f32(0x40490FDB),
     "__float_as_uint": 0x80000000, "__uint_as_float": 1.0,
@@ -242,6 +259,7 @@ SCALARS: dict[str, float] = {
     "__align__": 16, "hipCreal": 1.0, "hipCimag": 2.0, "hipConj": -2.0, "hipCsqabs": 25.0,
     "hipCabs": 5.0, "hipCadd": 4 + 10 * 6, "hipCsub": -2 + 10 * -2, "hipCmul.real": -5.0,
     "hipCmul.imag": 10.0, "hipCdiv.real": (1 * 3 + 2 * 4) / 25, "hipCdiv.imag": (2 * 3 - 1 * 4) / 25,
+    "hipCdivf.real": _float(11 / 25), "hipCdivf.imag": _float(2 / 25),
     "hipCfma.real": -4.5, "hipCfma.imag": 10.25, "hipCfmaf.real": -4.5, "hipCfmaf.imag": 10.25,
     "hipComplexDoubleToFloat": 0x3DCCCCCD, "hipComplexFloatToDouble": -1.5,
     "__ffsll.longlong": 33, "__ffsll.ulonglong": 0, "__clzll.longlong": 63,
@@ -256,6 +274,9 @@ SCALARS: dict[str, float] = {
     "max.double": 3.0, "min.float_double": 0.5, "max.double_float": 1.5,
     "min_max.using_namespace_std": 10.0, "pi_float": _f32(0x40490FDB),
     "signbit": 1, "isnan": 1, "isinf": 1, "isfinite": 1, "isnormal": 1,
+    # limit 3: at (or above) it atomicInc wraps to 0, at 0 (or above it) atomicDec to the limit
+    "atomicInc.old": 3, "atomicInc.below": 2, "atomicInc.limit": 0, "atomicInc.above": 0,
+    "atomicDec.old": 0, "atomicDec.below": 1, "atomicDec.zero": 3, "atomicDec.above": 3,
 }
 BLOCKS, THREADS, WAVEFRONT = 2, 96, 64
 
@@ -298,7 +319,8 @@ def test_the_prelude_computes_what_hip_computes_in_kernels_and_on_the_host(tmp_p
     threads = BLOCKS * THREADS
     assert [_value(word) for word in lines["atomics"].split()] == [
         threads - 1, 1000 - threads, threads, threads / 4, threads - 1, 0, threads,
-        -100, -threads / 2, threads, threads - 1, 0, threads, threads, threads - 1, 2**64 - 1]
+        -100, -threads / 2, threads, threads - 1, 0, threads, threads, threads - 1, 2**64 - 1,
+        threads % 10, -threads % 10, threads // 10]  # atomicInc and atomicDec modulo 10
     assert int(lines["managed"]) == 5 + threads
     # -0.0 < +0.0 for max and min, a NaN changes nothing, exchange and CAS return the old value
     assert [_value(word) for word in lines["atomics.signs"].split()] == [
