@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from dataclasses import dataclass
 
 from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
@@ -75,7 +76,14 @@ class LaneMath(Rule):
     time (no array bound, template argument, case label, static_assert or constexpr) is
     initialised from the device with unsafe fixes: ``rocmigrate_warp_size()``, which asks
     ``hipDeviceGetAttribute(&size, hipDeviceAttributeWarpSize, device)`` (the generated
-    ``rocmigrate_runtime.h``), as HIP ports of such programs do.
+    ``rocmigrate_runtime.h``), as HIP ports of such programs do. A host literal that a comment
+    on its line names the warp size is such a constant whatever its name (``int thread_x = 32;
+    //warpSize;``, ``/* WARP_SIZE */ 32``, ``#define ROWS 32 // warp size``: a comment that
+    starts with "warp size", "warpSize", "WARP_SIZE", "warp width" or "threads per warp"), and
+    so is a count divided by one (``int thread_y = MAX_THREADS_PER_BLOCK / 32; //warpSize;``,
+    HeCBench scatterAdd, whose kernels index ``threadIdx.y * warpSize + threadIdx.x``): its 32
+    becomes ``rocmigrate_warp_size()`` where the same holds. A 32 with no warp-like name and no
+    such comment is left alone, and device code keeps its findings as they were.
 
     ## Why is this bad on AMD
     AMD Instinct (CDNA) GPUs run 64-lane wavefronts (AMD's HIP programming guide, on the
@@ -84,14 +92,19 @@ class LaneMath(Rule):
     wavefronts a block has (per-wavefront partial results left unwritten, loops over them
     reading garbage), and a reduction that starts at offset 16 combines lanes within halves of
     the wavefront only: lanes 32-63 never reach lane 0. A host ``warp_size = 32`` that sizes
-    test data, launches and expected results describes warps the hardware no longer has. The
-    code runs and gives wrong answers.
+    test data, launches and expected results describes warps the hardware no longer has: blocks
+    of ``(32, MAX_THREADS_PER_BLOCK / 32)`` for kernels that assume ``blockDim.x == warpSize``
+    leave half of each row's lanes idle and index ``threadIdx.y * warpSize + threadIdx.x`` past
+    the end of a buffer of ``MAX_THREADS_PER_BLOCK`` entries (HeCBench scatterAdd's port
+    crashed on AMD's HIP CPU runtime). The code runs and gives wrong answers, or crashes.
 
     ## Example
     ```cpp
     int lane = threadIdx.x % 32;
     for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down(v, offset);
     const int warp_size = 32;  // host: sizes the data, the launch and the expected results
+    int thread_x = 32; //warpSize;
+    int thread_y = MAX_THREADS_PER_BLOCK / 32; //warpSize;
     ```
 
     ## Use instead
@@ -99,6 +112,8 @@ class LaneMath(Rule):
     int lane = threadIdx.x % warpSize;
     for (int offset = warpSize / 2; offset > 0; offset /= 2) v += __shfl_down(v, offset);
     const int warp_size = rocmigrate_warp_size();  // hipDeviceAttributeWarpSize
+    int thread_x = rocmigrate_warp_size(); //warpSize;
+    int thread_y = MAX_THREADS_PER_BLOCK / rocmigrate_warp_size(); //warpSize;
     ```
 
     ## Fix safety
@@ -111,7 +126,11 @@ class LaneMath(Rule):
     arithmetic alone would pair lanes the shuffles never combine. A host constant asks the
     device only where every use is at run time in host code; its other uses may still assume
     32 (a person reviews the marker's sites), and a constant that a constant context needs is
-    reported only.
+    reported only. The same holds for a literal that its comment names the warp size, and for a
+    count divided by one; a comment is the author's word, not a proof: only one that starts by
+    naming the warp size counts (not ``// a multiple of the warp size``), and a divided count
+    that a constant context needs keeps its marker, which says to divide by ``warpSize`` in
+    device code or by ``rocmigrate_warp_size()`` on the host.
     """
 
     code = "WAV001"
@@ -124,30 +143,9 @@ class LaneMath(Rule):
         data = ctx.data
         lanes = ctx.settings.wavefront_size
         yield from self._lane_operations(ctx, lanes)
-        for match in _constants(data):
-            if not ctx.in_code(match.start()):
-                continue
-            name = (match.group(1) or match.group(3)).decode()
-            value = int(match.group(2) or match.group(4))
-            if value in (32, 64) and value != lanes:
-                at = match.start(2) if match.group(2) else match.start(4)
-                end = at + len(str(value))
-                message = (f"{name} = {value} hard-codes the warp size; the wavefront has "
-                           f"{lanes} lanes (use warpSize in device code, the device's "
-                           "hipDeviceAttributeWarpSize on the host, or a constant per target)")
-                rewrite = None
-                if _host_run_time_constant(ctx, match):
-                    message = (f"{name} = {value} hard-codes the warp size on the host; the "
-                               f"wavefront has {lanes} lanes (ask the device: "
-                               "hipDeviceGetAttribute(&size, hipDeviceAttributeWarpSize, "
-                               "device), rocmigrate_warp_size())")
-                    rewrite = Fix("ask the device for its warp size",
-                                  (Edit(at, end, b"rocmigrate_warp_size()"),),
-                                  Applicability.UNSAFE, includes=(SUPPORT_HEADER,))
-                yield Diagnostic("WAV001", message, at, end,
-                                 unproven_fix(ctx, marker_site(ctx, at), "WAV001", message,
-                                              rewrite),
-                                 library="device", symbol=name)
+        for constant in _warp_constants(ctx):
+            if constant.value in (32, 64) and constant.value != lanes:
+                yield _constant_finding(ctx, constant, lanes)
         for match in _REDUCTION.finditer(data):
             start_value = int(match.group(2))
             if start_value * 2 not in (32, 64) or start_value * 2 == lanes:
@@ -194,7 +192,8 @@ class LaneMath(Rule):
             if not _LANE_OPERAND.search(left):
                 counts_threads = _BLOCK_COUNT.search(data, left_start, match.start())
                 if operator in ("/", ">>") and counts_threads \
-                        and not _sizes_per_warp_array(ctx, match.start()):
+                        and not _sizes_per_warp_array(ctx, match.start()) \
+                        and match.start(2) not in _commented_divisors(ctx):
                     subgroup = _subgroup(ctx, match.start(), assumed, lanes)
                     if subgroup:
                         yield _kept(f"'{_quoted(data[left_start : match.end()])}'", subgroup,
@@ -309,13 +308,23 @@ def _left_operand_start(code: bytes, operator_start: int) -> int:
     return pos
 
 
-def _constants(data: bytes):
+def _lowered(ctx: RuleContext) -> bytes:
+    """The file in lower case (bytes patterns ignore ASCII case alone), made once for the
+    searches for 'warp' in names and comments."""
+    found = ctx.cache.get("WAV001.lowered")
+    if found is None:
+        found = ctx.cache["WAV001.lowered"] = ctx.data.lower()
+    return found
+
+
+def _constants(data: bytes, lowered: bytes | None = None):
     """What ``_CONSTANT.finditer(data)`` finds, tried only where a match can start: at a word
     holding 'warp' (any case) and at the ``#`` of its line. Every match names such a word; a
     scan that tries each word boundary for a 'warp' inside costs 30 times more."""
     starts = set()
     previous = word = -1  # the last 'warp' found and the start of its word
-    for found in re.finditer(b"warp", data.lower()):  # bytes patterns ignore ASCII case alone
+    lowered = data.lower() if lowered is None else lowered  # ``data`` in lower case
+    for found in re.finditer(b"warp", lowered):  # bytes patterns ignore ASCII case alone
         at = found.start()
         pos = at
         while pos > 0 and data[pos - 1] in WORD_BYTES:
@@ -448,32 +457,166 @@ _HEAD_BRACKET = re.compile(rb"[()]")
 _HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl")
 
 
-def _host_run_time_constant(ctx: RuleContext, match: re.Match) -> bool:
-    """Is the warp-size constant ``match`` found (``_CONSTANT``) one that only host code reads
-    at run time, so that the device can give its value: a variable declared in a host
-    function's body (not ``constexpr``), or a ``#define`` of a source file (not a header, whose
-    includers are not seen), whose every use in the file is in host code, outside any
-    directive and any context that needs a compile-time constant (an array bound, a template
-    argument, a case label, a static_assert, a constexpr initialiser)?"""
+def _host_run_time_constant(ctx: RuleContext, constant: _WarpConstant) -> bool:
+    """Is ``constant`` one that only host code reads at run time, so that the device can give
+    its value: a variable declared in a host function's body (not ``constexpr``), or a
+    ``#define`` of a source file (not a header, whose includers are not seen), whose every use
+    in the file is in host code, outside any directive and any context that needs a
+    compile-time constant (an array bound, a template argument, a case label, a static_assert,
+    a constexpr initialiser)?"""
     data = ctx.data
-    if match.group(3):  # a variable: declared with an integer type in a host function
-        name = match.group(3)
-        start = match.start(3)
+    name = constant.name
+    if not constant.define:  # a variable: declared with an integer type in a host function
+        start = constant.name_at
         if ctx.in_directive(start) or _in_device_code(ctx, start) \
                 or _HOST_DECLARATION.search(data, max(0, start - 80), start) is None:
             return False
         if not _in_function(ctx, start):
             return False  # outside a function: read before main, and by whatever includes it
         scope = block_end(ctx, start)
-        uses = word_offsets(ctx, name, match.end(), scope)
+        uses = word_offsets(ctx, name, constant.after, scope)
     else:
-        name = match.group(1)
         if ctx.path is not None and str(ctx.path).lower().endswith(_HEADER_SUFFIXES):
             return False
-        uses = word_offsets(ctx, name, match.end(), len(data))
+        uses = word_offsets(ctx, name, constant.after, len(data))
     return bool(uses) and all(not ctx.in_directive(at) and not _in_device_code(ctx, at)
                               and _in_function(ctx, at)
                               and not constant_context(ctx, at, at + len(name)) for at in uses)
+
+
+@dataclass(frozen=True)
+class _WarpConstant:
+    """A literal the code holds the warp size in: the value of a constant named like a warp
+    size (``_CONSTANT``), or, on the host, of a constant or a divisor that a comment on its line
+    names the warp size (``_commented_constants``)."""
+
+    name: bytes  # the variable or macro that holds it
+    name_at: int
+    value: int
+    at: int  # the literal's span
+    end: int
+    define: bool  # a #define, else a variable (declared or assigned)
+    after: int  # where what defines it ends: its uses follow
+    dividend: bytes = b""  # ``N`` where the literal divides it (``rows = N / 32;``)
+    commented: bool = False  # found by its comment, not by its name
+
+
+def _warp_constants(ctx: RuleContext) -> list[_WarpConstant]:
+    """Every warp-size constant of the file in code, in order: the named, then the commented
+    ones whose literal no name claimed."""
+    found = {}
+    for match in _constants(ctx.data, _lowered(ctx)):
+        if not ctx.in_code(match.start()):
+            continue
+        define = match.group(1) is not None
+        name, value = (1, 2) if define else (3, 4)
+        found[match.start(value)] = _WarpConstant(
+            match.group(name), match.start(name), int(match.group(value)), match.start(value),
+            match.end(value), define, match.end())
+    for constant in _commented_constants(ctx):
+        found.setdefault(constant.at, constant)
+    return [found[at] for at in sorted(found)]
+
+
+def _constant_finding(ctx: RuleContext, constant: _WarpConstant, lanes: int) -> Diagnostic:
+    """The finding on a warp-size constant: initialised from the device with unsafe fixes where
+    only host code reads it at run time (``_host_run_time_constant``), else marked with what to
+    write instead."""
+    at, end, value = constant.at, constant.end, constant.value
+    name = constant.name.decode()
+    what = f"{name} = {constant.dividend.decode()} / {value}" if constant.dividend \
+        else f"{name} = {value}"
+    if constant.commented:
+        what += " (commented as the warp size)"
+    hard_codes = "divides by a hard-coded warp size" if constant.dividend \
+        else "hard-codes the warp size"
+    if constant.dividend:
+        message = (f"{what} {hard_codes}; the wavefront has {lanes} lanes "
+                   "(divide by warpSize in device code, by the device's warp size on the host: "
+                   "rocmigrate_warp_size(), which asks hipDeviceAttributeWarpSize, or by a "
+                   "constant per target where a constant is needed)")
+    else:
+        message = (f"{what} hard-codes the warp size; the wavefront has {lanes} lanes (use "
+                   "warpSize in device code, the device's hipDeviceAttributeWarpSize on the "
+                   "host, or a constant per target)")
+    rewrite = None
+    if _host_run_time_constant(ctx, constant):
+        message = (f"{what} {hard_codes} on the host; the wavefront has {lanes} lanes "
+                   "(ask the device: hipDeviceGetAttribute(&size, "
+                   "hipDeviceAttributeWarpSize, device), rocmigrate_warp_size())")
+        rewrite = Fix("ask the device for its warp size",
+                      (Edit(at, end, b"rocmigrate_warp_size()"),),
+                      Applicability.UNSAFE, includes=(SUPPORT_HEADER,))
+    return Diagnostic("WAV001", message, at, end,
+                      unproven_fix(ctx, marker_site(ctx, at), "WAV001", message, rewrite),
+                      library="device", symbol=name)
+
+
+# a comment that starts by naming the warp size (read in lower case): ``//warpSize;``,
+# ``// warp size``, ``/* WARP_SIZE */``, ``// = warp width``, ``// the warp size``, ``//
+# threads per warp``; not one that mentions it further on (``// a multiple of the warp size``)
+_WARP_COMMENT = re.compile(
+    rb"(?://|/\*)[\s*!/<]*(?:[=:(][ \t]*)?(?:the[ \t]+)?"
+    rb"(?:warp[ \t_-]?(?:size|width)|(?:threads|lanes)[ \t]+(?:per|in[ \t]+a)[ \t]+warp)\b")
+# on such a comment's line (its code): a #define of a literal, or a name given a literal or a
+# word divided by a literal (``int thread_y = MAX_THREADS_PER_BLOCK / 32; //warpSize;``)
+_COMMENTED = re.compile(
+    rb"#[ \t]*define[ \t]+(\w+)[ \t]+\(?[ \t]*(\d+)[ \t]*\)?[ \t]*\r?$"
+    rb"|\b([A-Za-z_]\w*)[ \t]*=[ \t]*(?:([A-Za-z_]\w*)[ \t]*/[ \t]*)?(\d+)[ \t]*[;,}]",
+    re.MULTILINE)
+
+
+def _commented_constants(ctx: RuleContext) -> list[_WarpConstant]:
+    """The literals of host code that a comment on their line names the warp size (``int
+    thread_x = 32; //warpSize;``), as the named constants (``_CONSTANT``) they stand for: a
+    ``#define`` of one, a name given one, or a word divided by one. Only at a comment that
+    starts by naming it (``_WARP_COMMENT``), so a 32 with no such comment stays as it was; a
+    division of a thread or lane index is lane arithmetic, which ``_lane_operations`` owns, and
+    device code keeps its findings as they were."""
+    found = ctx.cache.get("WAV001.commented")
+    if found is not None:
+        return found
+    found = ctx.cache["WAV001.commented"] = []
+    data = ctx.data
+    lowered = _lowered(ctx)
+    if b"warp" not in lowered:
+        return found
+    literals, code = ctx.literals, ctx.code
+    lines = set()
+    for hit in re.finditer(b"warp", lowered):
+        index = bisect.bisect_right(literals.starts, hit.start()) - 1
+        if index < 0 or hit.start() >= literals.ends[index] or literals.kinds[index] != "comment":
+            continue
+        comment = literals.starts[index]
+        if _WARP_COMMENT.match(lowered, comment) is None:
+            continue
+        line = ctx.source.line_start(comment)
+        if line in lines:
+            continue
+        lines.add(line)
+        line_end = data.find(b"\n", line)
+        for match in _COMMENTED.finditer(code, line, len(data) if line_end == -1 else line_end):
+            define = match.group(1) is not None
+            name, value = (1, 2) if define else (3, 5)
+            at = match.start(value)
+            dividend = b"" if define else match.group(4) or b""
+            if _in_device_code(ctx, at) or dividend and _LANE_OPERAND.search(dividend.decode()):
+                continue
+            found.append(_WarpConstant(match.group(name), match.start(name),
+                                       int(match.group(value)), at, match.end(value), define,
+                                       match.end(), dividend, True))
+    return found
+
+
+def _commented_divisors(ctx: RuleContext) -> set[int]:
+    """Where the divisors of ``_commented_constants`` start: a count of threads divided by one
+    (``MAX_THREADS_PER_BLOCK / 32; //warpSize;``) is that constant's finding, not a count of
+    warps in a block."""
+    found = ctx.cache.get("WAV001.commented_divisors")
+    if found is None:
+        found = ctx.cache["WAV001.commented_divisors"] = {
+            constant.at for constant in _commented_constants(ctx) if constant.dividend}
+    return found
 
 
 def _in_function(ctx: RuleContext, offset: int) -> bool:
