@@ -388,16 +388,7 @@ class Bench:
                 continue
             self.link_siblings(tree, arguments)
             done = run_process([str(binary), *arguments], main.parent, self.args.timeout)
-            result.rc, result.timed_out = done.rc, done.timed_out
-            result.run_seconds = round(done.seconds, 2)
-            result.ran = done.rc == 0 and not done.timed_out and done.error is None
-            result.self_check = self_check(done.stdout + done.stderr)
-            result.output = comparable(done.stdout)
-            result.stdout_tail = "\n".join(done.stdout.splitlines()[-6:])[-600:]
-            if not result.ran:
-                result.run_error = (f"timed out after {self.args.timeout:g} s" if done.timed_out
-                                    else done.error or first_error(done.stderr or done.stdout)
-                                    or f"exit {done.rc}")
+            record_run(result, done, self.args.timeout)
         sides = outcome.sides
         outcome.naive_vs_optimized = agreement(sides["naive"], sides["optimized"])
         outcome.optimized_vs_human = agreement(sides["optimized"], sides["human"])
@@ -412,6 +403,20 @@ class Bench:
                 link = tree.parent / m[1]
                 if not link.exists() and (self.corpus / m[1]).is_dir():
                     link.symlink_to(self.corpus / m[1])
+
+
+def record_run(side: SideOutcome, done, timeout: float) -> None:
+    """What one run of a side's binary (run_process's outcome) gave, into ``side``."""
+    side.rc, side.timed_out = done.rc, done.timed_out
+    side.run_seconds = round(done.seconds, 2)
+    side.ran = done.rc == 0 and not done.timed_out and done.error is None
+    side.self_check = self_check(done.stdout + done.stderr)
+    side.output = comparable(done.stdout)
+    side.stdout_tail = "\n".join(done.stdout.splitlines()[-6:])[-600:]
+    if not side.ran:
+        side.run_error = (f"timed out after {timeout:g} s" if done.timed_out
+                          else done.error or first_error(done.stderr or done.stdout)
+                          or f"exit {done.rc}")
 
 
 def agreement(first: SideOutcome, second: SideOutcome) -> str:
@@ -543,23 +548,11 @@ def record_cuda(args: argparse.Namespace, names: list[str], work: Path, report: 
         if not record.built:
             record.build_error = first_error(build.stderr + build.stdout) or f"exit {build.rc}"
             return recorded(name, record, arguments)
-        outputs = []
-        for _ in range(2):
-            done = run_process([str(binary), *arguments], main.parent, args.timeout)
-            outputs.append(comparable(done.stdout))
-            if len(outputs) == 1:
-                record.rc, record.timed_out = done.rc, done.timed_out
-                record.run_seconds = round(done.seconds, 2)
-                record.ran = done.rc == 0 and not done.timed_out and done.error is None
-                record.self_check = self_check(done.stdout + done.stderr)
-                record.output = outputs[0]
-                record.stdout_tail = "\n".join(done.stdout.splitlines()[-6:])[-600:]
-                if not record.ran:
-                    record.run_error = (f"timed out after {args.timeout:g} s" if done.timed_out
-                                        else done.error or first_error(done.stderr or done.stdout)
-                                        or f"exit {done.rc}")
-                    break
-        record.varies = len(outputs) == 2 and outputs[0] != outputs[1]
+        command = [str(binary), *arguments]
+        record_run(record, run_process(command, main.parent, args.timeout), args.timeout)
+        if record.ran:
+            again = comparable(run_process(command, main.parent, args.timeout).stdout)
+            record.varies = again != record.output
         log(f"{name}: cuda {summary(record)}{' (varies)' if record.varies else ''}")
         recorded(name, record, arguments)
 
