@@ -286,11 +286,66 @@ def _require_replaceable(folder: int, name: str) -> None:
                                   "replaces only regular files")
 
 
+def _read_umask() -> int | None:
+    """The process's umask without changing it (Linux: /proc/self/status' ``Umask:`` line,
+    Linux 4.7 and later), or None where that cannot be read."""
+    try:
+        with open("/proc/self/status", "rb") as status:
+            for line in status:
+                if line.startswith(b"Umask:"):
+                    return int(line.split()[1], 8) & 0o777
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _umask_at_import() -> int:
+    """The umask as the program started: read without changing it where /proc tells it; else by
+    setting it and setting it back at once (at import, before any thread of ours writes)."""
+    found = _read_umask()
+    if found is not None:
+        return found
+    found = os.umask(0o022)
+    os.umask(found)
+    return found
+
+
+_UMASK = _umask_at_import()
+
+
+def current_umask() -> int:
+    """The umask now (read from /proc, so a change by the program is seen; no other thread's
+    files are affected by reading it), or the one read at import where /proc cannot tell."""
+    found = _read_umask()
+    return _UMASK if found is None else found
+
+
+def new_file_mode() -> int:
+    """The mode a new file gets, as ``open(..., "w")`` would give it: 0o666 less the umask."""
+    return 0o666 & ~current_umask()
+
+
+def _kept_mode(folder: int, name: str, mode_from: Path | None) -> int:
+    """The mode a written file ends with: ``mode_from``'s when given; else the mode of the
+    regular file it replaces (a symlink there is replaced, not followed: not kept); else a new
+    file's (0o666 less the umask)."""
+    if mode_from is not None:
+        return os.stat(mode_from).st_mode & 0o7777
+    try:
+        there = os.stat(name, dir_fd=folder, follow_symlinks=False)
+    except FileNotFoundError:
+        return new_file_mode()
+    return there.st_mode & 0o7777 if stat.S_ISREG(there.st_mode) else new_file_mode()
+
+
 def _replace_in(folder: int, name: str, data: bytes, mode_from: Path | None,
                 shown: str | None = None) -> None:
     """Write ``data`` to a temporary file in the open ``folder`` and rename it over ``name``
-    (never over a FIFO, device or socket)."""
+    (never over a FIFO, device or socket). The file gets ``mode_from``'s mode when given, else
+    the mode of the regular file it replaces, else a new file's mode (0o666 less the umask);
+    the temporary is private (0o600) until it holds all of ``data`` and that mode."""
     _require_replaceable(folder, name)
+    mode = _kept_mode(folder, name, mode_from)
     for _attempt in range(100):
         temporary = _temporary_name(name)
         try:
@@ -304,8 +359,7 @@ def _replace_in(folder: int, name: str, data: bytes, mode_from: Path | None,
     try:
         with os.fdopen(handle, "wb") as writer:
             writer.write(data)
-            if mode_from is not None:
-                os.fchmod(writer.fileno(), os.stat(mode_from).st_mode & 0o7777)
+            os.fchmod(writer.fileno(), mode)
         os.replace(temporary, name, src_dir_fd=folder, dst_dir_fd=folder)
     except BaseException:
         _unlink_quietly(temporary, folder)
