@@ -48,40 +48,66 @@ _LINK_NOTE = "symlink, not followed (its target is checked where it lives)"
 
 
 def discover(paths: list[Path], settings: Settings, root: Path,
-             skipped: list[str] | None = None) -> tuple[list[tuple[str, Path]], list[FileResult]]:
-    """(display path, path) of every source file under ``paths`` (the workspace's walk of each
+             skipped: list[str] | None = None
+             ) -> tuple[list[tuple[str, str, Path]], list[FileResult]]:
+    """(rel, shown, path) of every source file under ``paths`` (the workspace's walk of each
     folder; a file named explicitly is checked whatever its suffix), excludes applied, and the
-    entries that cannot be read (failed results). Symlinks inside folders are not followed (their
-    targets are checked where they live): they, and what the walk skips, go to ``skipped``."""
-    found: dict[Path, str] = {}
+    entries that cannot be read (failed results, named by their shown path). ``rel`` is the
+    path relative to ``root`` (the configuration's folder), which ``exclude`` and
+    ``per-file-ignores`` match; ``shown`` is the path that opens from the working directory
+    (``shown_path``), which every output names. Symlinks inside folders are not followed
+    (their targets are checked where they live): they, and what the walk skips, go to
+    ``skipped``."""
+    found: dict[Path, tuple[str, str]] = {}
     failed: list[FileResult] = []
     for path in paths:
         if not path.exists():
             raise LintError(f"{path} does not exist")
         if path.is_file():
-            found.setdefault(path.resolve(), _display(path, root))
+            found.setdefault(path.resolve(), (_display(path, root), shown_path(path)))
             continue
         base = _display(path, root)
         prefix = "" if base == "." else base + "/"
+        shown_base = shown_path(path)
+        shown_prefix = "" if shown_base == "." else shown_base.rstrip("/") + "/"
         for entry in walk(path, settings.exclude, exclude_base=prefix):
             display = prefix + entry.rel
+            shown = shown_prefix + entry.rel
             # sources, and build files (an nvcc left in a HIP project's Makefile)
             source = entry.rel.endswith(CONVERTIBLE_SUFFIXES) or language_of(entry.rel) is not None
             if entry.kind == "fail":
-                failed.append(FileResult(display, "failed", entry.note))
+                failed.append(FileResult(shown, "failed", entry.note))
             elif entry.excluded or not (source or entry.folder or entry.target_is_dir):
                 continue
             elif entry.kind == "file":
-                found.setdefault(entry.path.resolve(), display)
+                found.setdefault(entry.path.resolve(), (display, shown))
             elif skipped is not None:
-                skipped.append(f"{display}: {entry.note or _LINK_NOTE}")
-    return sorted(((display, path) for path, display in found.items()), key=lambda x: x[0]), failed
+                skipped.append(f"{shown}: {entry.note or _LINK_NOTE}")
+    return sorted(((display, shown, path) for path, (display, shown) in found.items()),
+                  key=lambda x: x[1]), failed
 
 
 def _display(path: Path, root: Path) -> str:
     try:
         return path.resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
+        return path.as_posix()
+
+
+def shown_path(path: Path) -> str:
+    """``path`` as lint's outputs name it: a path that opens from the working directory, as git
+    and pre-commit give them. A relative path is kept as given (tidied: ``./a`` is ``a``); an
+    absolute one inside the working directory becomes relative to it; one outside stays
+    absolute."""
+    if not path.is_absolute():
+        return path.as_posix()
+    try:
+        return path.relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        pass
+    try:  # the working directory reached through a symlink
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except (ValueError, OSError):
         return path.as_posix()
 
 
@@ -100,20 +126,23 @@ def lint(paths: list[Path], settings: Settings, root: Path, fix: bool = False,
     result = LintResult()
     files, result.results = discover(paths, settings, root, result.skipped)
     work = []
-    for display, path in files:
+    for display, shown, path in files:
         try:
-            work.append((display, path, path.read_bytes()))
+            work.append((display, shown, path, path.read_bytes()))
         except OSError as err:
-            result.results.append(FileResult(display, "failed", f"cannot read: {err.strerror}"))
+            result.results.append(FileResult(shown, "failed", f"cannot read: {err.strerror}"))
     settings = replace(settings, report_unused_suppressions=True, write_markers=False)
     processor = functools.partial(lint_bytes, fix=fix or diff)
-    outcomes = list(process_all([(display, data) for display, _, data in work], processor,
+    # the rules see the path relative to the configuration's folder (per-file-ignores match
+    # it); what lint shows is the path from the working directory
+    outcomes = list(process_all([(display, data) for display, _, _, data in work], processor,
                                 settings, jobs, report, POOL_THRESHOLD))
-    for (display, path, data), outcome in zip(work, outcomes):
+    for (display, shown, path, data), outcome in zip(work, outcomes):
+        _show_as(outcome, shown)
         output, outcome.output = outcome.output, None
         if outcome.status != "failed" and output is not None and output != data:
             if diff:
-                result.diffs.append(unified_diff(display, display, data, output))
+                result.diffs.append(unified_diff(shown, shown, data, output))
                 for finding in outcome.findings:
                     finding.fixed = False  # shown, not applied
             elif fix:
@@ -122,3 +151,11 @@ def lint(paths: list[Path], settings: Settings, root: Path, fix: bool = False,
         result.results.append(outcome)
     result.results.sort(key=lambda r: r.rel)
     return result
+
+
+def _show_as(outcome: FileResult, shown: str) -> None:
+    """Name ``outcome`` and its findings by ``shown``, the path from the working directory."""
+    rel, outcome.rel = outcome.rel, shown
+    for finding in outcome.findings:
+        if finding.path == rel:
+            finding.path = shown

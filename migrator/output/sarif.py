@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path, PurePosixPath
+from urllib.parse import quote
 
 from .. import __version__
 
@@ -27,6 +29,21 @@ def _rule_entries(rule_classes) -> tuple[list[dict], dict[str, int]]:
     return entries, index
 
 
+def artifact_location(path: str) -> dict:
+    """Where a file lint names is: a path relative to the working directory is a URI relative
+    to ``%SRCROOT%``, which the run says is the working directory; an absolute one (a file
+    outside it) is a ``file://`` URI of its own."""
+    if PurePosixPath(path).is_absolute():
+        return {"uri": Path(path).as_uri()}
+    return {"uri": quote(path), "uriBaseId": "%SRCROOT%"}
+
+
+def _source_root() -> dict:
+    """``%SRCROOT%``: the working directory lint ran in (its paths are relative to it)."""
+    return {"uri": Path.cwd().as_uri() + "/",
+            "description": {"text": "the working directory rocmigrate lint ran in"}}
+
+
 def render_findings(findings, failures, rule_classes, diffs: list[str] | None = None) -> str:
     """A SARIF log of one run; with ``diffs`` (lint --diff), the unified diffs of the fixes go
     in the run's property bag (``properties.diffs``), where SARIF allows tool-specific data."""
@@ -38,7 +55,7 @@ def render_findings(findings, failures, rule_classes, diffs: list[str] | None = 
             "level": "note" if f.severity == "info" else "warning",
             "message": {"text": f.message},
             "locations": [{"physicalLocation": {
-                "artifactLocation": {"uri": f.path, "uriBaseId": "%SRCROOT%"},
+                "artifactLocation": artifact_location(f.path),
                 "region": {"startLine": f.line, "startColumn": f.column}}}],
         }
         if f.code in index:
@@ -51,6 +68,7 @@ def render_findings(findings, failures, rule_classes, diffs: list[str] | None = 
     run = {
         "tool": {"driver": {"name": "rocmigrate", "version": __version__,
                             "semanticVersion": __version__, "rules": rules}},
+        "originalUriBaseIds": {"%SRCROOT%": _source_root()},
         "results": results,
         "invocations": [{"executionSuccessful": not failures,
                          "toolExecutionNotifications": notifications}],
