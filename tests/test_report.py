@@ -15,7 +15,7 @@ from migrator.cli import _register, app
 from migrator.report import EffortModel, ModelError, ReportOptions, build_report, model_from_table
 from migrator.report.effort import load_model
 from migrator.report.evidence import gather
-from migrator.report.phases import batches, choose_pilot, order_modules
+from migrator.report.phases import batches, choose_pilot, order_modules, self_contained_units
 from migrator.settings import Settings
 from migrator.versions import parse_target
 
@@ -127,37 +127,83 @@ def test_inventory(document):
 
 
 def test_effort_classes_and_hours(document):
-    """Inline PTX and a 32-lane reduction left with a marker are blockers; the hours are the
-    model's, class by class."""
+    """Inline PTX and a 32-lane reduction left with a marker are blockers; each distinct
+    decision is costed once, each site at its class's mechanical hours."""
     records = by_path(document)
     work = {(item["code"], item["class"]) for item in records["a/kernel.cu"]["work"]}
     assert ("PTX001", "blocker") in work
     assert ("WAV001", "blocker") in {(i["code"], i["class"])
                                      for i in records["common/util.h"]["work"]}
     model = EffortModel()
-    findings = document["summary"]["findings"]
+    summary = document["summary"]
+    findings = summary["findings"]
     by_class = document["inventory"]["totals"]["hours_by_class"]
-    # PTX001 costs its code's hours, the other blockers the class's
-    assert by_class["blocker"] == pytest.approx(8.0 + (findings["blocker"] - 1) * 4.0)
+    # per site: the class's mechanical hours, whatever the code
+    assert by_class["blocker"] == pytest.approx(findings["blocker"] * model.hours["blocker"])
     assert by_class["automatic"] == pytest.approx(findings["automatic"] * model.hours["automatic"])
-    assert document["summary"]["hours_port"] == pytest.approx(sum(by_class.values()))
-    assert "blocker 4 h" in document["model_line"] and "PTX001 8 h" in document["model_line"]
+    # per decision: PTX001 its code's hours, the other blockers and manual ones their class's
+    decided = document["decisions"]
+    keys = [(d["code"], d["symbol"]) for d in decided]
+    assert len(keys) == len(set(keys))
+    ptx = [d for d in decided if d["code"] == "PTX001"]
+    assert ptx and all(d["hours"] == 8.0 for d in ptx)
+    assert all(d["hours"] == {"blocker": 4.0, "manual": 1.0}[d["class"]]
+               for d in decided if d["code"] != "PTX001")
+    assert sum(d["sites"] for d in decided) == sum(
+        1 for r in document["files"] for i in r["work"] if i["class"] in ("manual", "blocker"))
+    assert summary["hours_decisions"] == pytest.approx(sum(d["hours"] for d in decided
+                                                           if d["phase"] == "port"))
+    assert summary["hours_port"] == pytest.approx(sum(by_class.values())
+                                                  + summary["hours_decisions"])
+    # the preparation phase carries the decisions' hours; the phases add up to the total
+    phases = {p["name"]: p for p in document["plan"]["phases"]}
+    assert phases["preparation"]["hours"] == pytest.approx(summary["hours_decisions"])
+    assert sum(p["hours"] for p in document["plan"]["phases"]) == pytest.approx(
+        summary["hours_port"] + summary["hours_optimisation"])
+    assert "per decision" in document["model_line"] and "PTX001 8 h" in document["model_line"]
+    assert "blocker 4 h" in document["model_line"] and "blocker 0.5 h" in document["model_line"]
+
+
+def test_one_decision_for_many_sites(tmp_path):
+    """Sixty calls of one API without a HIP counterpart are one decision and sixty mechanical
+    sites, not sixty decisions (a cg::reduce-like shape); a second API is a second decision."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    calls = "".join(f"    cudaGraphInstantiateWithParams(&e{i}, g, &p);\n" for i in range(60))
+    (tree / "many.cu").write_text("#include <cuda_runtime.h>\nvoid f(cudaGraph_t g) {\n"
+                                  "    cudaGraphInstantiateParams p;\n"
+                                  + "".join(f"    cudaGraphExec_t e{i};\n" for i in range(60))
+                                  + calls + "}\n")
+    document = report_of(tree, tmp_path / "r", settings=Settings(rocm=parse_target("5.2")))
+    decided = [d for d in document["decisions"]
+               if d["symbol"] == "cudaGraphInstantiateWithParams"]
+    assert len(decided) == 1, document["decisions"]
+    assert decided[0]["sites"] == 60 and decided[0]["files"] == 1
+    assert decided[0]["hours"] == 4.0 and decided[0]["site_hours"] == pytest.approx(60 * 0.5)
+    per_site_before = 60 * 4.0  # the old model: every site a blocker decision
+    assert document["summary"]["hours_port"] < per_site_before / 4
 
 
 def test_model_from_configuration(tree, tmp_path):
     config = tmp_path / "pyproject.toml"
     config.write_text('[tool.rocmigrate.report]\nhours = { blocker = 10.0, automatic = 0 }\n'
+                      'decision-hours = { manual = 3 }\n'
                       'code-hours = { PTX001 = 20 }\ncode-class = { WAV002 = "manual" }\n'
-                      'hours-per-week = 20\n')
+                      'hours-per-week = 20\npilot-share = 0.25\n')
     model = load_model(config, ["PTX001", "WAV002", "WAV001"])
     assert model.hours["blocker"] == 10.0 and model.code_class == {"WAV002": "manual"}
+    assert model.decision_hours["manual"] == 3.0 and model.pilot_share == 0.25
     document = report_of(tree, tmp_path / "r", model=model)
+    findings = document["summary"]["findings"]
     by_class = document["inventory"]["totals"]["hours_by_class"]
-    assert by_class["blocker"] == pytest.approx(20.0 + 10.0)
+    assert by_class["blocker"] == pytest.approx(10.0 * findings["blocker"])
     assert by_class["automatic"] == 0
     assert ("WAV002", "manual") in {(i["code"], i["class"])
                                     for i in by_path(document)["common/util.h"]["work"]}
+    decided = {d["code"]: d for d in document["decisions"]}
+    assert decided["PTX001"]["hours"] == 20.0 and decided["WAV002"]["hours"] == 3.0
     assert document["model"]["source"] == str(config)
+    assert document["model"]["decision_hours"]["manual"] == 3.0
     assert document["summary"]["person_weeks"] == pytest.approx(
         document["summary"]["hours_port"] / 20, abs=0.01)
 
@@ -169,6 +215,10 @@ def test_model_from_configuration(tree, tmp_path):
     ({"code-class": {"PTX001": "easy"}}, "report.code-class.PTX001 must be one of"),
     ({"code-hours": {"ptx": 1}}, "'ptx' is not a rule code"),
     ({"pilot-modules": 0}, "pilot-modules must be a whole number"),
+    ({"pilot-share": 0}, "pilot-share must be a share"),
+    ({"pilot-share": 1.5}, "pilot-share must be a share"),
+    ({"decision-hours": {"hard": 1}}, "decision-hours: unknown class 'hard'"),
+    ({"decision-hours": {"blocker": -2}}, "report.decision-hours.blocker must be a number"),
     ({"batch-hours": 0}, "must be above 0"),
 ])
 def test_bad_model_tables(table, message):
@@ -191,25 +241,58 @@ def _record(path: str, lines: int, codes: dict, includes=(), hours=1.0, kind="so
             "hours": {"port": hours, "optimisation": 0.0}, "status": "unchanged"}
 
 
-def test_pilot_is_a_greedy_set_cover():
-    """The most new codes per line first: b (3 codes in 10 lines) before a (3 codes, one new
-    after b, in 100 lines); c adds nothing once a and b are in, so it is not taken."""
-    units = {"a": [_record("a/x.cu", 100, {"API001": 1, "PTX001": 1, "SHM001": 1})],
-             "b": [_record("b/x.cu", 10, {"API001": 1, "WAV001": 1, "SHM001": 1})],
-             "c": [_record("c/x.cu", 5, {"API001": 1})],
-             "d": [_record("d/CMakeLists.txt", 2, {"CMK001": 1}, kind="build")]}
-    chosen, covered, everything = choose_pilot(units, limit=3)
-    assert chosen == ["b", "a"]
-    assert covered == {"API001", "PTX001", "SHM001", "WAV001"}
-    assert everything - covered == {"CMK001", "build:cmake"}  # a build folder is no pilot
-    assert choose_pilot(units, limit=1)[0] == ["b"]
-    # a module smaller than the median costs as much as the median: a 2-line module with one
-    # code does not beat a 50-line one with three
-    sizes = {"tiny": [_record("tiny/x.cu", 2, {"API001": 1})],
-             "mid": [_record("mid/x.cu", 50, {"API001": 1, "WAV001": 1, "SHM001": 1})],
-             "other": [_record("other/x.cu", 60, {"STM001": 1})],
-             "big": [_record("big/x.cu", 500, {"XFR001": 1})]}
-    assert choose_pilot(sizes, limit=1)[0] == ["mid"]
+def _paths(records: list[dict]) -> list[str]:
+    return [r["path"] for r in records]
+
+
+def test_pilot_units_are_self_contained():
+    """A unit is a translation unit with the project files it includes, directly or not;
+    headers are no unit of their own."""
+    records = [_record("app/main.cu", 30, {}, includes=["lib/l.cuh"]),
+               _record("lib/l.cuh", 20, {}, includes=["lib/base.h"]),
+               _record("lib/base.h", 5, {}),
+               _record("tool/t.cu", 10, {})]
+    assert self_contained_units(records) == {
+        "app/main.cu": ["app/main.cu", "lib/l.cuh", "lib/base.h"], "tool/t.cu": ["tool/t.cu"]}
+    headers = [_record("x.h", 1, {}), _record("y.cuh", 1, {})]  # no unit: each file alone
+    assert self_contained_units(headers) == {"x.h": ["x.h"], "y.cuh": ["y.cuh"]}
+
+
+def test_pilot_is_a_budgeted_weighted_cover():
+    """The most new pattern weight (files using a pattern) per line first, within the share
+    of the tree's lines: b (3 codes, 2 of them common, in 10 lines) before a; c adds nothing
+    once they are in; the big one does not fit."""
+    records = [_record("a/x.cu", 100, {"API001": 1, "PTX001": 1, "SHM001": 1}),
+               _record("b/x.cu", 10, {"API001": 1, "WAV001": 1, "SHM001": 1}),
+               _record("c/x.cu", 5, {"API001": 1}),
+               _record("big/x.cu", 2000, {"XFR001": 1, "API001": 1}),
+               _record("d/CMakeLists.txt", 2, {"CMK001": 1}, kind="build")]
+    pilot = choose_pilot(records, limit=3, share=0.1)
+    assert pilot.units == ["b/x.cu", "a/x.cu"]
+    assert pilot.lines == 110 and pilot.total_lines == 2117 and not pilot.over_budget
+    assert pilot.covered == {"API001", "PTX001", "SHM001", "WAV001"}
+    assert pilot.everything - pilot.covered == {"CMK001", "build:cmake", "XFR001"}
+    assert pilot.weight_covered == 4 + 2 + 1 + 1 and pilot.weight_total == 4 + 2 + 1 + 1 + 1 + 1 + 1
+    assert choose_pilot(records, limit=1, share=0.1).units == ["b/x.cu"]
+    # a tighter share leaves a out
+    assert choose_pilot(records, limit=3, share=0.01).units == ["b/x.cu"]
+
+
+def test_pilot_over_budget_is_said():
+    """A tree whose one translation unit includes everything has no slice within the share:
+    the pilot is that unit, and says so."""
+    records = [_record("main.cu", 100, {"API001": 1}, includes=["a.cuh", "b.cuh"]),
+               _record("a.cuh", 400, {"WAV001": 1}), _record("b.cuh", 500, {"SHM001": 1})]
+    pilot = choose_pilot(records, limit=3, share=0.1)
+    assert pilot.units == ["main.cu"] and pilot.over_budget and pilot.lines == 1000
+
+
+def test_pilot_prefers_the_main_patterns():
+    """A pattern many files use weighs more: the unit with the tree's common API wins over
+    one with a rare one of the same size."""
+    common = [_record(f"m{i}/x.cu", 100, {"API001": 1}) for i in range(8)]
+    records = common + [_record("rare/x.cu", 100, {"XFR001": 1})]
+    assert choose_pilot(records, limit=1, share=0.5).units[0].startswith("m")
 
 
 def test_batches_follow_the_include_graph():
@@ -238,8 +321,13 @@ def test_phases_and_status_without_evidence(document):
     assert [c["text"] for c in plan["next_blocked_by"]] == ["no blocker left without a decision"]
     pilot = plan["phases"][1]
     assert {c["state"] for c in pilot["exit_criteria"]} == {"unknown"}
-    assert set(plan["pilot"]["modules"]) <= {"a", "b", "common"}
-    total = sum(phase["hours"] for phase in plan["phases"][1:3])
+    summary = plan["pilot"]
+    assert set(summary["modules"]) <= {"a/kernel.cu", "b/blas.cu", "a/other.cu"}, summary
+    assert summary["lines"] == sum(r["lines"] for r in document["files"]
+                                   if r["path"] in summary["paths"])
+    assert summary["total_lines"] == document["summary"]["lines"]
+    assert "self-contained units" in summary["rule"]
+    total = sum(phase["hours"] for phase in plan["phases"][0:3])
     assert total == pytest.approx(document["summary"]["hours_port"])
 
 

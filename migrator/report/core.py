@@ -16,7 +16,7 @@ from ..fsutil import check_regular
 from ..settings import Settings
 from ..versions import format_version
 from . import evidence as evidence_module
-from .effort import CLASSES, EffortModel
+from .effort import CLASSES, EffortModel, decisions
 from .inventory import (families, file_record, folders, libraries_needed, optimization_codes,
                         totals)
 from .owners import find_owners
@@ -34,7 +34,7 @@ class ReportError(Exception):
 class HistoryOptions:
     since: str | None = None  # a date git understands (2024-01-01, "3 months ago")
     every: int = 1  # every Nth commit
-    limit: int = 50  # at most this many commits (the newest kept)
+    limit: int | None = None  # at most this many commits (the newest kept); None: all
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,10 @@ def build_report(options: ReportOptions, progress=None) -> dict:
                                       options.validate_report)
     libraries = libraries_needed(records, options.settings.roc)
     target = format_version(options.settings.rocm)
-    phases = plan(records, model, evidence, hashes, libraries, target)
+    decided = decisions(records, model)
+    for decision in decided:
+        decision["owners"] = sorted({owners.owner_of(p) for p in decision["paths"]} - {""})
+    phases = plan(records, model, evidence, hashes, libraries, target, decided)
     total = totals(records)
     document = {
         "schema": SCHEMA_VERSION,
@@ -105,11 +108,12 @@ def build_report(options: ReportOptions, progress=None) -> dict:
                    "offload_archs": list(options.settings.offload_archs)},
         "model": model.describe(),
         "model_line": model.summary_line(),
-        "summary": _summary(total, phases, model, libraries),
+        "summary": _summary(total, phases, model, libraries, decided),
         "inventory": {"totals": total, "folders": folders(records), "libraries": libraries},
         "files": records,
+        "decisions": decided,
         "plan": phases,
-        "owners": _owner_table(records, owners, phases),
+        "owners": _owner_table(records, owners, phases, decided),
         "evidence": {"converted": str(options.converted) if options.converted else None,
                      "build_report": str(options.build_report) if options.build_report else None,
                      "validate_report": str(options.validate_report)
@@ -127,16 +131,27 @@ def build_report(options: ReportOptions, progress=None) -> dict:
     return document
 
 
-def _summary(total: dict, phases: dict, model: EffortModel, libraries: list[dict]) -> dict:
+def _summary(total: dict, phases: dict, model: EffortModel, libraries: list[dict],
+             decided: list[dict]) -> dict:
+    """The figures a lead takes away: hours are the decisions' (once each) plus the sites'."""
     findings = total["findings"]
-    hours = total["hours"]
+    sites = total["hours"]
     person = findings["review"] + findings["manual"] + findings["blocker"]
+    decision_hours = {phase: round(sum(d["hours"] for d in decided if d["phase"] == phase), 3)
+                      for phase in ("port", "optimisation")}
+    port = round(sites["port"] + decision_hours["port"], 3)
     return {"files": total["files"], "lines": total["lines"], "kernels": total["kernels"],
             "findings": findings,
             "automatic_share": round(findings["automatic"] / (findings["automatic"] + person), 4)
             if findings["automatic"] + person else 1.0,
-            "hours_port": hours["port"], "hours_optimisation": hours["optimisation"],
-            "person_weeks": round(model.weeks(hours["port"]), 2),
+            "hours_port": port,
+            "hours_optimisation": round(sites["optimisation"] + decision_hours["optimisation"],
+                                        3),
+            "hours_decisions": decision_hours["port"], "hours_sites": sites["port"],
+            "decisions": sum(1 for d in decided if d["phase"] == "port"),
+            "blocker_decisions": sum(1 for d in decided
+                                     if d["phase"] == "port" and d["class"] == "blocker"),
+            "person_weeks": round(model.weeks(port), 2),
             "blockers": findings["blocker"],
             "libraries_without_drop_in": [lib["cuda"] for lib in libraries
                                           if lib["status"] != "mapped"],
@@ -158,10 +173,10 @@ def _placement(phases: dict) -> dict[str, tuple[str, int]]:
 OWNER_FINDINGS = 50  # findings listed per file in an owner's work list
 
 
-def _owner_table(records: list[dict], owners, phases: dict) -> dict:
-    """Work grouped by owner, so a lead can hand it out: per person the totals and a work list
-    (each owned file with its place in the plan, hours and the findings a person must see),
-    in the plan's order."""
+def _owner_table(records: list[dict], owners, phases: dict, decided: list[dict]) -> dict:
+    """Work grouped by owner, so a lead can hand it out: per person the totals, the decisions
+    with sites in their files, and a work list (each owned file with its place in the plan,
+    hours and the findings a person must see), in the plan's order."""
     people: dict[str, dict] = defaultdict(lambda: {"files": [], "lines": 0, "hours": 0.0,
                                                    **{name: 0 for name in CLASSES},
                                                    "work": []})
@@ -185,7 +200,10 @@ def _owner_table(records: list[dict], owners, phases: dict) -> dict:
             "findings": [{"line": item["line"], "code": item["code"], "class": item["class"]}
                          for item in port[:OWNER_FINDINGS]],
             "more_findings": max(0, len(port) - OWNER_FINDINGS)})
-    for person in people.values():
+    for name, person in people.items():
+        person["decisions"] = [{"code": d["code"], "symbol": d["symbol"], "class": d["class"],
+                                "hours": d["hours"], "sites": d["sites"]}
+                               for d in decided if name in d["owners"]]
         person["work"].sort(key=lambda w: (order.get(w["phase"], 2), w["batch"], -w["hours"],
                                            w["path"]))
     return {"available": owners.available, "codeowners": owners.codeowners,

@@ -1,7 +1,12 @@
-"""The effort model: each finding of the conversion falls in one class, each class (or rule
-code) costs some hours of a person. Defaults below; a team sets its own in
-``[tool.rocmigrate.report]`` (``pyproject.toml``) or ``[report]`` (``.rocmigrate.toml``).
-Every estimate the report prints is shown with the model that made it (``describe``).
+"""The effort model: work is counted per **decision** and per **site**. Each finding of the
+conversion falls in one class; a class costs some hours of a person at every site (the
+mechanical part: apply the chosen port there, or review the tool's fix), and the classes that
+need a person to decide how to port something (manual, blocker) cost hours once per decision:
+one distinct thing to port (a rule code with its API, header or feature: ``CGM001``
+``cg::reduce``), however many sites share it. What the tool fixes (a support shim included)
+needs no decision. Defaults below; a team sets its own in ``[tool.rocmigrate.report]``
+(``pyproject.toml``) or ``[report]`` (``.rocmigrate.toml``). Every estimate the report prints is
+shown with the model that made it (``describe``).
 
 Classes, from what the engine says about a finding (docs/report.md has the table):
 
@@ -20,16 +25,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 CLASSES = ("automatic", "review", "manual", "blocker")
-DEFAULT_HOURS = {"automatic": 0.02, "review": 0.25, "manual": 1.0, "blocker": 4.0}
-# codes that cost more than their class: inline PTX is rewritten by hand and re-validated; a
-# cuDNN call becomes MIOpen's different API; a header without counterpart takes its API with it
+DECIDED = ("manual", "blocker")  # the classes whose code-hours price a decision
+# per site, by class: the mechanical part (docs/report.md has the calibration)
+DEFAULT_HOURS = {"automatic": 0.02, "review": 0.25, "manual": 0.25, "blocker": 0.5}
+# per decision, by class: choosing (and writing once) how to port one distinct thing
+DEFAULT_DECISION_HOURS = {"automatic": 0.0, "review": 0.0, "manual": 1.0, "blocker": 4.0}
+# decisions that cost more than their class: inline PTX is rewritten by hand and re-validated; a
+# cuDNN call becomes MIOpen's different API
 DEFAULT_CODE_HOURS = {"PTX001": 8.0, "API004": 6.0}
 # findings left unfixed under these codes have nothing in the target ROCm to port to
 BLOCKER_CODES = frozenset({"API002", "API003", "API004", "HDR002", "PTX001", "CGM001",
                            "DPF001"})
 DEFAULT_HOURS_PER_WEEK = 30.0  # focused migration hours of one person in a week
 DEFAULT_BATCH_HOURS = 40.0  # full migration: a batch is about this much work
-DEFAULT_PILOT_MODULES = 3  # at most this many pilot modules
+DEFAULT_PILOT_MODULES = 3  # at most this many self-contained units in the pilot
+DEFAULT_PILOT_SHARE = 0.1  # the pilot's lines: at most this share of the tree's
 
 
 class ModelError(Exception):
@@ -38,13 +48,15 @@ class ModelError(Exception):
 
 @dataclass(frozen=True)
 class EffortModel:
-    hours: dict = field(default_factory=lambda: dict(DEFAULT_HOURS))
-    code_hours: dict = field(default_factory=lambda: dict(DEFAULT_CODE_HOURS))
+    hours: dict = field(default_factory=lambda: dict(DEFAULT_HOURS))  # per site
+    code_hours: dict = field(default_factory=lambda: dict(DEFAULT_CODE_HOURS))  # per decision
     code_class: dict = field(default_factory=dict)  # code -> class, overriding the engine's
     hours_per_week: float = DEFAULT_HOURS_PER_WEEK
     batch_hours: float = DEFAULT_BATCH_HOURS
     pilot_modules: int = DEFAULT_PILOT_MODULES
     source: str = "defaults"  # where it came from, shown with every estimate
+    decision_hours: dict = field(default_factory=lambda: dict(DEFAULT_DECISION_HOURS))
+    pilot_share: float = DEFAULT_PILOT_SHARE
 
     def classify(self, code: str, kind: str, fixed: bool, severity: str, family: str) -> str:
         """The class of one finding (see the module's docs)."""
@@ -63,7 +75,15 @@ class EffortModel:
         return "review"
 
     def cost(self, code: str, klass: str) -> float:
-        return self.code_hours.get(code, self.hours[klass])
+        """Hours at each site of a finding of ``code`` in ``klass``."""
+        return self.hours[klass]
+
+    def decision_cost(self, code: str, klass: str) -> float:
+        """Hours of the one decision all sites of a ``code`` and symbol share (0: none
+        needed, the tool fixed them or a person only reviews)."""
+        if klass in DECIDED:
+            return self.code_hours.get(code, self.decision_hours[klass])
+        return self.decision_hours[klass]
 
     def weeks(self, hours: float) -> float:
         return hours / self.hours_per_week
@@ -71,21 +91,27 @@ class EffortModel:
     def describe(self) -> dict:
         """The model as the report shows it beside each estimate."""
         return {"source": self.source, "hours": dict(self.hours),
+                "decision_hours": dict(self.decision_hours),
                 "code_hours": dict(sorted(self.code_hours.items())),
                 "code_class": dict(sorted(self.code_class.items())),
                 "blocker_codes": sorted(BLOCKER_CODES), "hours_per_week": self.hours_per_week,
-                "batch_hours": self.batch_hours, "pilot_modules": self.pilot_modules}
+                "batch_hours": self.batch_hours, "pilot_modules": self.pilot_modules,
+                "pilot_share": self.pilot_share}
 
     def summary_line(self) -> str:
         """One line naming the model: printed next to every total."""
         hours = ", ".join(f"{name} {self.hours[name]:g} h" for name in CLASSES)
-        extra = "; ".join(f"{code} {value:g} h" for code, value in sorted(self.code_hours.items()))
-        return (f"effort model ({self.source}): per finding {hours}"
-                + (f"; per code {extra}" if extra else "")
-                + f"; {self.hours_per_week:g} h per person-week")
+        decided = ", ".join(f"{name} {self.decision_hours[name]:g} h" for name in CLASSES
+                            if self.decision_hours[name])
+        extra = ", ".join(f"{code} {value:g} h" for code, value in sorted(self.code_hours.items()))
+        return (f"effort model ({self.source}): per decision (a distinct API, header or "
+                f"feature to port) {decided or 'nothing'}"
+                + (f" ({extra})" if extra else "")
+                + f"; per site {hours}; {self.hours_per_week:g} h per person-week")
 
 
-_KEYS = {"hours", "code-hours", "code-class", "hours-per-week", "batch-hours", "pilot-modules"}
+_KEYS = {"hours", "decision-hours", "code-hours", "code-class", "hours-per-week", "batch-hours",
+         "pilot-share", "pilot-modules"}
 
 
 def model_from_table(table, where: str) -> EffortModel:
@@ -103,6 +129,12 @@ def model_from_table(table, where: str) -> EffortModel:
             raise ModelError(f"{where}: report.hours: unknown class {name!r} (classes: "
                              f"{', '.join(CLASSES)})")
         hours[name] = _hours(value, f"report.hours.{name}", where)
+    decision_hours = dict(DEFAULT_DECISION_HOURS)
+    for name, value in _table(table, "decision-hours", where).items():
+        if name not in CLASSES:
+            raise ModelError(f"{where}: report.decision-hours: unknown class {name!r} "
+                             f"(classes: {', '.join(CLASSES)})")
+        decision_hours[name] = _hours(value, f"report.decision-hours.{name}", where)
     code_hours = dict(DEFAULT_CODE_HOURS)
     for code, value in _table(table, "code-hours", where).items():
         code_hours[_code(code, "report.code-hours", where)] = _hours(
@@ -121,8 +153,12 @@ def model_from_table(table, where: str) -> EffortModel:
     pilot = table.get("pilot-modules", DEFAULT_PILOT_MODULES)
     if type(pilot) is not int or pilot < 1:
         raise ModelError(f"{where}: report.pilot-modules must be a whole number of at least 1")
+    share = table.get("pilot-share", DEFAULT_PILOT_SHARE)
+    if type(share) not in (int, float) or not 0 < share <= 1:
+        raise ModelError(f"{where}: report.pilot-share must be a share of the tree's lines, "
+                         "above 0 and at most 1 (0.1: a tenth)")
     return EffortModel(hours, code_hours, code_class, float(per_week), float(batch), pilot,
-                       source=where)
+                       source=where, decision_hours=decision_hours, pilot_share=float(share))
 
 
 def _table(table: dict, key: str, where: str) -> dict:
@@ -167,3 +203,64 @@ def load_model(config_path, known_codes) -> EffortModel:
             raise ModelError(f"{config_path}: report.{name}: no rule has the code "
                              f"{unknown[0]!r} (`rocmigrate rule --all` lists them)")
     return model
+
+
+def decision_key(code: str, symbol: str) -> tuple[str, str]:
+    """What makes findings one decision: the rule code and the thing it names (the API,
+    header or feature; a code that names nothing is one decision for the tree)."""
+    return code, " ".join(symbol.split())
+
+
+def decisions(records: list[dict], model: EffortModel) -> list[dict]:
+    """The distinct decisions the tree's findings need (a key of ``decision_key`` whose sites
+    are in a class a person decides: manual or blocker, unfixed): each costed once, with its
+    sites (and their mechanical hours), files and phase; most hours first."""
+    found: dict[tuple[str, str], dict] = {}
+    for record in records:
+        for item in record["work"]:
+            cost = model.decision_cost(item["code"], item["class"])
+            if cost <= 0:
+                continue
+            key = decision_key(item["code"], item["symbol"])
+            entry = found.get(key)
+            if entry is None:
+                entry = found[key] = {"code": key[0], "symbol": key[1], "class": item["class"],
+                                      "phase": item["phase"], "hours": cost, "sites": 0,
+                                      "site_hours": 0.0, "paths": [], "message": item["message"]}
+            elif cost > entry["hours"]:  # sites of several classes: the dearest decides
+                entry.update({"class": item["class"], "hours": cost})
+            entry["sites"] += 1
+            entry["site_hours"] += item["hours"]
+            if not entry["paths"] or entry["paths"][-1] != record["path"]:
+                entry["paths"].append(record["path"])
+    result = []
+    for entry in found.values():
+        entry["site_hours"] = round(entry["site_hours"], 3)
+        entry["files"] = len(entry["paths"])
+        result.append(entry)
+    result.sort(key=lambda d: (-(d["hours"] + d["site_hours"]), d["code"], d["symbol"]))
+    return result
+
+
+def tree_hours(rows, model: EffortModel, family_of: dict, optimizing) -> dict:
+    """The tree's figures from its findings counted as ``(code, kind, fixed, severity, symbol,
+    count)`` rows (the history's per-commit totals; ``decisions`` does the same from the
+    report's records): findings per class, port and optimisation hours, decisions."""
+    classes = dict.fromkeys(CLASSES, 0)
+    hours = {"port": 0.0, "optimisation": 0.0}
+    decided: dict[tuple[str, str], tuple[float, str]] = {}
+    for code, kind, fixed, severity, symbol, count in rows:
+        klass = model.classify(code, kind, fixed, severity, family_of.get(code, ""))
+        phase = "optimisation" if code in optimizing else "port"
+        classes[klass] += count
+        hours[phase] += model.cost(code, klass) * count
+        cost = model.decision_cost(code, klass)
+        if cost > 0 and klass != "automatic":
+            key = decision_key(code, symbol)
+            if cost > decided.get(key, (0.0, ""))[0]:
+                decided[key] = cost, phase
+    for cost, phase in decided.values():
+        hours[phase] += cost
+    return {"findings": classes, "hours_port": round(hours["port"], 3),
+            "hours_optimisation": round(hours["optimisation"], 3),
+            "decisions": sum(1 for _, phase in decided.values() if phase == "port")}

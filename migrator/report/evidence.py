@@ -23,8 +23,12 @@ class Evidence:
     built: dict[str, bool] | None = None  # source path or program name -> built
     build_ok: bool | None = None
     unmapped_build_errors: int = 0  # errors of failed units the build report maps to no file
+    targets: int = 0  # the build report's targets (CMake targets, make goals, file-by-file units)
+    targets_built: int = 0
+    failed_targets: list[str] = field(default_factory=list)  # "name: first error" of each
     validated: dict[str, str] | None = None  # program source path -> worst verdict
     timed: set[str] = field(default_factory=set)  # programs with timings recorded
+    ran: set[str] = field(default_factory=set)  # programs whose port ran (pass, slower, mismatch)
     notes: list[str] = field(default_factory=list)
 
     def converted_current(self, rel: str, data_hash: str) -> bool | None:
@@ -57,8 +61,9 @@ def gather(paths: list[str], converted: Path | None, build_json: Path | None,
             setattr(evidence, name, aligned)
             if note:
                 evidence.notes.append(f"{option}: {note}")
-    if evidence.timed and evidence.validated is not None:
+    if evidence.validated is not None:
         evidence.timed = set(align_paths(dict.fromkeys(evidence.timed, True), paths)[0])
+        evidence.ran = set(align_paths(dict.fromkeys(evidence.ran, True), paths)[0])
     return evidence
 
 
@@ -130,11 +135,22 @@ def _build(document, path: Path, evidence: Evidence) -> None:
                               "(build.json, schema_version 1), not read")
         return
     evidence.build_ok = summary["ok"]
+    for name in ("targets", "targets_built"):
+        if type(summary.get(name)) is int and summary[name] >= 0:
+            setattr(evidence, name, summary[name])
     built: dict[str, bool] = {}
     for unit in document["units"]:
         if type(unit) is not dict:
             continue
         name, ok = unit.get("name"), unit.get("built")
+        if ok is False and type(name) is str and unit.get("kind") in (
+                "configure", "target", "goal", "make", "translation unit"):
+            errors = unit.get("errors") if type(unit.get("errors")) is list else []
+            first = next((e["message"] for e in errors if type(e) is dict
+                          and type(e.get("message")) is str), "")
+            if not first and unit.get("timed_out") is True:
+                first = "timed out"
+            evidence.failed_targets.append(f"{name}: {first[:160]}" if first else name)
         if unit.get("kind") == "translation unit" and type(name) is str and type(ok) is bool:
             for alias in (name, name[:-4] + ".cu" if name.endswith(".hip") else name):
                 built[alias] = built.get(alias, True) and ok
@@ -149,6 +165,7 @@ def _build(document, path: Path, evidence: Evidence) -> None:
 
 
 _VERDICT_ORDER = ("failed", "mismatch", "slower", "built", "skipped", "pass")
+_RAN = ("pass", "slower", "mismatch")  # verdicts of a port that ran to its end
 
 
 def _validate(document, path: Path, evidence: Evidence) -> None:
@@ -170,6 +187,8 @@ def _validate(document, path: Path, evidence: Evidence) -> None:
         if not verdicts:
             continue
         validated[program["source"]] = min(verdicts, key=_VERDICT_ORDER.index)
+        if any(verdict in _RAN for verdict in verdicts):
+            evidence.ran.add(program["source"])
         if any(type(timing) is dict and isinstance(timing.get("port_ms"), (int, float))
                for variant in program["variants"].values() if type(variant) is dict
                for timing in (variant.get("timings") if type(variant.get("timings")) is list

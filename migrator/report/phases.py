@@ -16,6 +16,7 @@ import heapq
 import statistics
 from dataclasses import dataclass
 
+from ..workspace.units import HEADER_SUFFIXES
 from .effort import CLASSES, EffortModel
 from .evidence import Evidence
 
@@ -48,32 +49,93 @@ def patterns_of(record: dict) -> set[str]:
     return found
 
 
-def choose_pilot(units: dict[str, list[dict]], limit: int) -> tuple[list[str], set[str], set[str]]:
-    """(chosen modules in order, patterns they cover, all patterns): greedy set cover, most
-    new patterns per line first (fewer lines, then the name, break ties). Only modules with
-    source files are candidates: a folder of build files alone is no pilot (preparation
-    lists the build files)."""
-    patterns = {name: set().union(*map(patterns_of, group)) for name, group in units.items()}
-    lines = {name: sum(r["lines"] for r in group) for name, group in units.items()}
-    # a module smaller than the median one costs as much: else a few trivial modules, cheap
-    # per pattern, make the pilot and show little
+@dataclass(frozen=True)
+class Pilot:
+    """The pilot's choice: its units (each a translation unit with the project headers it
+    includes, named by the translation unit), the files they hold, and the patterns."""
+
+    units: list[str]
+    paths: list[str]
+    lines: int
+    total_lines: int
+    covered: set[str]
+    everything: set[str]
+    weight_covered: int
+    weight_total: int
+    over_budget: bool  # no unit fits the share: the smallest fitting slice was taken
+
+
+def self_contained_units(records: list[dict]) -> dict[str, list[str]]:
+    """Each translation unit (a source file that is not a header) with the project files it
+    includes, directly or not: a slice that builds on its own. A tree of headers only: each
+    source file alone."""
+    by_path = {r["path"]: r for r in records}
+    sources = [r for r in records if r["kind"] == "source"]
+    units = [r for r in sources if not r["path"].lower().endswith(HEADER_SUFFIXES)] or sources
+    result = {}
+    for record in units:
+        closure, queue = [record["path"]], [record["path"]]
+        while queue:
+            for included in by_path[queue.pop()]["includes"]:
+                if included in by_path and included not in closure:
+                    closure.append(included)
+                    queue.append(included)
+        result[record["path"]] = closure
+    return result
+
+
+def choose_pilot(records: list[dict], limit: int, share: float) -> Pilot:
+    """The pilot: at most ``limit`` self-contained units and at most ``share`` of the tree's
+    lines, chosen greedily: each step takes the unit that adds the most weight of patterns not
+    yet covered per line (a pattern weighs the number of files that use it, so the tree's
+    main APIs and kernels count most; a unit smaller than the median one counts as the
+    median's lines, else a few trivial units make the pilot). When no unit fits the share,
+    the one with the best weight per line is the pilot alone (``over_budget``)."""
+    by_path = {r["path"]: r for r in records}
+    units = self_contained_units(records)
+    total_lines = sum(r["lines"] for r in records)
+    file_patterns = {path: patterns_of(record) for path, record in by_path.items()}
+    weight: dict[str, int] = {}
+    for found in file_patterns.values():
+        for pattern in found:
+            weight[pattern] = weight.get(pattern, 0) + 1
+    patterns = {name: set().union(*(file_patterns[p] for p in paths))
+                for name, paths in units.items()}
+    lines = {name: sum(by_path[p]["lines"] for p in paths) for name, paths in units.items()}
     floor = max(1, statistics.median_low(lines.values())) if lines else 1
-    lines = {name: max(floor, count) for name, count in lines.items()}
-    everything = set().union(*patterns.values()) if patterns else set()
-    candidates = [name for name, group in units.items()
-                  if any(r["kind"] == "source" for r in group)]
+    budget = share * total_lines
     covered: set[str] = set()
     chosen: list[str] = []
-    while len(chosen) < limit and covered != everything:
-        best = max((name for name in candidates
-                    if name not in chosen and patterns[name] - covered),
-                   key=lambda n: (len(patterns[n] - covered) / lines[n], -lines[n], n),
-                   default=None)
-        if best is None:
+    taken: list[str] = []
+
+    def gain(name: str) -> int:
+        return sum(weight[p] for p in patterns[name] - covered)
+
+    def rank(name: str) -> tuple:
+        return gain(name) / max(floor, lines[name]), -lines[name], name
+
+    over_budget = False
+    while len(chosen) < limit:
+        used = sum(by_path[p]["lines"] for p in taken)
+        fitting = [name for name in units if name not in chosen and gain(name)
+                   and used + sum(by_path[p]["lines"] for p in units[name]
+                                  if p not in taken) <= budget]
+        if not fitting:
+            if not chosen and units:
+                best = max((name for name in units if gain(name)), key=rank, default=None)
+                if best is not None:
+                    chosen.append(best)
+                    covered |= patterns[best]
+                    taken += [p for p in units[best] if p not in taken]
+                    over_budget = True
             break
+        best = max(fitting, key=rank)
         chosen.append(best)
         covered |= patterns[best]
-    return chosen, covered, everything
+        taken += [p for p in units[best] if p not in taken]
+    everything = set(weight)
+    return Pilot(chosen, taken, sum(by_path[p]["lines"] for p in taken), total_lines, covered,
+                 everything, sum(weight[p] for p in covered), sum(weight.values()), over_budget)
 
 
 def _module_of(units: dict[str, list[dict]]) -> dict[str, str]:
@@ -167,36 +229,55 @@ def _converted_state(paths: list[str], hashes: dict[str, str], evidence: Evidenc
     return NOT_MET, "; ".join(parts)
 
 
-def _built_state(paths: list[str], evidence: Evidence) -> tuple:
+def _built_state(paths: list[str], evidence: Evidence, whole: bool = False) -> tuple:
+    """Built, on evidence: every translation unit among ``paths`` the build report names
+    built (``whole``: and every target of the build); a failed build whose errors name none
+    of them proves nothing about them."""
     if evidence.build_ok is None:
         return UNKNOWN, "no build report given (--build-report build.json of rocmigrate build)"
     built = evidence.built or {}
     broken = [p for p in paths if built.get(p) is False]
+    failed = evidence.failed_targets
+    if whole and not evidence.build_ok:
+        what = (f"{evidence.targets - evidence.targets_built} of {evidence.targets} targets "
+                "failed" if evidence.targets else "the build failed")
+        return NOT_MET, what + (f" (first: {failed[0]})" if failed else "") + (
+            f"; {_count(broken, 'file')} with errors (first: {broken[0]})" if broken else "")
     if broken:
         return NOT_MET, f"{_count(broken, 'file')} not built (first: {broken[0]})"
+    units = [p for p in paths if p in built]
     if evidence.build_ok:
-        return MET, "the build report says everything built"
-    if evidence.unmapped_build_errors:
-        return UNKNOWN, (f"the build failed with {evidence.unmapped_build_errors} errors the "
-                         "report maps to no file")
-    return MET, "no build error in these files (the build failed in others)"
+        return MET, (f"the build report says everything built ({evidence.targets} targets)"
+                     if evidence.targets else "the build report says everything built")
+    if not units:
+        return UNKNOWN, ("the build failed (" + (failed[0] if failed else "no target built")
+                         + ") before any of these files was compiled: no evidence")
+    return MET, (f"{_count(units, 'translation unit')} built (the build failed elsewhere: "
+                 f"{failed[0] if failed else 'other targets'})")
 
 
 def _validated_state(paths: list[str], evidence: Evidence, timings: bool = False) -> tuple:
+    """Validated, on evidence: the validate report's programs among ``paths`` ran and pass
+    (``timings``: ran with timings recorded); a report in which none ran is no evidence."""
     if evidence.validated is None:
         return UNKNOWN, "no validate report given (--validate-report FILE)"
     programs = [p for p in paths if p in evidence.validated]
     if not programs:
         return UNKNOWN, "the validate report covers none of these files' programs"
+    ran = [p for p in programs if p in evidence.ran]
+    if not ran:
+        return NOT_MET, (f"none of {_count(programs, 'program')} ran (first: {programs[0]}: "
+                         f"{evidence.validated[programs[0]]})")
     if timings:
         untimed = [p for p in programs if p not in evidence.timed]
-        return (NOT_MET, f"{_count(untimed, 'program')} without timings (first: {untimed[0]})") \
-            if untimed else (MET, f"timings recorded for {len(programs)} programs")
+        return (NOT_MET, f"{len(untimed)} of {_count(programs, 'program')} without timings "
+                         f"(first: {untimed[0]}: {evidence.validated[untimed[0]]})") \
+            if untimed else (MET, f"timings recorded for {_count(programs, 'program')}")
     bad = [p for p in programs if evidence.validated[p] != "pass"]
     if bad:
         return NOT_MET, (f"{len(bad)} of {len(programs)} programs do not pass (first: {bad[0]}: "
                          f"{evidence.validated[bad[0]]})")
-    return MET, f"{_count(programs, 'program')} pass"
+    return MET, f"{_count(programs, 'program')} ran and pass"
 
 
 def _items_of(records: list[dict], phase: str) -> list[dict]:
@@ -206,31 +287,44 @@ def _items_of(records: list[dict], phase: str) -> list[dict]:
 
 
 def plan(records: list[dict], model: EffortModel, evidence: Evidence,
-         hashes: dict[str, str], libraries: list[dict], target: str) -> dict:
-    """The four phases, the pilot's choice and where the team stands."""
-    units = modules([r for r in records if r["status"] != "failed"])
+         hashes: dict[str, str], libraries: list[dict], target: str,
+         decided: list[dict]) -> dict:
+    """The four phases, the pilot's choice and where the team stands; ``decided``: the
+    tree's decisions (effort.decisions), costed in preparation."""
+    usable = [r for r in records if r["status"] != "failed"]
+    pilot = choose_pilot(usable, model.pilot_modules, model.pilot_share)
+    in_pilot = set(pilot.paths)
+    units = modules([r for r in usable if r["path"] not in in_pilot])
     tree = _Tree(records, units, evidence, hashes)
-    pilot, covered, everything = choose_pilot(units, model.pilot_modules)
-    rest = [name for name in units if name not in pilot]
-    phases = [_preparation(records, libraries, target),
+    phases = [_preparation(records, libraries, target, decided),
               _pilot(tree, pilot),
-              _full_migration(tree, batches(units, rest, model.batch_hours), pilot),
-              _optimisation(records, evidence)]
+              _full_migration(tree, batches(units, list(units), model.batch_hours), in_pilot),
+              _optimisation(records, evidence, decided)]
     current = next((phase for phase in phases if phase["status"] != "done"), None)
     return {"phases": phases,
             "current": current["name"] if current else "done",
             "next_blocked_by": _open_criteria(current),
-            "pilot": _pilot_summary(units, pilot, covered, everything),
+            "pilot": _pilot_summary(pilot, model),
             "modules": len(units)}
 
 
-def _pilot_summary(units: dict[str, list[dict]], pilot: list[str], covered: set[str],
-                   everything: set[str]) -> dict:
-    """The pilot's choice (choose_pilot): its modules, lines and the patterns it covers."""
-    return {"modules": pilot, "patterns_covered": len(covered),
-            "patterns_total": len(everything),
-            "lines": sum(r["lines"] for name in pilot for r in units[name]),
-            "uncovered": sorted(everything - covered)}
+PILOT_RULE = ("at most {limit} self-contained units (a translation unit with the project "
+              "files it includes) and at most {share:.0%} of the tree's lines, chosen "
+              "greedily by the weight of patterns not yet covered (rule codes, libraries, "
+              "kernels, warp intrinsics...; each weighs the number of files that use it) per "
+              "line")
+
+
+def _pilot_summary(pilot: Pilot, model: EffortModel) -> dict:
+    """The pilot's choice (choose_pilot): its units, lines against the tree's, the patterns."""
+    return {"modules": pilot.units, "paths": pilot.paths,
+            "rule": PILOT_RULE.format(limit=model.pilot_modules, share=model.pilot_share),
+            "patterns_covered": len(pilot.covered), "patterns_total": len(pilot.everything),
+            "weight_covered": pilot.weight_covered, "weight_total": pilot.weight_total,
+            "lines": pilot.lines, "total_lines": pilot.total_lines,
+            "share": round(pilot.lines / pilot.total_lines, 4) if pilot.total_lines else 0.0,
+            "over_budget": pilot.over_budget,
+            "uncovered": sorted(pilot.everything - pilot.covered)}
 
 
 def _open_criteria(phase: dict | None) -> list[dict]:
@@ -253,11 +347,12 @@ class _Tree:
         return [r["path"] for name in names for r in self.units[name]]
 
     def criteria(self, paths: list[str], converted: str, builds: str,
-                 validated: str) -> list[dict]:
-        """The exit criteria of work on ``paths``: converted, built, validated (their texts)."""
+                 validated: str, whole: bool = False) -> list[dict]:
+        """The exit criteria of work on ``paths``: converted, built, validated (their texts;
+        ``whole``: the whole port, so every target of the build must have built)."""
         evidence = self.evidence
         return [_criterion(converted, *_converted_state(paths, self.hashes, evidence)),
-                _criterion(builds, *_built_state(paths, evidence)),
+                _criterion(builds, *_built_state(paths, evidence, whole)),
                 _criterion(validated, *_validated_state(paths, evidence))]
 
     def started(self, paths) -> bool:
@@ -266,23 +361,27 @@ class _Tree:
         return converted is not None and any(p in converted for p in paths)
 
 
-def _preparation(records: list[dict], libraries: list[dict], target: str) -> dict:
+def _preparation(records: list[dict], libraries: list[dict], target: str,
+                 decided: list[dict]) -> dict:
     """Preparation: the environment, the key kernels, the build files, the libraries and a
-    decision on each blocker."""
+    decision on each distinct thing without a port (costed here, once each)."""
     blockers = [item for item in _items_of(records, "port") if item["class"] == "blocker"]
+    port_decisions = [d for d in decided if d["phase"] == "port"]
     build_files = [r for r in records if r["kind"] == "build"]
-    items = _preparation_items(records, libraries, target, build_files, blockers)
-    criteria = _preparation_criteria(libraries, build_files, blockers)
-    return _phase("preparation", items, criteria, started=True,
-                  by_class=dict.fromkeys(CLASSES, 0.0))
+    items = _preparation_items(records, libraries, target, build_files, port_decisions)
+    criteria = _preparation_criteria(libraries, build_files, blockers, port_decisions)
+    by_class = {name: round(sum(d["hours"] for d in port_decisions if d["class"] == name), 3)
+                for name in CLASSES}
+    return _phase("preparation", items, criteria, started=True, by_class=by_class)
 
 
 def _preparation_items(records: list[dict], libraries: list[dict], target: str,
-                       build_files: list[dict], blockers: list[dict]) -> list[dict]:
+                       build_files: list[dict], decided: list[dict]) -> list[dict]:
     """The environment, the key kernels (most kernels and launches), the build files, the
-    libraries on AMD, the blockers to decide."""
+    libraries on AMD, the decisions to make."""
     key_files = sorted((r for r in records if r["kernels"] or r["launches"]),
                        key=lambda r: (-(r["kernels"] + r["launches"]), r["path"]))[:5]
+    blockers = [d for d in decided if d["class"] == "blocker"]
     return [
         {"title": f"AMD build and benchmark environment for ROCm {target}", "paths": [],
          "hours": 0.0},
@@ -295,14 +394,16 @@ def _preparation_items(records: list[dict], libraries: list[dict], target: str,
         {"title": "libraries on AMD: " + (", ".join(
             f"{lib['cuda']} -> {lib['amd'] or 'nothing to link'}" for lib in libraries)
             or "the HIP runtime only"), "paths": [], "hours": 0.0},
-        {"title": f"decide each blocker ({len(blockers)}; their porting is counted in their "
-                  "modules)", "findings": blockers[:200],
-         "paths": sorted({b["path"] for b in blockers}), "hours": 0.0},
+        {"title": f"decide how to port {_count(decided, 'distinct thing')} ({len(blockers)} "
+                  f"without a counterpart in ROCm {target}; "
+                  f"{sum(d['sites'] for d in decided)} sites, ported in their modules)",
+         "decisions": decided[:200], "paths": sorted({p for d in decided for p in d["paths"]}),
+         "hours": round(sum(d["hours"] for d in decided), 3)},
     ]
 
 
 def _preparation_criteria(libraries: list[dict], build_files: list[dict],
-                          blockers: list[dict]) -> list[dict]:
+                          blockers: list[dict], decided: list[dict]) -> list[dict]:
     """A build found, a counterpart for every library, a decision on every blocker."""
     marked = [lib for lib in libraries if lib["status"] != "mapped"]
     return [
@@ -314,33 +415,39 @@ def _preparation_criteria(libraries: list[dict], build_files: list[dict],
                    ", ".join(f"{lib['cuda']}: {lib['note']}" for lib in marked) or
                    f"{len(libraries)} mapped", blocking=bool(marked)),
         _criterion("no blocker left without a decision", NOT_MET if blockers else MET,
-                   f"{_count(blockers, 'blocker finding')} in "
+                   f"{_count([d for d in decided if d['class'] == 'blocker'], 'decision')} "
+                   f"for {_count(blockers, 'blocker site')} in "
                    f"{_count({b['path'] for b in blockers}, 'file')}" if blockers else ""),
     ]
 
 
-def _pilot(tree: _Tree, pilot: list[str]) -> dict:
-    """The pilot: its modules, converted, built, validated and timed."""
-    units = tree.units
-    pilot_paths = tree.paths(pilot)
-    in_pilot = set(pilot_paths)
-    items = [{"title": f"pilot module {name}", "paths": tree.paths([name]),
-              "patterns": sorted(set().union(*map(patterns_of, units[name]))),
-              "hours": round(_hours(units[name]), 3),
-              "findings": _items_of(units[name], "port")[:200]} for name in pilot]
-    criteria = tree.criteria(pilot_paths, "pilot converted", "pilot builds",
+def _pilot(tree: _Tree, pilot: Pilot) -> dict:
+    """The pilot: its units, converted, built, validated and timed."""
+    by_path = {r["path"]: r for r in tree.records}
+    units = self_contained_units([by_path[p] for p in pilot.paths])
+    seen: set[str] = set()
+    items = []
+    for name in pilot.units:
+        own = [p for p in units.get(name, [name]) if p not in seen]
+        seen.update(own)
+        group = [by_path[p] for p in own]
+        items.append({"title": f"pilot unit {name} ({_count(own, 'file')}, "
+                               f"{sum(r['lines'] for r in group)} lines)",
+                      "paths": own, "patterns": sorted(set().union(*map(patterns_of, group))),
+                      "hours": round(_hours(group), 3),
+                      "findings": _items_of(group, "port")[:200]})
+    criteria = tree.criteria(pilot.paths, "pilot converted", "pilot builds",
                              "pilot validated against the CUDA original")
     criteria.append(_criterion("performance baseline recorded",
-                               *_validated_state(pilot_paths, tree.evidence, timings=True)))
-    return _phase("pilot", items, criteria, started=tree.started(pilot_paths),
-                  by_class=_class_hours([r for r in tree.records if r["path"] in in_pilot]))
+                               *_validated_state(pilot.paths, tree.evidence, timings=True)))
+    return _phase("pilot", items, criteria, started=tree.started(pilot.paths),
+                  by_class=_class_hours([by_path[p] for p in pilot.paths]))
 
 
-def _full_migration(tree: _Tree, batch_list: list[list[str]], pilot: list[str]) -> dict:
+def _full_migration(tree: _Tree, batch_list: list[list[str]], in_pilot: set[str]) -> dict:
     """The full migration: the other modules in batches; every file converted, built and
     validated."""
     units = tree.units
-    in_pilot = set(tree.paths(pilot))
     all_paths = [r["path"] for r in tree.records]
     items = [{"title": f"batch {number}: {len(names)} module{'s' * (len(names) != 1)}",
               "batch": number, "modules": names, "paths": tree.paths(names),
@@ -349,13 +456,13 @@ def _full_migration(tree: _Tree, batch_list: list[list[str]], pilot: list[str]) 
                            for item in _items_of(units[name], "port")][:200]}
              for number, names in enumerate(batch_list, 1)]
     criteria = tree.criteria(all_paths, "every file converted", "the port builds",
-                             "every program validated")
+                             "every program validated", whole=True)
     return _phase("full migration", items, criteria,
                   started=tree.started(p for p in all_paths if p not in in_pilot),
                   by_class=_class_hours([r for r in tree.records if r["path"] not in in_pilot]))
 
 
-def _optimisation(records: list[dict], evidence: Evidence) -> dict:
+def _optimisation(records: list[dict], evidence: Evidence, decided: list[dict]) -> dict:
     """Optimisation: the AMD rewrites and suggestions to review, the wave64 review; no port
     slower than its original."""
     optimisation = _items_of(records, "optimisation")
@@ -366,19 +473,41 @@ def _optimisation(records: list[dict], evidence: Evidence) -> dict:
               "hours": round(sum(i["hours"] for i in optimisation), 3)},
              {"title": f"wave64 review ({len(wave)} findings)", "findings": wave[:200],
               "paths": sorted({i["path"] for i in wave}), "hours": 0.0}]
-    by_class = {name: round(sum(i["hours"] for i in optimisation if i["class"] == name), 3)
+    decisions = [d for d in decided if d["phase"] == "optimisation"]
+    if decisions:
+        items.append({"title": f"decide {_count(decisions, 'optimisation')} the tool left to a "
+                               "person", "decisions": decisions[:200],
+                      "paths": sorted({p for d in decisions for p in d["paths"]}),
+                      "hours": round(sum(d["hours"] for d in decisions), 3)})
+    by_class = {name: round(sum(i["hours"] for i in optimisation if i["class"] == name)
+                            + sum(d["hours"] for d in decisions if d["class"] == name), 3)
                 for name in CLASSES}
     return _phase("optimisation", items, [_none_slower(evidence)], started=False,
                   by_class=by_class)
 
 
 def _none_slower(evidence: Evidence) -> dict:
-    """The optimisation's exit criterion: no port slower than its original."""
-    slower = [p for p, verdict in (evidence.validated or {}).items() if verdict == "slower"]
-    return _criterion("no port slower than its original",
-                      UNKNOWN if evidence.validated is None else (NOT_MET if slower else MET),
-                      ", ".join(slower[:5]) if slower else (
-                          "no validate report given" if evidence.validated is None else ""))
+    """The optimisation's exit criterion: no port slower than its original, on timed runs of
+    every validated program."""
+    text = "no port slower than its original"
+    if evidence.validated is None:
+        return _criterion(text, UNKNOWN, "no validate report given (--validate-report FILE)")
+    programs = sorted(evidence.validated)
+    timed = [p for p in programs if p in evidence.timed]
+    slower = [p for p in programs if evidence.validated[p] == "slower"]
+    if slower:
+        return _criterion(text, NOT_MET, f"{_count(slower, 'program')} slower: "
+                          + ", ".join(slower[:5]))
+    if not timed:
+        failed = sum(1 for p in programs if p not in evidence.ran)
+        return _criterion(text, UNKNOWN, f"no timed run in the validate report ({failed} of "
+                          f"{_count(programs, 'program')} did not run)" if programs else
+                          "the validate report holds no program")
+    untimed = [p for p in programs if p not in evidence.timed]
+    if untimed:
+        return _criterion(text, UNKNOWN, f"{len(untimed)} of {_count(programs, 'program')} "
+                          f"not timed (first: {untimed[0]}: {evidence.validated[untimed[0]]})")
+    return _criterion(text, MET, f"{_count(timed, 'program')} timed, none slower")
 
 
 def _phase(name: str, items: list[dict], criteria: list[dict], started: bool,
