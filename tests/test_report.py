@@ -184,6 +184,18 @@ def test_one_decision_for_many_sites(tmp_path):
     assert document["summary"]["hours_port"] < per_site_before / 4
 
 
+def test_decision_keys_are_names():
+    """A decision is a code with the API, header or macro it names; a code whose findings name
+    an operator or a phrase (wave64 hazards) is one decision for the tree."""
+    from migrator.report.effort import decision_key
+
+    assert decision_key("CGM001", "cg::reduce") == ("CGM001", "cg::reduce")
+    assert decision_key("HDR002", "cuda/atomic") == ("HDR002", "cuda/atomic")
+    assert decision_key("API003", " __nanosleep ") == ("API003", "__nanosleep")
+    assert decision_key("WAV001", "%") == decision_key("WAV001", "warps per block") == (
+        "WAV001", "")
+
+
 def test_model_from_configuration(tree, tmp_path):
     config = tmp_path / "pyproject.toml"
     config.write_text('[tool.rocmigrate.report]\nhours = { blocker = 10.0, automatic = 0 }\n'

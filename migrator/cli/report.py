@@ -37,8 +37,8 @@ def report(
     since: Optional[str] = typer.Option(None, "--since", help="--history: commits after this "
                                         "date (2024-01-31, '3 months ago')."),
     every: int = typer.Option(1, "--every", min=1, help="--history: every Nth commit."),
-    limit: int = typer.Option(50, "--limit", min=1, help="--history: at most this many "
-                              "commits (the newest)."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="--history: at most "
+                                        "this many commits (the newest; default: all)."),
     history_file: Optional[Path] = typer.Option(None, "--history-file", help="Append this "
                                                 "report's snapshot to a JSON file (for CI)."),
     fail_on_regression: bool = typer.Option(False, "--fail-on-regression", help="Exit 1 when "
@@ -87,7 +87,8 @@ def report(
             target_reason=workspace.rocm_reason, converted=converted, build_report=build_report,
             validate_report=validate_report, jobs=jobs,
             history=HistoryOptions(since, every, limit) if history else None)
-        document = make_report(options, progress=say)
+        # progress lines on a terminal only (pipes and logs get none); errors always
+        document = make_report(options, progress=say if sys.stderr.isatty() else None)
         report_dir.mkdir(parents=True, exist_ok=True)
         written = {"report.html": render_html(document), "report.md":
                    render_markdown(document, full), "report.json": render_json(document)}
@@ -102,11 +103,18 @@ def report(
     except OSError as err:
         _fail(f"cannot write the report: {err}")
     summary = document["summary"]
+    pilot = document["plan"]["pilot"]
     sys.stdout.write(
         f"wrote {', '.join(str(report_dir / name) for name in written)}\n"
         f"{summary['files']} files, {summary['lines']} lines: port {summary['hours_port']:.1f} h "
-        f"({summary['person_weeks']:.1f} person-weeks), {summary['blockers']} blockers; "
-        f"phase now: {summary['current_phase']}\n{document['model_line']}\n")
+        f"({summary['person_weeks']:.1f} person-weeks) = {summary['decisions']} decisions "
+        f"({summary['blocker_decisions']} without a counterpart) "
+        f"{summary['hours_decisions']:.1f} h + sites {summary['hours_sites']:.1f} h; "
+        f"{summary['blockers']} blocker sites; phase now: {summary['current_phase']}\n"
+        f"pilot: {len(pilot['modules'])} units, {pilot['lines']} of {pilot['total_lines']} "
+        f"lines ({100 * pilot['share']:.1f} %)"
+        + (" (no smaller self-contained slice: over the pilot share)" if pilot["over_budget"]
+           else "") + f"\n{document['model_line']}\n")
     for reason in reasons:
         typer.echo(f"regression: {reason}", err=True)
     raise typer.Exit(1 if fail_on_regression and reasons else 0)

@@ -22,6 +22,7 @@ Classes, from what the engine says about a finding (docs/report.md has the table
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 CLASSES = ("automatic", "review", "manual", "blocker")
@@ -175,8 +176,6 @@ def _hours(value, name: str, where: str) -> float:
 
 
 def _code(code: str, name: str, where: str) -> str:
-    import re
-
     if not re.fullmatch(r"[A-Z]{3}[0-9]{3}", code):
         raise ModelError(f"{where}: {name}: {code!r} is not a rule code (like PTX001)")
     return code
@@ -205,10 +204,15 @@ def load_model(config_path, known_codes) -> EffortModel:
     return model
 
 
+_NAME = re.compile(r"[A-Za-z_][\w:.<>/+-]*")
+
+
 def decision_key(code: str, symbol: str) -> tuple[str, str]:
-    """What makes findings one decision: the rule code and the thing it names (the API,
-    header or feature; a code that names nothing is one decision for the tree)."""
-    return code, " ".join(symbol.split())
+    """What makes findings one decision: the rule code and the thing it names (an API, a
+    header, a macro: a name). A code whose findings name no such thing (a wave64 hazard's
+    operator ``%``, a phrase) is one decision for the tree: its sites share one way to port."""
+    symbol = symbol.strip()
+    return code, symbol if _NAME.fullmatch(symbol) else ""
 
 
 def decisions(records: list[dict], model: EffortModel) -> list[dict]:
