@@ -299,6 +299,19 @@ def test_pilot_over_budget_is_said():
     assert pilot.units == ["main.cu"] and pilot.over_budget and pilot.lines == 1000
 
 
+def test_pilot_goes_past_the_share_to_show_the_main_work():
+    """A small unit fits the share but covers little; the program holding the tree's main
+    work is taken too, and the pilot says it is over the share."""
+    records = [_record("compare.cu", 60, {"API001": 1}),
+               _record("driver.cpp", 900, {"API001": 1, "BLS001": 1, "API003": 1, "DRV001": 1},
+                       includes=["driver.h"]),
+               _record("driver.h", 40, {"API002": 1})]
+    pilot = choose_pilot(records, limit=3, share=0.1)
+    assert pilot.units == ["compare.cu", "driver.cpp"] and pilot.over_budget
+    assert pilot.paths == ["compare.cu", "driver.cpp", "driver.h"] and pilot.lines == 1000
+    assert 2 * pilot.weight_covered >= pilot.weight_total
+
+
 def test_pilot_prefers_the_main_patterns():
     """A pattern many files use weighs more: the unit with the tree's common API wins over
     one with a rare one of the same size."""

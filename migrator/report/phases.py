@@ -62,7 +62,7 @@ class Pilot:
     everything: set[str]
     weight_covered: int
     weight_total: int
-    over_budget: bool  # no unit fits the share: the smallest fitting slice was taken
+    over_budget: bool  # past the share: what fits it covers under half of the pattern weight
 
 
 def self_contained_units(records: list[dict]) -> dict[str, list[str]]:
@@ -89,8 +89,9 @@ def choose_pilot(records: list[dict], limit: int, share: float) -> Pilot:
     lines, chosen greedily: each step takes the unit that adds the most weight of patterns not
     yet covered per line (a pattern weighs the number of files that use it, so the tree's
     main APIs and kernels count most; a unit smaller than the median one counts as the
-    median's lines, else a few trivial units make the pilot). When no unit fits the share,
-    the one with the best weight per line is the pilot alone (``over_budget``)."""
+    median's lines, else a few trivial units make the pilot). When what fits the share covers
+    less than half of the pattern weight units can cover, the greedy goes on past the share
+    until it does (``over_budget``: the tree has no smaller representative slice)."""
     by_path = {r["path"]: r for r in records}
     units = self_contained_units(records)
     total_lines = sum(r["lines"] for r in records)
@@ -114,25 +115,31 @@ def choose_pilot(records: list[dict], limit: int, share: float) -> Pilot:
     def rank(name: str) -> tuple:
         return gain(name) / max(floor, lines[name]), -lines[name], name
 
-    over_budget = False
-    while len(chosen) < limit:
+    reachable = sum(weight[p] for p in set().union(*patterns.values())) if patterns else 0
+
+    def take(name: str) -> None:
+        chosen.append(name)
+        covered.update(patterns[name])
+        taken.extend(p for p in units[name] if p not in taken)
+
+    while len(chosen) < limit:  # within the share
         used = sum(by_path[p]["lines"] for p in taken)
         fitting = [name for name in units if name not in chosen and gain(name)
                    and used + sum(by_path[p]["lines"] for p in units[name]
                                   if p not in taken) <= budget]
         if not fitting:
-            if not chosen and units:
-                best = max((name for name in units if gain(name)), key=rank, default=None)
-                if best is not None:
-                    chosen.append(best)
-                    covered |= patterns[best]
-                    taken += [p for p in units[best] if p not in taken]
-                    over_budget = True
             break
-        best = max(fitting, key=rank)
-        chosen.append(best)
-        covered |= patterns[best]
-        taken += [p for p in units[best] if p not in taken]
+        take(max(fitting, key=rank))
+    over_budget = False
+    # a pilot must show the tree's main work: when the slices within the share cover less
+    # than half of what units can cover, go on past the share (and say so)
+    while len(chosen) < limit and 2 * sum(weight[p] for p in covered) < reachable:
+        best = max((name for name in units if name not in chosen and gain(name)), key=rank,
+                   default=None)
+        if best is None:
+            break
+        take(best)
+        over_budget = True
     everything = set(weight)
     return Pilot(chosen, taken, sum(by_path[p]["lines"] for p in taken), total_lines, covered,
                  everything, sum(weight[p] for p in covered), sum(weight.values()), over_budget)
