@@ -2,8 +2,8 @@
 against ``git blame --line-porcelain`` of each file, on repositories made here with several
 authors: random edits (inserts, deletes, changes, files without a final newline, names with
 spaces), side branches merged, renames, binary and empty files, files removed and added again.
-A file the replay traces must have exactly blame's counts; the files it cannot trace (renamed,
-changed by a merge, binary) are left to blame."""
+A file the replay traces must have exactly blame's counts per (name, email); the files it cannot
+trace (renamed, changed by a merge, binary) are left to blame."""
 
 from __future__ import annotations
 
@@ -21,11 +21,17 @@ AUTHORS = ("Ann", "Bob", "Cy")
 NAMES = ("a.cu", "b.cu", "dir/c.cu", "my file.cu", "d.cu")
 
 
+def email(name: str) -> str:
+    return f"{name.lower()}@example.invalid"
+
+
 def blame_counts(repo: git.Repo, path: str) -> Counter:
-    """Lines per author of HEAD's ``path``, read from ``--line-porcelain`` (every line's
-    author repeated)."""
-    text = repo.git.blame("--line-porcelain", "HEAD", "--", path)
-    return Counter(line[7:] for line in text.splitlines() if line.startswith("author "))
+    """Lines per author (name, email) of HEAD's ``path``, read from ``--line-porcelain``
+    (every line's author repeated)."""
+    text = repo.git.blame("--line-porcelain", "HEAD", "--", path).splitlines()
+    names = [line[7:] for line in text if line.startswith("author ")]
+    mails = [line[12:].strip("<>") for line in text if line.startswith("author-mail ")]
+    return Counter(zip(names, mails))
 
 
 class RandomHistory:
@@ -35,7 +41,8 @@ class RandomHistory:
         self.repo = git.Repo.init(root, initial_branch="main")
 
     def commit(self, message: str) -> None:
-        actor = git.Actor(self.rng.choice(AUTHORS), "dev@example.invalid")
+        name = self.rng.choice(AUTHORS)
+        actor = git.Actor(name, email(name))
         self.repo.index.commit(message, author=actor, committer=actor)
 
     def edit(self, name: str) -> None:
@@ -64,8 +71,8 @@ class RandomHistory:
         self.edit(self.rng.choice(NAMES[:4]))
         self.commit("on main")
         author = self.rng.choice(AUTHORS)
-        environment = {"GIT_AUTHOR_NAME": author, "GIT_AUTHOR_EMAIL": "dev@example.invalid",
-                       "GIT_COMMITTER_NAME": author, "GIT_COMMITTER_EMAIL": "dev@example.invalid"}
+        environment = {"GIT_AUTHOR_NAME": author, "GIT_AUTHOR_EMAIL": email(author),
+                       "GIT_COMMITTER_NAME": author, "GIT_COMMITTER_EMAIL": email(author)}
         try:
             self.repo.git.merge(f"side{number}", "--no-edit", env=environment)
         except git.GitCommandError:  # a conflict: no merge this time
@@ -125,13 +132,14 @@ def test_what_the_replay_leaves_to_blame(tmp_path):
         for name, text in files.items():
             (root / name).write_text(text)
         repo.index.add(list(files))
-        repo.index.commit(message, author=git.Actor(author, "a@x"),
-                          committer=git.Actor(author, "a@x"))
+        repo.index.commit(message, author=git.Actor(author, email(author)),
+                          committer=git.Actor(author, email(author)))
 
     put({"plain.cu": "a\nb\nc\n", "moved.cu": "m\n" * 20, "merged.cu": "x\ny\n",
          "again.cu": "1\n2\n"}, "Ann", "first")
     repo.index.remove(["again.cu"], working_tree=True)
-    repo.index.commit("remove", author=git.Actor("Ann", "a@x"), committer=git.Actor("Ann", "a@x"))
+    ann, bob = git.Actor("Ann", email("Ann")), git.Actor("Bob", email("Bob"))
+    repo.index.commit("remove", author=ann, committer=ann)
     put({"again.cu": "3\n"}, "Bob", "added again")
     side = repo.create_head("side", repo.head.commit)
     side.checkout()
@@ -139,17 +147,18 @@ def test_what_the_replay_leaves_to_blame(tmp_path):
     repo.heads.main.checkout()
     put({"plain.cu": "a\nB\nc\nd\n"}, "Bob", "main change")
     repo.git.merge("side", "--no-edit", env={
-        "GIT_AUTHOR_NAME": "Bob", "GIT_AUTHOR_EMAIL": "a@x", "GIT_COMMITTER_NAME": "Bob",
-        "GIT_COMMITTER_EMAIL": "a@x"})
+        "GIT_AUTHOR_NAME": "Bob", "GIT_AUTHOR_EMAIL": email("Bob"), "GIT_COMMITTER_NAME": "Bob",
+        "GIT_COMMITTER_EMAIL": email("Bob")})
     repo.git.mv("moved.cu", "renamed.cu")
-    repo.index.commit("rename", author=git.Actor("Bob", "a@x"), committer=git.Actor("Bob", "a@x"))
+    repo.index.commit("rename", author=bob, committer=bob)
     (root / "blob.bin").write_bytes(b"\0\1\2")
     repo.index.add(["blob.bin"])
-    repo.index.commit("binary", author=git.Actor("Bob", "a@x"), committer=git.Actor("Bob", "a@x"))
+    repo.index.commit("binary", author=bob, committer=bob)
 
     traced = lines_by_author(repo, "", 5000)
-    assert traced["plain.cu"] == Counter({"Ann": 2, "Bob": 2}) == blame_counts(repo, "plain.cu")
-    assert traced["again.cu"] == Counter({"Bob": 1})
+    ann_id, bob_id = ("Ann", email("Ann")), ("Bob", email("Bob"))
+    assert traced["plain.cu"] == Counter({ann_id: 2, bob_id: 2}) == blame_counts(repo, "plain.cu")
+    assert traced["again.cu"] == Counter({bob_id: 1})
     assert "renamed.cu" not in traced and "merged.cu" not in traced
     assert "blob.bin" not in traced
     # the owners fall back to blame there: the rename keeps Ann, the merge gives Cy a line
@@ -178,7 +187,7 @@ def test_a_file_moved_into_the_subfolder_is_left_to_blame(tmp_path):
     follows the rename, so the replay leaves that file to it."""
     history = RandomHistory(tmp_path / "repo", 5)
     repo, root = history.repo, history.root
-    ann, bob = git.Actor("Ann", "a@x"), git.Actor("Bob", "b@x")
+    ann, bob = git.Actor("Ann", email("Ann")), git.Actor("Bob", email("Bob"))
     (root / "top.cu").write_text("1\n2\n3\n")
     (root / "sub").mkdir()
     (root / "sub" / "own.cu").write_text("x\n")
@@ -187,7 +196,9 @@ def test_a_file_moved_into_the_subfolder_is_left_to_blame(tmp_path):
     repo.git.mv("top.cu", "sub/top.cu")
     repo.index.commit("move", author=bob, committer=bob)
     traced = lines_by_author(repo, "sub", 5000)
-    assert "sub/top.cu" not in traced and traced["sub/own.cu"] == Counter({"Ann": 1})
+    assert "sub/top.cu" not in traced
+    assert traced["sub/own.cu"] == Counter({("Ann", email("Ann")): 1})
     owners = find_owners(root / "sub", ["top.cu", "own.cu"])
     assert [(a["name"], a["lines"]) for a in owners.files["top.cu"]["authors"]
-            if a["lines"]] == [("Ann", 3)] == list(blame_counts(repo, "sub/top.cu").items())
+            if a["lines"]] == [("Ann", 3)]
+    assert blame_counts(repo, "sub/top.cu") == Counter({("Ann", email("Ann")): 3})

@@ -11,6 +11,9 @@ cannot read come back as "not traced", and the caller blames them one by one.
 
 Blame walks a file's whole history for each file, so its cost grows with files x commits;
 the replay reads each change once.
+
+Authors are (name, email) as ``.mailmap`` maps them (git's ``%aN``/``%aE``, what blame
+gives): ``owners.People`` then joins the identities of one person.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ class _Replay:
     def __init__(self) -> None:
         self.lines: dict[bytes, list[int]] = {}  # path -> author id of each line
         self.untraced: set[bytes] = set()
-        self.authors: dict[str, int] = {}
+        self.authors: dict[tuple[str, str], int] = {}  # (name, email) -> author id
         self.commits = 0
         self.author = 0
         self.merge = False
@@ -41,8 +44,9 @@ class _Replay:
 
     def commit(self, header: bytes) -> None:
         self.finish_file()
-        name, _, parents = header.partition(b"\t")[2].partition(b"\t")
-        self.author = self.authors.setdefault(name.decode("utf-8", "replace"), len(self.authors))
+        _, name, email, parents = (header.split(b"\t", 3) + [b"", b"", b""])[:4]
+        author = (name.decode("utf-8", "replace"), email.decode("utf-8", "replace"))
+        self.author = self.authors.setdefault(author, len(self.authors))
         self.merge = len(parents.split()) > 1
         self.commits += 1
 
@@ -111,6 +115,7 @@ class _Replay:
         self._start_file()
 
     def result(self) -> dict[str, Counter]:
+        """Lines per (name, email) of each traced file."""
         names = {number: name for name, number in self.authors.items()}
         traced = {}
         for path, authors in self.lines.items():
@@ -143,14 +148,14 @@ def _unrenamed_path(line: bytes) -> bytes | None:
 
 
 def lines_by_author(repo, prefix: str, limit: int) -> dict[str, Counter] | None:
-    """Lines of HEAD per author for each file under ``prefix`` the replay traces (repository
-    paths); None when it cannot be used at all: more than ``limit`` commits, a git too old
+    """Lines of HEAD per author, (name, email) after ``.mailmap``, for each file under
+    ``prefix`` the replay traces (repository paths); None when it cannot be used at all: more than ``limit`` commits, a git too old
     for ``--diff-merges``, a path it cannot read, or git failing."""
     try:
         process = repo.git(c="core.quotePath=false").log(
             "--reverse", "--first-parent", "--diff-merges=first-parent", "-p", "-U0",
             "--no-color", "--no-ext-diff", "--no-textconv", "-M", f"-n{limit + 1}",
-            "--format=%x00%H%x09%aN%x09%P", "HEAD", "--", prefix or ".",
+            "--format=%x00%H%x09%aN%x09%aE%x09%P", "HEAD", "--", prefix or ".",
             as_process=True)
     except Exception:
         return None

@@ -1,8 +1,14 @@
 """Who knows each file: a CODEOWNERS entry where one matches (the last matching line wins, as
 on GitHub and GitLab), else the author with the most lines of HEAD (what ``git blame`` says;
 ``lineage`` computes it for most files at once), ties broken by commits among the
-repository's recent ones that touch the file. Read with
-gitpython; a tree outside git, a repository without commits, a shallow clone or a detached
+repository's recent ones that touch the file.
+
+Authors are people, not spellings: git maps every commit's author through ``.mailmap`` (its
+``%aN``/``%aE``, and blame's author lines), and identities that then share an email
+(case-insensitive) are one person (``People``), named by the name the mailmap gives, else by
+the one the person used last.
+
+Read with gitpython; a tree outside git, a repository without commits, a shallow clone or a detached
 HEAD each give a note in the report, never an error."""
 
 from __future__ import annotations
@@ -72,6 +78,62 @@ def repository_notes(repo) -> list[str]:
     return notes
 
 
+Author = tuple[str, str]  # (name, email), as .mailmap maps them
+
+
+class People:
+    """Who is who among the history's authors. Git applies ``.mailmap`` (the working tree's,
+    as ``git log`` and ``git blame`` read it); the identities it gives that share an email
+    (compared case-insensitively) are then one person, named by the newest name a mailmap
+    entry gave, else by the newest name used. An identity without an email is its name's."""
+
+    def __init__(self, commits: list[tuple[str, str, str, str]] = ()) -> None:
+        """``commits``: (mapped name, mapped email, name, email) of each commit, newest
+        first."""
+        self._named: dict[str, tuple[tuple[int, int], str]] = {}  # person -> (rank, name)
+        for order, (name, email, raw_name, raw_email) in enumerate(commits):
+            mapped = name != raw_name or email != raw_email
+            self.add((name, email), (0 if mapped else 1, order))
+
+    @staticmethod
+    def _person(author: Author) -> str:
+        name, email = author
+        return f"email:{email.strip().lower()}" if email.strip() else f"name:{name}"
+
+    def add(self, author: Author, rank: tuple[int, int] = (2, 0)) -> None:
+        """An identity seen; ``rank`` orders the names a person is known by, lowest first:
+        (0 given by the mailmap, 1 used, 2 seen only by blame or the recent commits; then the
+        commit's age, 0 the newest)."""
+        person = self._person(author)
+        known = self._named.get(person)
+        if author[0] and (known is None or (rank, author[0]) < known):
+            self._named[person] = (rank, author[0])
+
+    def name_of(self, author: Author) -> str:
+        """The person's name for an identity (its own name where the person is unknown)."""
+        known = self._named.get(self._person(author))
+        return known[1] if known else author[0] or author[1] or "?"
+
+    def counts(self, by_author: Counter) -> Counter:
+        """``by_author`` (keyed by identities) summed per person (keyed by name)."""
+        people: Counter = Counter()
+        for author, count in by_author.items():
+            people[self.name_of(author)] += count
+        return people
+
+
+def read_people(repo, prefix: str) -> People:
+    """The people among the authors of HEAD's history under ``prefix`` (mailmapped, newest
+    first); an unreadable history gives an empty People (each identity then its own)."""
+    try:
+        text = repo.git(c="core.quotePath=false").log(
+            "--use-mailmap", "--format=%aN%x09%aE%x09%an%x09%ae", "HEAD", "--", prefix or ".")
+    except Exception:
+        return People()
+    return People([tuple(line.split("\t", 3)) for line in text.splitlines()
+                   if line.count("\t") >= 3])
+
+
 def find_owners(root: Path, rels: list[str], jobs: int = 0) -> Owners:
     """Owners of the tree's files ``rels``. Lines per author come from one replay of the
     history's diffs (``lineage``); ``git blame`` runs, in ``jobs`` threads (0: one per CPU),
@@ -86,12 +148,18 @@ def find_owners(root: Path, rels: list[str], jobs: int = 0) -> Owners:
     full = {rel: posixpath.normpath(posixpath.join(prefix, rel)) if prefix else rel
             for rel in rels}
     rules, result.codeowners = _codeowners(repo)
+    people = read_people(repo, prefix)
     recent = _recent_commits(repo, prefix)
     tracked = _tracked(repo, prefix)
     traced = lines_by_author(repo, prefix, HISTORY_LIMIT) or {}
     blamed = [path for path in full.values() if path in tracked and path not in traced]
     lines_of = dict(zip(blamed, _in_threads(lambda path: _blame(repo, path), blamed, jobs)))
     lines_of.update(traced)
+    for by_author in [*lines_of.values(), *recent.values()]:
+        for author in by_author:  # an identity only blame saw (a file renamed from elsewhere)
+            people.add(author)
+    lines_of = {path: people.counts(by_author) for path, by_author in lines_of.items()}
+    recent = {path: people.counts(by_author) for path, by_author in recent.items()}
     untracked = []
     for rel, path in full.items():
         touched = recent.get(path, Counter())
@@ -133,13 +201,15 @@ def _tracked(repo, prefix: str) -> set[str]:
 
 
 def _blame(repo, path: str) -> Counter:
-    """Lines of HEAD's ``path`` per author, from ``git blame --incremental`` (each group of
-    lines: ``<commit> <line> <line> <count>``, the commit's author given once)."""
+    """Lines of HEAD's ``path`` per author (name, email; blame applies ``.mailmap``), from
+    ``git blame --incremental`` (each group of lines: ``<commit> <line> <line> <count>``, the
+    commit's author given once)."""
     try:
         text = repo.git.blame("--incremental", "HEAD", "--", path)
     except Exception:
         return Counter()
-    author_of: dict[str, str] = {}
+    name_of: dict[str, str] = {}
+    mail_of: dict[str, str] = {}
     counts: Counter = Counter()
     commit = ""
     for line in text.splitlines():
@@ -147,11 +217,13 @@ def _blame(repo, path: str) -> Counter:
         if len(fields) == 4 and len(fields[0]) >= 40 and fields[3].isdigit():
             commit = fields[0]
             counts[commit] += int(fields[3])
-        elif line.startswith("author ") and commit not in author_of:
-            author_of[commit] = line[7:]
+        elif line.startswith("author ") and commit not in name_of:
+            name_of[commit] = line[7:]
+        elif line.startswith("author-mail ") and commit not in mail_of:
+            mail_of[commit] = line[12:].strip().removeprefix("<").removesuffix(">")
     lines: Counter = Counter()
     for commit, count in counts.items():
-        lines[author_of.get(commit, "?")] += count
+        lines[(name_of.get(commit, "?"), mail_of.get(commit, ""))] += count
     return lines
 
 
@@ -159,22 +231,23 @@ HISTORY_LIMIT = 5000  # commits the replay reads; beyond, every file is blamed
 
 
 def _recent_commits(repo, prefix: str) -> dict[str, Counter]:
-    """Commits per author touching each file among the RECENT_COMMITS newest (renames
-    followed, merges shown against each parent)."""
+    """Commits per author (name, email after ``.mailmap``) touching each file among the
+    RECENT_COMMITS newest (renames followed, merges shown against each parent)."""
     recent: dict[str, Counter] = {}
     try:
         text = repo.git.log(f"-n{RECENT_COMMITS}", "-M", "-m", "--name-only",
-                            "--format=%x00%H%x09%aN", "--", prefix or ".")
+                            "--format=%x00%H%x09%aN%x09%aE", "--", prefix or ".")
     except Exception:
         return recent
     seen: set[tuple[str, str]] = set()
     for block in text.split("\x00")[1:]:
         header, _, changes = block.partition("\n")
-        commit, _, author = header.partition("\t")
+        commit, _, identity = header.partition("\t")
+        name, _, email = identity.partition("\t")
         for path in changes.split("\n"):
             if path and (commit, path) not in seen:
                 seen.add((commit, path))
-                recent.setdefault(path, Counter())[author] += 1
+                recent.setdefault(path, Counter())[(name, email)] += 1
     return recent
 
 
