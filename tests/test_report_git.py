@@ -140,15 +140,15 @@ def test_history_matches_each_commit_and_uses_the_cache(repository, tmp_path):
         assert point["hours_port"] == pytest.approx(alone["summary"]["hours_port"])
         assert point["findings"] == alone["summary"]["findings"]
         assert point["files"] == alone["summary"]["files"]
-    # removing the inline PTX took 8 hours (PTX001) off; Bob's program added some
-    assert points[3]["delta_hours"] == pytest.approx(-8.0)
+    # removing the inline PTX took its decision (PTX001: 8 h) and its site (0.5 h) off
+    assert points[3]["delta_hours"] == pytest.approx(-8.5)
     assert points[1]["delta_hours"] > 0
     # the one commit that cut work (the others added programs or owners)
     assert [p["commit"] for p in document["history"]["moved_most"]] == [commits[3].hexsha]
-    # 3 + 4 + 4 + 4 file-commits, 3 + 2 + 0 + 1 distinct contents: the rest come from the cache
-    assert document["history"]["cache"] == {"file": CACHE_NAME, "hits": 9, "misses": 6}
+    # only the files each commit changes are looked up: 3 + 2 + 0 + 1, each a new content
+    assert document["history"]["cache"] == {"file": CACHE_NAME, "hits": 0, "misses": 6}
     again = report_of(root, out, history=HistoryOptions())
-    assert again["history"]["cache"]["misses"] == 0
+    assert again["history"]["cache"] == {"file": CACHE_NAME, "hits": 6, "misses": 0}
     assert [p["hours_port"] for p in again["history"]["commits"]] == [
         p["hours_port"] for p in points]
     (out / CACHE_NAME).write_text('{"format": 1, "key": "x", "results": [1]}')
@@ -202,8 +202,8 @@ def test_history_file_and_regression_exit(repository, tmp_path):
     assert "blockers grew" in grew.output
     snapshots = json.loads(history.read_text())["snapshots"]
     assert len(snapshots) == 3
-    # PTX001's 8 hours, and the runtime include HDR003 adds (automatic: 0.02 h)
-    assert snapshots[2]["hours_port"] == pytest.approx(snapshots[1]["hours_port"] + 8.02)
+    # PTX001's decision (8 h) and site (0.5 h), and the runtime include HDR003 adds (0.02 h)
+    assert snapshots[2]["hours_port"] == pytest.approx(snapshots[1]["hours_port"] + 8.52)
     assert snapshots[2]["commit"] == repo.head.commit.hexsha
     commit(repo, {}, "Bob", "back out", remove=("c/extra.cu",))
     assert run().exit_code == 0

@@ -1,12 +1,17 @@
-"""Progress over time: the remaining effort and findings at each selected commit (the tree's
-files as that commit has them, read from git's objects; the working tree is not touched).
+"""Progress over time: the remaining effort and findings at each selected commit of HEAD's
+first-parent line (the tree's files as that commit has them, read from git's objects; the working
+tree is not touched), each with its change against its first parent: a merge is credited with
+what it brought in, and the side branch's commits are not walked on their own.
 
-A file's results are cached per blob: its content hash (git's object id) plus those of the
-project files it includes, under a key of the tool's rules and the settings; a file unchanged
-between commits is converted once for the whole walk, and again only after an upgrade or with
-other settings. The cache lives in the report folder (``history-cache.json``); it is untrusted
-on read: anything but exactly what this module writes is ignored as a whole. Only per-commit
-totals stay in memory, so memory does not grow with the number of commits.
+One ``git log --first-parent --raw`` pass names the blobs each commit changes; the walk keeps
+the tree's files (path -> blob) and, at each state it evaluates, looks only at the files that
+changed and those whose includes reach one. A file's results are cached per blob: its content
+hash (git's object id) plus those of the project files it includes, under a key of the tool's
+rules and the settings; a file unchanged between commits is converted once for the whole walk,
+and again only after an upgrade or with other settings. Files to convert are batched to the
+worker processes; each state's totals are the previous one's with the changed files' counts
+swapped. The cache lives in the report folder (``history-cache.json``); it is untrusted on
+read: anything but exactly what this module writes is ignored as a whole.
 
 ``--history-file`` keeps a list of snapshots (one per CI run); ``regressed`` compares the new
 one with the last.
@@ -16,7 +21,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections import Counter
+import posixpath
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 from .. import __version__
@@ -25,15 +33,16 @@ from ..fsutil import UnreadableFileError, atomic_write, read_regular
 from ..results import CONVERTIBLE_SUFFIXES
 from ..workspace.digest import ruleset_digest
 from ..workspace.includes import ANY_PATH, included_files, resolve
-from .effort import CLASSES, EffortModel
+from .effort import EffortModel, tree_hours
 from .owners import open_repository, repository_notes
 
 CACHE_NAME = "history-cache.json"
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # 2: rows name their symbol (a decision is a code and its symbol)
 SNAPSHOT_FORMAT = 1
 _MAX_CACHE_BYTES = 256 * 1024 * 1024
 _MAX_HISTORY_BYTES = 64 * 1024 * 1024  # a --history-file: some 300,000 snapshots
-_SYMLINK = 0o120000  # git's mode of a symbolic link
+CHUNK = 1024  # files handed to the worker processes at once (bounds the blobs held)
+PROGRESS_EVERY = 2.0  # seconds between the walk's progress lines
 
 
 class HistoryError(Exception):
@@ -47,8 +56,8 @@ def _cache_key(settings) -> str:
 
 class BlobCache:
     """Per blob: the quoted includes it spells (``direct``), and per blob-with-its-includes
-    the counts of its findings (``results``: lines, kernels and rows of code, kind, fixed,
-    severity, count)."""
+    the counts of its findings (``results``: lines, whether it failed, and rows of code, kind,
+    fixed, severity, symbol, count)."""
 
     def __init__(self, path: Path, key: str) -> None:
         self.path, self.key = path, key
@@ -97,28 +106,96 @@ def _valid_result(value) -> bool:
         return False
     rows = value["rows"]
     return (type(value["lines"]) is int and type(value["failed"]) is bool and type(rows) is list
-            and all(type(row) is list and len(row) == 5 and type(row[0]) is str
+            and all(type(row) is list and len(row) == 6 and type(row[0]) is str
                     and type(row[1]) is str and type(row[2]) is bool and type(row[3]) is str
-                    and type(row[4]) is int for row in rows))
+                    and type(row[4]) is str and type(row[5]) is int for row in rows))
 
 
 def _tracked_file(rel: str) -> bool:
     return rel.endswith(CONVERTIBLE_SUFFIXES) or language_of(rel) is not None
 
 
-def select_commits(repo, prefix: str, since: str | None, every: int, limit: int) -> list:
-    """The commits to walk, oldest first: those touching the tree (``--since``), every Nth
-    from the newest, at most ``limit`` (the newest kept)."""
-    kwargs = {"since": since} if since else {}
-    commits = list(repo.iter_commits("HEAD", paths=prefix or None, **kwargs))
-    chosen = commits[::max(1, every)][:max(1, limit)]
-    return list(reversed(chosen))
+@dataclass
+class Step:
+    """A commit of HEAD's first-parent line and what it changes against its first parent (a
+    merge: what it brought in): the tree's tracked files, path -> new blob id (None: gone)."""
+
+    sha: str
+    parents: list[str]
+    changes: dict[str, str | None]
+    touched: bool  # it changes some file under the tree, tracked or not (a README)
+
+
+def first_parent_line(repo, prefix: str) -> list[Step]:
+    """HEAD's first-parent line, oldest first, from one ``git log --raw`` pass (no tree is
+    listed: each commit names only the blobs it changes)."""
+    out = repo.git(c="log.showSignature=false").log(
+        "--first-parent", "-m", "--root", "--reverse", "--raw", "--no-renames", "--no-abbrev",
+        "-z", "--format=%x01%H %P", "HEAD", stdout_as_string=False)
+    inside = prefix + "/" if prefix else ""
+    steps: list[Step] = []
+    tokens = out.split(b"\0")
+    index = 0
+    while index < len(tokens):
+        token = tokens[index].lstrip(b"\n")
+        index += 1
+        if token.startswith(b"\x01"):  # the commit's header: its id and its parents' ids
+            ids = token[1:].decode("ascii").split()
+            steps.append(Step(ids[0], ids[1:], {}, False))
+        elif token.startswith(b":") and steps and index < len(tokens):
+            path = tokens[index].decode("utf-8", "surrogateescape")
+            index += 1
+            if not path.startswith(inside):
+                continue
+            step, rel = steps[-1], path[len(inside):]
+            step.touched = True
+            if _tracked_file(rel):
+                # ":old-mode new-mode old-id new-id status"; a regular file's mode is 100xxx;
+                # deleted (000000), a symlink (120000, not followed) or a submodule: not a file
+                _, new_mode, _, new_id = token[1:].decode("ascii").split()[:4]
+                step.changes[rel] = new_id if new_mode.startswith("100") else None
+    return steps
+
+
+def select_steps(repo, steps: list[Step], since: str | None, every: int,
+                 limit: int | None) -> list[int]:
+    """Indexes of the commits to show, oldest first: those of the line touching the tree
+    (``--since``: committed since then, as git reads the date), every Nth from the newest, at
+    most ``limit`` (the newest kept; None: all)."""
+    chosen = [index for index, step in enumerate(steps) if step.touched]
+    if since:
+        recent = set(repo.git.rev_list("--first-parent", f"--since={since}", "HEAD").split())
+        chosen = [index for index in chosen if steps[index].sha in recent]
+    chosen = chosen[::-1][::max(1, every)]
+    if limit is not None:
+        chosen = chosen[:max(1, limit)]
+    return chosen[::-1]
+
+
+def _details(repo) -> dict[str, tuple[str, str, str]]:
+    """Per commit of the first-parent line: its date (ISO 8601), author and subject."""
+    out = repo.git(c="log.showSignature=false").log(
+        "--first-parent", "-z", "--format=%H%x1f%cI%x1f%an%x1f%s", "HEAD")
+    details = {}
+    for record in out.split("\0"):
+        fields = record.strip("\n").split("\x1f", 3)
+        if len(fields) == 4:
+            details[fields[0]] = (fields[1], fields[2], fields[3])
+    return details
+
+
+def _merged_commits(repo, step: Step) -> int:
+    """How many commits a merge brings in: reachable from it, not from its first parent."""
+    try:
+        return int(repo.git.rev_list("--count", step.sha, f"^{step.parents[0]}")) - 1
+    except Exception:  # a shallow clone may lack the side branch
+        return 0
 
 
 def walk_history(source: Path, options, model: EffortModel, family_of: dict,
                  optimizing: frozenset, say) -> dict:
-    """Per selected commit: remaining effort (port hours), findings per class, files, lines,
-    and what changed against the previous commit walked."""
+    """Per selected commit of HEAD's first-parent line: remaining effort (port hours),
+    findings per class, files, lines, and what changed against its first parent."""
     repo, prefix = open_repository(source)
     if repo is None:
         return {"commits": [], "notes": [prefix], "cache": None}
@@ -127,114 +204,228 @@ def walk_history(source: Path, options, model: EffortModel, family_of: dict,
         return {"commits": [], "notes": notes, "cache": None}
     history = options.history
     try:
-        commits = select_commits(repo, prefix, history.since, history.every, history.limit)
+        steps = first_parent_line(repo, prefix)
+        chosen = select_steps(repo, steps, history.since, history.every, history.limit)
+        details = _details(repo) if chosen else {}
+        merged = {index: _merged_commits(repo, steps[index]) for index in chosen
+                  if len(steps[index].parents) > 1}
     except Exception as err:
         return {"commits": [], "notes": notes + [f"the history cannot be read: {err}"],
                 "cache": None}
-    if not commits and history.since:
+    if not chosen and history.since:
         notes.append(f"no commit touches the tree since {history.since!r} (as git reads the "
                      "date)")
-    merges = sum(len(commit.parents) > 1 for commit in commits)
-    if merges:
-        notes.append(f"{merges} merge commits walked: each counted with its merged tree")
+    if merged:
+        notes.append(f"{len(merged)} merge commits walked: each credited with what it brought "
+                     f"in against its first parent (the {sum(merged.values())} side-branch "
+                     "commits they merge are not walked on their own)")
     options.report_dir.mkdir(parents=True, exist_ok=True)
     cache = BlobCache(options.report_dir / CACHE_NAME, _cache_key(options.settings))
     if cache.note:
         notes.append(cache.note)
-    points = []
-    previous = None
-    for number, commit in enumerate(commits, 1):
-        say(f"history: commit {number}/{len(commits)} {commit.hexsha[:10]}")
-        totals = _commit_totals(commit, prefix, options, cache, model, family_of, optimizing)
-        point = {"commit": commit.hexsha, "short": commit.hexsha[:10],
-                 "date": commit.committed_datetime.isoformat(),
-                 "author": commit.author.name, "summary": commit.summary[:120],
-                 "merge": len(commit.parents) > 1, **totals}
-        point["delta_hours"] = round(point["hours_port"] - previous["hours_port"], 3) \
-            if previous else 0.0
-        points.append(point)
-        previous = point
+    say(f"history: {len(chosen)} commits of the {len(steps)} on HEAD's first-parent line")
+    walk = _Walk(repo, cache, options, say)
+    wanted = set(chosen)
+    before, after = {}, {}  # step index -> evaluation of the state before / after it
+    shown = time.monotonic()
+    for index, step in enumerate(steps[:chosen[-1] + 1] if chosen else ()):
+        if index in wanted and step.parents:
+            before[index] = walk.evaluation()
+        walk.apply(step)
+        if index in wanted:
+            after[index] = walk.evaluation()
+            if time.monotonic() - shown >= PROGRESS_EVERY:
+                shown = time.monotonic()
+                say(f"history: commit {len(after)}/{len(chosen)} {step.sha[:10]}, "
+                    f"{cache.misses} files to convert so far")
+    totals = walk.totals(model, family_of, optimizing)
     cache.save()
+    points = []
+    for index in chosen:
+        step = steps[index]
+        date, author, summary = details.get(step.sha, ("", "", ""))
+        point = {"commit": step.sha, "short": step.sha[:10], "date": date, "author": author,
+                 "summary": summary[:120], "merge": len(step.parents) > 1,
+                 **totals[after[index]]}
+        point["delta_hours"] = round(point["hours_port"] - totals[before[index]]["hours_port"],
+                                     3) + 0.0 if index in before else 0.0
+        point.update(parent=step.parents[0] if step.parents else "",
+                     merged_commits=merged.get(index, 0), files_changed=len(step.changes))
+        points.append(point)
     return {"commits": points, "notes": notes,
             "cache": {"file": CACHE_NAME, "hits": cache.hits, "misses": cache.misses},
-            "moved_most": sorted((p for p in points[1:] if p["delta_hours"] < 0),
+            "moved_most": sorted((p for p in points if p["delta_hours"] < 0),
                                  key=lambda p: p["delta_hours"])[:5]}
 
 
-def _commit_totals(commit, prefix: str, options, cache: BlobCache, model: EffortModel,
-                   family_of: dict, optimizing: frozenset) -> dict:
-    from ..runner import process_all
+def _name(spelled: str) -> str:
+    """The file name an include spelled so can resolve to ("": any, for a spelling that ends
+    in no name, such as ``..``)."""
+    name = posixpath.basename(posixpath.normpath(spelled))
+    return "" if name in (".", "..") else name
 
-    try:
-        tree = commit.tree / prefix if prefix else commit.tree
-    except KeyError:
-        return _empty_totals()
-    blobs = {}
-    for item in tree.traverse():
-        # a symlink's blob holds its target's path: not followed, as the runner does not
-        if item.type == "blob" and item.mode != _SYMLINK and _tracked_file(
-                item.path[len(prefix) + 1:] if prefix else item.path):
-            blobs[item.path[len(prefix) + 1:] if prefix else item.path] = item
-    data: dict[str, bytes] = {}
 
-    def read(rel: str) -> bytes | None:
-        if rel not in blobs:
-            return None
-        if rel not in data:
-            data[rel] = blobs[rel].data_stream.read()
-        return data[rel]
+class _Walk:
+    """The tree's files along the line (path -> blob id), and per evaluated state the files
+    whose key (blob plus the blobs of the project files it includes) changed since the last.
 
-    def direct_targets(rel: str) -> list[str]:
-        sha = blobs[rel].hexsha
-        if sha not in cache.direct:
-            # what the file spells, found the runner's way: its own includes, resolved
-            spelled: dict = {}
-            included_files(rel, read(rel), ANY_PATH, lambda _: None, spelled)
-            cache.direct[sha] = [text for _, text in spelled.get(rel, [])]
-        return [target for text in cache.direct[sha]
-                if (target := resolve(rel, text, blobs)) is not None]
+    An evaluation looks only at the files changed since the last one, those whose includes
+    reach one of them (``users``), and, when a file came or went, those spelling an include of
+    its name (``spellers``: what such an include resolves to may have changed). New keys are
+    queued for conversion and converted in batches by the worker processes; totals are
+    summed afterwards, the changed files' old counts subtracted and the new added."""
 
-    keys, misses = {}, []
-    for rel in blobs:
-        closure, queue = set(), [rel]
-        while queue:
-            for target in direct_targets(queue.pop()):
-                if target != rel and target not in closure:
-                    closure.add(target)
-                    queue.append(target)
-        key = blobs[rel].hexsha
-        if closure:
-            key += "+" + hashlib.blake2b("\n".join(
-                f"{path}:{blobs[path].hexsha}" for path in sorted(closure)).encode(),
-                digest_size=12).hexdigest()
-        keys[rel] = key
-        if key in cache.results:
-            cache.hits += 1
-        else:
-            cache.misses += 1
-            misses.append(rel)
-    work = []
-    for rel in misses:
-        content = read(rel)
-        work.append((rel, content, included_files(rel, content, blobs, read)))
-    for rel, entry in zip(misses, process_all(work, count_file, options.settings, options.jobs)):
-        cache.results[keys[rel]] = entry
-    totals = _empty_totals()
-    classes: Counter = Counter()
-    for rel, key in keys.items():
-        entry = cache.results[key]
-        totals["files"] += 1
-        totals["lines"] += entry["lines"]
-        totals["failed_files"] += entry["failed"]
-        for code, kind, fixed, severity, count in entry["rows"]:
-            klass = model.classify(code, kind, fixed, severity, family_of.get(code, ""))
-            classes[klass] += count
-            phase = "hours_optimisation" if code in optimizing else "hours_port"
-            totals[phase] += model.cost(code, klass) * count
-    totals["findings"] = {name: classes[name] for name in CLASSES}
-    totals["hours_port"] = round(totals["hours_port"], 3)
-    totals["hours_optimisation"] = round(totals["hours_optimisation"], 3)
-    return totals
+    def __init__(self, repo, cache: BlobCache, options, say) -> None:
+        self.repo, self.cache, self.options, self.say = repo, cache, options, say
+        self.state: dict[str, str] = {}  # tree path -> blob id, now
+        self.dirty: set[str] = set()  # paths changed since the last evaluation
+        self.keys: dict[str, str] = {}  # tree path -> key, at the last evaluation
+        self.closure: dict[str, set[str]] = {}  # tree path -> project files it includes
+        self.users: defaultdict[str, set[str]] = defaultdict(set)  # path -> who includes it
+        self.spells: dict[str, set[str]] = {}  # tree path -> the names its includes spell
+        self.spellers: defaultdict[str, set[str]] = defaultdict(set)  # name -> who spells it
+        self.evaluations: list[list[tuple[str, str | None]]] = []  # (path, new key or None)
+        self.pending: dict[str, tuple] = {}  # key -> (path, bytes, included files): to convert
+        self.blobs: dict[str, bytes] = {}
+        self.converted = 0
+
+    def apply(self, step: Step) -> None:
+        for rel, blob in step.changes.items():
+            if blob is None:
+                self.state.pop(rel, None)
+            else:
+                self.state[rel] = blob
+            self.dirty.add(rel)
+
+    def read(self, blob: str) -> bytes:
+        if blob not in self.blobs:
+            self.blobs[blob] = self.repo.odb.stream(bytes.fromhex(blob)).read()
+        return self.blobs[blob]
+
+    def spelled(self, rel: str) -> list[str]:
+        """What the file's own quoted includes spell (cached per blob)."""
+        blob = self.state[rel]
+        if blob not in self.cache.direct:
+            found: dict = {}
+            included_files(rel, self.read(blob), ANY_PATH, lambda _: None, found)
+            self.cache.direct[blob] = [text for _, text in found.get(rel, [])]
+        return self.cache.direct[blob]
+
+    def evaluation(self) -> int:
+        """The index of the evaluation of the state now (the last one when nothing changed)."""
+        if self.evaluations and not self.dirty:
+            return len(self.evaluations) - 1
+        dirty, self.dirty = self.dirty, set()
+        seeds = set(dirty)
+        for rel in dirty:
+            if (rel in self.keys) != (rel in self.state):  # came or went
+                seeds |= self.spellers.get(posixpath.basename(rel), set())
+                seeds |= self.spellers.get("", set())
+        affected = set(seeds)
+        for rel in seeds:
+            affected |= self.users.get(rel, set())
+        targets: dict[str, list[str]] = {}  # this evaluation's resolved includes, per path
+        changes = []
+        for rel in sorted(affected):
+            for path in self.closure.pop(rel, ()):
+                self.users[path].discard(rel)
+            for name in self.spells.pop(rel, ()):
+                self.spellers[name].discard(rel)
+            old = self.keys.get(rel)
+            if rel not in self.state:
+                if old is not None:
+                    del self.keys[rel]
+                    changes.append((rel, None))
+                continue
+            closure, queue = set(), [rel]
+            while queue:
+                path = queue.pop()
+                if path not in targets:
+                    targets[path] = [target for text in self.spelled(path)
+                                     if (target := resolve(path, text, self.state)) is not None]
+                for target in targets[path]:
+                    if target != rel and target not in closure:
+                        closure.add(target)
+                        queue.append(target)
+            self.closure[rel] = closure
+            for path in closure:
+                self.users[path].add(rel)
+            self.spells[rel] = names = {_name(text) for text in self.spelled(rel)}
+            for name in names:
+                self.spellers[name].add(rel)
+            key = self.state[rel]
+            if closure:
+                key += "+" + hashlib.blake2b("\n".join(
+                    f"{path}:{self.state[path]}" for path in sorted(closure)).encode(),
+                    digest_size=12).hexdigest()
+            if key != old:
+                self.keys[rel] = key
+                changes.append((rel, key))
+                self._need(rel, key, closure)
+        self.evaluations.append(changes)
+        if len(self.pending) >= CHUNK:
+            self.flush()
+        elif len(self.blobs) > 4 * CHUNK:
+            self.blobs.clear()
+        return len(self.evaluations) - 1
+
+    def _need(self, rel: str, key: str, closure: set[str]) -> None:
+        if key in self.cache.results or key in self.pending:
+            self.cache.hits += 1
+            return
+        self.cache.misses += 1
+        # the files it includes, found the runner's way among those its key names (the same:
+        # an include resolves to the first candidate that exists, which the closure holds)
+        known = {path: self.state[path] for path in closure}
+        known[rel] = self.state[rel]
+        content = self.read(known[rel])
+        self.pending[key] = (rel, content, included_files(
+            rel, content, known, lambda path: self.read(known[path]) if path in known else None))
+
+    def flush(self) -> None:
+        """Convert the queued files, in the worker processes."""
+        from ..runner import process_all
+
+        if self.pending:
+            self.say(f"history: converting {len(self.pending)} files")
+            keys, work = list(self.pending), list(self.pending.values())
+            for key, entry in zip(keys, process_all(work, count_file, self.options.settings,
+                                                    self.options.jobs)):
+                self.cache.results[key] = entry
+            self.converted += len(keys)
+        self.pending.clear()
+        self.blobs.clear()
+
+    def totals(self, model: EffortModel, family_of: dict, optimizing: frozenset) -> list[dict]:
+        """Each evaluation's totals, from the last one's: the changed files' old counts out,
+        their new ones in; hours as the report's summary counts them (``tree_hours``: per
+        site, plus each distinct decision once)."""
+        self.flush()
+        results = self.cache.results
+        current: dict[str, str] = {}
+        files = lines = failed = 0
+        rows: Counter = Counter()
+        made = []
+        for changes in self.evaluations:
+            for rel, key in changes:
+                for sign, entry_key in ((-1, current.pop(rel, None)), (1, key)):
+                    if entry_key is None:
+                        continue
+                    entry = results[entry_key]
+                    files += sign
+                    lines += sign * entry["lines"]
+                    failed += sign * int(entry["failed"])
+                    for *row, count in entry["rows"]:
+                        rows[tuple(row)] += sign * count
+                if key is not None:
+                    current[rel] = key
+            figures = tree_hours([(*row, count) for row, count in rows.items() if count],
+                                 model, family_of, optimizing)
+            made.append({"files": files, "lines": lines, "failed_files": failed,
+                         "hours_port": figures["hours_port"],
+                         "hours_optimisation": figures["hours_optimisation"],
+                         "findings": figures["findings"], "decisions": figures["decisions"]})
+        return made
 
 
 def count_file(rel: str, content: bytes, settings, included: tuple = ()) -> dict:
@@ -243,14 +434,9 @@ def count_file(rel: str, content: bytes, settings, included: tuple = ()) -> dict
     from ..runner import convert_file
 
     result = convert_file(rel, content, settings, included)
-    counts = Counter((f.code, f.kind, f.fixed, f.severity) for f in result.findings)
+    counts = Counter((f.code, f.kind, f.fixed, f.severity, f.symbol) for f in result.findings)
     return {"lines": content.count(b"\n"), "failed": result.status == "failed",
             "rows": [[*key, count] for key, count in sorted(counts.items())]}
-
-
-def _empty_totals() -> dict:
-    return {"files": 0, "lines": 0, "failed_files": 0, "hours_port": 0.0,
-            "hours_optimisation": 0.0, "findings": {name: 0 for name in CLASSES}}
 
 
 # -- snapshots for CI ---------------------------------------------------------------------------
