@@ -194,6 +194,11 @@ def test_decision_keys_are_names():
     assert decision_key("API003", " __nanosleep ") == ("API003", "__nanosleep")
     assert decision_key("WAV001", "%") == decision_key("WAV001", "warps per block") == (
         "WAV001", "")
+    # a library without a drop-in is one decision for its symbols, headers and link
+    assert decision_key("API004", "cudnnCreate", "cudnn") == decision_key(
+        "HDR002", "cudnn.h", "cudnn") == decision_key("MKF007", "cudnn", "cudnn") == (
+        "API004", "library cudnn")
+    assert decision_key("HDR002", "cuda/atomic", "runtime") == ("HDR002", "cuda/atomic")
 
 
 def test_model_from_configuration(tree, tmp_path):

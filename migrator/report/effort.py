@@ -207,10 +207,20 @@ def load_model(config_path, known_codes) -> EffortModel:
 _NAME = re.compile(r"[A-Za-z_][\w:.<>/+-]*")
 
 
-def decision_key(code: str, symbol: str) -> tuple[str, str]:
+# codes that report a library without a drop-in (its API, headers, link): porting the library
+# (cuDNN to MIOpen) is one decision, not one per symbol
+LIBRARY_CODES = frozenset({"API004", "HDR002", "MKF007"})
+_NOT_A_LIBRARY = frozenset({"", "runtime", "driver", "device", "build files"})
+
+
+def decision_key(code: str, symbol: str, library: str = "") -> tuple[str, str]:
     """What makes findings one decision: the rule code and the thing it names (an API, a
-    header, a macro: a name). A code whose findings name no such thing (a wave64 hazard's
-    operator ``%``, a phrase) is one decision for the tree: its sites share one way to port."""
+    header, a macro: a name). A library without a drop-in is one decision (``API004`` and the
+    library) for all its symbols, headers and links. A code whose findings name no such thing
+    (a wave64 hazard's operator ``%``, a phrase) is one decision for the tree: its sites share
+    one way to port."""
+    if code in LIBRARY_CODES and library not in _NOT_A_LIBRARY:
+        return "API004", f"library {library}"
     symbol = symbol.strip()
     return code, symbol if _NAME.fullmatch(symbol) else ""
 
@@ -222,17 +232,19 @@ def decisions(records: list[dict], model: EffortModel) -> list[dict]:
     found: dict[tuple[str, str], dict] = {}
     for record in records:
         for item in record["work"]:
-            cost = model.decision_cost(item["code"], item["class"])
-            if cost <= 0:
+            if model.decision_cost(item["code"], item["class"]) <= 0:
                 continue
-            key = decision_key(item["code"], item["symbol"])
+            key = decision_key(item["code"], item["symbol"], item.get("library", ""))
+            cost = model.decision_cost(key[0], item["class"])
             entry = found.get(key)
             if entry is None:
                 entry = found[key] = {"code": key[0], "symbol": key[1], "class": item["class"],
                                       "phase": item["phase"], "hours": cost, "sites": 0,
                                       "site_hours": 0.0, "paths": [], "message": item["message"]}
-            elif cost > entry["hours"]:  # sites of several classes: the dearest decides
-                entry.update({"class": item["class"], "hours": cost})
+            elif (cost, CLASSES.index(item["class"])) > (entry["hours"],
+                                                         CLASSES.index(entry["class"])):
+                # sites of several classes: the dearest decides, the graver class on a tie
+                entry.update({"class": item["class"], "hours": cost, "message": item["message"]})
             entry["sites"] += 1
             entry["site_hours"] += item["hours"]
             if not entry["paths"] or entry["paths"][-1] != record["path"]:
@@ -248,19 +260,20 @@ def decisions(records: list[dict], model: EffortModel) -> list[dict]:
 
 def tree_hours(rows, model: EffortModel, family_of: dict, optimizing) -> dict:
     """The tree's figures from its findings counted as ``(code, kind, fixed, severity, symbol,
-    count)`` rows (the history's per-commit totals; ``decisions`` does the same from the
+    library, count)`` rows (the history's per-commit totals; ``decisions`` does the same from the
     report's records): findings per class, port and optimisation hours, decisions."""
     classes = dict.fromkeys(CLASSES, 0)
     hours = {"port": 0.0, "optimisation": 0.0}
     decided: dict[tuple[str, str], tuple[float, str]] = {}
-    for code, kind, fixed, severity, symbol, count in rows:
+    for code, kind, fixed, severity, symbol, library, count in rows:
         klass = model.classify(code, kind, fixed, severity, family_of.get(code, ""))
         phase = "optimisation" if code in optimizing else "port"
         classes[klass] += count
         hours[phase] += model.cost(code, klass) * count
         cost = model.decision_cost(code, klass)
         if cost > 0 and klass != "automatic":
-            key = decision_key(code, symbol)
+            key = decision_key(code, symbol, library)
+            cost = model.decision_cost(key[0], klass)
             if cost > decided.get(key, (0.0, ""))[0]:
                 decided[key] = cost, phase
     for cost, phase in decided.values():

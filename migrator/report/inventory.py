@@ -74,7 +74,8 @@ def file_record(scan: FileScan, model: EffortModel, family_of: dict, optimizing:
             continue
         person_lines.add(row.line)
         work.append({"code": row.code, "class": klass, "phase": phase, "line": row.line,
-                     "symbol": row.symbol, "message": row.message, "fixed": row.fixed,
+                     "symbol": row.symbol, "library": row.library, "message": row.message,
+                     "fixed": row.fixed,
                      "hours": cost})
     return {"path": scan.rel, "folder": folder_of(scan.rel) or ".", "kind": scan.kind,
             "status": scan.status, "note": scan.note, "lines": scan.lines,
