@@ -15,7 +15,7 @@ from migrator.cli import _register, app
 from migrator.report import EffortModel, ModelError, ReportOptions, build_report, model_from_table
 from migrator.report.effort import load_model
 from migrator.report.evidence import gather
-from migrator.report.phases import batches, choose_pilot, order_modules, self_contained_units
+from migrator.report.phases import _built_state, batches, choose_pilot, order_modules, self_contained_units
 from migrator.settings import Settings
 from migrator.versions import parse_target
 
@@ -415,6 +415,46 @@ def test_build_and_validate_reports_are_evidence(tree, tmp_path):
     notes = gather(TREE_PATHS, None, tmp_path / "other.json", tmp_path / "bad.json").notes
     assert any("not a rocmigrate build report" in n for n in notes)
     assert any("not valid JSON" in n for n in notes)
+
+
+def test_phases_are_done_only_on_evidence(tree, tmp_path):
+    """A build whose every target failed is "N of N targets failed", not a count of files; a
+    validate report in which nothing ran proves neither validation nor speed."""
+    build = {"tool": "rocmigrate", "report": "build", "schema_version": 1,
+             "summary": {"ok": False, "units": 4, "built": 0, "failed": 4, "errors": 4,
+                         "targets": 4, "targets_built": 0},
+             "units": [{"name": f"gpu{i}", "kind": "target", "built": False,
+                        "errors": [{"message": f"undefined reference to cuda{i}",
+                                    "source_file": "a/kernel.cu" if i < 2 else ""}]}
+                       for i in range(4)]}
+    validate = {"tool": "rocmigrate", "programs": [
+        {"name": f"p{i}", "source": "a/kernel.cu" if i == 0 else f"x/p{i}.cu",
+         "variants": {"optimized": {"verdict": "failed", "timings": []}}} for i in range(28)]}
+    (tmp_path / "build.json").write_text(json.dumps(build))
+    (tmp_path / "validate.json").write_text(json.dumps(validate))
+    document = report_of(tree, tmp_path / "r", build_report=tmp_path / "build.json",
+                         validate_report=tmp_path / "validate.json")
+    phases = {p["name"]: p for p in document["plan"]["phases"]}
+    full = {c["text"]: c for c in phases["full migration"]["exit_criteria"]}
+    assert full["the port builds"]["state"] == "not met"
+    assert full["the port builds"]["detail"].startswith(
+        "4 of 4 targets failed (first: gpu0: undefined reference to cuda0)")
+    assert full["every program validated"] == {
+        "text": "every program validated", "state": "not met", "blocking": False,
+        "detail": "none of 1 program ran (first: a/kernel.cu: failed)"}
+    slower = phases["optimisation"]["exit_criteria"][0]
+    assert slower["state"] == "unknown", slower
+    assert slower["detail"] == "no timed run in the validate report (28 of 28 programs did " \
+                               "not run)"
+    assert phases["optimisation"]["status"] != "done"
+    # the pilot's own files: the build failed before compiling b/blas.cu: no evidence either way
+    state = _built_state(["b/blas.cu"], gather(TREE_PATHS, None, tmp_path / "build.json", None))
+    assert state[0] == "unknown" and "before any of these files was compiled" in state[1]
+    # preparation carries the hours of the decisions it lists
+    prep = phases["preparation"]
+    decide = prep["work_items"][-1]
+    assert decide["decisions"] and decide["hours"] > 0
+    assert prep["hours"] == pytest.approx(decide["hours"])
 
 
 def test_evidence_from_another_root(tmp_path):
