@@ -37,7 +37,7 @@ from .effort import EffortModel, tree_hours
 from .owners import open_repository, repository_notes
 
 CACHE_NAME = "history-cache.json"
-CACHE_FORMAT = 2  # 2: rows name their symbol (a decision is a code and its symbol)
+CACHE_FORMAT = 3  # 3: rows name their symbol and library (what makes a decision)
 SNAPSHOT_FORMAT = 1
 _MAX_CACHE_BYTES = 256 * 1024 * 1024
 _MAX_HISTORY_BYTES = 64 * 1024 * 1024  # a --history-file: some 300,000 snapshots
@@ -57,7 +57,7 @@ def _cache_key(settings) -> str:
 class BlobCache:
     """Per blob: the quoted includes it spells (``direct``), and per blob-with-its-includes
     the counts of its findings (``results``: lines, whether it failed, and rows of code, kind,
-    fixed, severity, symbol, count)."""
+    fixed, severity, symbol, library, count)."""
 
     def __init__(self, path: Path, key: str) -> None:
         self.path, self.key = path, key
@@ -106,9 +106,10 @@ def _valid_result(value) -> bool:
         return False
     rows = value["rows"]
     return (type(value["lines"]) is int and type(value["failed"]) is bool and type(rows) is list
-            and all(type(row) is list and len(row) == 6 and type(row[0]) is str
+            and all(type(row) is list and len(row) == 7 and type(row[0]) is str
                     and type(row[1]) is str and type(row[2]) is bool and type(row[3]) is str
-                    and type(row[4]) is str and type(row[5]) is int for row in rows))
+                    and type(row[4]) is str and type(row[5]) is str and type(row[6]) is int
+                    for row in rows))
 
 
 def _tracked_file(rel: str) -> bool:
@@ -430,11 +431,12 @@ class _Walk:
 
 def count_file(rel: str, content: bytes, settings, included: tuple = ()) -> dict:
     """A file's cache entry, made where it is converted (a worker process): its lines, whether
-    it failed, and its findings counted by code, kind, fixed and severity."""
+    it failed, and its findings counted by code, kind, fixed, severity, symbol and library."""
     from ..runner import convert_file
 
     result = convert_file(rel, content, settings, included)
-    counts = Counter((f.code, f.kind, f.fixed, f.severity, f.symbol) for f in result.findings)
+    counts = Counter((f.code, f.kind, f.fixed, f.severity, f.symbol, f.library)
+                     for f in result.findings)
     return {"lines": content.count(b"\n"), "failed": result.status == "failed",
             "rows": [[*key, count] for key, count in sorted(counts.items())]}
 
