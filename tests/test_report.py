@@ -550,6 +550,41 @@ def test_html_is_self_contained_and_escaped(tree, tmp_path):
         assert section in page
 
 
+def test_renderers_show_decisions_pilot_and_fold_long_lists(document):
+    """The per-decision model in both renderers: the split of the port hours, the decisions
+    (the first 25 in HTML and the rest folded; the first 10 in the short Markdown, all in the
+    full one), the pilot line and its over-budget note; the files grouped by folder."""
+    import copy
+
+    from markupsafe import escape
+
+    from migrator.output.report_html import FOLDED, render_html
+    from migrator.output.report_markdown import render_markdown
+
+    changed = copy.deepcopy(document)
+    template = changed["decisions"][0]
+    changed["decisions"] = [dict(template, symbol=f"sym{n}") for n in range(40)]
+    changed["plan"]["pilot"]["over_budget"] = True
+    summary, pilot = changed["summary"], changed["plan"]["pilot"]
+    page = render_html(changed)
+    assert page.count('<tr data-code=') == 40
+    folded = page.index(f"<summary>{40 - FOLDED['decisions']} more decisions</summary>")
+    assert page.index('data-symbol="sym24"') < folded < page.index('data-symbol="sym25"')
+    assert f'id="v-hours-decisions" data-value="{summary["hours_decisions"]}"' in page
+    assert f'id="v-pilot-lines" data-value="{pilot["lines"]}"' in page
+    assert 'id="pilot-over-budget"' in page and str(escape(pilot["rule"])) in page
+    folders = {record["folder"] for record in changed["files"]}
+    assert page.count('<details class="folder"') == len(folders) > 1
+    short, full = render_markdown(changed), render_markdown(changed, full=True)
+    for text in (short, full):
+        assert f"{pilot['lines']:,} lines = {100 * pilot['share']:.1f} % of the tree's" in text
+        assert "**Over budget:**" in text and "## Decisions" in text
+        assert "%.1f h for %d decisions" % (summary["hours_decisions"],
+                                            summary["decisions"]) in text
+    assert short.count("`sym") == 10 and "30 more in report.json" in short
+    assert full.count("`sym") == 40
+
+
 def test_scan_crosses_processes_unchanged():
     """A worker's scan is pickled with its rows as columns of text numbers: it comes back
     equal, with findings and without."""
