@@ -54,6 +54,7 @@ def lint(
     """Check HIP (and CUDA) sources and build files; exit 0 clean or all fixed, 1 findings
     remain, 2 error."""
     from ..lint import LintError, lint as run_lint
+    from ..versions import format_version
     from ..workspace import Flags
     from . import workspace_of
     from .progress import reporter_for
@@ -88,27 +89,38 @@ def lint(
     # a JSON or SARIF document carries the diffs inside it (stdout stays one parseable
     # document); text and GitHub annotations print them first, as lines of their own
     diffs = result.diffs if diff else None
-    if output_format in (OutputFormat.text, OutputFormat.github):
+    # an unpinned target that followed the machine's HIP: said first, in every format
+    warning = workspace.target_warning
+    target = {"rocm": format_version(settings.rocm), "reason": workspace.rocm_reason,
+              "warning": warning or None}
+    if output_format is OutputFormat.github:
+        from ..output.github import render_findings
+
+        annotations = render_findings(remaining, failures, warning)
+        if warning:  # the warning's annotation before the diffs too
+            first, _, annotations = annotations.partition("\n")
+            sys.stdout.write(first + "\n")
         for patch in result.diffs:
             sys.stdout.write(patch)
-    if output_format is OutputFormat.json:
+        sys.stdout.write(annotations)
+    elif output_format is OutputFormat.json:
         from ..output.json import render_findings
 
-        sys.stdout.write(render_findings(remaining, failures, len(result.fixed), diffs))
+        sys.stdout.write(render_findings(remaining, failures, len(result.fixed), diffs, target))
     elif output_format is OutputFormat.sarif:
         from .. import registry
         from ..output.sarif import render_findings
 
-        sys.stdout.write(render_findings(remaining, failures, registry.all_rules(workspace.settings.rules_dir), diffs))
-    elif output_format is OutputFormat.github:
-        from ..output.github import render_findings
-
-        sys.stdout.write(render_findings(remaining, failures))
+        sys.stdout.write(render_findings(remaining, failures,
+                                         registry.all_rules(workspace.settings.rules_dir), diffs,
+                                         target))
     else:
         from ..output.text import render_findings
 
         stream = sys.stderr if diff else sys.stdout
-        stream.write(render_findings(remaining, failures, len(result.fixed), statistics))
+        for patch in result.diffs:  # stdout: the patches alone (the text goes to stderr)
+            sys.stdout.write(patch)
+        stream.write(render_findings(remaining, failures, len(result.fixed), statistics, warning))
         for skipped in result.skipped:
             say(f"skipped {skipped}")
     if failures:

@@ -68,6 +68,9 @@ def report(
     workspace = workspace_of([src], Flags(
         rocm=rocm, roc=roc, dnn=dnn.value if dnn else None, rules_dir=rules_dir, config=config,
         offload_arch=tuple(offload_arch or ()), detect_hip=True))
+    if workspace.target_warning:  # the figures follow this machine's HIP: said first
+        sys.stdout.write(f"warning: {workspace.target_warning}\n")
+        sys.stdout.flush()
     try:
         codes = [code for cls in registry.all_rules(workspace.settings.rules_dir)
                  for code in cls.codes()]
@@ -84,7 +87,8 @@ def report(
             read_snapshots(history_file)  # a file that is not ours fails before the work
         options = ReportOptions(
             source=src, report_dir=report_dir, settings=workspace.settings, model=model,
-            target_reason=workspace.rocm_reason, converted=converted, build_report=build_report,
+            target_reason=workspace.rocm_reason, target_warning=workspace.target_warning,
+            converted=converted, build_report=build_report,
             validate_report=validate_report, jobs=jobs,
             history=HistoryOptions(since, every, limit) if history else None)
         # progress lines on a terminal only (pipes and logs get none); errors always
@@ -108,7 +112,7 @@ def report(
         f"wrote {', '.join(str(report_dir / name) for name in written)}\n"
         f"{summary['files']} files, {summary['lines']} lines: port {summary['hours_port']:.1f} h "
         f"({summary['person_weeks']:.1f} person-weeks) = {summary['decisions']} decisions "
-        f"({summary['blocker_decisions']} without a counterpart) "
+        f"({summary['blocker_decisions']} of them blockers) "
         f"{summary['hours_decisions']:.1f} h + sites {summary['hours_sites']:.1f} h; "
         f"{summary['blockers']} blocker sites; phase now: {summary['current_phase']}\n"
         f"pilot: {len(pilot['modules'])} units, {pilot['lines']} of {pilot['total_lines']} "

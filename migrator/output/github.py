@@ -11,8 +11,10 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def render_findings(findings, failures) -> str:
-    lines = []
+def render_findings(findings, failures, warning: str = "") -> str:
+    """One annotation per finding and failure; a ``warning`` (an unpinned target:
+    Workspace.target_warning) first, as an annotation of the run."""
+    lines = [f"::warning title=rocmigrate target::{_escape_data(warning)}"] if warning else []
     for f in findings:
         level = "notice" if f.severity == "info" else "warning"
         lines.append(f"::{level} file={_escape_property(f.path)},line={f.line},col={f.column},"

@@ -41,9 +41,13 @@ def render_report(summary: dict, files: list[dict], settings: dict,
     return dumps(report)
 
 
-def render_findings(findings, failures, fixed_count: int, diffs: list[str] | None = None) -> str:
-    """The lint report; with ``diffs`` (lint --diff), the unified diffs of the fixes too."""
+def render_findings(findings, failures, fixed_count: int, diffs: list[str] | None = None,
+                    target: dict | None = None) -> str:
+    """The lint report; with ``diffs`` (lint --diff), the unified diffs of the fixes too.
+    ``target``: {rocm, reason, warning} (``warning`` "" unless an unpinned target followed the
+    installed HIP: Workspace.target_warning)."""
     report = {"tool": "rocmigrate", "version": __version__,
+              **({"target": target} if target is not None else {}),
               "findings": finding_records(findings),
               "fixed": fixed_count,
               "failures": [{"path": r.rel, "error": r.message} for r in failures]}

@@ -44,9 +44,12 @@ def _source_root() -> dict:
             "description": {"text": "the working directory rocmigrate lint ran in"}}
 
 
-def render_findings(findings, failures, rule_classes, diffs: list[str] | None = None) -> str:
+def render_findings(findings, failures, rule_classes, diffs: list[str] | None = None,
+                    target: dict | None = None) -> str:
     """A SARIF log of one run; with ``diffs`` (lint --diff), the unified diffs of the fixes go
-    in the run's property bag (``properties.diffs``), where SARIF allows tool-specific data."""
+    in the run's property bag (``properties.diffs``), where SARIF allows tool-specific data.
+    ``target`` ({rocm, reason, warning}) goes there too; its ``warning`` (an unpinned target:
+    Workspace.target_warning) is also the invocation's first notification."""
     rules, index = _rule_entries(rule_classes)
     results = []
     for f in findings:
@@ -65,6 +68,9 @@ def render_findings(findings, failures, rule_classes, diffs: list[str] | None = 
         results.append(result)
     notifications = [{"level": "error", "message": {"text": f"{r.rel}: {r.message}"}}
                      for r in failures]
+    if target and target.get("warning"):
+        notifications.insert(0, {"level": "warning", "message": {"text": target["warning"]},
+                                 "descriptor": {"id": "rocmigrate-target"}})
     run = {
         "tool": {"driver": {"name": "rocmigrate", "version": __version__,
                             "semanticVersion": __version__, "rules": rules}},
@@ -73,6 +79,11 @@ def render_findings(findings, failures, rule_classes, diffs: list[str] | None = 
         "invocations": [{"executionSuccessful": not failures,
                          "toolExecutionNotifications": notifications}],
     }
+    properties = {}
+    if target is not None:
+        properties["target"] = target
     if diffs is not None:
-        run["properties"] = {"diffs": diffs}
+        properties["diffs"] = diffs
+    if properties:
+        run["properties"] = properties
     return json.dumps({"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}, indent=2) + "\n"

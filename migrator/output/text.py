@@ -70,10 +70,12 @@ def _located(location: str) -> str:
     return f"{quoted(path)}:{line}:{place}" if path else location
 
 
-def render_findings(findings, failures, fixed_count: int, statistics: bool = False) -> str:
+def render_findings(findings, failures, fixed_count: int, statistics: bool = False,
+                    warning: str = "") -> str:
     """``path:line:col: CODE message`` lines, then a count; ``[*]`` marks a fix (``[unsafe]``
-    one that needs --unsafe-fixes)."""
-    lines = []
+    one that needs --unsafe-fixes). A ``warning`` (an unpinned target: Workspace.target_warning)
+    is the first line."""
+    lines = [f"warning: {warning}"] if warning else []
     for f in findings:
         mark = ""
         if f.fix_title:

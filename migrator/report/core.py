@@ -44,6 +44,8 @@ class ReportOptions:
     settings: Settings = Settings()
     model: EffortModel = field(default_factory=EffortModel)
     target_reason: str = ""
+    # an unpinned target that followed the installed HIP (Workspace.target_warning), else ""
+    target_warning: str = ""
     converted: Path | None = None
     build_report: Path | None = None
     validate_report: Path | None = None
@@ -93,7 +95,7 @@ def build_report(options: ReportOptions, progress=None) -> dict:
                                       options.validate_report)
     libraries = libraries_needed(records, options.settings.roc)
     target = format_version(options.settings.rocm)
-    decided = decisions(records, model)
+    decided = decisions(records, model, family_of)
     for decision in decided:
         decision["owners"] = sorted({owners.owner_of(p) for p in decision["paths"]} - {""})
     phases = plan(records, model, evidence, hashes, libraries, target, decided)
@@ -104,6 +106,7 @@ def build_report(options: ReportOptions, progress=None) -> dict:
         "generated": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "source": source.name or str(source),
         "target": {"rocm": target, "why": options.target_reason,
+                   "warning": options.target_warning or None,
                    "wavefront_size": options.settings.wavefront_size,
                    "offload_archs": list(options.settings.offload_archs)},
         "model": model.describe(),

@@ -213,19 +213,21 @@ LIBRARY_CODES = frozenset({"API004", "HDR002", "MKF007"})
 _NOT_A_LIBRARY = frozenset({"", "runtime", "driver", "device", "build files"})
 
 
-def decision_key(code: str, symbol: str, library: str = "") -> tuple[str, str]:
-    """What makes findings one decision: the rule code and the thing it names (an API, a
-    header, a macro: a name). A library without a drop-in is one decision (``API004`` and the
-    library) for all its symbols, headers and links. A code whose findings name no such thing
-    (a wave64 hazard's operator ``%``, a phrase) is one decision for the tree: its sites share
-    one way to port."""
+def decision_key(code: str, symbol: str, library: str = "", family: str = "") -> tuple[str, str]:
+    """What makes findings one decision. A library without a drop-in is one (``API004`` and
+    the library) for all its symbols, headers and links. A missing API, header or feature
+    (the blocker codes), or another CUDA reference a person must port by hand, is one per
+    name (``CGM001`` ``cg::reduce``). Everything else, and what a wave64 hazard, a transfer or
+    a build flag names (an operator, a variable, a phrase), is one per rule code: its sites
+    share one way to port."""
     if code in LIBRARY_CODES and library not in _NOT_A_LIBRARY:
         return "API004", f"library {library}"
     symbol = symbol.strip()
-    return code, symbol if _NAME.fullmatch(symbol) else ""
+    named = family != "wavefront" and (code in BLOCKER_CODES or library not in ("", "build files"))
+    return code, symbol if named and _NAME.fullmatch(symbol) else ""
 
 
-def decisions(records: list[dict], model: EffortModel) -> list[dict]:
+def decisions(records: list[dict], model: EffortModel, family_of: dict) -> list[dict]:
     """The distinct decisions the tree's findings need (a key of ``decision_key`` whose sites
     are in a class a person decides: manual or blocker, unfixed): each costed once, with its
     sites (and their mechanical hours), files and phase; most hours first."""
@@ -234,7 +236,8 @@ def decisions(records: list[dict], model: EffortModel) -> list[dict]:
         for item in record["work"]:
             if model.decision_cost(item["code"], item["class"]) <= 0:
                 continue
-            key = decision_key(item["code"], item["symbol"], item.get("library", ""))
+            key = decision_key(item["code"], item["symbol"], item["library"],
+                               family_of.get(item["code"], ""))
             cost = model.decision_cost(key[0], item["class"])
             entry = found.get(key)
             if entry is None:
@@ -272,7 +275,7 @@ def tree_hours(rows, model: EffortModel, family_of: dict, optimizing) -> dict:
         hours[phase] += model.cost(code, klass) * count
         cost = model.decision_cost(code, klass)
         if cost > 0 and klass != "automatic":
-            key = decision_key(code, symbol, library)
+            key = decision_key(code, symbol, library, family_of.get(code, ""))
             cost = model.decision_cost(key[0], klass)
             if cost > decided.get(key, (0.0, ""))[0]:
                 decided[key] = cost, phase

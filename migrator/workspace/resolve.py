@@ -55,6 +55,9 @@ class Workspace:
     config_path: Path | None
     root: Path
     rocm_reason: str = ""  # which target, and why: "ROCm 5.2, the installed HIP ... (--rocm auto)"
+    # set where ``auto`` picked an installed HIP older than the newest release the tables know:
+    # the figures (findings, hours) then follow the machine's HIP; report and lint show it
+    target_warning: str = ""
 
 
 def open_workspace(paths: list[Path], flags: Flags) -> Workspace:
@@ -63,12 +66,13 @@ def open_workspace(paths: list[Path], flags: Flags) -> Workspace:
     try:
         config = load_config(flags.config if flags.config else find_config(
             paths[0] if paths else Path(".")))
-        rocm, reason = _target(flags, config)
+        rocm, reason, warning = _target(flags, config)
         settings = _settings(flags, config, rocm)
         runtime = flags.runtime or config.values.get("runtime", "rocm")
         if runtime != "rocm":
             settings, reason = _for_runtime(settings, runtime, flags, config)
-        return Workspace(settings, config.path, config.root, reason)
+            warning = ""
+        return Workspace(settings, config.path, config.root, reason, warning)
     except ConfigError as err:
         raise WorkspaceError(str(err)) from None
 
@@ -89,8 +93,20 @@ def _for_runtime(settings: Settings, runtime: str, flags: Flags,
                       f"implements ({said})")
 
 
-def _target(flags: Flags, config: Config) -> tuple[tuple[int, int, int], str]:
-    """The target ROCm release and why it was chosen, for the commands' summaries."""
+def target_warning(version: tuple[int, int, int], hip_text: str, said: str) -> str:
+    """What report and lint say where ``auto`` chose an installed HIP older than the newest
+    release the tables know: their figures then depend on the machine's HIP (one with another
+    HIP, or none, counts other findings and hours), so the team should pin the target."""
+    return (f"target ROCm {format_version(version)} from the installed HIP {hip_text} ({said}); "
+            f"the tables know up to {NEWEST_ROCM}: figures differ on machines with another HIP "
+            f'or none; pin it: rocm = "{NEWEST_ROCM}" in [tool.rocmigrate] of pyproject.toml or '
+            f"in .rocmigrate.toml (or --rocm {NEWEST_ROCM})")
+
+
+def _target(flags: Flags, config: Config) -> tuple[tuple[int, int, int], str, str]:
+    """The target ROCm release, why it was chosen (for the commands' summaries), and a warning
+    where ``auto`` chose an installed HIP older than the newest release the tables know (the
+    figures then follow the machine: ``target_warning``), else ""."""
     if flags.rocm:
         choice = flags.rocm.strip()
         origin, said = "--rocm", f"--rocm {choice}"
@@ -100,33 +116,36 @@ def _target(flags: Flags, config: Config) -> tuple[tuple[int, int, int], str]:
     elif flags.detect_hip:
         choice, origin, said = "auto", "", "--rocm auto, the default where hipcc is found"
     else:
-        return parse_target(DEFAULT_ROCM), f"ROCm {DEFAULT_ROCM}, the default"
+        return parse_target(DEFAULT_ROCM), f"ROCm {DEFAULT_ROCM}, the default", ""
     if choice != "auto":
         try:
             version = parse_target(choice)
         except ValueError as err:
             raise ConfigError(f"{origin}: {err}") from None
-        return version, f"ROCm {format_version(version)} ({said})"
+        return version, f"ROCm {format_version(version)} ({said})", ""
     try:
         hip = installed_hip()
     except HipError as err:
         if origin:
             raise ConfigError(f"{origin} auto: {err}") from None
-        return parse_target(DEFAULT_ROCM), f"ROCm {DEFAULT_ROCM}, the default ({err})"
+        return parse_target(DEFAULT_ROCM), f"ROCm {DEFAULT_ROCM}, the default ({err})", ""
     if hip is None:
         if origin:
             raise ConfigError(f"{origin} auto: no hipcc found ({HIPCC_PLACES}); name the "
                               "target: --rocm X.Y")
-        return parse_target(DEFAULT_ROCM), f"ROCm {DEFAULT_ROCM}, the default (no hipcc found)"
+        return (parse_target(DEFAULT_ROCM), f"ROCm {DEFAULT_ROCM}, the default (no hipcc found)",
+                "")
     newest, oldest = parse_target(NEWEST_ROCM), parse_version(OLDEST_ROCM)
     if hip.version[:2] > newest[:2]:
         return newest, (f"ROCm {NEWEST_ROCM}, the newest release rocmigrate knows; the installed "
-                        f"HIP {hip.version_text} is newer ({said})")
+                        f"HIP {hip.version_text} is newer ({said})"), ""
     if hip.version[:2] < oldest[:2]:
         raise ConfigError(f"{origin or '--rocm'} auto: the installed HIP {hip.version_text} is "
                           f"older than the oldest release rocmigrate knows ({OLDEST_ROCM})")
+    warning = (target_warning(hip.version, hip.version_text, said)
+               if hip.version[:2] < newest[:2] else "")
     return hip.version, (f"ROCm {format_version(hip.version)}, the installed HIP "
-                         f"{hip.version_text} ({said})")
+                         f"{hip.version_text} ({said})"), warning
 
 
 def _settings(flags: Flags, config: Config, rocm: tuple[int, int, int]) -> Settings:
