@@ -19,6 +19,8 @@ import pytest
 from typer.testing import CliRunner
 
 from migrator.cli import _register, app
+from migrator.output.report_html import render_html
+from migrator.output.report_markdown import render_markdown
 from migrator.report import HistoryOptions
 
 from test_report import KERNEL_CU, UTIL_H, report_of
@@ -85,7 +87,8 @@ MAIN_LINE = ["import", "readme", "main", "merge", "rename", "remove"]
 def test_first_parent_burn_down_credits_each_commit(branched, tmp_path):
     repo, c = branched
     root = Path(repo.working_tree_dir)
-    history = report_of(root, tmp_path / "r", history=HistoryOptions())["history"]
+    document = report_of(root, tmp_path / "r", history=HistoryOptions())
+    history = document["history"]
     points = history["commits"]
     # the side branch's own commits are not on the line: the merge brings them in
     assert [p["commit"] for p in points] == [c[name].hexsha for name in MAIN_LINE]
@@ -110,6 +113,13 @@ def test_first_parent_burn_down_credits_each_commit(branched, tmp_path):
     assert [p["commit"] for p in history["moved_most"]] == [c["remove"].hexsha]
     assert any("1 merge commits walked" in note and "2 side-branch commits" in note
                for note in history["notes"])
+    # shown as a merge in the Markdown, the page's table and the burn-down's dot
+    short = c["merge"].hexsha[:10]
+    assert f"| `{short}` merge (2 commits) | 2024-01-05 |" in render_markdown(document, full=True)
+    page = render_html(document)
+    assert "merge side <span class=\"model\">(merge: 2 commits brought in)</span>" in page
+    assert f"<title>{short} 2024-01-05 merge:" in page
+    assert page.count("commits brought in)") == 1
 
 
 def test_limit_since_and_every_keep_first_parent_deltas(branched, tmp_path):

@@ -55,7 +55,8 @@ def charts(document: dict) -> dict:
     }
     history = document.get("history") or {}
     if history.get("commits"):
-        made["burndown"] = line_chart([(c["short"] + " " + c["date"][:10], c["hours_port"])
+        made["burndown"] = line_chart([(c["short"] + " " + c["date"][:10]
+                                        + (" merge" if c.get("merge") else ""), c["hours_port"])
                                        for c in history["commits"]],
                                       "Burn-down: remaining port effort", "hours")
     return {name: Markup(svg) for name, svg in made.items()}
