@@ -30,7 +30,7 @@ def test_writes_html_markdown_and_json(tmp_path):
     assert sorted(path.name for path in out.iterdir()) == ["report.html", "report.json",
                                                            "report.md"]
     document = json.loads((out / "report.json").read_text())
-    assert document["schema"] == 1 and document["target"]["rocm"] == "6.4"
+    assert document["schema"] == 2 and document["target"]["rocm"] == "6.4"
     assert f"port {document['summary']['hours_port']:.1f} h" in result.stdout
     assert "effort model (defaults)" in result.stdout
     assert (out / "report.md").read_text().startswith("# Migration report: src")

@@ -23,7 +23,7 @@ from .owners import find_owners
 from .phases import plan
 from .scan import scan_tree
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: effort per decision and site, pilot units (docs/report.md)
 
 
 class ReportError(Exception):
