@@ -57,6 +57,10 @@ def branched(tmp_path):
     """main: import (2020), README (2020), then from 2024: a PTX file, a merge of a side
     branch that added two PTX files, a rename of the header, the first PTX file removed."""
     repo = git.Repo.init(tmp_path / "repo", initial_branch="main")
+    with repo.config_writer() as config:  # settings that change what git log prints
+        config.set_value("color", "ui", "always")
+        config.set_value("diff", "renames", "copies")
+        config.set_value("log", "decorate", "full")
     c = {}
     c["import"] = dated(repo, {"a/kernel.cu": KERNEL_CU, "common/util.h": UTIL_H},
                         "import", "2020-01-01T10:00:00+00:00")

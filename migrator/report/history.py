@@ -132,6 +132,7 @@ def first_parent_line(repo, prefix: str) -> list[Step]:
     listed: each commit names only the blobs it changes)."""
     out = repo.git(c="log.showSignature=false").log(
         "--first-parent", "-m", "--root", "--reverse", "--raw", "--no-renames", "--no-abbrev",
+        "--no-color", "--no-ext-diff",
         "-z", "--format=%x01%H %P", "HEAD", stdout_as_string=False)
     inside = prefix + "/" if prefix else ""
     steps: list[Step] = []
@@ -176,7 +177,7 @@ def select_steps(repo, steps: list[Step], since: str | None, every: int,
 def _details(repo) -> dict[str, tuple[str, str, str]]:
     """Per commit of the first-parent line: its date (ISO 8601), author and subject."""
     out = repo.git(c="log.showSignature=false").log(
-        "--first-parent", "-z", "--format=%H%x1f%cI%x1f%an%x1f%s", "HEAD")
+        "--first-parent", "--no-color", "-z", "--format=%H%x1f%cI%x1f%an%x1f%s", "HEAD")
     details = {}
     for record in out.split("\0"):
         fields = record.strip("\n").split("\x1f", 3)
