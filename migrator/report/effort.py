@@ -124,18 +124,8 @@ def model_from_table(table, where: str) -> EffortModel:
     if unknown:
         raise ModelError(f"{where}: report: unknown key {unknown[0]!r} (known keys: "
                          f"{', '.join(sorted(_KEYS))})")
-    hours = dict(DEFAULT_HOURS)
-    for name, value in _table(table, "hours", where).items():
-        if name not in CLASSES:
-            raise ModelError(f"{where}: report.hours: unknown class {name!r} (classes: "
-                             f"{', '.join(CLASSES)})")
-        hours[name] = _hours(value, f"report.hours.{name}", where)
-    decision_hours = dict(DEFAULT_DECISION_HOURS)
-    for name, value in _table(table, "decision-hours", where).items():
-        if name not in CLASSES:
-            raise ModelError(f"{where}: report.decision-hours: unknown class {name!r} "
-                             f"(classes: {', '.join(CLASSES)})")
-        decision_hours[name] = _hours(value, f"report.decision-hours.{name}", where)
+    hours = _class_hours(table, "hours", DEFAULT_HOURS, where)
+    decision_hours = _class_hours(table, "decision-hours", DEFAULT_DECISION_HOURS, where)
     code_hours = dict(DEFAULT_CODE_HOURS)
     for code, value in _table(table, "code-hours", where).items():
         code_hours[_code(code, "report.code-hours", where)] = _hours(
@@ -160,6 +150,17 @@ def model_from_table(table, where: str) -> EffortModel:
                          "above 0 and at most 1 (0.1: a tenth)")
     return EffortModel(hours, code_hours, code_class, float(per_week), float(batch), pilot,
                        source=where, decision_hours=decision_hours, pilot_share=float(share))
+
+
+def _class_hours(table: dict, key: str, defaults: dict, where: str) -> dict:
+    """A table of hours per class (``hours``, ``decision-hours``) over its defaults."""
+    hours = dict(defaults)
+    for name, value in _table(table, key, where).items():
+        if name not in CLASSES:
+            raise ModelError(f"{where}: report.{key}: unknown class {name!r} (classes: "
+                             f"{', '.join(CLASSES)})")
+        hours[name] = _hours(value, f"report.{key}.{name}", where)
+    return hours
 
 
 def _table(table: dict, key: str, where: str) -> dict:
