@@ -326,16 +326,17 @@ def new_file_mode() -> int:
 
 
 def _kept_mode(folder: int, name: str, mode_from: Path | None) -> int:
-    """The mode a written file ends with: ``mode_from``'s when given; else the mode of the
-    regular file it replaces (a symlink there is replaced, not followed: not kept); else a new
-    file's (0o666 less the umask)."""
+    """The mode a written file ends with: ``mode_from``'s when given; else the permissions of
+    the regular file it replaces (without set-user-ID, set-group-ID or sticky bits: the new
+    file is ours; a symlink there is replaced, not followed: not kept); else a new file's
+    (0o666 less the umask)."""
     if mode_from is not None:
         return os.stat(mode_from).st_mode & 0o7777
     try:
         there = os.stat(name, dir_fd=folder, follow_symlinks=False)
     except FileNotFoundError:
         return new_file_mode()
-    return there.st_mode & 0o7777 if stat.S_ISREG(there.st_mode) else new_file_mode()
+    return there.st_mode & 0o777 if stat.S_ISREG(there.st_mode) else new_file_mode()
 
 
 def _replace_in(folder: int, name: str, data: bytes, mode_from: Path | None,

@@ -66,6 +66,9 @@ def test_a_replaced_file_keeps_its_mode_and_mode_from_is_copied(tmp_path, umask)
     kept.chmod(0o600)
     assert write_inside(tmp_path, "kept.txt", b"newer")
     assert mode(kept) == 0o600
+    kept.chmod(0o4755)  # the permissions are kept, not set-user-ID: the new file is ours
+    atomic_write(kept, b"ours")
+    assert mode(kept) == 0o755
     source = tmp_path / "tool.sh"
     source.write_bytes(b"#!/bin/sh\n")
     source.chmod(0o750)
