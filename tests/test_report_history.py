@@ -153,7 +153,8 @@ def test_the_whole_history_by_default(tmp_path):
     """60 commits: all walked by default (the limit was 50), each a first parent's change."""
     repo = git.Repo.init(tmp_path / "repo")
     root = Path(repo.working_tree_dir)
-    commit(repo, {"k.cu": KERNEL_CU}, "Alice", "kernel")
+    # (a file named HEAD: the ref and the file name must not be ambiguous to git log)
+    commit(repo, {"k.cu": KERNEL_CU, "HEAD": b"a file named like the ref\n"}, "Alice", "kernel")
     for number in range(59):
         name = f"p{number % 3}.cu"
         data = PTX_LINE if number % 2 == 0 else b"// no kernel\n"

@@ -133,7 +133,7 @@ def first_parent_line(repo, prefix: str) -> list[Step]:
     out = repo.git(c="log.showSignature=false").log(
         "--first-parent", "-m", "--root", "--reverse", "--raw", "--no-renames", "--no-abbrev",
         "--no-color", "--no-ext-diff",
-        "-z", "--format=%x01%H %P", "HEAD", stdout_as_string=False)
+        "-z", "--format=%x01%H %P", "HEAD", "--", stdout_as_string=False)
     inside = prefix + "/" if prefix else ""
     steps: list[Step] = []
     tokens = out.split(b"\0")
@@ -166,7 +166,8 @@ def select_steps(repo, steps: list[Step], since: str | None, every: int,
     most ``limit`` (the newest kept; None: all)."""
     chosen = [index for index, step in enumerate(steps) if step.touched]
     if since:
-        recent = set(repo.git.rev_list("--first-parent", f"--since={since}", "HEAD").split())
+        recent = set(repo.git.rev_list("--first-parent", f"--since={since}", "HEAD",
+                                     "--").split())
         chosen = [index for index in chosen if steps[index].sha in recent]
     chosen = chosen[::-1][::max(1, every)]
     if limit is not None:
@@ -177,7 +178,8 @@ def select_steps(repo, steps: list[Step], since: str | None, every: int,
 def _details(repo) -> dict[str, tuple[str, str, str]]:
     """Per commit of the first-parent line: its date (ISO 8601), author and subject."""
     out = repo.git(c="log.showSignature=false").log(
-        "--first-parent", "--no-color", "-z", "--format=%H%x1f%cI%x1f%an%x1f%s", "HEAD")
+        "--first-parent", "--no-color", "-z", "--format=%H%x1f%cI%x1f%an%x1f%s", "HEAD",
+        "--")
     details = {}
     for record in out.split("\0"):
         fields = record.strip("\n").split("\x1f", 3)
