@@ -205,8 +205,23 @@ def test_history_file_and_regression_exit(repository, tmp_path):
     # PTX001's decision (8 h) and site (0.5 h), and the runtime include HDR003 adds (0.02 h)
     assert snapshots[2]["hours_port"] == pytest.approx(snapshots[1]["hours_port"] + 8.52)
     assert snapshots[2]["commit"] == repo.head.commit.hexsha
+    assert snapshots[2]["rocm"] == "6.4" and snapshots[2]["model"].startswith("effort model")
     commit(repo, {}, "Bob", "back out", remove=("c/extra.cu",))
     assert run().exit_code == 0
+    # a snapshot made at another target, or under another model, is not compared with: the
+    # figures would differ without any work done (here: more work, yet no regression)
+    commit(repo, {"c/extra.cu": PTX_LINE}, "Bob", "PTX again")
+    stored = json.loads(history.read_text())
+    stored["snapshots"][-1]["rocm"] = "5.2"
+    history.write_text(json.dumps(stored))
+    other = run()
+    assert other.exit_code == 0, other.output
+    assert "made under another target ROCm (5.2): not compared" in other.output
+    stored = json.loads(history.read_text())
+    stored["snapshots"][-1]["model"] = "effort model (old): per finding blocker 4 h"
+    stored["snapshots"][-1]["hours_port"] = 0.0
+    history.write_text(json.dumps(stored))
+    assert "another effort model" in run().output
     history.write_text("[1, 2]")
     broken = run()
     assert broken.exit_code == 2 and "not a rocmigrate history file" in broken.output

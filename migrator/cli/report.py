@@ -59,7 +59,8 @@ def report(
     from ..report import HistoryOptions, ModelError, ReportError, ReportOptions
     from ..report import build_report as make_report
     from ..report.effort import load_model
-    from ..report.history import HistoryError, append_snapshot, read_snapshots, regressed
+    from ..report.history import (HistoryError, append_snapshot, incomparable, read_snapshots,
+                                  regressed)
     from ..workspace import Flags
     from . import workspace_of
 
@@ -98,10 +99,11 @@ def report(
                    render_markdown(document, full), "report.json": render_json(document)}
         for name, text in written.items():
             atomic_write(report_dir / name, text.encode())
-        reasons = []
+        reasons, unlike = [], ""
         if history_file is not None:
-            previous, _ = append_snapshot(history_file, document)
-            reasons = regressed(previous, _)
+            previous, current = append_snapshot(history_file, document)
+            reasons = regressed(previous, current)
+            unlike = incomparable(previous, current)
     except (ReportError, HistoryError) as err:
         _fail(str(err))
     except OSError as err:
@@ -119,6 +121,8 @@ def report(
         f"lines ({100 * pilot['share']:.1f} %)"
         + (" (no smaller self-contained slice: over the pilot share)" if pilot["over_budget"]
            else "") + f"\n{document['model_line']}\n")
+    if unlike:
+        typer.echo(f"{history_file}: {unlike}", err=True)
     for reason in reasons:
         typer.echo(f"regression: {reason}", err=True)
     raise typer.Exit(1 if fail_on_regression and reasons else 0)

@@ -178,7 +178,7 @@ def select_steps(repo, steps: list[Step], since: str | None, every: int,
 def _details(repo) -> dict[str, tuple[str, str, str]]:
     """Per commit of the first-parent line: its date (ISO 8601), author and subject."""
     out = repo.git(c="log.showSignature=false").log(
-        "--first-parent", "--no-color", "-z", "--format=%H%x1f%cI%x1f%an%x1f%s", "HEAD",
+        "--first-parent", "--no-color", "-z", "--format=%H%x1f%cI%x1f%aN%x1f%s", "HEAD",
         "--")
     details = {}
     for record in out.split("\0"):
@@ -452,7 +452,20 @@ def snapshot_of(document: dict) -> dict:
     return {"generated": document["generated"], "commit": document.get("commit") or "",
             "hours_port": summary["hours_port"], "findings": summary["findings"],
             "blockers": summary["blockers"], "files": summary["files"],
-            "lines": summary["lines"]}
+            "lines": summary["lines"], "decisions": summary["decisions"],
+            "rocm": document["target"]["rocm"], "model": document["model_line"]}
+
+
+def incomparable(previous: dict | None, current: dict) -> str:
+    """Why two snapshots' figures cannot be compared (empty: they can): another target ROCm
+    or another effort model (a snapshot from before they were recorded counts as another)."""
+    if previous is None:
+        return ""
+    for key, what in (("rocm", "target ROCm"), ("model", "effort model")):
+        if previous.get(key) != current[key]:
+            return (f"the previous snapshot was made under another {what} "
+                    f"({previous.get(key) or 'not recorded'}): not compared")
+    return ""
 
 
 def read_snapshots(path: Path) -> list[dict]:
@@ -491,8 +504,9 @@ def append_snapshot(path: Path, document: dict) -> tuple[dict | None, dict]:
 
 
 def regressed(previous: dict | None, current: dict) -> list[str]:
-    """Why the remaining work grew against the previous snapshot (empty: it did not)."""
-    if previous is None:
+    """Why the remaining work grew against the previous snapshot (empty: it did not, or the
+    two cannot be compared: ``incomparable``)."""
+    if previous is None or incomparable(previous, current):
         return []
     reasons = []
     if current["hours_port"] > previous["hours_port"] + 1e-6:
