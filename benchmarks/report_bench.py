@@ -223,6 +223,21 @@ def fresh(path: Path) -> Path:
 # --------------------------------------------------------------------------------------------
 
 
+def rocmigrate_command(ap: argparse.ArgumentParser, args) -> tuple[list[str], dict]:
+    """The command to time and the subprocess options: a source tree's (``--checkout``: run
+    from it, ``-m`` puts the working folder first on sys.path), or ``--rocmigrate``, or the
+    one installed beside this Python."""
+    if args.checkout is None:
+        return (shlex.split(args.rocmigrate) if args.rocmigrate else [default_rocmigrate()]), {}
+    if args.rocmigrate:
+        ap.error("give --rocmigrate or --checkout, not both")
+    checkout = args.checkout.resolve()
+    if not (checkout / "migrator" / "__main__.py").is_file():
+        ap.error(f"{checkout} has no migrator/__main__.py")
+    return ([sys.executable, "-m", "migrator"],
+            {"cwd": checkout, "env": dict(os.environ, PYTHONPATH=str(checkout))})
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--lines", type=int, default=200_000, help="tree size in lines (newlines)")
@@ -250,18 +265,7 @@ def main(argv: list[str] | None = None) -> int:
                  "at least 1")
     args.repeat = max(1, args.repeat)
 
-    popen: dict = {}
-    if args.checkout is not None:
-        if args.rocmigrate:
-            ap.error("give --rocmigrate or --checkout, not both")
-        checkout = args.checkout.resolve()
-        if not (checkout / "migrator" / "__main__.py").is_file():
-            ap.error(f"{checkout} has no migrator/__main__.py")
-        # run from the checkout (``-m`` puts the working folder first on sys.path)
-        popen = {"cwd": checkout, "env": dict(os.environ, PYTHONPATH=str(checkout))}
-        rocmigrate = [sys.executable, "-m", "migrator"]
-    else:
-        rocmigrate = shlex.split(args.rocmigrate) if args.rocmigrate else [default_rocmigrate()]
+    rocmigrate, popen = rocmigrate_command(ap, args)
     made_tmp = args.workdir is None
     work = (Path(tempfile.mkdtemp(prefix="rocmigrate-report-bench-")) if made_tmp
             else args.workdir).resolve()

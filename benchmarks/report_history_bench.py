@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import shlex
 import shutil
@@ -42,7 +41,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from convert_bench import machine_info, rocmigrate_version  # noqa: E402
 from corpus.dense import build_file  # noqa: E402
-from report_bench import checkout_version, default_rocmigrate, run_measured  # noqa: E402
+from report_bench import checkout_version, rocmigrate_command, run_measured  # noqa: E402
 
 ROCM = ["--rocm", "6.4"]
 FIRST = int(datetime(2024, 1, 1, 9, 0, tzinfo=timezone.utc).timestamp())
@@ -225,15 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workdir", type=Path, help="work folder (default: a temp folder, removed)")
     ap.add_argument("--json", type=Path, help="also write the figures as JSON here")
     args = ap.parse_args(argv)
-    popen: dict = {}
-    if args.checkout is not None:
-        checkout = args.checkout.resolve()
-        if not (checkout / "migrator" / "__main__.py").is_file():
-            ap.error(f"{checkout} has no migrator/__main__.py")
-        popen = {"cwd": checkout, "env": dict(os.environ, PYTHONPATH=str(checkout))}
-        rocmigrate = [sys.executable, "-m", "migrator"]
-    else:
-        rocmigrate = shlex.split(args.rocmigrate) if args.rocmigrate else [default_rocmigrate()]
+    rocmigrate, popen = rocmigrate_command(ap, args)
     made_tmp = args.workdir is None
     work = (Path(tempfile.mkdtemp(prefix="rocmigrate-history-bench-")) if made_tmp
             else args.workdir).resolve()
