@@ -402,7 +402,7 @@ def _preparation_items(records: list[dict], libraries: list[dict], target: str,
             f"{lib['cuda']} -> {lib['amd'] or 'nothing to link'}" for lib in libraries)
             or "the HIP runtime only"), "paths": [], "hours": 0.0},
         {"title": f"decide how to port {_count(decided, 'distinct thing')} ({len(blockers)} "
-                  f"without a counterpart in ROCm {target}; "
+                  f"blockers at ROCm {target}; "
                   f"{sum(d['sites'] for d in decided)} sites, ported in their modules)",
          "decisions": decided[:200], "paths": sorted({p for d in decided for p in d["paths"]}),
          "hours": round(sum(d["hours"] for d in decided), 3)},
