@@ -42,8 +42,12 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from corpus import generate_corpus, generate_dense_corpus
+from corpus import (generate_corpus, generate_dense_corpus, generate_probe_corpus,
+                    generate_samples_corpus)
 from migrator.parsing.tokens import LiteralSpans, blank_literals
+
+GENERATORS = {"mixed": generate_corpus, "dense": generate_dense_corpus,
+              "probe": generate_probe_corpus, "samples": generate_samples_corpus}
 
 TORCH_VERSION = "2.13.0"
 DEFAULT_TORCH_VENV = Path.home() / ".cache" / "rocmigrate-bench" / "torch-venv"
@@ -236,9 +240,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rocmigrate", help="rocmigrate command (default: rocmigrate on PATH or "
                     "beside this python)")
     ap.add_argument("--seed", type=int, default=None, help="corpus seed")
-    ap.add_argument("--corpus", choices=("mixed", "dense"), default="mixed",
-                    help="generated tree: mixed (mostly C++, the default) or dense (API-heavy "
-                    "host and kernel code); see benchmarks/corpus/")
+    ap.add_argument("--corpus", choices=tuple(GENERATORS), default="mixed",
+                    help="generated tree: mixed (mostly C++, the default), dense (API-heavy "
+                    "host and kernel code), probe (kernels/ replicated with varied names: "
+                    "API-dense real code) or samples (the corpus's small programs with their "
+                    "build files, replicated); see benchmarks/corpus/")
     ap.add_argument("--tree", type=Path, help="benchmark on a copy of this real tree instead of "
                     "a generated one (C/C++/CUDA files only are copied; --lines is ignored)")
     ap.add_argument("--repeat", type=int, default=1,
@@ -281,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.tree is not None:
         stats = copy_tree(args.tree, corpus)
     else:
-        generate = generate_dense_corpus if args.corpus == "dense" else generate_corpus
+        generate = GENERATORS[args.corpus]
         stats = generate(corpus, args.lines, **({} if args.seed is None else {"seed": args.seed}))
     print(f"corpus: {stats['files']} files in {stats['folders']} folders, {stats['lines']} lines, "
           f"{stats['bytes'] / 1e6:.1f} MB, {stats['by_ext']} "
