@@ -6,6 +6,7 @@ where ``declarations`` is sure of them, else from the tree."""
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -37,6 +38,23 @@ def pointee(ctx: RuleContext, text: str, at: int) -> Pointee | None:
     cast to ``T*``, or a name (``p``, ``p + i``, ``&x``, ``&a[i]``) declared in the enclosing
     function (parameters, locals) or at file scope, with every declaration of that name
     agreeing, at one pointer level. None where that is not proven."""
+    shape = _pointer_shape(text)
+    if shape is None:
+        return None
+    if isinstance(shape, Pointee):
+        return shape  # a cast
+    name, levels = shape
+    declaration, template_parameters = _lookup(ctx, name, at)
+    if declaration is None or declaration.pointers - levels != 1:
+        return None
+    return Pointee(declaration.type, declaration.type in template_parameters, declaration.shared)
+
+
+@functools.lru_cache(maxsize=4096)  # the same argument texts recur, in a file and across files
+def _pointer_shape(text: str) -> Pointee | tuple[str, int] | None:
+    """What ``pointee`` reads from the text alone: the Pointee of a cast, or (the base name,
+    subscripts less ``&``: the pointer levels the text takes off its declaration's), or None
+    where nothing is provable."""
     parts = pointer_text(text)
     cast, address_of, rest = parts.cast, parts.address_of, parts.rest
     if cast is not None:
@@ -52,10 +70,7 @@ def pointee(ctx: RuleContext, text: str, at: int) -> Pointee | None:
         rest = rest[close + 1:].lstrip()
     if rest and (address_of or not _ARITHMETIC.match(rest)):
         return None  # a member, a call, another operator: not provable from a declaration
-    declaration, template_parameters = _lookup(ctx, parts.name, at)
-    if declaration is None or declaration.pointers - subscripts + address_of != 1:
-        return None
-    return Pointee(declaration.type, declaration.type in template_parameters, declaration.shared)
+    return parts.name, subscripts - address_of
 
 
 def _lookup(ctx: RuleContext, name: str, at: int) -> tuple[Declaration | None, frozenset[str]]:
@@ -63,13 +78,31 @@ def _lookup(ctx: RuleContext, name: str, at: int) -> tuple[Declaration | None, f
     parameters of the function there: read from the function's tokens where ``declarations`` is
     sure of them (one type, no template parameter of that name), else from the tree."""
     function = function_around(ctx, at)
-    found = declarations(ctx, function, name) if function is not None else None
-    if found is not None and len(found) == 1:
-        declaration = _resolved(ctx, next(iter(found)))
-        if not _maybe_template_parameter(ctx, declaration.type):
+    if function is not None:
+        # the answer from the function's tokens, or None (ask the tree), once per name
+        known = ctx.cache.get("lookup.from_tokens")
+        if known is None:
+            known = ctx.cache["lookup.from_tokens"] = {}
+        key = (function.body.open, name)
+        try:
+            declaration = known[key]
+        except KeyError:
+            declaration = known[key] = _from_tokens(ctx, function, name)
+        if declaration is not None:
             return declaration, frozenset()
     scope = _scope(ctx, at)
     return scope.lookup(ctx, name, at), scope.template_parameters
+
+
+def _from_tokens(ctx: RuleContext, function, name: str) -> Declaration | None:
+    """The declaration of ``name`` in ``function`` read from its tokens (aliases resolved),
+    or None where ``declarations`` is not sure of one type that no template parameter has."""
+    found = declarations(ctx, function, name)
+    if found is not None and len(found) == 1:
+        declaration = _resolved(ctx, next(iter(found)))
+        if not _maybe_template_parameter(ctx, declaration.type):
+            return declaration
+    return None
 
 
 def _maybe_template_parameter(ctx: RuleContext, type_name: str) -> bool:
@@ -106,13 +139,21 @@ def may_point_to(ctx: RuleContext, begin: int, end: int, types: frozenset[str]) 
         return parts.cast.pointers == 1 and parts.cast.type in types
     if not parts.name:
         return False
-    key = ("lookup.may_point_to", types, parts.name)
+    return may_be_declared_as(ctx, parts.name, types)
+
+
+def may_be_declared_as(ctx: RuleContext, name: str, types: frozenset[str]) -> bool:
+    """A lexical necessary condition for a declaration of ``name`` (as ``lookup`` reads one,
+    aliases resolved) having one of the fundamental-or-named ``types``: the file's code writes
+    the name after one of them (or an alias of one, or ``auto``) with no ``;`` between. False
+    proves no declaration of it has such a type; True proves nothing."""
+    key = ("lookup.may_point_to", types, name)
     found = ctx.cache.get(key)
     if found is None:
         words = _type_words(ctx, types)
         code = ctx.code  # comments and literals blanked: a ';' in them does not count
         found = False
-        for use in re.finditer(rb"\b" + re.escape(parts.name.encode()) + rb"\b", code):
+        for use in re.finditer(rb"\b" + re.escape(name.encode()) + rb"\b", code):
             # a declaration's type and its declarators are one statement: no ';' between
             if words.search(code, code.rfind(b";", 0, use.start()) + 1, use.start()):
                 found = True

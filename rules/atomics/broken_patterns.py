@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix
 from migrator.rule import Marker, Rule, RuleContext
 from migrator.semantic.calls import find_name, lexical_call
+from migrator.semantic.declarations import plain_file
 from migrator.semantic.lookup import function_name
+from migrator.semantic.scopes import block_opened_at
 from migrator.semantic.types import leading_cast, strip_parens
 
 from ..markers import marker_fix
@@ -22,6 +25,8 @@ _ATOMICS = ("atomicCAS", "atomicExch", "atomicAdd", "atomicSub", "atomicMax", "a
 _WIDE_INTEGER = re.compile(r"(?:unsigned\s+)?(?:int|long|long\s+long|long\s+int|long\s+long\s+int)"
                            r"|unsigned|u?int(?:32|64)_t")
 _SPACES = re.compile(r"\s+")
+_ATOMIC_NAME = re.compile(rb"(?i)atomic")
+_STOPS = re.compile(rb"[()\[\]{};]")
 
 
 class BrokenHalfAtomic(Rule):
@@ -90,7 +95,7 @@ class BrokenHalfAtomic(Rule):
         data = ctx.data
         if not may_involve_sixteen_bit(ctx):
             return  # every pattern it reports is on a 16-bit float
-        if re.search(rb"(?i)atomic", data):
+        if re.search(rb"(?i)atomic", data) and _may_read_modify_write(ctx):
             yield from self._read_modify_writes(ctx)
         names = {n.encode() for n in _ATOMICS if n.encode() in data}
         for name, start, end in find_name(ctx, names):
@@ -242,3 +247,70 @@ def _element_type(ctx: RuleContext, element) -> str | None:
 
 def _compact(text: str) -> str:
     return _SPACES.sub("", text)
+
+
+
+def _may_read_modify_write(ctx: RuleContext) -> bool:
+    """A lexical necessary condition for _read_modify_writes finding anything, checked without
+    the tree (parsing the file costs far more): a ``+=``/``-=`` in code, or ``__hadd``/
+    ``__hsub`` (the ``=`` and ``return`` forms call one), after a word holding "atomic" and
+    before the end of what follows it (atomic_reach): where the tree reads the functions
+    where the braces are (plain_file), the body of a function named so."""
+    data = ctx.data
+    code = ctx.code  # an operator is in code: comments and literals are blanked
+    operators = sorted(at for text, pattern in ((code, b"+="), (code, b"-="), (data, b"__hadd"),
+                                                (data, b"__hsub"))
+                       for at in _finds(text, pattern))
+    if not operators:
+        return False
+    if not plain_file(ctx):
+        return True
+    for name in _ATOMIC_NAME.finditer(code):  # a name is code
+        first = bisect.bisect_left(operators, name.end())
+        if first < len(operators) and operators[first] < _atomic_reach(ctx, name.end()):
+            return True
+    return False
+
+
+def _finds(text: bytes, pattern: bytes):
+    at = text.find(pattern)
+    while at != -1:
+        yield at
+        at = text.find(pattern, at + 1)
+
+
+def _atomic_reach(ctx: RuleContext, start: int) -> int:
+    """How far a function definition whose name holds the text before ``start`` can reach:
+    past its parameters and qualifiers (bracketed groups; a ``)`` or ``]`` closing one opened
+    before is passed), then past its body and a constructor's brace initializers (``{...}``
+    groups followed by ``,``, ``{`` or ``catch``), up to a ``;`` outside brackets or the ``}``
+    of the enclosing block (directives skipped)."""
+    code = ctx.code
+    depth = 0
+    position = start
+    while True:
+        found = _STOPS.search(code, position)
+        if found is None:
+            return len(code)
+        at = found.start()
+        position = at + 1
+        if ctx.in_directive(at):
+            continue
+        byte = code[at]
+        if byte == 123:  # '{'
+            block = block_opened_at(ctx, at)
+            if block is None:
+                return len(code)  # not a block the scan knows: no end proven
+            position = block.close + 1
+            if depth == 0:
+                following = code[position : position + 64].lstrip()
+                if not following.startswith((b",", b"{", b"catch")):
+                    return position
+        elif byte == 125:  # '}' closing the enclosing block
+            return at
+        elif byte in b"([":
+            depth += 1
+        elif byte in b")]":
+            depth = max(0, depth - 1)
+        elif depth == 0:  # ';'
+            return at
