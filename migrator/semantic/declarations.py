@@ -222,7 +222,14 @@ def _function(ctx: RuleContext, body: Block) -> Function | None:
     position = body.head
     first = bisect.bisect_left(directives.ends, body.head)
     last = bisect.bisect_right(directives.starts, body.close)
+    leading = True  # no token yet: a conditional directive there ends or opens a branch
+    # around the whole function (``#endif`` after the previous one), which the tree reads so
     for start, end in zip(directives.starts[first:last], directives.ends[first:last]):
+        if leading and not code[position : start - 1].strip():
+            if _CONDITIONAL.match(code, start):
+                position = end + 1
+                continue
+        leading = False
         if _CONDITIONAL.match(code, start):
             return None  # its branches may hold other code than the tree reads
         segments.append((position, start - 1))  # up to the '#'

@@ -114,11 +114,18 @@ def function_at(ctx: RuleContext, offset: int) -> Block | None:
     bodies = ctx.cache.get("scopes.functions")
     if bodies is None:  # outermost function bodies, in order: they do not overlap
         bodies = []
-        for block in blocks(ctx):
-            if bodies and bodies[-1].contains(block.open):
-                continue
-            if _is_function_head(ctx.data[block.head : block.open]):
+        found = blocks(ctx)
+        opens = [block.open for block in found]
+        data = ctx.data
+        index, count = 0, len(found)
+        while index < count:
+            block = found[index]
+            if _is_function_head(data[block.head : block.open]):
                 bodies.append(block)
+                # the blocks inside it follow it in the list: skipped at once
+                index = bisect.bisect_right(opens, block.close, index + 1)
+            else:
+                index += 1
         ctx.cache["scopes.functions"] = bodies
         ctx.cache["scopes.function_opens"] = [body.open for body in bodies]
     index = bisect.bisect_left(ctx.cache["scopes.function_opens"], offset) - 1
