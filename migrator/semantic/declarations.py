@@ -21,7 +21,7 @@ import re
 
 from migrator.rule import RuleContext
 
-from .scopes import Block, blocks, function_at
+from .scopes import Block, block_opens, blocks, function_at
 from .types import Declaration, leading_cast, normal_type, strip_parens
 
 _TOKEN = re.compile(rb"[A-Za-z_]\w*|\.?\d(?:[eEpP][+-]|[\w.])*|->\*?|::|\+\+|--|&&|\|\||<<=?|>>=?"
@@ -190,15 +190,19 @@ def _code_blocks(ctx: RuleContext) -> list[Block]:
     end of the file."""
     code = ctx.code
     found: list[Block] = []
-    for block in blocks(ctx):
-        if found and block.open < found[-1].close:
-            continue
+    every, opens = blocks(ctx), block_opens(ctx)
+    index, count = 0, len(every)
+    while index < count:
+        block = every[index]
+        index += 1
         # the words after the head's last parenthesis or '=' (a head holds no ';{}')
         head, open_at = block.head, block.open
         last = max(code.rfind(b")", head, open_at), code.rfind(b"=", head, open_at))
         tail = code[max(last + 1, head) : open_at]
         if not (_CONTAINER.search(tail) or tail.rstrip().endswith(b"extern")):
             found.append(block)
+            # the blocks inside it follow it in the list: passed over at once
+            index = bisect.bisect_right(opens, block.close, index)
     return [*found, Block(len(code), len(code), len(code))]
 
 

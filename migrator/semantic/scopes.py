@@ -87,6 +87,14 @@ def blocks(ctx: RuleContext) -> list[Block]:
     return found
 
 
+def block_opens(ctx: RuleContext) -> list[int]:
+    """Where each block of ``blocks`` opens, in the same order (for bisect)."""
+    opens = ctx.cache.get("scopes.block_opens")
+    if opens is None:
+        opens = ctx.cache["scopes.block_opens"] = [block.open for block in blocks(ctx)]
+    return opens
+
+
 def _is_function_head(head: bytes) -> bool:
     if b"(" not in head:
         return False  # nothing removed below can add one
@@ -114,8 +122,7 @@ def function_at(ctx: RuleContext, offset: int) -> Block | None:
     bodies = ctx.cache.get("scopes.functions")
     if bodies is None:  # outermost function bodies, in order: they do not overlap
         bodies = []
-        found = blocks(ctx)
-        opens = [block.open for block in found]
+        found, opens = blocks(ctx), block_opens(ctx)
         data = ctx.data
         index, count = 0, len(found)
         while index < count:
