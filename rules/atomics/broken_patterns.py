@@ -27,6 +27,7 @@ _WIDE_INTEGER = re.compile(r"(?:unsigned\s+)?(?:int|long|long\s+long|long\s+int|
 _SPACES = re.compile(r"\s+")
 _ATOMIC_NAME = re.compile(rb"(?i)atomic")
 _STOPS = re.compile(rb"[()\[\]{};]")
+_NOT_BLANK = re.compile(rb"\S")
 
 
 class BrokenHalfAtomic(Rule):
@@ -252,20 +253,19 @@ def _compact(text: str) -> str:
 
 def _may_read_modify_write(ctx: RuleContext) -> bool:
     """A lexical necessary condition for _read_modify_writes finding anything, checked without
-    the tree (parsing the file costs far more): a ``+=``/``-=`` in code, or ``__hadd``/
-    ``__hsub`` (the ``=`` and ``return`` forms call one), after a word holding "atomic" and
-    before the end of what follows it (atomic_reach): where the tree reads the functions
+    the tree (parsing the file costs far more): a ``+=``/``-=``, or ``__hadd``/``__hsub``
+    (the ``=`` and ``return`` forms call one), after a word in code holding "atomic" and
+    before the end of what follows it (_atomic_reach): where the tree reads the functions
     where the braces are (plain_file), the body of a function named so."""
     data = ctx.data
-    code = ctx.code  # an operator is in code: comments and literals are blanked
-    operators = sorted(at for text, pattern in ((code, b"+="), (code, b"-="), (data, b"__hadd"),
-                                                (data, b"__hsub"))
-                       for at in _finds(text, pattern))
+    # (searched in the text, comments included: a superset of those in code)
+    operators = sorted(at for pattern in (b"+=", b"-=", b"__hadd", b"__hsub")
+                       for at in _finds(data, pattern))
     if not operators:
         return False
     if not plain_file(ctx):
         return True
-    for name in _ATOMIC_NAME.finditer(code):  # a name is code
+    for name in _ATOMIC_NAME.finditer(ctx.code):  # a function's name is code
         first = bisect.bisect_left(operators, name.end())
         if first < len(operators) and operators[first] < _atomic_reach(ctx, name.end()):
             return True
@@ -303,8 +303,9 @@ def _atomic_reach(ctx: RuleContext, start: int) -> int:
                 return len(code)  # not a block the scan knows: no end proven
             position = block.close + 1
             if depth == 0:
-                following = code[position : position + 64].lstrip()
-                if not following.startswith((b",", b"{", b"catch")):
+                following = _NOT_BLANK.search(code, position)
+                if following is None or not code.startswith((b",", b"{", b"catch"),
+                                                             following.start()):
                     return position
         elif byte == 125:  # '}' closing the enclosing block
             return at
