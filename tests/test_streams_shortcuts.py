@@ -113,3 +113,90 @@ def test_calls_found_in_the_blanked_code_are_the_calls_in_code_of_the_file():
         expected = [m.span() for m in null_stream._CALL.finditer(data)
                     if m.group(1) in names and ctx.in_code(m.start())]
         assert [m.span() for m in null_stream._scan_calls(ctx, names)] == expected, data
+
+
+def _reference_null_stream_uses(ctx, start, end):
+    """null_stream_uses as it read every launch and argument list of the range afresh."""
+    from migrator.semantic.calls import argument_text
+
+    tables = ctx.tables
+    apis = null_stream.stream_apis(tables)
+    uses = [(launch.start, "a kernel launch on the null stream")
+            for launch in null_stream.launches(ctx, start, end)
+            if null_stream.is_null_stream(launch.stream, tables)]
+    calls = (null_stream._calls_where(ctx, "reference",
+                                      lambda callee: null_stream._acts_on(callee, apis.watched))
+             if b"set_stream" in ctx.data else null_stream._calls_of(ctx, "reference", apis.read))
+    library, set_stream = None, False
+    for match in null_stream._within(calls, start, end):
+        callee = match.group(1)
+        if callee == null_stream._GGL:
+            stream = argument_text(ctx, match.end() - 1, 4)
+            if stream and null_stream.is_null_stream(stream.decode().strip(), tables):
+                uses.append((match.start(), "a kernel launch on the null stream"))
+            if callee not in apis.watched:
+                continue
+        what, written, index = null_stream._callee_kind(callee, tables, apis)
+        if what == "sync":
+            uses.append((match.start(), written))
+        elif what == "stream argument":
+            stream = argument_text(ctx, match.end() - 1, index)
+            if stream is not None and (not stream or null_stream.is_null_stream(
+                    stream.decode("utf-8", "replace").strip(), tables)):
+                uses.append((match.start(), written))
+        elif what == "set stream":
+            set_stream = True
+        elif what == "library" and library is None:
+            library = (match.start(), written)
+    if library is not None and not set_stream:
+        uses.append(library)
+    return sorted(uses)
+
+
+def test_null_stream_uses_agree_with_reading_each_call_afresh():
+    # the launches' streams judged once per configuration, the argument lists kept per line
+    pieces = STATEMENT_PIECES + [b"0", b"s", b"NULL", b", ", b"k<<<1, 2, 0, 0>>>(p);",
+                                 b"k<<<1, 2, 0, s>>>(p);", b"k << < 1, 2 >> >(p);",
+                                 b"cudaMemcpyAsync(d, h, n, k, 0);", b"cudaMemsetAsync(d, 0, n, s);",
+                                 b"cublasSetStream(h, s);", b"set_stream(s);", b"\\\n"]
+    from migrator.semantic.scopes import Block
+
+    for data, start, end in random_ranges(pieces, seed=31, count=3000):
+        for text in (data, data + b"<<<<"):
+            ctx = rule_context(text)
+            expected = _reference_null_stream_uses(ctx, start, end)
+            ctx = rule_context(text)
+            assert null_stream.null_stream_uses(ctx, Block(start, start, end)) == expected, \
+                (text, start, end)
+
+
+def test_kept_arguments_agree_with_argument_text():
+    from migrator.semantic.calls import argument_text
+
+    pieces = [b"f", b"(", b")", b"(", b"[", b"]", b"{", b"}", b",", b", ", b"a", b"0", b"s",
+              b"\n", b"\\\n", b"/*", b"*/", b"//", b'"', b"'", b"<", b">", b"#define M ", b" "]
+    for data in random_texts(pieces, seed=33, count=3000, length=30):
+        for paren in [at for at, byte in enumerate(data) if byte == 40]:
+            for index in (0, 1, 3):
+                expected = argument_text(bytes(bytearray(data)), paren, index)  # read afresh
+                assert null_stream._argument(rule_context(data), paren, index) == expected, \
+                    (data, paren, index)
+
+
+def test_kept_callees_and_declarations_agree_with_scopes():
+    from rules.streams import blocking_stream
+
+    pieces = [b"s", b"s1", b"cudaStream_t", b"hipStream_t", b"CUstream", b" ", b"\n", b",", b"*",
+              b"&", b";", b"=", b"[", b"]", b"(", b")", b"{", b"}", b"/*", b"*/", b"//", b'"',
+              b"x", b"f", b"for", b"sizeof", b"f(s);", b"g(a, s)", b"9", b"::", b"\\\n"]
+    types, words = blocking_stream._stream_types(apitables.load())
+    declaration = blocking_stream._declaration(types, b"s")
+    for data, start, end in random_ranges(pieces, seed=35, count=3000):
+        ctx = rule_context(data)
+        uses = scopes.word_offsets(ctx, b"s", start, end, code_only=False)
+        expected = scopes.declares(ctx, declaration, words, b"s", start, end)
+        assert blocking_stream._declared(ctx, declaration, words, uses, start, end) == expected, \
+            (data, start, end)
+        for offset in range(start, end + 1):
+            assert blocking_stream._enclosing_call(ctx, offset, start) == \
+                scopes.enclosing_call(ctx, offset, start), (data, offset, start)

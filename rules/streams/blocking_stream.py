@@ -9,8 +9,8 @@ import re
 from migrator.apitables import ApiTables
 from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
-from migrator.semantic.calls import find_name, lexical_call
-from migrator.semantic.scopes import (IDENTIFIER, Block, declares, enclosing_call, function_at,
+from migrator.semantic.calls import WORD_BYTES, find_name, lexical_call
+from migrator.semantic.scopes import (IDENTIFIER, Block, enclosing_call, function_at, last_of,
                                       word_offsets)
 from migrator.semantic.spellings import api_name, hip_name, is_hip, spellings
 
@@ -74,14 +74,17 @@ class BlockingStream(Rule):
     def check(self, ctx: RuleContext):
         names = {n.encode() for n in spellings(ctx.tables, "hipStreamCreate")}
         names = {n for n in names if n in ctx.data}
+        spelled = {}  # in HIP code or not -> (flags call, flag) as that code writes them
         for name, start, end in find_name(ctx, names):
             call = lexical_call(ctx, start, end)
             if call is None:
                 continue
             api = name.decode()
             hip = is_hip(api)
-            flags_call = api_name(ctx, "cudaStreamCreateWithFlags", hip)
-            flag = api_name(ctx, "cudaStreamNonBlocking", hip)
+            if hip not in spelled:
+                spelled[hip] = (api_name(ctx, "cudaStreamCreateWithFlags", hip),
+                                api_name(ctx, "cudaStreamNonBlocking", hip))
+            flags_call, flag = spelled[hip]
             if call == "macro" or len(call.arguments) != 1:
                 message = (f"{api} makes a blocking stream: it synchronises with the null stream "
                            f"({flags_call}(&s, {flag}) where nothing relies on that)")
@@ -150,15 +153,18 @@ def _escapes(ctx: RuleContext, body: Block, name: bytes) -> list[tuple[str, int 
     ``body``, or ``body`` hands it to a function that is not a runtime API (the first such)."""
     found = []
     types, type_words = _stream_types(ctx.tables)
-    declared = re.compile(rb"\b(?:" + types + rb")\s+(?:[^;(){}]*?[\s,*&])?" + re.escape(name)
-                          + rb"\s*[\[;=,)]")
-    if not declares(ctx, declared, type_words, name, body.open, body.close):
+    # where the name stands in the body, in code or not (what declares reads), once
+    uses = word_offsets(ctx, name, body.open, body.close, code_only=False)
+    if not _declared(ctx, _declaration(types, name), type_words, uses, body.open, body.close):
         found.append((f"'{name.decode()}' is not a local of this function: other code may use it",
                       None))
     runtime = stream_apis(ctx.tables).runtime  # runtime APIs and launches, in either spelling
     in_runtime = ctx.cache.setdefault("STM001.in_runtime", {})  # callee -> a runtime API?
-    for use in word_offsets(ctx, name, body.open, body.close):
-        callee = enclosing_call(ctx, use, body.open)
+    code = ctx.code
+    for use in uses:
+        if code[use] == 32:
+            continue  # not in code (as word_offsets reads a blank there)
+        callee = _enclosing_call(ctx, use, body.open)
         if callee is None:
             continue
         runtime_api = in_runtime.get(callee[0])
@@ -169,6 +175,69 @@ def _escapes(ctx: RuleContext, body: Block, name: bytes) -> list[tuple[str, int 
                           ctx.source.position(use)[0]))
             break
     return found
+
+
+_SEGMENT_ENDS = (b";", b"(", b")", b"{", b"}")  # what ends the text a declaration is read in
+
+
+def _declared(ctx: RuleContext, pattern: re.Pattern, types: tuple[bytes, ...], uses: list[int],
+              start: int, end: int) -> bool:
+    """``declares(ctx, pattern, types, word, start, end)`` where ``uses`` are
+    ``word_offsets(ctx, word, start, end, code_only=False)``: the type words before each use in
+    its statement (whole words, in code) are found by byte searches of that text alone, with no
+    index of the file's type words (a file's first question would build it)."""
+    data, code = ctx.data, ctx.code
+    size = len(data)
+    for at in uses:
+        stop = last_of(data, _SEGMENT_ENDS, start, at)
+        segment = stop + 1 if stop != -1 else start
+        for word in types:
+            after = len(word)
+            candidate = data.find(word, segment, at)
+            while candidate != -1:
+                if ((candidate == 0 or data[candidate - 1] not in WORD_BYTES)
+                        and (candidate + after == size or data[candidate + after] not in WORD_BYTES)
+                        and code[candidate] != 32 and pattern.match(data, candidate, end)):
+                    return True
+                candidate = data.find(word, candidate + 1, at)
+    return False
+
+
+@functools.lru_cache(maxsize=256)
+def _declaration(types: bytes, name: bytes) -> re.Pattern:
+    """A declaration of ``name`` as one of the stream ``types`` (an alternation)."""
+    return re.compile(rb"\b(?:" + types + rb")\s+(?:[^;(){}]*?[\s,*&])?" + re.escape(name)
+                      + rb"\s*[\[;=,)]")
+
+
+# text from the last ';', '{' or '}' before a use to the use -> enclosing_call's answer there
+# (the callee's offset relative to the use). enclosing_call reads no bracket before the last of
+# those (its search ends there whatever the depth), nor a callee's name across it (no name
+# byte, no blank): the text decides where it holds no comment or literal (the code as read is
+# the bytes). Generated and repetitive code repeats its calls: most uses are one lookup
+_CALLEES: dict[bytes, tuple[bytes, int] | None] = {}
+_LAST_OPEN_WINDOW = 64  # as far back as enclosing_call first looks
+
+
+def _enclosing_call(ctx: RuleContext, use: int, limit: int) -> tuple[bytes, int] | None:
+    """``enclosing_call(ctx, use, limit)``, kept per text before ``use`` (``_CALLEES``)."""
+    code = ctx.code
+    window = max(limit, use - _LAST_OPEN_WINDOW)
+    boundary = max(code.rfind(b";", window, use), code.rfind(b"{", window, use),
+                   code.rfind(b"}", window, use))
+    if boundary == -1:
+        return enclosing_call(ctx, use, limit)
+    text = ctx.data[boundary:use]
+    if not code.startswith(text, boundary):  # a comment or literal: read apart
+        return enclosing_call(ctx, use, limit)
+    found = _CALLEES.get(text, False)
+    if found is False:
+        callee = enclosing_call(ctx, use, limit)
+        if len(_CALLEES) >= 8192:
+            _CALLEES.clear()
+        _CALLEES[text] = None if callee is None else (callee[0], callee[1] - use)
+        return callee
+    return None if found is None else (found[0], use + found[1])
 
 
 @functools.lru_cache(maxsize=8)

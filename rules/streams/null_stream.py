@@ -6,13 +6,14 @@ from __future__ import annotations
 import bisect
 import functools
 import operator
+import os
 import re
 from dataclasses import dataclass
 
 from migrator.apitables import ApiTables
 from migrator.parsing.tokens import LAUNCH_OPENING
 from migrator.rule import RuleContext
-from migrator.semantic.calls import WORD_BYTES, argument_text, template_ids_whole
+from migrator.semantic.calls import WORD_BYTES, argument_text, close_of, template_ids_whole
 from migrator.semantic.scopes import Block, code_matches
 from migrator.semantic.spellings import hip_name
 
@@ -34,6 +35,12 @@ _CALL = re.compile(rb"\b([A-Za-z_]\w*+)\s*\(")
 # a launch's brackets: '<<<' and '>>>', or as nvcc also reads them with blanks inside ('<< <',
 # '>> >': LCH002 writes them without)
 LAUNCH = re.compile(LAUNCH_OPENING)
+# LAUNCH less its leading '(?<!<)', the byte before tested after: a pattern that starts with
+# '<<' is searched by skipping to that text (the lookbehind has the engine try every byte). A
+# match after a '<' hides no launch: none starts inside it ('<' before its second byte, blanks,
+# its last '<' is followed by no '<'), nor does one start where a launch covers
+_LAUNCH_TEXT = re.compile(LAUNCH_OPENING.removeprefix(rb"(?<!<)"))
+assert LAUNCH_OPENING.startswith(rb"(?<!<)<<")
 _LAUNCH_CLOSING = re.compile(rb">>(?:\s|\\\r?\n)*>")
 _GGL = b"hipLaunchKernelGGL"  # a launch whose stream is its fifth argument
 # libraries whose work runs on a stream the program sets: those with a SetStream call
@@ -91,6 +98,12 @@ def launches(ctx: RuleContext, start: int, end: int):
             yield launch
 
 
+def has_launches(ctx: RuleContext) -> bool:
+    """May ``launches`` find any launch in the file? (False: none in any range.)"""
+    index = _file_launches(ctx)
+    return index is None or any(close is not None for close in index[2])
+
+
 def _file_launches(ctx: RuleContext):
     """(starts, opened, closes, made) for every ``<<<`` in code in the file: where it starts and
     ends, the first ``>>>`` after it (its match; None: none), and the launches read so far by
@@ -102,7 +115,10 @@ def _file_launches(ctx: RuleContext):
         if b"<<<<" in data:
             found = None
         else:
-            matches = list(code_matches(ctx, LAUNCH, 0, len(data)))
+            covering = ctx.literals.covering  # in code, as code_matches finds them
+            matches = [match for match in _LAUNCH_TEXT.finditer(data)
+                       if ((at := match.start()) == 0 or data[at - 1] != 60)  # no '<' before
+                       and covering(at) is None]
             opened = [match.end() for match in matches]
             found = ([match.start() for match in matches], opened,
                      [_LAUNCH_CLOSING.search(data, at) for at in opened], {})
@@ -212,12 +228,14 @@ def _calls_where(ctx: RuleContext, key, keep) -> tuple[list[int], list[re.Match]
 def _calls_of(ctx: RuleContext, key, spellings: frozenset[bytes]) -> tuple[list[int], list[re.Match]]:
     """What ``_calls_where`` finds for the callees ``spellings``, computed once per ``key``:
     only calls of those are looked for (``_call_patterns``). Those of the callees the stream
-    rules read (``StreamApis.scanned``) come from one scan of the file for all of them."""
+    rules read (``StreamApis.scanned``) come from one scan of the file for all of them, where
+    it is made or they are many; a few names of a file not scanned so are looked for alone."""
     found = ctx.cache.get(key)
     if found is None:
-        scanned = stream_apis(ctx.tables).scanned
-        if spellings <= scanned:
-            every = ctx.cache.get("streams.scanned")
+        every = ctx.cache.get("streams.scanned")
+        if every is None and len(spellings) <= _WHOLE_NAMES:
+            matches = _scan_calls(ctx, spellings)  # a few names: their own scan costs less
+        elif _subset(spellings, scanned := stream_apis(ctx.tables).scanned):
             if every is None:
                 every = ctx.cache["streams.scanned"] = _scan_calls(ctx, scanned)
             matches = [match for match in every if match.group(1) in spellings]
@@ -225,6 +243,13 @@ def _calls_of(ctx: RuleContext, key, spellings: frozenset[bytes]) -> tuple[list[
             matches = _scan_calls(ctx, spellings)
         found = ctx.cache[key] = ([match.start() for match in matches], matches)
     return found
+
+
+@functools.lru_cache(maxsize=16)
+def _subset(names: frozenset[bytes], of: frozenset[bytes]) -> bool:
+    """``names <= of``, once per pair of sets (thousands of names: a file's test cost more
+    than its scan for them)."""
+    return names <= of
 
 
 def _scan_calls(ctx: RuleContext, spellings: frozenset[bytes]) -> list[re.Match]:
@@ -239,7 +264,9 @@ def _scan_calls(ctx: RuleContext, spellings: frozenset[bytes]) -> list[re.Match]
     match whose blanks before ``(`` hold a blanked comment or literal is no call in the file
     and is dropped."""
     data, code = ctx.data, ctx.code
-    matches = [match for pattern in _call_patterns(spellings) for match in pattern.finditer(code)
+    matches = [match for prefix, pattern in _call_patterns(spellings)
+               if prefix in code  # a byte search, where the regex engine tries each first byte
+               for match in pattern.finditer(code)
                if match.group(1) in spellings
                and ((at := match.start()) == 0 or code[at - 1] not in WORD_BYTES)
                and ((gap := match.end(1)) == (paren := match.end() - 1)
@@ -253,7 +280,7 @@ _start = operator.methodcaller("start")
 
 
 @functools.lru_cache(maxsize=16)
-def _call_patterns(spellings: frozenset[bytes]) -> tuple[re.Pattern, ...]:
+def _call_patterns(spellings: frozenset[bytes]) -> tuple[tuple[bytes, re.Pattern], ...]:
     """Regexes that together find, among others, every call ``_CALL`` finds whose callee is one
     of ``spellings``, as the same match where it starts a word: one per first byte of the
     callees, each their names as a trie (which begins with what they all begin with: the
@@ -261,12 +288,14 @@ def _call_patterns(spellings: frozenset[bytes]) -> tuple[re.Pattern, ...]:
     inside a word runs to that word's end, so it hides no call after it; no two regexes
     match at the same offset. Of thousands of names, their first 10 bytes make the tries: a
     few milliseconds to compile (the whole names take a tenth of a second), and few calls of
-    other names match."""
+    other names match. Each comes with what all its names begin with: a text without it holds
+    no match (``hip`` in a CUDA file)."""
     depth = None if len(spellings) <= _WHOLE_NAMES else 10
     by_first: dict[bytes, set[bytes]] = {}
     for name in spellings:
         by_first.setdefault(name[:1], set()).add(name[:depth])
-    return tuple(re.compile(rb"(" + _trie(names) + rb"\w*+)\s*\(")
+    return tuple((os.path.commonprefix(sorted(names)),
+                  re.compile(rb"(" + _trie(names) + rb"\w*+)\s*\("))
                  for _, names in sorted(by_first.items()))
 
 
@@ -305,10 +334,7 @@ def null_stream_uses(ctx: RuleContext, body: Block) -> list[tuple[int, str]]:
     data = ctx.data
     tables = ctx.tables
     start, end = body.open, body.close
-    uses: list[tuple[int, str]] = []
-    for launch in launches(ctx, start, end):
-        if is_null_stream(launch.stream, tables):
-            uses.append((launch.start, "a kernel launch on the null stream"))
+    uses = _null_launches(ctx, start, end)
     apis = stream_apis(tables)
     library, set_stream = None, False
     calls = ctx.cache.get("streams.acted_on")
@@ -326,7 +352,7 @@ def null_stream_uses(ctx: RuleContext, body: Block) -> list[tuple[int, str]]:
             break
         callee = match.group(1)
         if callee == _GGL:
-            stream = argument_text(ctx, match.end() - 1, 4)
+            stream = _argument(ctx, match.end() - 1, 4)
             if stream and _names_null_stream(stream, null_texts, tables):
                 uses.append((match.start(), "a kernel launch on the null stream"))
             if callee not in apis.watched:
@@ -335,10 +361,8 @@ def null_stream_uses(ctx: RuleContext, body: Block) -> list[tuple[int, str]]:
         if kind is None:
             kind = kinds[callee] = _callee_kind(callee, tables, apis)
         what, written, index = kind
-        if what == "sync":
-            uses.append((match.start(), written))
-        elif what == "stream argument":
-            stream = argument_text(ctx, match.end() - 1, index)
+        if what == "stream argument":
+            stream = _argument(ctx, match.end() - 1, index)
             if stream is None:
                 continue
             null = null_texts.get(stream) if stream else True
@@ -346,6 +370,8 @@ def null_stream_uses(ctx: RuleContext, body: Block) -> list[tuple[int, str]]:
                 null = _names_null_stream(stream, null_texts, tables)
             if null:
                 uses.append((match.start(), written))
+        elif what == "sync":
+            uses.append((match.start(), written))
         elif what == "set stream":
             set_stream = True
         elif what == "library" and library is None:
@@ -354,6 +380,69 @@ def null_stream_uses(ctx: RuleContext, body: Block) -> list[tuple[int, str]]:
         uses.append(library)
     uses.sort()
     return uses
+
+
+_NULL_LAUNCH = "a kernel launch on the null stream"
+
+
+def _null_launches(ctx: RuleContext, start: int, end: int) -> list[tuple[int, str]]:
+    """(offset, what) for each launch ``launches`` finds in [start, end) on the null stream;
+    each launch's stream is judged once per file."""
+    index = _file_launches(ctx)
+    tables = ctx.tables
+    if index is None:
+        return [(launch.start, _NULL_LAUNCH) for launch in launches(ctx, start, end)
+                if is_null_stream(launch.stream, tables)]
+    starts, opened, closes, made = index
+    position = bisect.bisect_left(starts, start)
+    if position == len(starts) or opened[position] > end:
+        return []  # no launch here (most bodies of a file that has some)
+    data = ctx.data
+    # configuration as written -> on the null stream? (a file repeats a few configurations)
+    nulls = ctx.cache.setdefault("streams.null_configurations", {})
+    found = []
+    for position in range(position, len(starts)):  # what launches() yields, inline
+        if opened[position] > end:
+            break
+        close = closes[position]
+        if close is not None and close.end() <= end:
+            config = data[opened[position] : close.start()]
+            null = nulls.get(config)
+            if null is None:
+                null = nulls[config] = is_null_stream(_launch_stream(config), tables)
+            if null:
+                found.append((starts[position], _NULL_LAUNCH))
+    return found
+
+
+# (text from a call's '(' to the end of its line, argument index) -> argument_text's answer,
+# for lists that close on that line in code with no comment or literal: argument_text reads
+# only those bytes then (the spans of a list split by its window alone, calls._WINDOW_SPANS).
+# Generated and repetitive code repeats its lines: most calls are one lookup
+_ARGUMENTS: dict[tuple[bytes, int], bytes] = {}
+
+
+def _argument(ctx: RuleContext, paren: int, index: int) -> bytes | None:
+    """``argument_text(ctx, paren, index)``, kept per text of the list's line (``_ARGUMENTS``)."""
+    data = ctx.data
+    line_end = data.find(b"\n", paren, paren + 256)
+    if line_end == -1:
+        return argument_text(ctx, paren, index)
+    window = data[paren:line_end]
+    key = (window, index)
+    found = _ARGUMENTS.get(key)
+    if found is not None:
+        if ctx.code.startswith(window, paren):  # no comment or literal there: bytes as read
+            return found
+        return argument_text(ctx, paren, index)
+    found = argument_text(ctx, paren, index)
+    if found is not None and ctx.code.startswith(window, paren):
+        close = close_of(ctx, paren)
+        if close is not None and close < line_end:
+            if len(_ARGUMENTS) >= 8192:
+                _ARGUMENTS.clear()
+            _ARGUMENTS[key] = found
+    return found
 
 
 def _names_null_stream(written: bytes, null_texts: dict[bytes, bool], tables: ApiTables) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 from migrator.diagnostics import Diagnostic
@@ -9,9 +10,15 @@ from migrator.rule import Rule, RuleContext
 from migrator.semantic.scopes import loops
 
 from ..markers import unproven_fix
-from .null_stream import is_null_stream, launches
+from .null_stream import has_launches, is_null_stream, launches
 
 _LOOP_VARIABLE = re.compile(r"^\s*(?:[\w:]+\s+)*(?P<var>[A-Za-z_]\w*)\s*=")
+
+
+@functools.lru_cache(maxsize=256)
+def _word_pattern(name: str) -> re.Pattern:
+    """``name`` as a whole word (a file's loops use a few names: i, t, r)."""
+    return re.compile(r"\b" + re.escape(name) + r"\b")
 
 
 class SerializedWork(Rule):
@@ -57,17 +64,20 @@ class SerializedWork(Rule):
 
     def check(self, ctx: RuleContext):
         data = ctx.data
-        if b"<<" not in data:
+        if b"<<" not in data or not has_launches(ctx):
             return  # no launch ('<<<', or '<< <' as nvcc reads it)
         for loop in loops(ctx):
             if data[loop.start : loop.start + 3] != b"for":
                 continue
+            found = list(launches(ctx, loop.body[0], loop.body[1]))
+            if not found:
+                continue  # most loops: nothing more to read
             header = data[loop.header[0] : loop.header[1]].decode("utf-8", "replace")
             variable = _LOOP_VARIABLE.match(header)
             if variable is None:
                 continue
-            var = re.compile(r"\b" + re.escape(variable.group("var")) + r"\b")
-            for launch in launches(ctx, loop.body[0], loop.body[1]):
+            var = _word_pattern(variable.group("var"))
+            for launch in found:
                 close, stream = launch.close, launch.stream
                 arguments_end = data.find(b";", close, loop.body[1])
                 if arguments_end == -1:
