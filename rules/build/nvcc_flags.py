@@ -79,8 +79,13 @@ def options() -> dict[str, Option]:
     return table
 
 
+_QUOTE_STARTS = "\\\"'"  # the first character of each quote unquote removes
+
+
 def unquote(text: str) -> str:
     """A word's text without its outer quotes ("a b", 'a b', \\"a b\\" as make passes it)."""
+    if not text or text[0] not in _QUOTE_STARTS:  # most words (called for every word read)
+        return text
     for quote in ('\\"', '"', "'"):
         if len(text) >= 2 * len(quote) and text.startswith(quote) and text.endswith(quote):
             return text[len(quote) : -len(quote)]
