@@ -8,7 +8,15 @@ from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.parsing.tokens import LAUNCH_OPENING
 from migrator.rule import Rule, RuleContext
 
-_OPENING = re.compile(LAUNCH_OPENING)
+# the opening bracket (LAUNCH_OPENING) without its leading lookbehind, which makes the regex
+# engine try every byte: a search skips ahead to '<<', and a match after a '<' is dropped (it
+# hides no other: the byte after it is no '<')
+assert LAUNCH_OPENING.startswith(rb"(?<!<)")
+_OPENING_AHEAD = re.compile(LAUNCH_OPENING[len(rb"(?<!<)"):])
+# a bracket with a blank inside, in the file (what a finding rewrites is code, the same bytes
+# in the file and its code view): a file without one has nothing to report
+_SPACED_OPENING = re.compile(rb"<<(?:[ \t]|\\\r?\n)+<")
+_SPACED_CLOSING = re.compile(rb">>(?:\s|\\\r?\n)+>")
 # its closing bracket: '>>' and '>' with blanks (line ends too) between or none, then the
 # argument list
 _CLOSING = re.compile(rb">>(?:\s|\\\r?\n)*>(?![>=])")
@@ -56,11 +64,15 @@ class SpacedLaunchBrackets(Rule):
     chains = True  # the launches it writes are what LCH001 and the stream rules read
 
     def check(self, ctx: RuleContext):
-        data, code = ctx.data, ctx.code
-        if b"<<" not in data:
+        data = ctx.data
+        if b"<<" not in data or _SPACED_OPENING.search(data) is None \
+                and _SPACED_CLOSING.search(data) is None:
             return
-        for opening in _OPENING.finditer(code):
+        code = ctx.code
+        for opening in _OPENING_AHEAD.finditer(code):
             start = opening.start()
+            if code[start - 1 : start] == b"<":
+                continue  # the tail of a longer run of '<': no opening
             if not ctx.in_code(start) or _OPERATOR.search(code, max(0, start - 16), start):
                 continue  # operator<< <T>: a template's explicit arguments
             closing = _closing(code, opening.end())

@@ -186,12 +186,32 @@ def _host_calls(ctx: RuleContext):
     functions declared __device__ or __global__. The calls are found in one pass over the
     file, and the function bodies read only where there is one (most files have none)."""
     code = ctx.code
-    calls = sorted((match.start(), match.end()) for pattern in _PATTERNS
-                   for match in pattern.finditer(code)
-                   if match.start() == 0 or code[match.start() - 1] not in _NOT_BEFORE)
-    if not calls:
-        return
-    # the host code: from the end of a device function's body to the next one's head
+    if "scopes.functions" in ctx.cache:
+        # the function bodies are known (another rule read them): the host code alone is
+        # searched. A call ends with its '(' and holds no '}' (where a stretch starts), so a
+        # search of each stretch finds what a search of the file finds wholly in it
+        host_starts, host_ends = _host_code(ctx)
+        calls = sorted((match.start(), match.end())
+                       for start, end in zip(host_starts, host_ends) if start < end
+                       for pattern in _PATTERNS for match in pattern.finditer(code, start, end)
+                       if match.start() == 0 or code[match.start() - 1] not in _NOT_BEFORE)
+    else:
+        calls = sorted((match.start(), match.end()) for pattern in _PATTERNS
+                       for match in pattern.finditer(code)
+                       if match.start() == 0 or code[match.start() - 1] not in _NOT_BEFORE)
+        if not calls:
+            return
+        host_starts, host_ends = _host_code(ctx)
+    for start, end in calls:
+        index = bisect.bisect_right(host_starts, start) - 1
+        if end <= host_ends[index] and not ctx.in_directive(start):
+            yield start  # wholly in that stretch, as a search of it alone finds it
+
+
+def _host_code(ctx: RuleContext) -> tuple[list[int], list[int]]:
+    """The stretches of host code, as their starts and ends: from the end of a device
+    function's body to the next one's head (outermost function bodies)."""
+    code = ctx.code
     host_starts, host_ends, at = [], [], 0
     function_at(ctx, 0)  # fills the cache of outermost function bodies
     for body in ctx.cache["scopes.functions"]:
@@ -201,10 +221,7 @@ def _host_calls(ctx: RuleContext):
             at = body.close
     host_starts.append(at)
     host_ends.append(len(code))
-    for start, end in calls:
-        index = bisect.bisect_right(host_starts, start) - 1
-        if end <= host_ends[index] and not ctx.in_directive(start):
-            yield start  # wholly in that stretch, as a search of it alone finds it
+    return host_starts, host_ends
 
 
 def _in_device_block(code: bytes, found, offset: int) -> bool:

@@ -307,14 +307,26 @@ def _subscripted(ctx: RuleContext, text: str, start: int, end: int) -> tuple[dic
     found = ctx.cache.get(key)
     if found is None:
         accesses: dict[str, list] = {}
-        for access in _SUBSCRIPTED.finditer(text):
-            accesses.setdefault(access.group(1), []).append(
-                (access.start(), access.group(2), access.group(3)))
+        for pair in _SUBSCRIPTS.finditer(text):
+            # what _SUBSCRIPTED finds: the pair of subscripts after a whole name (and blanks)
+            name_end = pair.start()
+            while name_end and text[name_end - 1].isspace():
+                name_end -= 1
+            at = name_end
+            while at and (text[at - 1].isalnum() or text[at - 1] == "_"):
+                at -= 1
+            if at < name_end:
+                accesses.setdefault(text[at:name_end], []).append(
+                    (at, pair.group(1), pair.group(2)))
         found = ctx.cache[key] = (accesses, text.isascii())
     return found
 
 
 _SUBSCRIPTED = re.compile(r"(?<!\w)(\w+)\s*\[([^\[\]]+)\]\s*\[([^\[\]]+)\]")
+# its subscripts alone: a search skips ahead to a '[' (_SUBSCRIPTED, which starts with a
+# lookbehind and a name, is tried at every character). A pair with no name before it is no
+# access, and hides none: a name right before a '[' inside it would follow a ']'
+_SUBSCRIPTS = re.compile(r"\[([^\[\]]+)\]\s*\[([^\[\]]+)\]")
 
 
 def _lanes(ctx: RuleContext, start: int, end: int) -> tuple[str, re.Pattern]:

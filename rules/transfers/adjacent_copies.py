@@ -6,7 +6,7 @@ import re
 
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
-from migrator.semantic.constants import constant_value
+from migrator.semantic.constants import constant_value, integer_literal
 from migrator.semantic.scopes import code_text, statement_end, statement_start
 from migrator.semantic.spellings import hip_name
 from migrator.source import raw_bytes, raw_text
@@ -79,7 +79,7 @@ class AdjacentCopies(Rule):
             if merged is not None:
                 yield merged
                 continue
-            size = constant_value(ctx, copy.text(ctx, 2))
+            size = _size(ctx, copy.text(ctx, 2))
             if size is not None and size < SMALL_COPY_BYTES:
                 line, _ = ctx.source.position(copy.loop.start)
                 message = (f"a loop (line {line}) issues {copy.name.decode()} calls of {size} "
@@ -91,6 +91,20 @@ class AdjacentCopies(Rule):
                 yield Diagnostic("XFR002", message, copy.start, copy.end,
                                  unproven_fix(ctx, copy.start, "XFR002", message, key=key),
                                  library="runtime", symbol=_symbol(ctx, copy))
+
+
+# a name followed by '(': a call (``sizeof(float)``), which constant_value does not evaluate
+_CALL = re.compile(r"[A-Za-z_]\w*\s*\(")
+
+
+def _size(ctx: RuleContext, text: str) -> int | None:
+    """``constant_value(ctx, text)``: None at once for a size that calls (``n * sizeof(T)``,
+    most copies) and is no literal (a cast such as ``uint32_t(64)`` is one), whatever the file
+    defines; the file's definitions are read only for the others."""
+    stripped = text.strip()
+    if _CALL.search(stripped) is not None and integer_literal(stripped) is None:
+        return None
+    return constant_value(ctx, text)
 
 
 def _merge(ctx: RuleContext, copy: Copy) -> Diagnostic | None:

@@ -87,7 +87,10 @@ def _copy_name_in_loop(ctx: RuleContext) -> bool:
     """Does a loop body hold a copy's name as a whole word (code or not)? Each byte is
     searched once however deep the loops nest (they come in order of their starts)."""
     data = ctx.data
-    copy_name = _copy_names(ctx.tables)[1]
+    names, copy_name = _copy_names(ctx.tables)
+    if "scopes.loops" not in ctx.cache and not any(
+            name in data for name in names if not any(other in name for other in names - {name})):
+        return False  # no copy anywhere (cudaMemcpyAsync holds cudaMemcpy): loops not read
     searched = 0  # bodies are searched up to here
     for loop in loops(ctx):
         start, end = max(loop.body[0], searched), loop.body[1]

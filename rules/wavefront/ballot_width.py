@@ -7,11 +7,10 @@ from typing import NamedTuple
 
 from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
-from migrator.semantic.scopes import word_offsets
 
 from ..markers import unproven_fix
 from .common import (MASK_RESULTS, SYNC_MASK_BUILTINS, block_end, builtin_names,
-                     call_arguments, marker_site, stable_symbol)
+                     call_arguments, marker_site, stable_symbol, words_in)
 
 _COUNTERS = {"__popc": "__popcll", "__ffs": "__ffsll", "__clz": "__clzll"}
 # counted from the top bit: the 64-bit form gives 32 more for the same lanes 0-31 (reported)
@@ -183,7 +182,7 @@ def _narrowed(ctx: RuleContext, builtin: str, symbol: str, declared: re.Match, b
                          unproven_fix(ctx, marker_site(ctx, start), "WAV003", message),
                          library="device", symbol=symbol)
         return
-    offsets = word_offsets(ctx, variable, call_end, block_end(ctx, call_end))
+    offsets = words_in(ctx, variable, call_end, block_end(ctx, call_end))
     uses = _flow(ctx, variable, offsets)
     title = f"widen '{variable.decode()}' to 64 bits"
     if only_masks(ctx, variable, offsets, uses):
@@ -196,7 +195,10 @@ def _narrowed(ctx: RuleContext, builtin: str, symbol: str, declared: re.Match, b
         return
     notes = [_note(data, builtin, variable, use) for use in uses]
     rewrite = None
-    if all(use.wide is not None for use in uses):
+    if all(use.wide is not None for use in uses) and not (
+            ctx.settings.unsafe_fixes or not ctx.settings.write_markers):
+        rewrite = _NAMED_ONLY  # unproven_fix writes the marker, which only names the rewrite
+    elif all(use.wide is not None for use in uses):
         # a read's marker is one of the rewrite's edits: alone it would wait for a later round
         # (the rewrite's span holds it), where the widened variable is found no more
         reads = [unproven_fix(ctx, marker_site(ctx, use.start), "WAV003", note)
@@ -213,6 +215,11 @@ def _narrowed(ctx: RuleContext, builtin: str, symbol: str, declared: re.Match, b
         marker = None if widened else unproven_fix(ctx, marker_site(ctx, use.start), "WAV003", note)
         yield Diagnostic("WAV003", note, use.start, use.end, marker, library="device",
                          symbol=symbol)
+
+
+# the rewrite where unproven_fix cannot apply it (markers are written, unsafe fixes are off): it
+# gives the marker its "(rewrite with --unsafe-fixes)" alone, so its edits are not made
+_NAMED_ONLY = Fix("widen to 64 bits", (), Applicability.UNSAFE)
 
 
 def _note(data: bytes, builtin: str, variable: bytes, use: _Use) -> str:
@@ -383,7 +390,7 @@ def _flow(ctx: RuleContext, variable: bytes, offsets: list[int], depth: int = 0)
                               (_type_edit(copy, 0),)))
             name = copy.group(2)
             after = code.find(b";", end)
-            found += _flow(ctx, name, word_offsets(ctx, name, after, block_end(ctx, after)),
+            found += _flow(ctx, name, words_in(ctx, name, after, block_end(ctx, after)),
                            depth + 1)
             continue
         before = code[max(0, at - 40) : at]

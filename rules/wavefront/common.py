@@ -8,6 +8,7 @@ import re
 
 from migrator.rule import RuleContext
 from migrator.semantic.calls import BLANK_OR_MEMBER_END, WORD_BYTES, arguments, is_member
+from migrator.semantic.constants import integer_literal
 from migrator.semantic.scopes import blocks
 
 from ..markers import as_converted
@@ -64,6 +65,25 @@ def call_arguments(ctx: RuleContext, name_end: int) -> list[tuple[int, int]] | N
     return spans
 
 
+def words_in(ctx: RuleContext, word: bytes, start: int, end: int) -> list[int]:
+    """What ``scopes.word_offsets(ctx, word, start, end)`` gives (``word`` an identifier: its
+    whole-word uses in code in [start, end), one cut by ``end`` too), found by byte searches
+    of that range alone: a rule asks for a variable's uses in its block, and the file-wide
+    index behind word_offsets costs a scan of the whole file (and a regex) per new name."""
+    data, code = ctx.data, ctx.code
+    size, length = len(word), len(data)
+    start, end = max(start, 0), max(end, 0)  # as the index's bisection reads them
+    found = []
+    at = data.find(word, start, end)
+    while at != -1:
+        after = at + size
+        if (at == 0 or data[at - 1] not in WORD_BYTES) and code[at] != 32 \
+                and (after == end or after >= length or data[after] not in WORD_BYTES):
+            found.append(at)
+        at = data.find(word, at + 1, end)
+    return found
+
+
 def all_ones(lanes: int) -> str:
     """The all-lanes mask literal for a wavefront of ``lanes`` (always a 64-bit type)."""
     return "0xffffffffffffffffull" if lanes == 64 else "0xffffffffull"
@@ -73,7 +93,28 @@ def stable_symbol(ctx: RuleContext, builtin: str) -> str:
     """``builtin`` as the conversion writes it for the target (``__ballot_sync`` is
     ``__ballot`` where WRP001 lowers it): a finding's symbol is then the same on every engine
     round, which reports a finding it has seen (by code and symbol) once."""
-    return as_converted(ctx, builtin)
+    known = ctx.cache.get("wavefront.symbols")
+    if known is None:
+        known = ctx.cache["wavefront.symbols"] = {}
+    symbol = known.get(builtin)
+    if symbol is None:
+        symbol = known[builtin] = as_converted(ctx, builtin)
+    return symbol
+
+
+# integer_literal of the texts the wavefront rules read per site (masks such as 0xffffffff,
+# widths, operands): a few spellings, each read once
+_LITERALS: dict[str, tuple[int, int] | None] = {}
+
+
+def literal_of(text: str) -> tuple[int, int] | None:
+    """``constants.integer_literal(text)``, remembered."""
+    found = _LITERALS.get(text, _LITERALS)
+    if found is _LITERALS:
+        found = integer_literal(text)
+        if len(_LITERALS) < 4096:
+            _LITERALS[text] = found
+    return found
 
 
 def marker_site(ctx: RuleContext, offset: int) -> int:

@@ -10,12 +10,13 @@ from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
 from migrator.semantic.calls import WORD_BYTES
 from migrator.semantic.constants import integer_literal
-from migrator.semantic.scopes import blocks, word_offsets
+from migrator.semantic.scopes import blocks
 
 from ..markers import unproven_fix
 from . import per_warp_shared
 from ..portability.device_prop_fields import SUPPORT_HEADER
-from .common import SHUFFLE_WIDTH, block_end, builtin_names, call_arguments, marker_site
+from .common import (SHUFFLE_WIDTH, block_end, builtin_names, call_arguments, marker_site,
+                     words_in)
 from .warpsize_constexpr import constant_context
 
 # only the literals that can mean a warp: % / 32|64, & 31|63, >> 5|6 (cheap to scan for)
@@ -54,6 +55,22 @@ def _assumed_lanes(operator: bytes, value: int) -> int | None:
     lanes = {b"%": value, b"/": value, b"&": value + 1, b">>": 1 << value if value < 16 else 0}
     found = lanes[operator]
     return found if found in (32, 64) else None
+
+
+# (operator, operand as written) -> the lanes it assumes (None: none, or no literal): the
+# operands are a few spellings, read once each instead of once per site
+_ASSUMED: dict[tuple[bytes, bytes], int | None] = {}
+
+
+def _assumed_by(operator: bytes, operand: bytes) -> int | None:
+    key = (operator, operand)
+    found = _ASSUMED.get(key, _ASSUMED)
+    if found is _ASSUMED:
+        literal = integer_literal(operand.decode())
+        found = None if literal is None else _assumed_lanes(operator, literal[0])
+        if len(_ASSUMED) < 4096:
+            _ASSUMED[key] = found
+    return found
 
 
 class LaneMath(Rule):
@@ -178,10 +195,7 @@ class LaneMath(Rule):
                 and _BLOCK_COUNT.search(data) is None:
             return
         for match in found:
-            literal = integer_literal(match.group(2).decode())
-            if literal is None:
-                continue
-            assumed = _assumed_lanes(match.group(1), literal[0])
+            assumed = _assumed_by(match.group(1), match.group(2))
             if assumed is None or assumed == lanes or not ctx.in_code(match.start()):
                 continue
             if match.group(1) == b"/" and data[match.start() + 1 : match.start() + 2] in (b"/", b"*"):
@@ -404,17 +418,38 @@ def _subgroup(ctx: RuleContext, offset: int, assumed: int, lanes: int) -> str:
     reason = found.get(block.open, "")
     if reason or not found:
         return reason
+    helpers = ctx.cache.get("WAV001.helpers")
+    if helpers is None:
+        helpers = ctx.cache["WAV001.helpers"] = {}
+    reason = helpers.get(block.open)
+    if reason is None:
+        reason = helpers[block.open] = _called_by_subgroup(ctx, block, found)
+    return reason
+
+
+def _called_by_subgroup(ctx: RuleContext, block, found: dict) -> str:
+    """Why the device function whose body is ``block`` belongs to a 32-lane subgroup as a
+    helper that a function of ``found`` calls, or '' (once per function: ``_subgroup``)."""
     # a helper (``__device__ int lane_id() { return threadIdx.x & 31; }``) that such a
     # function calls: its lane arithmetic is the subgroup's
     helper = _FUNCTION_NAME.search(ctx.code, block.head, block.open)
     if helper is None:
         return ""
     name = helper.group(1)
-    for at in word_offsets(ctx, name, 0, len(ctx.data)):
-        caller = _device_block(ctx, at)
-        if caller is not None and caller.open in found and caller.open != block.open \
-                and ctx.code[at + len(name) : at + len(name) + 40].lstrip()[:1] == b"(":
-            return f"called by a function with {found[caller.open]}"
+    data, code, size = ctx.data, ctx.code, len(helper.group(1))
+    # its whole-word uses in code inside those functions (the outermost device bodies, which
+    # do not overlap), in order: searched in their bodies alone
+    device = ctx.cache["WAV001.device_blocks"]
+    opens = ctx.cache["WAV001.device_opens"]
+    for caller in (device[bisect.bisect_left(opens, body)] for body in sorted(found)):
+        if caller.open == block.open:
+            continue
+        at = data.find(name, caller.open + 1, caller.close)
+        while at != -1:
+            if data[at - 1] not in WORD_BYTES and data[at + size] not in WORD_BYTES \
+                    and code[at] != 32 and code[at + size : at + size + 40].lstrip()[:1] == b"(":
+                return f"called by a function with {found[caller.open]}"
+            at = data.find(name, at + 1, caller.close)
     return ""
 
 
@@ -474,11 +509,11 @@ def _host_run_time_constant(ctx: RuleContext, constant: _WarpConstant) -> bool:
         if not _in_function(ctx, start):
             return False  # outside a function: read before main, and by whatever includes it
         scope = block_end(ctx, start)
-        uses = word_offsets(ctx, name, constant.after, scope)
+        uses = words_in(ctx, name, constant.after, scope)
     else:
         if ctx.path is not None and str(ctx.path).lower().endswith(_HEADER_SUFFIXES):
             return False
-        uses = word_offsets(ctx, name, constant.after, len(data))
+        uses = words_in(ctx, name, constant.after, len(data))
     return bool(uses) and all(not ctx.in_directive(at) and not _in_device_code(ctx, at)
                               and _in_function(ctx, at)
                               and not constant_context(ctx, at, at + len(name)) for at in uses)
@@ -623,6 +658,16 @@ def _in_function(ctx: RuleContext, offset: int) -> bool:
     """Is ``offset`` in a block whose head holds a bracket: a function's body, or a statement's
     in one (the head of ``for (...; ++k) {`` holds only its ``)`` where ``#ifdef`` branches
     split the braces)? Not at file, namespace or class scope."""
-    data = ctx.data
-    return any(block.contains(offset) and _HEAD_BRACKET.search(data, block.head, block.open)
-               for block in blocks(ctx))
+    bodies = ctx.cache.get("WAV001.bracket_blocks")
+    if bodies is None:  # the outermost such blocks (blocks nest): they cover every other
+        data = ctx.data
+        bodies = []
+        for block in blocks(ctx):
+            if bodies and bodies[-1].contains(block.open):
+                continue
+            if _HEAD_BRACKET.search(data, block.head, block.open):
+                bodies.append(block)
+        ctx.cache["WAV001.bracket_blocks"] = bodies
+        ctx.cache["WAV001.bracket_opens"] = [block.open for block in bodies]
+    index = bisect.bisect_left(ctx.cache["WAV001.bracket_opens"], offset) - 1
+    return index >= 0 and bodies[index].contains(offset)

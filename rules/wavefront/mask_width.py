@@ -10,8 +10,8 @@ from migrator.semantic.constants import integer_literal
 from migrator.semantic.scopes import blocks
 
 from ..markers import unproven_fix
-from .common import (SYNC_MASK_BUILTINS, all_ones, builtin_names, call_arguments, marker_site,
-                     stable_symbol)
+from .common import (SYNC_MASK_BUILTINS, all_ones, builtin_names, call_arguments, literal_of,
+                     marker_site, stable_symbol)
 
 _NAMES = frozenset(name.encode() for name in SYNC_MASK_BUILTINS)
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
@@ -89,7 +89,7 @@ class MaskWidth(Rule):
                 continue
             begin, finish = _without_comments(ctx, *spans[index])
             text = data[begin:finish].decode("utf-8", "replace")
-            literal = integer_literal(text)
+            literal = literal_of(text)
             if literal is not None:
                 value, bits = literal
                 full = (1 << lanes) - 1

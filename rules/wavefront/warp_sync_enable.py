@@ -6,8 +6,9 @@ import re
 
 from migrator.diagnostics import Diagnostic, Fix
 from migrator.rule import Rule, RuleContext
-from migrator.semantic.calls import find_name
 from migrator.versions import parse_version
+
+from .common import builtin_names
 
 # HIP 6.2 to 6.4 declare __shfl_*_sync, __ballot_sync, __any_sync, __all_sync, __match_*_sync
 # and __activemask only when this macro is defined before hip/hip_runtime.h is included (amd_detail/amd_warp_sync_functions.h of HIP 6.4.3: `#ifdef
@@ -69,7 +70,9 @@ class WarpSyncEnable(Rule):
     def check(self, ctx: RuleContext):
         if ctx.settings.rocm < FIRST_RELEASE or ENABLE.encode() in ctx.code:
             return  # lowered by WRP001; or the file defines (or tests) the macro itself
-        for name, start, end in find_name(ctx, {n for n in GUARDED if n in ctx.data}):
+        # the wavefront rules' one scan of the file for the warp builtins (as find_name finds
+        # them), not a search per builtin
+        for name, start, end in builtin_names(ctx, GUARDED):
             yield Diagnostic("WRP003", f"{name.decode()} needs {ENABLE} defined before the HIP "
                              "headers", start, end,
                              Fix(f"define {ENABLE}", (), defines=(ENABLE,)), library="device",
