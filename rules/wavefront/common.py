@@ -49,10 +49,26 @@ def builtin_names(ctx: RuleContext, names: frozenset[bytes]) -> list[tuple[bytes
                 continue  # another word, or the tail of one
             if ctx.literals.covering(start) is not None:
                 continue
-            if code[start - 1 : start] in BLANK_OR_MEMBER_END and is_member(ctx, start):
+            if code[start - 1 : start] in BLANK_OR_MEMBER_END and _member(ctx, code, start):
                 continue  # a member of the same name
             found.append((match.group(), start, match.end()))
     return [site for site in found if site[0] in names]
+
+
+_WHITESPACE = b" \t\n\r\x0b\x0c"  # what bytes.rstrip() strips
+
+
+def _member(ctx: RuleContext, code: bytes, start: int) -> bool:
+    """``calls.is_member(ctx, start)``, answered at once where the code before the name on its
+    line ends in a byte that is no blank, '.' or '>' outside directives (``(__shfl``, ``=
+    __ballot``): that byte ends the code before it, which no '.' or '->' ends then."""
+    pos = start
+    while pos and code[pos - 1] in b" \t":
+        pos -= 1
+    if pos and code[pos - 1] not in _WHITESPACE and code[pos - 1] not in b".>" \
+            and not ctx.directives.contains(pos - 1):
+        return False
+    return is_member(ctx, start)
 
 
 def call_arguments(ctx: RuleContext, name_end: int) -> list[tuple[int, int]] | None:

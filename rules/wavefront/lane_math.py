@@ -405,31 +405,56 @@ def _subgroup(ctx: RuleContext, offset: int, assumed: int, lanes: int) -> str:
     block = _device_block(ctx, offset)
     if block is None:
         return ""
-    found = ctx.cache.get("WAV001.subgroups")
-    if found is None:
-        found = ctx.cache["WAV001.subgroups"] = {}
-        for name, start, end in builtin_names(ctx, _SHUFFLES):
-            holder = _device_block(ctx, start)
-            if holder is None or holder.open in found:
-                continue
-            reason = _subgroup_shuffle(ctx, name.decode(), start, end, holder.open)
-            if reason:
-                found[holder.open] = reason
-    reason = found.get(block.open, "")
-    if reason or not found:
+    reason = _subgroup_reason(ctx, block)
+    if reason or not _any_subgroup(ctx):
         return reason
     helpers = ctx.cache.get("WAV001.helpers")
     if helpers is None:
         helpers = ctx.cache["WAV001.helpers"] = {}
     reason = helpers.get(block.open)
     if reason is None:
-        reason = helpers[block.open] = _called_by_subgroup(ctx, block, found)
+        reason = helpers[block.open] = _called_by_subgroup(ctx, block)
     return reason
 
 
-def _called_by_subgroup(ctx: RuleContext, block, found: dict) -> str:
+def _subgroup_reason(ctx: RuleContext, block) -> str:
+    """Why the device function whose body is ``block`` emulates a 32-lane subgroup by its own
+    shuffles (``_subgroup_shuffle``: the first of them that says so), or ''. Read once per
+    function, and only for the functions asked about: the shuffles of the others are not
+    read."""
+    reasons = ctx.cache.get("WAV001.reasons")
+    if reasons is None:
+        reasons = ctx.cache["WAV001.reasons"] = {}
+        shuffles = ctx.cache["WAV001.shuffles"] = builtin_names(ctx, _SHUFFLES)
+        ctx.cache["WAV001.shuffle_starts"] = [start for _, start, _ in shuffles]
+    reason = reasons.get(block.open)
+    if reason is None:
+        reason = ""
+        shuffles, starts = ctx.cache["WAV001.shuffles"], ctx.cache["WAV001.shuffle_starts"]
+        # the shuffles inside its body (device bodies are the outermost: each holds its own)
+        for index in range(bisect.bisect_right(starts, block.open),
+                           bisect.bisect_left(starts, block.close)):
+            name, start, end = shuffles[index]
+            reason = _subgroup_shuffle(ctx, name.decode(), start, end, block.open)
+            if reason:
+                break
+        reasons[block.open] = reason
+    return reason
+
+
+def _any_subgroup(ctx: RuleContext) -> bool:
+    """Does a device function of the file emulate 32-lane subgroups by its own shuffles?"""
+    found = ctx.cache.get("WAV001.any_subgroup")
+    if found is None:
+        found = ctx.cache["WAV001.any_subgroup"] = any(
+            _subgroup_reason(ctx, block) for block in ctx.cache["WAV001.device_blocks"])
+    return found
+
+
+def _called_by_subgroup(ctx: RuleContext, block) -> str:
     """Why the device function whose body is ``block`` belongs to a 32-lane subgroup as a
-    helper that a function of ``found`` calls, or '' (once per function: ``_subgroup``)."""
+    helper that such a function (``_subgroup_reason``) calls, or '' (once per function:
+    ``_subgroup``)."""
     # a helper (``__device__ int lane_id() { return threadIdx.x & 31; }``) that such a
     # function calls: its lane arithmetic is the subgroup's
     helper = _FUNCTION_NAME.search(ctx.code, block.head, block.open)
@@ -437,18 +462,19 @@ def _called_by_subgroup(ctx: RuleContext, block, found: dict) -> str:
         return ""
     name = helper.group(1)
     data, code, size = ctx.data, ctx.code, len(helper.group(1))
-    # its whole-word uses in code inside those functions (the outermost device bodies, which
-    # do not overlap), in order: searched in their bodies alone
-    device = ctx.cache["WAV001.device_blocks"]
-    opens = ctx.cache["WAV001.device_opens"]
-    for caller in (device[bisect.bisect_left(opens, body)] for body in sorted(found)):
+    # its first whole-word call in code inside such a function (device bodies, the outermost,
+    # do not overlap): searched in their bodies alone, in order
+    for caller in ctx.cache["WAV001.device_blocks"]:
         if caller.open == block.open:
             continue
         at = data.find(name, caller.open + 1, caller.close)
         while at != -1:
             if data[at - 1] not in WORD_BYTES and data[at + size] not in WORD_BYTES \
                     and code[at] != 32 and code[at + size : at + size + 40].lstrip()[:1] == b"(":
-                return f"called by a function with {found[caller.open]}"
+                reason = _subgroup_reason(ctx, caller)
+                if reason:
+                    return f"called by a function with {reason}"
+                break  # a caller that emulates none: its other calls say no more
             at = data.find(name, at + 1, caller.close)
     return ""
 
