@@ -198,5 +198,17 @@ def test_kept_callees_and_declarations_agree_with_scopes():
         assert blocking_stream._declared(ctx, declaration, words, uses, start, end) == expected, \
             (data, start, end)
         for offset in range(start, end + 1):
-            assert blocking_stream._enclosing_call(ctx, offset, start) == \
-                scopes.enclosing_call(ctx, offset, start), (data, offset, start)
+            callee = scopes.enclosing_call(ctx, offset, start)
+            assert blocking_stream._callee_name(ctx, offset, start) == \
+                (callee[0] if callee is not None else None), (data, offset, start)
+        # the kept answers, as _escapes reads them
+        for offset in range(start, end + 1):
+            callee = scopes.enclosing_call(ctx, offset, start)
+            window = max(start, offset - blocking_stream._LAST_OPEN_WINDOW)
+            boundary = max(ctx.code.rfind(b";", window, offset), ctx.code.rfind(b"{", window, offset),
+                           ctx.code.rfind(b"}", window, offset))
+            text = data[boundary:offset]
+            if boundary != -1 and ctx.code.startswith(text, boundary) \
+                    and text in blocking_stream._CALLEES:
+                assert blocking_stream._CALLEES[text] == \
+                    (callee[0] if callee is not None else None), (data, offset, start)

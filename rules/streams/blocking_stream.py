@@ -143,8 +143,9 @@ def _reliance(ctx: RuleContext, offset: int, argument: str) -> list[tuple[str, i
     null_uses = ctx.cache.get(("STM001.null_stream_uses", body.open))
     if null_uses is None:
         line_starts = ctx.source.line_starts  # a line is the count of lines starting at or before
+        line = functools.partial(bisect.bisect_right, line_starts)
         null_uses = ctx.cache[("STM001.null_stream_uses", body.open)] = [
-            (what, bisect.bisect_right(line_starts, at)) for at, what in null_stream_uses(ctx, body)]
+            (what, line(at)) for at, what in null_stream_uses(ctx, body)]
     return escapes + null_uses
 
 
@@ -160,18 +161,29 @@ def _escapes(ctx: RuleContext, body: Block, name: bytes) -> list[tuple[str, int 
                       None))
     runtime = stream_apis(ctx.tables).runtime  # runtime APIs and launches, in either spelling
     in_runtime = ctx.cache.setdefault("STM001.in_runtime", {})  # callee -> a runtime API?
-    code = ctx.code
+    code, data = ctx.code, ctx.data
+    limit = body.open
     for use in uses:
         if code[use] == 32:
             continue  # not in code (as word_offsets reads a blank there)
-        callee = _enclosing_call(ctx, use, body.open)
+        # _callee_name, inline: most uses are one lookup of the text before them
+        window = use - _LAST_OPEN_WINDOW if use - _LAST_OPEN_WINDOW > limit else limit
+        boundary = max(code.rfind(b";", window, use), code.rfind(b"{", window, use),
+                       code.rfind(b"}", window, use))
+        callee = False
+        if boundary != -1:
+            text = data[boundary:use]
+            if code.startswith(text, boundary):
+                callee = _CALLEES.get(text, False)
+        if callee is False:
+            callee = _callee_name(ctx, use, limit)
         if callee is None:
             continue
-        runtime_api = in_runtime.get(callee[0])
+        runtime_api = in_runtime.get(callee)
         if runtime_api is None:
-            runtime_api = in_runtime[callee[0]] = hip_name(ctx.tables, callee[0].decode()) in runtime
+            runtime_api = in_runtime[callee] = hip_name(ctx.tables, callee.decode()) in runtime
         if not runtime_api:
-            found.append((f"'{name.decode()}' is passed to {callee[0].decode()}()",
+            found.append((f"'{name.decode()}' is passed to {callee.decode()}()",
                           ctx.source.position(use)[0]))
             break
     return found
@@ -210,34 +222,31 @@ def _declaration(types: bytes, name: bytes) -> re.Pattern:
                       + rb"\s*[\[;=,)]")
 
 
-# text from the last ';', '{' or '}' before a use to the use -> enclosing_call's answer there
-# (the callee's offset relative to the use). enclosing_call reads no bracket before the last of
-# those (its search ends there whatever the depth), nor a callee's name across it (no name
-# byte, no blank): the text decides where it holds no comment or literal (the code as read is
-# the bytes). Generated and repetitive code repeats its calls: most uses are one lookup
-_CALLEES: dict[bytes, tuple[bytes, int] | None] = {}
+# text from the last ';', '{' or '}' before a use to the use -> the callee enclosing_call finds
+# there (None: none). enclosing_call reads no bracket before the last of those (its search ends
+# there whatever the depth), nor a callee's name across it (no name byte, no blank): the text
+# decides where it holds no comment or literal (the code as read is the bytes). Generated and
+# repetitive code repeats its calls: most uses are one lookup
+_CALLEES: dict[bytes, bytes | None] = {}
 _LAST_OPEN_WINDOW = 64  # as far back as enclosing_call first looks
 
 
-def _enclosing_call(ctx: RuleContext, use: int, limit: int) -> tuple[bytes, int] | None:
-    """``enclosing_call(ctx, use, limit)``, kept per text before ``use`` (``_CALLEES``)."""
+def _callee_name(ctx: RuleContext, use: int, limit: int) -> bytes | None:
+    """The callee of ``enclosing_call(ctx, use, limit)`` (None: none), kept per text before
+    ``use`` (``_CALLEES``)."""
     code = ctx.code
     window = max(limit, use - _LAST_OPEN_WINDOW)
     boundary = max(code.rfind(b";", window, use), code.rfind(b"{", window, use),
                    code.rfind(b"}", window, use))
-    if boundary == -1:
-        return enclosing_call(ctx, use, limit)
-    text = ctx.data[boundary:use]
-    if not code.startswith(text, boundary):  # a comment or literal: read apart
-        return enclosing_call(ctx, use, limit)
-    found = _CALLEES.get(text, False)
-    if found is False:
-        callee = enclosing_call(ctx, use, limit)
-        if len(_CALLEES) >= 8192:
-            _CALLEES.clear()
-        _CALLEES[text] = None if callee is None else (callee[0], callee[1] - use)
-        return callee
-    return None if found is None else (found[0], use + found[1])
+    callee = enclosing_call(ctx, use, limit)
+    name = None if callee is None else callee[0]
+    if boundary != -1:
+        text = ctx.data[boundary:use]
+        if code.startswith(text, boundary):  # no comment or literal there: read as bytes
+            if len(_CALLEES) >= 8192:
+                _CALLEES.clear()
+            _CALLEES[text] = name
+    return name
 
 
 @functools.lru_cache(maxsize=8)

@@ -331,7 +331,7 @@ def _acts_on(callee: bytes, watched: frozenset[bytes]) -> bool:
 
 def null_stream_uses(ctx: RuleContext, body: Block) -> list[tuple[int, str]]:
     """(offset, what) for each use of the null stream in ``body``."""
-    data = ctx.data
+    data, code = ctx.data, ctx.code
     tables = ctx.tables
     start, end = body.open, body.close
     uses = _null_launches(ctx, start, end)
@@ -362,9 +362,19 @@ def null_stream_uses(ctx: RuleContext, body: Block) -> list[tuple[int, str]]:
             kind = kinds[callee] = _callee_kind(callee, tables, apis)
         what, written, index = kind
         if what == "stream argument":
-            stream = _argument(ctx, match.end() - 1, index)
+            # _argument, inline: most lists are one lookup of their line
+            paren = match.end() - 1
+            line_end = data.find(b"\n", paren, paren + 256)
+            stream = None
+            if line_end != -1:
+                window = data[paren:line_end]
+                stream = _ARGUMENTS.get((window, index))
+                if stream is not None and not code.startswith(window, paren):
+                    stream = None
             if stream is None:
-                continue
+                stream = _argument(ctx, paren, index)
+                if stream is None:
+                    continue
             null = null_texts.get(stream) if stream else True
             if null is None:
                 null = _names_null_stream(stream, null_texts, tables)
