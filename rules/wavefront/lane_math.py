@@ -446,8 +446,18 @@ def _any_subgroup(ctx: RuleContext) -> bool:
     """Does a device function of the file emulate 32-lane subgroups by its own shuffles?"""
     found = ctx.cache.get("WAV001.any_subgroup")
     if found is None:
-        found = ctx.cache["WAV001.any_subgroup"] = any(
-            _subgroup_reason(ctx, block) for block in ctx.cache["WAV001.device_blocks"])
+        found = False
+        asked = None  # the functions holding shuffles, each asked once (a function without
+        # one emulates none)
+        for _, start, _ in ctx.cache["WAV001.shuffles"]:
+            holder = _device_block(ctx, start)
+            if holder is None or holder is asked:
+                continue
+            asked = holder
+            if _subgroup_reason(ctx, holder):
+                found = True
+                break
+        ctx.cache["WAV001.any_subgroup"] = found
     return found
 
 
