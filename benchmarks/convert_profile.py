@@ -23,6 +23,8 @@ so they are approximate and the rows below "rules" may overlap it):
 - fix application (``_FixLoop.apply``: choosing fixes, edits, includes);
 - parse guard (``_FixLoop._guard``: incremental re-parse and the error comparison);
 - findings (``_findings``, ``_rename_findings``: Finding objects and their positions);
+- build files: Makefiles and CMake files, converted by their own rules and loop
+  (``buildfiles.fixer.fix_build_file``), not counted under "rules";
 - the rest of the per-file engine (``fix_source`` less the above);
 - pickling (worker -> parent) and the parent's encoding of the findings for the cache and
   the summary.
@@ -122,6 +124,8 @@ def profile(files: list[tuple[str, bytes]], rocm: str) -> dict:
         "parse guard": _inclusive(stats, "migrator/engine.py", "_guard"),
         "findings": _inclusive(stats, "migrator/engine.py", "_findings")
         + _inclusive(stats, "migrator/engine.py", "_rename_findings"),
+        "build files (their own rules and loop)": _inclusive(
+            stats, "migrator/buildfiles/fixer.py", "fix_build_file"),
     }
     phases = {"rules (timed, not profiled)": sum(by_family.values()),
               **{name: value * scale for name, value in phases.items()}}
