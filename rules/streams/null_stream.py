@@ -115,10 +115,10 @@ def _file_launches(ctx: RuleContext):
         if b"<<<<" in data:
             found = None
         else:
-            covering = ctx.literals.covering  # in code, as code_matches finds them
+            code = ctx.code  # in code, as code_matches finds them: its '<' is not blanked
             matches = [match for match in _LAUNCH_TEXT.finditer(data)
                        if ((at := match.start()) == 0 or data[at - 1] != 60)  # no '<' before
-                       and covering(at) is None]
+                       and code[at] == 60]
             opened = [match.end() for match in matches]
             found = ([match.start() for match in matches], opened,
                      [_LAUNCH_CLOSING.search(data, at) for at in opened], {})
