@@ -192,14 +192,20 @@ def test_decision_keys_are_names():
     assert decision_key("CGM001", "cg::reduce") == ("CGM001", "cg::reduce")
     assert decision_key("HDR002", "cuda/atomic") == ("HDR002", "cuda/atomic")
     assert decision_key("API003", " __nanosleep ") == ("API003", "__nanosleep")
-    assert decision_key("ARG002", "cudaFuncSetAttribute", "runtime") == (
+    assert decision_key("ARG002", "cudaFuncSetAttribute", "runtime", "api") == (
         "ARG002", "cudaFuncSetAttribute")
+    assert decision_key("HMT001", "normcdf", "device", "portability") == ("HMT001", "normcdf")
     # wave64 hazards, transfers of a variable, build flags: one decision per code
     assert decision_key("WAV001", "%", family="wavefront") == decision_key(
         "WAV001", "warps per block", family="wavefront") == ("WAV001", "")
     assert decision_key("WAV002", "__shfl_sync", "device", "wavefront") == decision_key(
         "WAV002", "__shfl_down_sync", "device", "wavefront") == ("WAV002", "")
-    assert decision_key("XFR005", "h_ref_end", "", "transfers") == ("XFR005", "")
+    assert decision_key("XFR005", "h_ref_end", "", "transfers") == decision_key(
+        "XFR005", "df", "runtime", "transfers") == ("XFR005", "")
+    assert decision_key("STM001", "StreamCreate", "runtime", "streams") == ("STM001", "")
+    # NVML's link name and its API's are one library
+    assert decision_key("MKF007", "nvidia-ml", "nvidia-ml", "build") == decision_key(
+        "HDR002", "nvml.h", "nvml") == ("API004", "library nvml")
     assert decision_key("MKF002", "-arch", "build files", "build") == ("MKF002", "")
     # a library without a drop-in is one decision for its symbols, headers and link
     assert decision_key("API004", "cudnnCreate", "cudnn") == decision_key(

@@ -214,17 +214,25 @@ LIBRARY_CODES = frozenset({"API004", "HDR002", "MKF007"})
 _NOT_A_LIBRARY = frozenset({"", "runtime", "driver", "device", "build files"})
 
 
+# a library's names as findings give them: its link name (-lnvidia-ml) and its own (NVML's API)
+_LIBRARY_ALIASES = {"nvidia-ml": "nvml"}
+# families whose findings name the API, header or function to port (one decision per name);
+# the others' (streams, transfers, atomics, wave64 hazards, build flags) name a variable, an
+# operator or a flag: their sites share one way to port, one decision per rule code
+_NAMING_FAMILIES = frozenset({"api", "portability"})
+
+
 def decision_key(code: str, symbol: str, library: str = "", family: str = "") -> tuple[str, str]:
     """What makes findings one decision. A library without a drop-in is one (``API004`` and
     the library) for all its symbols, headers and links. A missing API, header or feature
-    (the blocker codes), or another CUDA reference a person must port by hand, is one per
-    name (``CGM001`` ``cg::reduce``). Everything else, and what a wave64 hazard, a transfer or
-    a build flag names (an operator, a variable, a phrase), is one per rule code: its sites
-    share one way to port."""
+    (the blocker codes), or another API or function a person must port by hand, is one per
+    name (``CGM001`` ``cg::reduce``). A code whose findings name a variable, an operator or a
+    flag (a transfer, a stream, a wave64 hazard, a build flag) is one decision per code: its
+    sites share one way to port."""
     if code in LIBRARY_CODES and library not in _NOT_A_LIBRARY:
-        return "API004", f"library {library}"
+        return "API004", f"library {_LIBRARY_ALIASES.get(library, library)}"
     symbol = symbol.strip()
-    named = family != "wavefront" and (code in BLOCKER_CODES or library not in ("", "build files"))
+    named = code in BLOCKER_CODES or family in _NAMING_FAMILIES
     return code, symbol if named and _NAME.fullmatch(symbol) else ""
 
 
