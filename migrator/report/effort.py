@@ -212,8 +212,6 @@ _NAME = re.compile(r"[A-Za-z_][\w:.<>/+-]*")
 # (cuDNN to MIOpen) is one decision, not one per symbol
 LIBRARY_CODES = frozenset({"API004", "HDR002", "MKF007"})
 _NOT_A_LIBRARY = frozenset({"", "runtime", "driver", "device", "build files"})
-
-
 # a library's names as findings give them: its link name (-lnvidia-ml) and its own (NVML's API)
 _LIBRARY_ALIASES = {"nvidia-ml": "nvml"}
 # families whose findings name the API, header or function to port (one decision per name);
@@ -236,6 +234,16 @@ def decision_key(code: str, symbol: str, library: str = "", family: str = "") ->
     return code, symbol if named and _NAME.fullmatch(symbol) else ""
 
 
+def decision_of(model: EffortModel, code: str, klass: str, symbol: str, library: str,
+                family: str) -> tuple[tuple[str, str], float] | None:
+    """The decision a finding needs (``decision_key``) and its cost, or None: the tool fixed
+    it, or its class needs no decision under ``model``."""
+    if klass == "automatic" or model.decision_cost(code, klass) <= 0:
+        return None
+    key = decision_key(code, symbol, library, family)
+    return key, model.decision_cost(key[0], klass)
+
+
 def decisions(records: list[dict], model: EffortModel, family_of: dict) -> list[dict]:
     """The distinct decisions the tree's findings need (a key of ``decision_key`` whose sites
     are in a class a person decides: manual or blocker, unfixed): each costed once, with its
@@ -243,11 +251,11 @@ def decisions(records: list[dict], model: EffortModel, family_of: dict) -> list[
     found: dict[tuple[str, str], dict] = {}
     for record in records:
         for item in record["work"]:
-            if model.decision_cost(item["code"], item["class"]) <= 0:
+            decided = decision_of(model, item["code"], item["class"], item["symbol"],
+                                  item["library"], family_of.get(item["code"], ""))
+            if decided is None:
                 continue
-            key = decision_key(item["code"], item["symbol"], item["library"],
-                               family_of.get(item["code"], ""))
-            cost = model.decision_cost(key[0], item["class"])
+            key, cost = decided
             entry = found.get(key)
             if entry is None:
                 entry = found[key] = {"code": key[0], "symbol": key[1], "class": item["class"],
@@ -282,12 +290,9 @@ def tree_hours(rows, model: EffortModel, family_of: dict, optimizing) -> dict:
         phase = "optimisation" if code in optimizing else "port"
         classes[klass] += count
         hours[phase] += model.cost(code, klass) * count
-        cost = model.decision_cost(code, klass)
-        if cost > 0 and klass != "automatic":
-            key = decision_key(code, symbol, library, family_of.get(code, ""))
-            cost = model.decision_cost(key[0], klass)
-            if cost > decided.get(key, (0.0, ""))[0]:
-                decided[key] = cost, phase
+        found = decision_of(model, code, klass, symbol, library, family_of.get(code, ""))
+        if found is not None and found[1] > decided.get(found[0], (0.0, ""))[0]:
+            decided[found[0]] = found[1], phase
     for cost, phase in decided.values():
         hours[phase] += cost
     return {"findings": classes, "hours_port": round(hours["port"], 3),

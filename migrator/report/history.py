@@ -125,15 +125,19 @@ class Step:
     parents: list[str]
     changes: dict[str, str | None]
     touched: bool  # it changes some file under the tree, tracked or not (a README)
+    date: str = ""  # committed, ISO 8601
+    author: str = ""  # as .mailmap names them
+    summary: str = ""
 
 
 def first_parent_line(repo, prefix: str) -> list[Step]:
     """HEAD's first-parent line, oldest first, from one ``git log --raw`` pass (no tree is
-    listed: each commit names only the blobs it changes)."""
+    listed: each commit names only the blobs it changes), with each commit's date, author and
+    subject."""
     out = repo.git(c="log.showSignature=false").log(
         "--first-parent", "-m", "--root", "--reverse", "--raw", "--no-renames", "--no-abbrev",
         "--no-color", "--no-ext-diff",
-        "-z", "--format=%x01%H %P", "HEAD", "--", stdout_as_string=False)
+        "-z", "--format=%x01%H %P%x1f%cI%x1f%aN%x1f%s", "HEAD", "--", stdout_as_string=False)
     inside = prefix + "/" if prefix else ""
     steps: list[Step] = []
     tokens = out.split(b"\0")
@@ -141,9 +145,10 @@ def first_parent_line(repo, prefix: str) -> list[Step]:
     while index < len(tokens):
         token = tokens[index].lstrip(b"\n")
         index += 1
-        if token.startswith(b"\x01"):  # the commit's header: its id and its parents' ids
-            ids = token[1:].decode("ascii").split()
-            steps.append(Step(ids[0], ids[1:], {}, False))
+        if token.startswith(b"\x01"):  # the commit's header: ids, date, author, subject
+            ids, date, author, summary = token[1:].decode("utf-8", "replace").split("\x1f", 3)
+            ids = ids.split()
+            steps.append(Step(ids[0], ids[1:], {}, False, date, author, summary))
         elif token.startswith(b":") and steps and index < len(tokens):
             path = tokens[index].decode("utf-8", "surrogateescape")
             index += 1
@@ -175,19 +180,6 @@ def select_steps(repo, steps: list[Step], since: str | None, every: int,
     return chosen[::-1]
 
 
-def _details(repo) -> dict[str, tuple[str, str, str]]:
-    """Per commit of the first-parent line: its date (ISO 8601), author and subject."""
-    out = repo.git(c="log.showSignature=false").log(
-        "--first-parent", "--no-color", "-z", "--format=%H%x1f%cI%x1f%aN%x1f%s", "HEAD",
-        "--")
-    details = {}
-    for record in out.split("\0"):
-        fields = record.strip("\n").split("\x1f", 3)
-        if len(fields) == 4:
-            details[fields[0]] = (fields[1], fields[2], fields[3])
-    return details
-
-
 def _merged_commits(repo, step: Step) -> int:
     """How many commits a merge brings in: reachable from it, not from its first parent."""
     try:
@@ -210,7 +202,6 @@ def walk_history(source: Path, options, model: EffortModel, family_of: dict,
     try:
         steps = first_parent_line(repo, prefix)
         chosen = select_steps(repo, steps, history.since, history.every, history.limit)
-        details = _details(repo) if chosen else {}
         merged = {index: _merged_commits(repo, steps[index]) for index in chosen
                   if len(steps[index].parents) > 1}
     except Exception as err:
@@ -247,9 +238,8 @@ def walk_history(source: Path, options, model: EffortModel, family_of: dict,
     points = []
     for index in chosen:
         step = steps[index]
-        date, author, summary = details.get(step.sha, ("", "", ""))
-        point = {"commit": step.sha, "short": step.sha[:10], "date": date, "author": author,
-                 "summary": summary[:120], "merge": len(step.parents) > 1,
+        point = {"commit": step.sha, "short": step.sha[:10], "date": step.date,
+                 "author": step.author, "summary": step.summary[:120], "merge": len(step.parents) > 1,
                  **totals[after[index]]}
         point["delta_hours"] = round(point["hours_port"] - totals[before[index]]["hours_port"],
                                      3) + 0.0 if index in before else 0.0

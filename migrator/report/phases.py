@@ -55,6 +55,7 @@ class Pilot:
     includes, named by the translation unit), the files they hold, and the patterns."""
 
     units: list[str]
+    unit_paths: dict[str, list[str]]  # each chosen unit's files (its translation unit first)
     paths: list[str]
     lines: int
     total_lines: int
@@ -141,7 +142,8 @@ def choose_pilot(records: list[dict], limit: int, share: float) -> Pilot:
         take(best)
         over_budget = True
     everything = set(weight)
-    return Pilot(chosen, taken, sum(by_path[p]["lines"] for p in taken), total_lines, covered,
+    return Pilot(chosen, {name: units[name] for name in chosen}, taken,
+                 sum(by_path[p]["lines"] for p in taken), total_lines, covered,
                  everything, sum(weight[p] for p in covered), sum(weight.values()), over_budget)
 
 
@@ -431,11 +433,10 @@ def _preparation_criteria(libraries: list[dict], build_files: list[dict],
 def _pilot(tree: _Tree, pilot: Pilot) -> dict:
     """The pilot: its units, converted, built, validated and timed."""
     by_path = {r["path"]: r for r in tree.records}
-    units = self_contained_units([by_path[p] for p in pilot.paths])
     seen: set[str] = set()
     items = []
     for name in pilot.units:
-        own = [p for p in units.get(name, [name]) if p not in seen]
+        own = [p for p in pilot.unit_paths[name] if p not in seen]
         seen.update(own)
         group = [by_path[p] for p in own]
         items.append({"title": f"pilot unit {name} ({_count(own, 'file')}, "
