@@ -519,6 +519,9 @@ class _FixLoop:
         # marked at their site instead in every round that finds them again
         self.refused: set[tuple[str, int]] = set()
         self.round_findings = 0  # where the findings of the current round begin
+        # the rules the next round runs: all of them after a fix that chains (it can create
+        # work for any rule), else only those with a fix that waited (see _waiting_rules)
+        self.next_rules = rules
 
     def involved(self) -> str:
         return ", ".join(sorted(self.applied_rules))
@@ -530,7 +533,7 @@ class _FixLoop:
         scanned = self.guard.literals_of(self.current.data)
         if scanned is not None:
             ctx.literals = scanned  # a cached property: the guard's scan of this text serves
-        diagnostics, renames, block = _run_rules(self.rules, ctx)
+        diagnostics, renames, block = _run_rules(self.next_rules, ctx)
         self.tree = ctx.parsed_tree  # None while no rule needed the tree: parsing is lazy
         return _Round(index, ctx, diagnostics, renames, block)
 
@@ -654,7 +657,20 @@ class _FixLoop:
         self._moved_refusals(extra)
         if settled:
             return EngineResult(self.current.data, self.findings, index + 1)
+        self.next_rules = (self.rules if not self.chaining.isdisjoint(chosen_codes)
+                           else self._waiting_rules(found))
         return None
+
+    def _waiting_rules(self, found: _Round) -> list[Rule]:
+        """The rules whose fixes waited this round (deferred, or a marker instead of a refused
+        fix), in rule order: after a round whose fixes chain into nothing, the next round's
+        work is theirs alone. Every other rule would find what it found this round: its fixes
+        applied (a fix that can make work for another rule chains), its findings reported in
+        the first round (a later round reports only what it fixes and what is new)."""
+        chosen = {id(diag) for diag in found.chosen}
+        waiting = {diag.code for diag, applies in zip(found.diagnostics, found.fixable)
+                   if applies and id(diag) not in chosen}
+        return [rule for rule in self.rules if not waiting.isdisjoint(rule.codes())]
 
     def _edit(self, found: _Round) -> tuple[list[Edit], bytes, Edit | None, set[str]]:
         """(the chosen fixes' edits, the text they and the renames make, the engine's insertion

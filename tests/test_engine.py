@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 
@@ -288,6 +289,46 @@ def test_deferred_fix_gets_a_second_round():
 
     result = run(b"int foo;\n", Touching())
     assert result.output == b"int barX;\n" and result.rounds == 2
+
+
+class _Counting(_Rename):
+    """A rename that counts the rounds it runs in (``runs``); ``chains`` as given."""
+
+    def __init__(self, code, old, new, chains=False):
+        super().__init__(old, new)
+        self.code, self.runs, self.chains = code, 0, chains
+
+    def codes(self):
+        return (self.code,)
+
+    def check(self, ctx):
+        self.runs += 1
+        for found in re.finditer(rb"\b%s\b" % self.old, ctx.data):
+            yield Diagnostic(self.code, "x", found.start(), found.end(),
+                             Fix("x", (Edit(found.start(), found.end(), self.new),)))
+
+
+def test_a_round_after_deferred_fixes_runs_only_the_rules_that_waited():
+    # foo -> foobar and foo -> food overlap: TST002's fix waits for round 2 (where it finds
+    # nothing left); TST003, applied in round 1 and chaining into nothing, is not run again
+    first, waiting, other = (_Counting("TST001", b"foo", b"foobar"),
+                             _Counting("TST002", b"foo", b"food"),
+                             _Counting("TST003", b"qux", b"quux"))
+    result = fix_source(Source("t.cu", b"int foo; int qux;\n"), [first, waiting, other],
+                        Settings(), apitables.load())
+    assert result.output == b"int foobar; int quux;\n"
+    assert (first.runs, waiting.runs, other.runs) == (1, 2, 1)
+
+
+def test_a_round_after_a_chaining_fix_runs_every_rule():
+    # TST001 chains: its output may be anyone's work, so every rule runs again
+    first, waiting, other = (_Counting("TST001", b"foo", b"foobar", chains=True),
+                             _Counting("TST002", b"foo", b"food"),
+                             _Counting("TST003", b"qux", b"quux"))
+    result = fix_source(Source("t.cu", b"int foo; int qux;\n"), [first, waiting, other],
+                        Settings(), apitables.load())
+    assert result.output == b"int foobar; int quux;\n"
+    assert (first.runs, waiting.runs, other.runs) == (2, 2, 2)
 
 
 def test_incremental_reparse_matches_full_parse():
