@@ -5,9 +5,9 @@ programs and NVIDIA's developer-blog samples from the corpus, copied round after
 
 Each copy sits in its own folder, so the copies' relative includes still find their headers;
 names a copy declares get the copy's suffix (``reduce_sum`` -> ``reduce_sum_c7``), consistently
-across its files, so no two copies are the same text. CUDA, C and C++ names are kept. Files
-that are not UTF-8 are left out (torch's hipify cannot read them). The same arguments give the
-same bytes.
+across its files, so no two copies are the same text. CUDA, C and C++ names are kept, and so
+are the languages' keywords: a copy parses as its original does. Files that are not UTF-8 are
+left out (torch's hipify cannot read them). The same arguments give the same bytes.
 """
 
 from __future__ import annotations
@@ -28,14 +28,26 @@ _DECLARED = re.compile(
     rb"\b(?:void|int|float|double|char|bool|size_t|unsigned|long|short|auto|dim3|half|"
     rb"float[1-4]|int[1-4]|uint[1-4]?|uint32_t|uint64_t|int64_t|T|cudaStream_t|cudaEvent_t)"
     rb"[ \t]*[*&]*[ \t]+[*&]*([A-Za-z_]\w*)")
-_KEPT = re.compile(rb"^(?:cuda|cu|CU|nv|__|std|thrust|cub|warp|thread|block|grid|main$|"
-                   rb"return$|const$|sizeof$|operator|and$|or$|not$|xor$|new$|delete$)")
+_KEPT = re.compile(rb"^(?:cuda|cu|CU|nv|__|std|thrust|cub|warp|thread|block|grid|main$|operator)")
+# C and C++ keywords (``unsigned long long x`` reads ``long`` as the declared name): a copy
+# that renamed one would no longer parse as the program does
+_KEYWORDS = frozenset(b"""
+    alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t
+    char16_t char32_t class compl concept const consteval constexpr constinit const_cast
+    continue co_await co_return co_yield decltype default delete do double dynamic_cast else
+    enum explicit export extern false float for friend goto if inline int long mutable
+    namespace new noexcept not not_eq nullptr operator or or_eq private protected public
+    register reinterpret_cast requires restrict return short signed sizeof static
+    static_assert static_cast struct switch template this thread_local throw true try typedef
+    typeid typename union unsigned using virtual void volatile wchar_t while xor xor_eq
+    """.split())
 
 
 def declared_names(texts: list[bytes]) -> list[bytes]:
     """The names the files declare that a copy may rename (longest first)."""
     names = {m.group(1) for text in texts for m in _DECLARED.finditer(text)}
-    return sorted((n for n in names if not _KEPT.match(n) and len(n) > 2),
+    return sorted((n for n in names
+                   if not _KEPT.match(n) and n not in _KEYWORDS and len(n) > 2),
                   key=lambda n: (-len(n), n))
 
 
