@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from migrator.rule import RuleContext
 
 from .calls import WORD_BYTES
+from .scopes import whole_word_starts
 from .declarations import declarations, function_around
 from .types import (IDENTIFIER, Declaration, closing_bracket, leading_cast, normal_type,
                     pointer_text, strip_parens)
@@ -154,17 +155,12 @@ def may_be_declared_as(ctx: RuleContext, name: str, types: frozenset[str]) -> bo
         words = _type_words(ctx, types)
         code = ctx.code  # comments and literals blanked: a ';' in them does not count
         found = False
-        # the name's whole words (``\bname\b``): the name's bytes lead the pattern, so the
-        # search skips ahead to them (a leading ``\b`` is tried at every byte); the byte
-        # before is tested after (a match that follows a word byte hides no whole word)
         spelled = name.encode()
-        ascii_word = all(byte in WORD_BYTES for byte in spelled)
-        pattern = re.escape(spelled) + rb"(?![A-Za-z0-9_])" if ascii_word else \
-            rb"\b" + re.escape(spelled) + rb"\b"
-        for use in re.finditer(pattern, code):
-            at = use.start()
-            if ascii_word and at and code[at - 1] in WORD_BYTES:
-                continue
+        if all(byte in WORD_BYTES for byte in spelled):
+            uses = whole_word_starts(code, spelled)  # the name's whole words
+        else:
+            uses = [use.start() for use in re.finditer(rb"\b" + re.escape(spelled) + rb"\b", code)]
+        for at in uses:
             # a declaration's type and its declarators are one statement: no ';' between
             if words.search(code, code.rfind(b";", 0, at) + 1, at):
                 found = True

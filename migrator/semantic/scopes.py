@@ -164,19 +164,29 @@ def _whole_word_offsets(ctx: RuleContext, word: bytes) -> list[int]:
     if ctx.cache.get("scopes.words_complete"):
         return ()
     if len(words) < _SEARCHED_WORDS:
-        # the word's own bytes lead the pattern, so the search skips ahead to them (a leading
-        # lookbehind reads every byte); the byte before is tested after. A match preceded by a
-        # word byte hides no whole word: one starting inside it would follow a word byte too
-        data = ctx.data
-        pattern = re.compile(re.escape(word) + rb"(?![A-Za-z0-9_])")
-        offsets = words[word] = [at for at in map(_start, pattern.finditer(data))
-                                 if at == 0 or data[at - 1] not in WORD_BYTES]
+        offsets = words[word] = whole_word_starts(ctx.data, word)
         return offsets
     words.clear()
     for match in _WORD.finditer(ctx.data):
         words.setdefault(match.group(), []).append(match.start())
     ctx.cache["scopes.words_complete"] = True
     return words.get(word, ())
+
+
+def whole_word_starts(data: bytes, word: bytes) -> list[int]:
+    """Where the identifier ``word`` stands in ``data`` as a whole word (regex ``\\bword\\b``),
+    in order: byte searches, no pattern to compile (the names asked for differ file by file)."""
+    find, size, starts = data.find, len(word), []
+    at = find(word) if word else -1
+    while at >= 0:
+        after = at + size
+        if ((at == 0 or data[at - 1] not in WORD_BYTES)
+                and (after == len(data) or data[after] not in WORD_BYTES)):
+            starts.append(at)
+            at = find(word, after)
+        else:
+            at = find(word, at + 1)
+    return starts
 
 
 def word_offsets(ctx: RuleContext, word: bytes, start: int, end: int,

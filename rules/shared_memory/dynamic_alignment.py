@@ -89,18 +89,21 @@ class DynamicSharedAlignment(Rule):
                              library="device", symbol=name)
 
 
+# pointer casts of a name: (type, name); the names differ from file to file, the patterns not
+_REINTERPRET_CASTS = re.compile(r"reinterpret_cast\s*<\s*(?:const\s+|volatile\s+)*([\w: ]+?)\s*\*\s*>"
+                                r"\s*\(\s*&?\s*([A-Za-z_]\w*)\b")
+_C_CASTS = re.compile(r"\(\s*(?:const\s+|volatile\s+)*([\w: ]+?)\s*\*\s*\)\s*\(?\s*&?\s*([A-Za-z_]\w*)\b")
+
+
 def _alignment(ctx: RuleContext, match: re.Match, name: str) -> tuple[int, str]:
     """(alignment, widest type) from the declared type and the casts of ``name`` in its
     function (the whole file for a file-scope declaration)."""
     body = function_at(ctx, match.start())
     start, end = (body.open, body.close) if body else (0, len(ctx.data))
     text = ctx.data[start:end].decode("utf-8", "replace")
-    word = re.escape(name)
     types = [match.group(1).decode()]
-    types += re.findall(r"reinterpret_cast\s*<\s*(?:const\s+|volatile\s+)*([\w: ]+?)\s*\*\s*>\s*\(\s*&?\s*"
-                        + word + r"\b", text)
-    types += re.findall(r"\(\s*(?:const\s+|volatile\s+)*([\w: ]+?)\s*\*\s*\)\s*\(?\s*&?\s*" + word + r"\b",
-                        text)
+    types += [cast for cast, cast_name in _REINTERPRET_CASTS.findall(text) if cast_name == name]
+    types += [cast for cast, cast_name in _C_CASTS.findall(text) if cast_name == name]
     best, widest = MINIMUM_ALIGNMENT, ""
     for name_of_type in types:
         size = type_bytes(name_of_type)

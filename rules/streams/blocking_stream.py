@@ -156,7 +156,8 @@ def _escapes(ctx: RuleContext, body: Block, name: bytes) -> list[tuple[str, int 
     types, type_words = _stream_types(ctx.tables)
     # where the name stands in the body, in code or not (what declares reads), once
     uses = word_offsets(ctx, name, body.open, body.close, code_only=False)
-    if not _declared(ctx, _declaration(types, name), type_words, uses, body.open, body.close):
+    if not _declared(ctx, _declaration_head(types), type_words, name, uses, body.open,
+                     body.close):
         found.append((f"'{name.decode()}' is not a local of this function: other code may use it",
                       None))
     runtime = stream_apis(ctx.tables).runtime  # runtime APIs and launches, in either spelling
@@ -192,15 +193,19 @@ def _escapes(ctx: RuleContext, body: Block, name: bytes) -> list[tuple[str, int 
 _SEGMENT_ENDS = (b";", b"(", b")", b"{", b"}")  # what ends the text a declaration is read in
 
 
-def _declared(ctx: RuleContext, pattern: re.Pattern, types: tuple[bytes, ...], uses: list[int],
-              start: int, end: int) -> bool:
-    """``declares(ctx, pattern, types, word, start, end)`` where ``uses`` are
-    ``word_offsets(ctx, word, start, end, code_only=False)``: the type words before each use in
-    its statement (whole words, in code) are found by byte searches of that text alone, with no
-    index of the file's type words (a file's first question would build it)."""
+def _declared(ctx: RuleContext, head: re.Pattern, types: tuple[bytes, ...], name: bytes,
+              uses: list[int], start: int, end: int) -> bool:
+    """Is ``name`` declared in [start, end) as one of the stream types: ``head`` (a type word
+    up to where a declarator's name stands) spans the text from a type word to a use of the
+    name, which ``;``, ``=``, ``,``, ``)`` or ``[`` follows? ``uses`` are
+    ``word_offsets(ctx, name, start, end, code_only=False)``; the type words before each use in
+    its statement (whole words, in code) are found by byte searches of that text alone."""
     data, code = ctx.data, ctx.code
     size = len(data)
+    after_name = len(name)
     for at in uses:
+        if not _AFTER_DECLARATOR.match(data, at + after_name, end):
+            continue
         stop = last_of(data, _SEGMENT_ENDS, start, at)
         segment = stop + 1 if stop != -1 else start
         for word in types:
@@ -209,17 +214,20 @@ def _declared(ctx: RuleContext, pattern: re.Pattern, types: tuple[bytes, ...], u
             while candidate != -1:
                 if ((candidate == 0 or data[candidate - 1] not in WORD_BYTES)
                         and (candidate + after == size or data[candidate + after] not in WORD_BYTES)
-                        and code[candidate] != 32 and pattern.match(data, candidate, end)):
+                        and code[candidate] != 32 and head.fullmatch(data, candidate, at)):
                     return True
                 candidate = data.find(word, candidate + 1, at)
     return False
 
 
-@functools.lru_cache(maxsize=256)
-def _declaration(types: bytes, name: bytes) -> re.Pattern:
-    """A declaration of ``name`` as one of the stream ``types`` (an alternation)."""
-    return re.compile(rb"\b(?:" + types + rb")\s+(?:[^;(){}]*?[\s,*&])?" + re.escape(name)
-                      + rb"\s*[\[;=,)]")
+_AFTER_DECLARATOR = re.compile(rb"\s*[\[;=,)]")
+
+
+@functools.lru_cache(maxsize=8)
+def _declaration_head(types: bytes) -> re.Pattern:
+    """A declaration as one of the stream ``types`` (an alternation), from its type word to
+    where the declared name starts (the name differs from file to file, the head not)."""
+    return re.compile(rb"\b(?:" + types + rb")\s+(?:[^;(){}]*[\s,*&])?")
 
 
 # text from the last ';', '{' or '}' before a use to the use -> the callee enclosing_call finds

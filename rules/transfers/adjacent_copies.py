@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 from migrator.diagnostics import Diagnostic, Edit, Fix
@@ -190,9 +191,15 @@ def _same(left: str, right: str) -> bool:
 def _declared(ctx: RuleContext, copy: Copy, base: str, element: str) -> bool:
     """Is ``base`` declared in the function (parameters included) as a pointer to ``element``?"""
     text = ctx.data[copy.body.head : copy.body.close].decode("utf-8", "replace")
-    pattern = (r"(?:^|[(,;{\s])(?:const\s+)?" + element + r"\s*(?:const\s*)?\*\s*(?:const\s*)?"
-               r"(?:__restrict__\s*)?" + re.escape(base) + r"\s*[=;,)\[]")
-    return re.search(pattern, text) is not None
+    return any(match.group(1) == base for match in _pointer_declarations(element).finditer(text))
+
+
+@functools.lru_cache(maxsize=256)
+def _pointer_declarations(element: str) -> re.Pattern:
+    """Declarations of a pointer to ``element`` (a regex), the name in group 1: one pattern per
+    type, whatever the name (names differ from file to file)."""
+    return re.compile(r"(?:^|[(,;{\s])(?:const\s+)?" + element + r"\s*(?:const\b\s*)?\*\s*"
+                      r"(?:const\b\s*)?(?:__restrict__\b\s*)?([A-Za-z_]\w*)(?=\s*[=;,)\[])")
 
 
 def _symbol(ctx: RuleContext, copy: Copy) -> str:

@@ -8,7 +8,8 @@ import re
 from migrator.apitables import ApiTables
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
-from migrator.semantic.scopes import code_matches
+from migrator.semantic.calls import WORD_BYTES
+from migrator.semantic.scopes import code_matches, word_offsets
 from migrator.semantic.spellings import alternation, api_name, cuda_and_hip, is_hip
 from migrator.source import raw_bytes
 
@@ -83,10 +84,13 @@ def _device_of(ctx: RuleContext, copy: Copy, name: str) -> str | None:
     """The device ``name`` was allocated on: the hipSetDevice argument before its hipMalloc, if
     that argument still holds at the copy."""
     body = copy.body
-    set_device, malloc = _device_calls(ctx.tables)
-    allocation = re.compile(rb"\b" + malloc + rb"\s*\(\s*(?:\(\s*void\s*\*\*\s*\)\s*|reinterpret_cast"
-                            rb"\s*<\s*void\s*\*\*\s*>\s*\(\s*)?&\s*" + re.escape(name.encode()) + rb"\b")
-    found = [m for m in code_matches(ctx, allocation, body.open, copy.start)]
+    data = ctx.data
+    set_device, allocation = _device_calls(ctx.tables)
+    spelled = name.encode()
+    # hipMalloc(&name ...: the call's head, then the name and a word boundary (the patterns
+    # are the same in every file; the names differ)
+    found = [m for m in code_matches(ctx, allocation, body.open, copy.start)
+             if data.startswith(spelled, m.end()) and _boundary(data, m.end() + len(spelled))]
     if len(found) != 1:
         return None
     settings = [m for m in code_matches(ctx, set_device, body.open, found[0].start())]
@@ -94,19 +98,34 @@ def _device_of(ctx: RuleContext, copy: Copy, name: str) -> str | None:
         return None
     device = settings[-1].group(1).decode()
     if not device.isdigit():
-        assigned = re.compile(rb"\b" + re.escape(device.encode()) + rb"\s*(?:[-+*/]?=(?!=)|\+\+|--)")
-        if any(code_matches(ctx, assigned, found[0].end(), copy.start)):
+        size = len(device)
+        if any(_ASSIGNMENT.match(data, at + size, copy.start)
+               for at in word_offsets(ctx, device.encode(), found[0].end(), copy.start)):
             return None
     return device
 
 
+# what makes a variable change: an assignment (compound ones too) or an increment
+_ASSIGNMENT = re.compile(rb"\s*(?:[-+*/]?=(?!=)|\+\+|--)")
+
+
+def _boundary(data: bytes, at: int) -> bool:
+    """Is there a word boundary (regex ``\\b``) at ``at``?"""
+    before = at > 0 and data[at - 1] in WORD_BYTES
+    after = at < len(data) and data[at] in WORD_BYTES
+    return before != after
+
+
 @functools.lru_cache(maxsize=8)
-def _device_calls(tables: ApiTables) -> tuple[re.Pattern, bytes]:
-    """A regex of ``cudaSetDevice(device)`` in either spelling (the device: group 1), and the
-    spellings of ``cudaMalloc`` as a regex group."""
+def _device_calls(tables: ApiTables) -> tuple[re.Pattern, re.Pattern]:
+    """A regex of ``cudaSetDevice(device)`` in either spelling (the device: group 1), and one
+    of the head of ``cudaMalloc(&`` (casts to ``void**`` included) in either spelling."""
     set_device = re.compile(rb"\b" + alternation(cuda_and_hip(tables, "cudaSetDevice"))
                             + rb"\s*\(\s*([A-Za-z_]\w*|\d+)\s*\)")
-    return set_device, alternation(cuda_and_hip(tables, "cudaMalloc"))
+    allocation = re.compile(rb"\b" + alternation(cuda_and_hip(tables, "cudaMalloc"))
+                            + rb"\s*\(\s*(?:\(\s*void\s*\*\*\s*\)\s*|reinterpret_cast"
+                            rb"\s*<\s*void\s*\*\*\s*>\s*\(\s*)?&\s*")
+    return set_device, allocation
 
 
 def _rewrite(ctx: RuleContext, copy: Copy, devices: list[str]) -> Diagnostic:
