@@ -9,13 +9,16 @@ import operator
 import re
 
 from ..rule import RuleContext
+from .calls import WORD_BYTES
 
 
-_DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+([^\n\\]+?)[ \t]*(?://[^\n]*)?$",
-                     re.MULTILINE)
-_CONST = re.compile(rb"\b(?:constexpr|const)\s+(?:static\s+)?(?:unsigned\s+|signed\s+)?"
+# (each starts with a literal byte string, which the regex engine skips to; what comes before
+# is tested after: only blanks from the line's start to the ``#``, no word byte before ``const``)
+_DEFINE = re.compile(rb"#[ \t]*define[ \t]+(\w+)[ \t]+([^\n\\]+?)[ \t]*(?://[^\n]*)?$", re.MULTILINE)
+_CONST = re.compile(rb"const(?:expr)?\s+(?:static\s+)?(?:unsigned\s+|signed\s+)?"
                     rb"(?:int|long|short|size_t|std::size_t|unsigned|int32_t|uint32_t)\s+(\w+)"
                     rb"\s*=\s*([^;{}]+);")
+_BLANKS_BEFORE = re.compile(rb"[ \t]*")
 _OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
               ast.FloorDiv: operator.floordiv, ast.Div: operator.floordiv, ast.Mod: operator.mod,
               ast.LShift: operator.lshift, ast.RShift: operator.rshift}
@@ -25,11 +28,16 @@ def _definitions(ctx: RuleContext) -> dict[str, str]:
     found = ctx.cache.get("constants")
     if found is None:
         found = {}
-        for pattern in (_CONST, _DEFINE):
-            for match in pattern.finditer(ctx.data):
-                if ctx.literals.covering(match.start()) in (None, "include"):
-                    found.setdefault(match.group(1).decode(),
-                                    match.group(2).decode("utf-8", "replace").strip())
+        data, covering = ctx.data, ctx.literals.covering
+        for match in _CONST.finditer(data):
+            start = match.start()
+            if (not start or data[start - 1] not in WORD_BYTES) and covering(start) in (None, "include"):
+                found.setdefault(match.group(1).decode(), match.group(2).decode("utf-8", "replace").strip())
+        for match in _DEFINE.finditer(data):
+            line = data.rfind(b"\n", 0, match.start()) + 1  # only blanks before the '#'
+            if (_BLANKS_BEFORE.match(data, line).end() == match.start()
+                    and covering(line) in (None, "include")):
+                found.setdefault(match.group(1).decode(), match.group(2).decode("utf-8", "replace").strip())
         ctx.cache["constants"] = found
     return found
 

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from migrator.apitables import ApiTables
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Rule, RuleContext
-from migrator.semantic.scopes import code_text, statement_end, statement_start
+from migrator.semantic.scopes import (code_text, name_matches, statement_end, statement_start,
+                                      whole_word_starts)
 from migrator.semantic.spellings import alternation, api_name, cuda_and_hip, is_hip
 from migrator.source import raw_bytes, raw_text
 
@@ -110,7 +111,7 @@ def _rewrite(ctx: RuleContext, group: list[Copy]) -> Diagnostic | None:
         for view in (rest_text, rest_code):
             view[start - loop.body[0] : end - loop.body[0]] = b" " * (end - start)
     if re.search(rb"\b[A-Za-z_]\w*\s*\(", rest_code) or any(
-            re.search(rb"\b" + re.escape(n.encode()) + rb"\b", rest_text) for n in names):
+            whole_word_starts(rest_text, n.encode()) for n in names):
         return None
     hip = is_hip(group[0].name)
     stream_sync = api_name(ctx, "cudaStreamSynchronize", hip) + "(0)"
@@ -145,10 +146,12 @@ class _Calls:
     sync_copy: frozenset[bytes]  # cudaMemcpy
     waited: re.Pattern  # a wait for the null stream or the device, at the start of a text
     pinned_allocation: re.Pattern  # of ``&name``: the name is the whole word after the ``&``
+    pinned_allocators: tuple[bytes, ...]  # the names that pattern starts with
 
 
 @functools.lru_cache(maxsize=8)
 def _calls(tables: ApiTables) -> _Calls:
+    allocators = cuda_and_hip(tables, *_PINNED) | set(_HIP_PINNED)
     return _Calls(
         sync_copy=frozenset(name.encode() for name in cuda_and_hip(tables, "cudaMemcpy")),
         waited=re.compile(
@@ -156,9 +159,10 @@ def _calls(tables: ApiTables) -> _Calls:
             + rb"\s*\(\s*0\s*\)|" + alternation(cuda_and_hip(tables, "cudaDeviceSynchronize"))
             + rb"\s*\(\s*\))"),
         pinned_allocation=re.compile(
-            rb"\b" + alternation(cuda_and_hip(tables, *_PINNED) | set(_HIP_PINNED))
+            rb"\b" + alternation(allocators)
             + rb"\s*\(\s*(?:\(\s*void\s*\*\*\s*\)"
-            rb"\s*|reinterpret_cast\s*<\s*void\s*\*\*\s*>\s*\(\s*)?&\s*([A-Za-z0-9_]+)"))
+            rb"\s*|reinterpret_cast\s*<\s*void\s*\*\*\s*>\s*\(\s*)?&\s*([A-Za-z0-9_]+)"),
+        pinned_allocators=tuple(sorted(name.encode() for name in allocators)))
 
 
 def _pinned_here(ctx: RuleContext, body, name: str) -> bool:
@@ -167,7 +171,9 @@ def _pinned_here(ctx: RuleContext, body, name: str) -> bool:
     by_name = ctx.cache.get("XFR003.pinned")
     if by_name is None:
         by_name = ctx.cache["XFR003.pinned"] = {}
-        for match in _calls(ctx.tables).pinned_allocation.finditer(ctx.data):
+        calls = _calls(ctx.tables)
+        # tried where an allocator's name stands (a leading \b is tried at every byte)
+        for match in name_matches(calls.pinned_allocation, calls.pinned_allocators, ctx.data):
             by_name.setdefault(match.group(1), []).append((match.start(), match.end()))
     return any(body.open <= start and end <= body.close and ctx.in_code(start)
                for start, end in by_name.get(name.encode(), ()))
