@@ -1192,6 +1192,30 @@ _DIRECTIVE_COMMENT = re.compile(
     re.MULTILINE)
 
 
+def _has_directive_comment(data: bytes) -> bool:
+    """``_DIRECTIVE_COMMENT.search(data) is not None``, tried only on the lines that hold a
+    ``/*`` (a match stays on one line, from its start or from the line splice ending the line
+    before): the pattern's search would try every byte of the file."""
+    at = data.find(b"/*")
+    while at != -1:
+        line = data.rfind(b"\n", 0, at) + 1
+        if _DIRECTIVE_COMMENT.match(data, line):
+            return True
+        if data.endswith(b"\\\n", 0, line):
+            splice = line - 2
+        elif data.endswith(b"\\\r\n", 0, line):
+            splice = line - 3
+        else:
+            splice = -1
+        if splice >= 0 and _DIRECTIVE_COMMENT.match(data, splice):
+            return True
+        end = data.find(b"\n", at)
+        if end == -1:
+            return False
+        at = data.find(b"/*", end)
+    return False
+
+
 def guard_view(data: bytes, literals: LiteralSpans | None = None) -> bytes:
     """``data`` as the parse guard reads it: a block comment standing between text of a
     directive's body is blanked to spaces (same length; the compiler reads a comment as a
@@ -1204,7 +1228,7 @@ def guard_view(data: bytes, literals: LiteralSpans | None = None) -> bytes:
 
 def _guard_view(data: bytes, literals: LiteralSpans | None) -> tuple[bytes, LiteralSpans | None]:
     """guard_view, and the literal spans of ``data`` when they were needed (else ``literals``)."""
-    if _DIRECTIVE_COMMENT.search(data) is None:
+    if not _has_directive_comment(data):
         return data, literals
     literals = literals or LiteralSpans(data)
     # the directive around each comment from one index, not a walk over its lines per comment

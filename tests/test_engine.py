@@ -647,3 +647,16 @@ def test_vec001_guard_between_specifiers_and_declarator_is_marked():
         + data.splitlines(True)[3])
     again = convert_bytes("helper_math.h", result.output, Settings())
     assert again.output == result.output
+
+
+@pytest.mark.parametrize("text", [
+    b"", b"/* c */\n", b"#define A 1 /* one */ + 2\n", b"#define A 1 /* one */\n",
+    b"  #  define F(x) do { /* note */ f(x); } while (0)\n", b"#if X /* c */ && Y\n",
+    b"#define A \\\n  f(x) /* c */ g(x)\n", b"#define A \\\r\n  f(x) /* c */ g(x)\n",
+    b"int x; /* c */ int y;\n#define B /* open\n", b"#define C \\\n/* a */ /* b */ x\n",
+    b"x /* a */\n#define D /* b */ y\n", b"#define E 1 /** doc **/\n",
+])
+def test_directive_comment_test_agrees_with_the_pattern(text):
+    from migrator.engine import _DIRECTIVE_COMMENT, _has_directive_comment
+
+    assert _has_directive_comment(text) == (_DIRECTIVE_COMMENT.search(text) is not None)
