@@ -127,6 +127,14 @@ def run_timed(cmd: list[str], **kw) -> tuple[float, subprocess.CompletedProcess]
     return time.perf_counter() - t0, proc
 
 
+def fresh_output(out: Path) -> None:
+    """Remove a previous run's output and let the file system finish the removal (sync)."""
+    if out.exists():
+        shutil.rmtree(out)
+    os.sync()
+    time.sleep(0.5)
+
+
 def check_ok(proc: subprocess.CompletedProcess, what: str) -> None:
     if proc.returncode != 0:
         sys.stderr.write(f"{what} failed with exit code {proc.returncode}\n")
@@ -306,6 +314,10 @@ def main(argv: list[str] | None = None) -> int:
 
     # Full runs. With --repeat N each is run N times (fresh outputs each time, the tools
     # interleaved) and the fastest run counts: the usual way to damp noise from other load.
+    # Each tool's output is removed right before its own run and the file system synced, so
+    # that no run pays for the deletion of an output before it (ext4 finishes a large rm's
+    # work while the next writer creates its files: the first tool after the removals of all
+    # three outputs paid up to a second for it).
     cmd_full = rocmigrate + ["convert", str(src1), "-o", str(out1)] + ROCM
     cmd_j1 = rocmigrate + ["convert", str(src1), "-o", str(out1j), "--jobs", "1"] + ROCM
     report = work / "torch_report.json"
@@ -313,20 +325,20 @@ def main(argv: list[str] | None = None) -> int:
     full_runs, j1_runs, torch_runs = [], [], []
     for rep in range(args.repeat):
         tag = f" [{rep + 1}/{args.repeat}]" if args.repeat > 1 else ""
-        for out in (out1, out1j, out2):
-            if out.exists():
-                shutil.rmtree(out)
+        fresh_output(out1)
         print(f"\n$ {shlex.join(cmd_full)}{tag}", flush=True)
         t, proc = run_timed(cmd_full)
         check_ok(proc, "rocmigrate")
         full_runs.append(t)
         print(f"  {t:.2f} s")
         if not args.skip_jobs1:
+            fresh_output(out1j)
             print(f"$ {shlex.join(cmd_j1)}{tag}", flush=True)
             t, proc = run_timed(cmd_j1)
             check_ok(proc, "rocmigrate --jobs 1")
             j1_runs.append(t)
             print(f"  {t:.2f} s")
+        fresh_output(out2)
         print(f"$ {torch_py} -c '<hipify driver>' {src2} {out2} {report}{tag}", flush=True)
         t, proc = run_timed(cmd_torch)
         check_ok(proc, "torch hipify")
