@@ -148,6 +148,10 @@ def _before_comment(data: bytes, start: int, end: int) -> int:
     return end
 
 
+# a word with nothing the loop in ``words`` reads specially: no blank, quote, backslash, $( or ${
+_PLAIN_WORD = re.compile(rb"(?:[^ \t\r\n'\"`\\$]|\$(?![({]))+")
+
+
 def words(data: bytes, start: int, end: int, shell_comments: bool = True) -> list[Word]:
     """The words of ``data[start:end]`` split at unquoted blanks (a backslash-newline is a
     blank), keeping quotes, escapes and ``$(...)``/``${...}``/`` `...` `` in one word. With
@@ -165,6 +169,11 @@ def words(data: bytes, start: int, end: int, shell_comments: bool = True) -> lis
         if shell_comments and char == 0x23:  # '#'
             break
         word_start = at
+        plain = _PLAIN_WORD.match(data, at, end)  # most words: no quote, escape or $( in them
+        if plain is not None and (plain.end() == end or data[plain.end()] in b" \t\r\n"):
+            at = plain.end()
+            found.append(Word(data[word_start:at], word_start, at))
+            continue
         depth = 0
         while at < end:
             char = data[at]

@@ -10,8 +10,8 @@ from migrator.buildfiles.context import BuildContext, marker_fix
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Marker, Rule
 
-from .make_commands import compiler_at, references, replacement_edit, span, translations, view
-from .make_rdc_link import assigned_words, words_read
+from .make_commands import references, replacement_edit, span, translations, view
+from .make_rdc_link import assigned_words, compiler_commands
 from .nvcc_flags import options, translate, unquote
 
 # what a variable holding a CUDA architecture may say: sm_60, compute_70, sm_90a, native, all
@@ -178,14 +178,9 @@ def _code_objects(ctx: BuildContext):
     left alone."""
     table = options()
     makes_code_object = {name for name, option in table.items() if option.hip == "--genco"}
-    made = view(ctx)
-    values = assigned_words(ctx)
     targets = " ".join(f"--offload-arch={arch}" for arch in ctx.settings.offload_archs)
-    for command in made.commands:
-        at = compiler_at(command, made.compilers)
-        if at is None:
-            continue
-        read = words_read(command[at:], values)
+    values = assigned_words(ctx)
+    for command, at, read in compiler_commands(ctx):
         if not read & (makes_code_object | {"--genco"}):
             continue
         if any(text.startswith("--offload-arch") or getattr(

@@ -63,6 +63,7 @@ class MakeView:
     compilers: set[str]  # variables whose value runs the compiler
     flag_lists: list[tuple[Word, ...]]  # every word list the compiler reads
     flag_variables: set[str]
+    compiler_positions: list[int | None]  # per command: where its compiler is (compiler_at)
 
 
 def view(ctx: BuildContext) -> MakeView:
@@ -92,8 +93,8 @@ def _read(ctx: BuildContext) -> MakeView:
     every = assignments + outside_assignments
     compilers = _compiler_variables(every)
     flag_lists: list[tuple[Word, ...]] = []
-    for command in commands:
-        at = compiler_at(command, compilers)
+    positions = [compiler_at(command, compilers) for command in commands]
+    for command, at in zip(commands, positions):
         if at is not None:
             flag_lists.append(command[at + 1 :])
     for assignment in assignments:
@@ -120,7 +121,7 @@ def _read(ctx: BuildContext) -> MakeView:
                     pending.extend(assignment.words)
     flag_lists += [a.words for a in assignments if a.name in flag_variables]
     return MakeView(assignments, commands, texts, rule_words, compilers, flag_lists,
-                    flag_variables)
+                    flag_variables, positions)
 
 
 def _parts(ctx: BuildContext):

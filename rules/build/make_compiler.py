@@ -9,7 +9,7 @@ from migrator.buildfiles.context import BuildContext
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Rule
 
-from .make_commands import compiler_at, view, variable_of
+from .make_commands import view, variable_of
 from .make_libraries import links_gpu_library
 
 # a host C/C++ compiler running a command: g++, c++, gcc, cc, clang++, and MPI's wrappers over
@@ -112,7 +112,7 @@ def _host_compiles(ctx: BuildContext):
     """MKF012: each host compile command of a file that runs the GPU compiler or links a GPU
     library, without the platform define."""
     made = view(ctx)
-    if not any(compiler_at(command, made.compilers) is not None for command in made.commands) \
+    if not any(at is not None for at in made.compiler_positions) \
             and not made.compilers and not links_gpu_library(ctx):
         return
     hosts = {assignment.name for assignment in made.assignments

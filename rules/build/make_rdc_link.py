@@ -9,7 +9,7 @@ from migrator.buildfiles.make import Word
 from migrator.diagnostics import Diagnostic, Edit, Fix
 from migrator.rule import Rule
 
-from .make_commands import compiler_at, references, view
+from .make_commands import references, view
 from .nvcc_flags import unquote
 
 # options that make relocatable device code: nvcc's and hipcc's spellings
@@ -68,15 +68,9 @@ class MakeRdcLink(Rule):
     languages: ClassVar[tuple[str, ...]] = ("make", "shell")
 
     def check(self, ctx: BuildContext):
-        made = view(ctx)
-        values = assigned_words(ctx)
         links = []
         relocatable = False
-        for command in made.commands:
-            at = compiler_at(command, made.compilers)
-            if at is None:
-                continue
-            read = words_read(command[at:], values)
+        for command, at, read in compiler_commands(ctx):
             relocatable = relocatable or bool(read & _RDC)
             if not read & _NO_LINK and not read & _RDC:  # (-dc would make it no link)
                 links.append(command[at])
@@ -93,11 +87,26 @@ class MakeRdcLink(Rule):
 
 
 def assigned_words(ctx: BuildContext) -> dict[str, list[Word]]:
-    """Each variable of the file and the words of all its assignments."""
-    values: dict[str, list[Word]] = {}
-    for assignment in view(ctx).assignments:
-        values.setdefault(assignment.name, []).extend(assignment.words)
+    """Each variable of the file and the words of all its assignments (once per round)."""
+    values = ctx.cache.get("make_assigned_words")
+    if values is None:
+        values = ctx.cache["make_assigned_words"] = {}
+        for assignment in view(ctx).assignments:
+            values.setdefault(assignment.name, []).extend(assignment.words)
     return values
+
+
+def compiler_commands(ctx: BuildContext) -> list[tuple[tuple[Word, ...], int, set[str]]]:
+    """(command, where its compiler is, the words it reads: ``words_read`` from the compiler
+    on) of each command of the file that runs the compiler, once per round."""
+    found = ctx.cache.get("make_compiler_commands")
+    if found is None:
+        made = view(ctx)
+        values = assigned_words(ctx)
+        found = ctx.cache["make_compiler_commands"] = [
+            (command, at, words_read(command[at:], values))
+            for command, at in zip(made.commands, made.compiler_positions) if at is not None]
+    return found
 
 
 def words_read(words, values: dict[str, list[Word]]) -> set[str]:
