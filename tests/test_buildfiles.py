@@ -204,3 +204,22 @@ def test_a_fix_that_waits_is_reported_by_the_round_that_applies_it():
                             apitables.load(), "make")
     assert result.output == b"CC = hipcc\n"
     assert [(f.code, f.fixed) for f in result.findings] == [("ZZZ901", True)]
+
+
+@pytest.mark.parametrize("text, expected", [
+    (b"nvcc -O3 $(FLAGS) main.cu -o app", [b"nvcc", b"-O3", b"$(FLAGS)", b"main.cu", b"-o", b"app"]),
+    (b"a$(B C)d e", [b"a$(B C)d", b"e"]),
+    (b'"x y" z', [b'"x y"', b"z"]),
+    (b'-Xcompiler="-O2 -g" k', [b'-Xcompiler="-O2 -g"', b"k"]),
+    (b"$$(x) $$y", [b"$$(x)", b"$$y"]),
+    (b"a\\ b c", [b"a\\ b", b"c"]),
+    (b"x # comment", [b"x"]),
+    (b"one\\\ntwo", [b"one", b"two"]),
+    (b"${A}/b.o:c", [b"${A}/b.o:c"]),
+])
+def test_make_words_plain_and_quoted(text, expected):
+    from migrator.buildfiles.make import words
+
+    found = words(text, 0, len(text))
+    assert [word.text for word in found] == expected
+    assert all(text[word.start:word.end] == word.text for word in found)
