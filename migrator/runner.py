@@ -644,13 +644,13 @@ def _related_makefiles(pending, tree: "_TreeFiles") -> dict[str, tuple[Included,
     wanted = [(item, data) for item, data, _ in pending if language_of(item.rel) == "make"]
     if not wanted:
         return {}
-    from .buildfiles.make import related_makefiles
+    from .buildfiles.make import MakeIncludes, related_makefiles
 
     makefiles = {rel: data for rel in tree.files if language_of(rel) == "make"
                  and (data := tree.read(rel)) is not None}
-    names_of: dict[str, list[str]] = {}  # each make file's includes, read once for the tree
+    shared = MakeIncludes(makefiles)  # each make file's includes, read once for the tree
     return {item.rel: tuple(Included(rel, makefiles[rel], name) for rel, name in
-                            related_makefiles(item.rel, data, makefiles, names_of))
+                            related_makefiles(item.rel, data, makefiles, shared))
             for item, data in wanted}
 
 

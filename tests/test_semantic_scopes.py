@@ -6,6 +6,8 @@ from __future__ import annotations
 import random
 import re
 
+import pytest
+
 from conftest import rule_context
 from migrator.rule import RuleContext
 from migrator.semantic import scopes
@@ -92,3 +94,18 @@ def test_blocks_read_back_to_the_head_as_a_visit_of_every_boundary():
     for data in random_texts(pieces, seed=17, count=4000):
         expected = _blocks_by_every_boundary(rule_context(data))
         assert scopes.blocks(rule_context(data)) == expected, data
+
+
+@pytest.mark.parametrize("text", [
+    b"", b"cudaMalloc(&p, n); dim3 g; xcuFoo CUresult r;", b"__global__ void k() { threadIdx.x; }",
+    b"k<<<1, 1>>>(); acudaX cudacudaY", b"CUDA_VERSION cu_ cuZ", b"dim3x dim3 __shared__",
+])
+def test_name_matches_finds_what_finditer_finds(text):
+    from migrator.semantic.scopes import name_matches, whole_word_starts
+    from rules.api.headers import _RUNTIME_USE, _RUNTIME_USE_STARTS
+
+    for end in range(len(text) + 1):
+        assert ([m.span() for m in name_matches(_RUNTIME_USE, _RUNTIME_USE_STARTS, text, end)]
+                == [m.span() for m in _RUNTIME_USE.finditer(text, 0, end)])
+    assert whole_word_starts(text, b"cu") == [m.start() for m in re.finditer(rb"\bcu\b", text)]
+    assert whole_word_starts(text, b"dim3") == [m.start() for m in re.finditer(rb"\bdim3\b", text)]

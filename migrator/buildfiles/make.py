@@ -11,6 +11,7 @@ inside one word, so that a rule can rewrite one flag without re-printing the lin
 
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass
 
@@ -220,42 +221,61 @@ def included_names(data: bytes) -> list[str]:
     return found
 
 
+class MakeIncludes:
+    """What the make files of one tree include, read once for the tree: each file's
+    ``included_names`` and, per make file, those that include it (with the include line's
+    name), so that asking for every make file's relations reads no file twice."""
+
+    def __init__(self, makefiles: dict[str, bytes]) -> None:
+        self.makefiles = makefiles  # every make file of the tree by posix path
+        self._names: dict[str, list[str]] = {}
+        self._includers: dict[str, list[tuple[str, str]]] | None = None
+
+    def names(self, path: str, text: bytes) -> list[str]:
+        if path not in self._names:
+            self._names[path] = included_names(text)
+        return self._names[path]
+
+    def includers(self, rel: str) -> list[tuple[str, str]]:
+        """(make file, the name its first include of ``rel`` writes), in the tree's order."""
+        if self._includers is None:
+            self._includers = {}
+            for other, text in self.makefiles.items():
+                if b"include" not in text:
+                    continue
+                named: set[str] = set()
+                for name in self.names(other, text):
+                    target = _resolve(other, name)
+                    if target not in named:
+                        named.add(target)
+                        self._includers.setdefault(target, []).append((other, name))
+        return self._includers.get(rel, [])
+
+
+def _resolve(including: str, name: str) -> str:
+    """The make file an include line of ``including`` names: from make's folder, which is the
+    includer's (make runs where its Makefile is)."""
+    return posixpath.normpath(posixpath.join(posixpath.dirname(including), name))
+
+
 def related_makefiles(rel: str, data: bytes, makefiles: dict[str, bytes],
-                      names_of: dict[str, list[str]] | None = None) -> list[tuple[str, str]]:
+                      shared: MakeIncludes | None = None) -> list[tuple[str, str]]:
     """The make files of a tree that ``rel`` includes, that include it, and that those
     include (a sibling fragment: common.mk sets the NVCC that verifiable.mk's recipe runs):
     (path, the include line's name). ``makefiles``: every make file of the tree by posix
-    path. An include names a file from make's folder, which is the includer's (make runs where
-    its Makefile is). ``names_of``, shared by the calls for one tree, keeps each file's
-    ``included_names`` (every call reads every make file's includes: once each, not per call)."""
-    import posixpath
-
-    names_of = {} if names_of is None else names_of
-
-    def names(path: str, text: bytes) -> list[str]:
-        if path not in names_of:
-            names_of[path] = included_names(text)
-        return names_of[path]
-
-    def resolve(including: str, name: str) -> str:
-        return posixpath.normpath(posixpath.join(posixpath.dirname(including), name))
-
+    path. ``shared``: the tree's MakeIncludes, shared by the calls for one tree."""
+    shared = MakeIncludes(makefiles) if shared is None else shared
     found: dict[str, str] = {}
-    for name in names(rel, data):
-        target = resolve(rel, name)
+    for name in shared.names(rel, data):
+        target = _resolve(rel, name)
         if target != rel and target in makefiles:
             found.setdefault(target, name)
-    includers = []
-    for other, text in makefiles.items():
-        if other != rel and b"include" in text:
-            for name in names(other, text):
-                if resolve(other, name) == rel:
-                    found.setdefault(other, name)
-                    includers.append((other, names_of[other]))
-                    break
-    for other, their_names in includers:
-        for name in their_names:
-            target = resolve(other, name)
+    includers = [(other, name) for other, name in shared.includers(rel) if other != rel]
+    for other, name in includers:
+        found.setdefault(other, name)
+    for other, _ in includers:
+        for name in shared.names(other, makefiles[other]):
+            target = _resolve(other, name)
             if target != rel and target in makefiles:
                 found.setdefault(target, name)
     return sorted(found.items())

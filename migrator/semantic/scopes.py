@@ -5,6 +5,7 @@ it works on the real CUDA that tree-sitter cannot parse. Results are cached per 
 from __future__ import annotations
 
 import bisect
+import heapq
 import operator
 import re
 from dataclasses import dataclass
@@ -209,24 +210,32 @@ def word_offsets(ctx: RuleContext, word: bytes, start: int, end: int,
     return [at for at in found if code[at] != 32]
 
 
-def name_matches(pattern: re.Pattern, names: tuple[bytes, ...], data: bytes):
-    """What ``pattern.finditer(data)`` finds, for a pattern that matches only where one of
-    ``names`` starts: tried at their occurrences alone (found by byte searches), skipping the
-    ones a previous match covers, as finditer does. (A pattern that starts with ``\b`` and an
-    alternation of names is tried at every byte.)"""
-    starts = set()
-    for name in names:
-        at = data.find(name)
-        while at >= 0:
-            starts.add(at)
-            at = data.find(name, at + 1)
-    covered = 0
-    for at in sorted(starts):
-        if at >= covered:
-            match = pattern.match(data, at)
-            if match is not None:
-                yield match
-                covered = match.end()
+def name_matches(pattern: re.Pattern, names: tuple[bytes, ...], data: bytes,
+                 end: int | None = None):
+    """What ``pattern.finditer(data, 0, end)`` finds, for a pattern that matches only where one
+    of ``names`` starts: tried at their occurrences alone (found by byte searches, lazily: a
+    caller that stops at the first match searches no further), skipping the ones a previous
+    match covers, as finditer does. (A pattern that starts with ``\b`` and an alternation of
+    names is tried at every byte.)"""
+    end = len(data) if end is None else end
+    find = data.find
+    pending = [(at, name) for name in names if (at := find(name, 0, end)) >= 0]
+    heapq.heapify(pending)
+    covered, tried = 0, -1
+    while pending:
+        at, name = pending[0]
+        following = find(name, at + 1, end)
+        if following >= 0:
+            heapq.heapreplace(pending, (following, name))
+        else:
+            heapq.heappop(pending)
+        if at < covered or at == tried:  # (two names may start at one offset)
+            continue
+        tried = at
+        match = pattern.match(data, at, end)
+        if match is not None:
+            yield match
+            covered = match.end()
 
 
 def word_matches(ctx: RuleContext, word: bytes, pattern: re.Pattern, start: int, end: int):

@@ -14,6 +14,7 @@ from migrator.rule import Marker, Rule, RuleContext
 from migrator.semantic.calls import close_of
 from migrator.parsing.includes import INCLUDE
 from migrator.semantic.directives import directive_lines
+from migrator.semantic.scopes import name_matches
 from migrator.versions import format_version
 
 from ..cuda_context import CUDA_SOURCE_SUFFIXES, in_cuda_context
@@ -31,6 +32,9 @@ _DEFINED_TEST = re.compile(rb"#[ \t]*(?:ifn?def[ \t]+(\w+)|if[ \t]+defined[ \t]*
 # (those spelled cuda*/cu*/CU*, checked in the tables)
 _RUNTIME_USE = re.compile(rb"__global__|<<<|__device__|__shared__|threadIdx|blockIdx|\bdim3\b|"
                           rb"\b(?:cuda|cu|CU)[A-Z]\w*")
+# what each of its matches starts with (it is tried at those bytes alone: name_matches)
+_RUNTIME_USE_STARTS = (b"__global__", b"<<<", b"__device__", b"__shared__", b"threadIdx",
+                       b"blockIdx", b"dim3", b"cu", b"CU")
 _RUNTIME_LIBRARIES = ("runtime", "driver")
 # a headers.tsv note saying a HIP header must come after the runtime header
 _RUNTIME_FIRST = "compiles only after hip/hip_runtime.h"
@@ -609,7 +613,7 @@ def _uses(ctx: RuleContext, end: int, api: bool):
     """The offsets _first_use reads, in order."""
     names = ctx.tables.names
     header = ctx.path.endswith(HEADER_SUFFIXES)
-    for match in _RUNTIME_USE.finditer(ctx.code, 0, end):
+    for match in name_matches(_RUNTIME_USE, _RUNTIME_USE_STARTS, ctx.code, end):
         word = match.group()
         if word[:2] in (b"cu", b"CU"):
             entry = names.get(word.decode())
