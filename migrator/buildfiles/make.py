@@ -22,7 +22,6 @@ _DIRECTIVES = frozenset({b"ifeq", b"ifneq", b"ifdef", b"ifndef", b"else", b"endi
                          b"-include", b"sinclude", b"define", b"endef", b"export", b"unexport",
                          b"override", b"vpath", b"undefine"})
 _FIRST_WORD = re.compile(rb"[ \t]*([^\s:=]+)")
-_CONTINUED = re.compile(rb"(?<!\\)(?:\\\\)*\\\r?$")
 
 
 @dataclass(frozen=True)
@@ -54,6 +53,18 @@ class Word:
         return self.text.decode("utf-8", "replace")
 
 
+def _continued(data: bytes, start: int, end: int) -> bool:
+    """Does the line data[start:end] (its newline at ``end``) end in an odd number of
+    backslashes, before a carriage return if any? (Read from the end: a pattern searched
+    for it tries every byte of the line.)"""
+    if end > start and data[end - 1] == 0x0D:
+        end -= 1
+    run = end
+    while run > start and data[run - 1] == 0x5C:
+        run -= 1
+    return (end - run) % 2 == 1
+
+
 def logical_lines(data: bytes) -> list[tuple[int, int]]:
     """(start, end) of each logical line (without its newline): physical lines joined where one
     ends in an odd number of backslashes."""
@@ -67,7 +78,7 @@ def logical_lines(data: bytes) -> list[tuple[int, int]]:
             if newline < 0:
                 end = at = size
                 break
-            if _CONTINUED.search(data, at, newline):
+            if _continued(data, at, newline):
                 at = newline + 1
                 continue
             end, at = newline, newline + 1
