@@ -662,14 +662,18 @@ class _FixLoop:
         return None
 
     def _waiting_rules(self, found: _Round) -> list[Rule]:
-        """The rules whose fixes waited this round (deferred, or a marker instead of a refused
-        fix), in rule order: after a round whose fixes chain into nothing, the next round's
-        work is theirs alone. Every other rule would find what it found this round: its fixes
-        applied (a fix that can make work for another rule chains), its findings reported in
-        the first round (a later round reports only what it fixes and what is new)."""
+        """The rules that acted this round, in rule order: those whose fixes waited (deferred,
+        or a marker instead of a refused fix) and those whose fixes it applied (a fix can
+        uncover more sites: RDF001 guards the definitions that HIP compiles once the round
+        rewrote the #if around them). After a round whose fixes chain into nothing, a rule that
+        acted on nothing would find what it found: its findings were reported in the first
+        round (a later round reports only what it fixes and what is new)."""
         chosen = {id(diag) for diag in found.chosen}
         waiting = {diag.code for diag, applies in zip(found.diagnostics, found.fixable)
                    if applies and id(diag) not in chosen}
+        waiting |= {diag.code for diag in found.chosen}
+        if found.renames:
+            waiting.add(found.renames.code)
         return [rule for rule in self.rules if not waiting.isdisjoint(rule.codes())]
 
     def _edit(self, found: _Round) -> tuple[list[Edit], bytes, Edit | None, set[str]]:

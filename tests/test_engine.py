@@ -308,16 +308,17 @@ class _Counting(_Rename):
                              Fix("x", (Edit(found.start(), found.end(), self.new),)))
 
 
-def test_a_round_after_deferred_fixes_runs_only_the_rules_that_waited():
+def test_a_round_after_deferred_fixes_runs_only_the_rules_that_acted():
     # foo -> foobar and foo -> food overlap: TST002's fix waits for round 2 (where it finds
-    # nothing left); TST003, applied in round 1 and chaining into nothing, is not run again
+    # nothing left); TST001's applied, so it runs again too; TST003 found nothing and
+    # nothing chains into it: not run again
     first, waiting, other = (_Counting("TST001", b"foo", b"foobar"),
                              _Counting("TST002", b"foo", b"food"),
                              _Counting("TST003", b"qux", b"quux"))
-    result = fix_source(Source("t.cu", b"int foo; int qux;\n"), [first, waiting, other],
+    result = fix_source(Source("t.cu", b"int foo; int bar;\n"), [first, waiting, other],
                         Settings(), apitables.load())
-    assert result.output == b"int foobar; int quux;\n"
-    assert (first.runs, waiting.runs, other.runs) == (1, 2, 1)
+    assert result.output == b"int foobar; int bar;\n"
+    assert (first.runs, waiting.runs, other.runs) == (2, 2, 1)
 
 
 def test_a_round_after_a_chaining_fix_runs_every_rule():
