@@ -520,7 +520,7 @@ class _FixLoop:
         self.refused: set[tuple[str, int]] = set()
         self.round_findings = 0  # where the findings of the current round begin
         # the rules the next round runs: all of them after a fix that chains (it can create
-        # work for any rule), else only those with a fix that waited (see _waiting_rules)
+        # work for any rule), else those that acted this round (see _acting_rules)
         self.next_rules = rules
 
     def involved(self) -> str:
@@ -658,23 +658,22 @@ class _FixLoop:
         if settled:
             return EngineResult(self.current.data, self.findings, index + 1)
         self.next_rules = (self.rules if not self.chaining.isdisjoint(chosen_codes)
-                           else self._waiting_rules(found))
+                           else self._acting_rules(found))
         return None
 
-    def _waiting_rules(self, found: _Round) -> list[Rule]:
+    def _acting_rules(self, found: _Round) -> list[Rule]:
         """The rules that acted this round, in rule order: those whose fixes waited (deferred,
         or a marker instead of a refused fix) and those whose fixes it applied (a fix can
         uncover more sites: RDF001 guards the definitions that HIP compiles once the round
         rewrote the #if around them). After a round whose fixes chain into nothing, a rule that
         acted on nothing would find what it found: its findings were reported in the first
         round (a later round reports only what it fixes and what is new)."""
-        chosen = {id(diag) for diag in found.chosen}
-        waiting = {diag.code for diag, applies in zip(found.diagnostics, found.fixable)
-                   if applies and id(diag) not in chosen}
-        waiting |= {diag.code for diag in found.chosen}
+        # every fix that applied, chosen or waiting, and the markers that replaced refused ones
+        acted = {diag.code for diag, applies in zip(found.diagnostics, found.fixable) if applies}
+        acted |= {diag.code for diag in found.chosen}
         if found.renames:
-            waiting.add(found.renames.code)
-        return [rule for rule in self.rules if not waiting.isdisjoint(rule.codes())]
+            acted.add(found.renames.code)
+        return [rule for rule in self.rules if not acted.isdisjoint(rule.codes())]
 
     def _edit(self, found: _Round) -> tuple[list[Edit], bytes, Edit | None, set[str]]:
         """(the chosen fixes' edits, the text they and the renames make, the engine's insertion

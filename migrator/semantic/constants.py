@@ -14,7 +14,8 @@ from .calls import WORD_BYTES
 
 # (each starts with a literal byte string, which the regex engine skips to; what comes before
 # is tested after: only blanks from the line's start to the ``#``, no word byte before ``const``)
-_DEFINE = re.compile(rb"#[ \t]*define[ \t]+(\w+)[ \t]+([^\n\\]+?)[ \t]*(?://[^\n]*)?$", re.MULTILINE)
+_DEFINE = re.compile(rb"#[ \t]*define[ \t]+(\w+)[ \t]+([^\n\\]+?)[ \t]*(?://[^\n]*)?$",
+                     re.MULTILINE)
 _CONST = re.compile(rb"const(?:expr)?\s+(?:static\s+)?(?:unsigned\s+|signed\s+)?"
                     rb"(?:int|long|short|size_t|std::size_t|unsigned|int32_t|uint32_t)\s+(\w+)"
                     rb"\s*=\s*([^;{}]+);")
@@ -29,15 +30,17 @@ def _definitions(ctx: RuleContext) -> dict[str, str]:
     if found is None:
         found = {}
         data, covering = ctx.data, ctx.literals.covering
-        for match in _CONST.finditer(data):
-            start = match.start()
-            if (not start or data[start - 1] not in WORD_BYTES) and covering(start) in (None, "include"):
-                found.setdefault(match.group(1).decode(), match.group(2).decode("utf-8", "replace").strip())
+        kept = [match for match in _CONST.finditer(data)
+                if (not match.start() or data[match.start() - 1] not in WORD_BYTES)
+                and covering(match.start()) in (None, "include")]
         for match in _DEFINE.finditer(data):
             line = data.rfind(b"\n", 0, match.start()) + 1  # only blanks before the '#'
             if (_BLANKS_BEFORE.match(data, line).end() == match.start()
                     and covering(line) in (None, "include")):
-                found.setdefault(match.group(1).decode(), match.group(2).decode("utf-8", "replace").strip())
+                kept.append(match)
+        for match in kept:  # the first definition of a name counts
+            found.setdefault(match.group(1).decode(),
+                             match.group(2).decode("utf-8", "replace").strip())
         ctx.cache["constants"] = found
     return found
 

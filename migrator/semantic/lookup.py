@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from migrator.rule import RuleContext
 
 from .calls import WORD_BYTES
-from .scopes import whole_word_starts
 from .declarations import declarations, function_around
+from .scopes import whole_word_starts
 from .types import (IDENTIFIER, Declaration, closing_bracket, leading_cast, normal_type,
                     pointer_text, strip_parens)
 

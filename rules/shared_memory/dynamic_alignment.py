@@ -90,9 +90,10 @@ class DynamicSharedAlignment(Rule):
 
 
 # pointer casts of a name: (type, name); the names differ from file to file, the patterns not
-_REINTERPRET_CASTS = re.compile(r"reinterpret_cast\s*<\s*(?:const\s+|volatile\s+)*([\w: ]+?)\s*\*\s*>"
-                                r"\s*\(\s*&?\s*([A-Za-z_]\w*)\b")
-_C_CASTS = re.compile(r"\(\s*(?:const\s+|volatile\s+)*([\w: ]+?)\s*\*\s*\)\s*\(?\s*&?\s*([A-Za-z_]\w*)\b")
+_REINTERPRET_CASTS = re.compile(r"reinterpret_cast\s*<\s*(?:const\s+|volatile\s+)*([\w: ]+?)"
+                                r"\s*\*\s*>\s*\(\s*&?\s*([A-Za-z_]\w*)\b")
+_C_CASTS = re.compile(r"\(\s*(?:const\s+|volatile\s+)*([\w: ]+?)\s*\*\s*\)\s*\(?\s*&?\s*"
+                      r"([A-Za-z_]\w*)\b")
 
 
 def _alignment(ctx: RuleContext, match: re.Match, name: str) -> tuple[int, str]:
