@@ -701,6 +701,15 @@ class _FixLoop:
         if renames:  # (their starts are none of the other edits')
             edits = sorted(edits + renames.edits(), key=_START)
         tree = self.tree
+        if tree is None and extra is None and (
+                not guarded or _items_parse_alone(found.ctx, edits, new_data, guarded)):
+            # no rule parsed the input, and the round's guarded edits (if any) lie in top-level
+            # items that parse alone without an error once edited: nothing can have more errors
+            # than before, so the whole file is not parsed (the next round parses it lazily)
+            self.guard.forget()
+            self.tree = None
+            self.current = Source(self.source.path, new_data)
+            return
         if tree is None:  # first round, no rule parsed: the guard needs the input's tree
             tree = treesitter.parse(previous.data)
         # re-parse incrementally: the old tree learns the edits, unchanged subtrees are reused
@@ -972,6 +981,74 @@ class _Step:
     edits: list[Edit]
     after: bytes
     neutral: set[Edit]
+
+
+_ITEM_BOUNDS = re.compile(rb"[{};]")
+
+
+def _top_level_items(code: bytes, directives: DirectiveSpans) -> list[tuple[int, int]] | None:
+    """(start, end) of each top-level item that holds braces (a function, class, namespace or
+    extern block), from just after the ``;`` or ``}`` that ends what comes before it (or the
+    file's start) through its closing brace: read from the code view (comments and literals
+    blanked), braces in directive bodies left out. None where the braces do not balance
+    (branches of an #if that each open or close a block)."""
+    items: list[tuple[int, int]] = []
+    depth = start = 0
+    contains = directives.contains
+    for bound in _ITEM_BOUNDS.finditer(code):
+        at = bound.start()
+        if contains(at):
+            continue
+        byte = code[at]
+        if byte == 123:  # {
+            depth += 1
+        elif byte == 125:  # }
+            depth -= 1
+            if depth < 0:
+                return None
+            if depth == 0:
+                items.append((start, at + 1))
+                start = at + 1
+        elif depth == 0:  # ; ends a top-level declaration
+            start = at + 1
+    return items if depth == 0 else None
+
+
+def _items_parse_alone(ctx: RuleContext, edits: list[Edit], new_data: bytes,
+                       guarded: list[Edit]) -> bool:
+    """Does each top-level item (``_top_level_items``) holding a guarded edit of the round parse
+    without an error on its own, edited (``edits``, sorted, make ``new_data``)? Then the round
+    cannot leave more errors than the input in a region it edited: a complete item parses the
+    same wherever it stands between complete items, and the edits changed no text around
+    it. False where that cannot be told so (a guarded edit outside such an item or across
+    its bounds, unbalanced braces, a block comment in a directive: the guard's view differs
+    from the text) or an item parses with an error: the whole file is judged then."""
+    if _has_directive_comment(ctx.data) or _has_directive_comment(new_data):
+        return False
+    items = _top_level_items(ctx.code, ctx.directives)
+    if not items:
+        return False
+    item_starts = [start for start, _ in items]
+    touched = set()
+    for edit in guarded:
+        index = bisect.bisect_right(item_starts, edit.start) - 1
+        if index < 0 or edit.start >= items[index][1] or edit.end > items[index][1]:
+            return False  # outside every item, or an insertion after one's closing brace
+        touched.add(index)
+    edit_starts = [edit.start for edit in edits]
+    shifts = [0]  # shifts[k]: how far the first k edits move the text after them
+    for edit in edits:
+        shifts.append(shifts[-1] + len(edit.text) - (edit.end - edit.start))
+    for index in sorted(touched):
+        start, end = items[index]
+        first = bisect.bisect_left(edit_starts, start)  # edits before the item: start < start
+        last = bisect.bisect_left(edit_starts, end)  # edits that start in it
+        if (first and edits[first - 1].end > start) or (last and edits[last - 1].end > end):
+            return False  # an edit across the item's bounds
+        if treesitter.parse(new_data[start + shifts[first] : end + shifts[last]]
+                            ).root_node.has_error:
+            return False
+    return True
 
 
 class _ParseGuard:
