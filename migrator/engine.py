@@ -989,7 +989,7 @@ _ITEM_BOUNDS = re.compile(rb"[{};]")
 def _top_level_items(code: bytes, directives: DirectiveSpans) -> list[tuple[int, int]] | None:
     """(start, end) of each top-level item that holds braces (a function, class, namespace or
     extern block), from just after the ``;`` or ``}`` that ends what comes before it (or the
-    file's start) through its closing brace: read from the code view (comments and literals
+    file's start) through its closing brace, and the ``;`` right after it if there is one: read from the code view (comments and literals
     blanked), braces in directive bodies left out. None where the braces do not balance
     (branches of an #if that each open or close a block)."""
     items: list[tuple[int, int]] = []
@@ -1007,8 +1007,12 @@ def _top_level_items(code: bytes, directives: DirectiveSpans) -> list[tuple[int,
             if depth < 0:
                 return None
             if depth == 0:
-                items.append((start, at + 1))
-                start = at + 1
+                end = _BLANKS.match(code, at + 1).end()
+                # a class, struct or enum definition ends at its `;` (the loop then sees the
+                # `;` and starts the next item after it, where this one ends)
+                end = end + 1 if code[end : end + 1] == b";" and not contains(end) else at + 1
+                items.append((start, end))
+                start = end
         elif depth == 0:  # ; ends a top-level declaration
             start = at + 1
     return items if depth == 0 else None

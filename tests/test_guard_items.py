@@ -32,6 +32,9 @@ def test_top_level_items_run_from_the_end_of_what_precedes_them():
         b"\nvoid f() { if (n) { n = 2; } }",
         b"\nnamespace a { struct S { int x; }; int g() { return 1; } }",
         b"\nstruct T { int y; }"]
+    # a definition's own `;` ends it (a struct parses alone with it, not without)
+    assert _items(b"struct S { int x; } ;\nint f() { return 0; }\n") == [
+        b"struct S { int x; } ;", b"\nint f() { return 0; }"]
 
 
 def test_braces_in_comments_literals_and_directive_bodies_are_not_items():
