@@ -1066,7 +1066,9 @@ class _ParseGuard:
 
     The trees compared are those of :func:`guard_view`, which differs from the text only where
     a block comment stands inside a directive's body; while both texts of a round are their own
-    views, the engine's own incremental re-parse serves and the guard parses nothing more."""
+    views, the engine's own incremental re-parse serves and the guard parses nothing more.
+    Where no tree was parsed yet, a round whose guarded edits lie in top-level items that parse
+    alone once edited is judged by those items only (_items_parse_alone, in _FixLoop._guard)."""
 
     def __init__(self) -> None:
         self.view_tree = None  # the tree of the current text's view, when that view differs
