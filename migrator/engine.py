@@ -386,19 +386,22 @@ def _in_code(diagnostics: list[Diagnostic], literals: LiteralSpans) -> list[bool
 
 
 def _touching(renames: Renames, diagnostics: list[Diagnostic]) -> set[int]:
-    """The renames whose span touches or overlaps the span of a fix with edits: only those
-    can change which fixes _choose takes (any other rename it takes, leaving the others'
-    choice as it is)."""
+    """The renames whose span touches or overlaps an edit of a fix: only those can change
+    which fixes _choose takes (any other rename it takes, leaving the others' choice as it
+    is). A rename between two edits of one fix (XFR001 rewrites a buffer's allocation and its
+    free, the copies between them keep their names) is applied with it: it writes no byte
+    the fix reads or writes, and waiting would only report it in a later round's lines."""
     starts, ends = renames.starts, renames.ends  # the ends are sorted too: renames are apart
     touching = set()
     for diag in diagnostics:
         fix = diag.fix
-        if fix is None or not fix.edits:
+        if fix is None:
             continue
-        index = bisect.bisect_left(ends, fix.start)
-        while index < len(starts) and starts[index] <= fix.end:
-            touching.add(index)
-            index += 1
+        for edit in fix.edits:
+            index = bisect.bisect_left(ends, edit.start)
+            while index < len(starts) and starts[index] <= edit.end:
+                touching.add(index)
+                index += 1
     return touching
 
 

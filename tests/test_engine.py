@@ -655,3 +655,26 @@ def test_directive_comment_test_agrees_with_the_pattern(text):
     from migrator.engine import _DIRECTIVE_COMMENT, _has_directive_comment
 
     assert _has_directive_comment(text) == (_DIRECTIVE_COMMENT.search(text) is not None)
+
+
+def test_a_rename_between_the_edits_of_one_fix_applies_with_it_at_its_input_line():
+    """XFR001 rewrites a buffer's allocation and its free (lines 90 and 104 of
+    kernels/gradient_transfer.cu); the copy between them (line 98) is renamed in the same round
+    and reported at its line in the input, not at the line a later round's text (one line
+    longer above it) gives it. The file then takes the round XFR001's chain asks for, no
+    third."""
+    from conftest import ROOT
+    from migrator.convert import rules_for
+
+    data = (ROOT / "kernels" / "gradient_transfer.cu").read_bytes()
+    line = data.split(b"\n")[97]
+    assert line.lstrip().startswith(b"CHECK(cudaMemcpy(host + offset,")
+    settings = Settings()
+    result = fix_source(Source("gradient_transfer.cu", data),
+                        [cls() for cls in rules_for(settings)], settings, apitables.load())
+    renamed = [(f.line, f.column) for f in result.findings
+               if f.code == "API001" and f.symbol in ("cudaMemcpy", "cudaMemcpyDeviceToHost")
+               and f.line in (98, 99)]
+    assert renamed == [(98, line.index(b"cudaMemcpy") + 1),
+                       (98, line.index(b"cudaMemcpyDeviceToHost") + 1)]
+    assert result.rounds == 2
