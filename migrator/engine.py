@@ -986,45 +986,10 @@ class _Step:
     neutral: set[Edit]
 
 
-_ITEM_BOUNDS = re.compile(rb"[{};]")
-
-
-def _top_level_items(code: bytes, directives: DirectiveSpans) -> list[tuple[int, int]] | None:
-    """(start, end) of each top-level item that holds braces (a function, class, namespace or
-    extern block), from just after the ``;`` or ``}`` that ends what comes before it (or the
-    file's start) through its closing brace, and the ``;`` right after it if there is one: read from the code view (comments and literals
-    blanked), braces in directive bodies left out. None where the braces do not balance
-    (branches of an #if that each open or close a block)."""
-    items: list[tuple[int, int]] = []
-    depth = start = 0
-    contains = directives.contains
-    for bound in _ITEM_BOUNDS.finditer(code):
-        at = bound.start()
-        if contains(at):
-            continue
-        byte = code[at]
-        if byte == 123:  # {
-            depth += 1
-        elif byte == 125:  # }
-            depth -= 1
-            if depth < 0:
-                return None
-            if depth == 0:
-                end = _BLANKS.match(code, at + 1).end()
-                # a class, struct or enum definition ends at its `;` (the loop then sees the
-                # `;` and starts the next item after it, where this one ends)
-                end = end + 1 if code[end : end + 1] == b";" and not contains(end) else at + 1
-                items.append((start, end))
-                start = end
-        elif depth == 0:  # ; ends a top-level declaration
-            start = at + 1
-    return items if depth == 0 else None
-
-
 def _items_parse_alone(ctx: RuleContext, edits: list[Edit], new_data: bytes,
                        guarded: list[Edit]) -> bool:
-    """Does each top-level item (``_top_level_items``) holding a guarded edit of the round parse
-    without an error on its own, edited (``edits``, sorted, make ``new_data``)? Then the round
+    """Does each top-level item (``tokens.top_level_items``) holding a guarded edit of the round
+    parse without an error on its own, edited (``edits``, sorted, make ``new_data``)? Then the round
     cannot leave more errors than the input in a region it edited: a complete item parses the
     same wherever it stands between complete items, and the edits changed no text around
     it. False where that cannot be told so (a guarded edit outside such an item or across
@@ -1032,7 +997,7 @@ def _items_parse_alone(ctx: RuleContext, edits: list[Edit], new_data: bytes,
     from the text) or an item parses with an error: the whole file is judged then."""
     if _has_directive_comment(ctx.data) or _has_directive_comment(new_data):
         return False
-    items = _top_level_items(ctx.code, ctx.directives)
+    items = ctx.top_level_items
     if not items:
         return False
     item_starts = [start for start, _ in items]

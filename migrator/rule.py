@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from dataclasses import dataclass
@@ -10,7 +11,7 @@ from typing import ClassVar, Iterable
 from .apitables import ApiTables
 from .diagnostics import Diagnostic, Renames
 from .parsing import treesitter
-from .parsing.tokens import DirectiveSpans, LiteralSpans, blank_literals
+from .parsing.tokens import DirectiveSpans, LiteralSpans, blank_literals, top_level_items
 from .settings import Settings
 from .source import Source
 
@@ -66,6 +67,30 @@ class RuleContext:
     @functools.cached_property
     def directives(self) -> DirectiveSpans:
         return DirectiveSpans(self.data)
+
+    @functools.cached_property
+    def top_level_items(self) -> list[tuple[int, int]] | None:
+        """The file's top-level items that hold braces (tokens.top_level_items), or None."""
+        return top_level_items(self.code, self.directives)
+
+    def parses_clean_at(self, offset: int) -> bool:
+        """Does the parse have no error around ``offset``, told without parsing the file where
+        no rule has parsed it yet: ``offset`` lies in a top-level item that parses alone without
+        an error (a complete item parses the same between complete items)? False where that
+        cannot be told so; read the tree then."""
+        if self._tree is not None:
+            return not self._tree.root_node.has_error
+        items = self.top_level_items
+        if not items:
+            return False
+        index = bisect.bisect_right(items, (offset, len(self.data) + 1)) - 1
+        if index < 0 or offset >= items[index][1]:
+            return False
+        clean = self.cache.setdefault("items.clean", {})
+        if index not in clean:
+            start, end = items[index]
+            clean[index] = not treesitter.parse(self.data[start:end]).root_node.has_error
+        return clean[index]
 
     def in_directive(self, offset: int) -> bool:
         """Is ``offset`` inside a preprocessor directive (as tokens.in_directive, indexed)?"""

@@ -9,8 +9,11 @@ import pytest
 
 from migrator import engine
 from migrator.convert import convert_bytes
-from migrator.parsing.tokens import DirectiveSpans, LiteralSpans, blank_literals
+from migrator.parsing.tokens import DirectiveSpans, LiteralSpans, blank_literals, top_level_items
+from migrator.rule import RuleContext
 from migrator.settings import Settings
+from migrator.source import Source
+from migrator import apitables
 
 from test_engine import _Rewrites, run
 
@@ -19,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _items(data: bytes):
     code = blank_literals(data, LiteralSpans(data))
-    found = engine._top_level_items(code, DirectiveSpans(data))
+    found = top_level_items(code, DirectiveSpans(data))
     return None if found is None else [data[start:end] for start, end in found]
 
 
@@ -108,7 +111,8 @@ def _sources():
 
 def test_items_alone_and_the_whole_file_agree_on_kernels_and_fixtures(monkeypatch):
     """Every CUDA source in kernels/ and fixtures/ converts to the same output, with the
-    same findings, when the guard is made to parse every whole file."""
+    same findings, when the guard is made to parse every whole file, and so are the rules that
+    ask whether an offset parses (RuleContext.parses_clean_at)."""
     settings = Settings()
     paths = list(_sources())
     assert len(paths) > 300
@@ -123,7 +127,24 @@ def test_items_alone_and_the_whole_file_agree_on_kernels_and_fixtures(monkeypatc
     by_items = [convert_bytes(path.name, path.read_bytes(), settings) for path in paths]
     assert judged.count(True) > 20 and judged.count(False) > 0  # both ways are taken
     monkeypatch.setattr(engine, "_items_parse_alone", lambda *args: False)
+    monkeypatch.setattr(RuleContext, "parses_clean_at", lambda self, offset: False)
     for path, first in zip(paths, by_items):
         whole = convert_bytes(path.name, path.read_bytes(), settings)
         assert (first.status, first.output, first.findings) == (
             whole.status, whole.output, whole.findings), path.relative_to(ROOT)
+
+
+def test_an_offset_in_an_item_that_parses_alone_is_told_without_the_file(monkeypatch):
+    data = (b"int n;\n"
+            b"int f(int a) { return a; }\n"
+            b"int g(int a) { return a + ; }\n")
+    lengths = _parsed_lengths(monkeypatch)
+    ctx = RuleContext(Source("t.cu", data), Settings(), apitables.load())
+    assert ctx.parses_clean_at(data.index(b"return a;"))
+    assert not ctx.parses_clean_at(data.index(b"return a +"))  # its item has an error
+    assert not ctx.parses_clean_at(data.index(b"n;"))  # no item: the tree must tell
+    assert ctx.parsed_tree is None and len(data) not in lengths
+    assert max(lengths) < len(data)
+    whole = RuleContext(Source("t.cu", data), Settings(), apitables.load())
+    whole.tree  # parsed: the tree tells (it has an error, so no offset is vouched for)
+    assert not whole.parses_clean_at(data.index(b"return a;"))

@@ -286,6 +286,43 @@ class DirectiveSpans:
         return index >= 0 and offset <= self.ends[index]
 
 
+_ITEM_BOUNDS = re.compile(rb"[{};]")
+_SPACES = re.compile(rb"[ \t\r\n\f\v]*")
+
+
+def top_level_items(code: bytes, directives: DirectiveSpans) -> list[tuple[int, int]] | None:
+    """(start, end) of each top-level item that holds braces (a function, class, namespace or
+    extern block), from just after the ``;`` or ``}`` that ends what comes before it (or the
+    file's start) through its closing brace, and the ``;`` right after it if there is one:
+    read from ``code``, the code view (comments and literals blanked), braces in directive
+    bodies left out. None where the braces do not balance (branches of an #if that each open
+    or close a block). A complete item parses the same alone as between complete items."""
+    items: list[tuple[int, int]] = []
+    depth = start = 0
+    contains = directives.contains
+    for bound in _ITEM_BOUNDS.finditer(code):
+        at = bound.start()
+        if contains(at):
+            continue
+        byte = code[at]
+        if byte == 123:  # {
+            depth += 1
+        elif byte == 125:  # }
+            depth -= 1
+            if depth < 0:
+                return None
+            if depth == 0:
+                end = _SPACES.match(code, at + 1).end()
+                # a class, struct or enum definition ends at its `;` (the loop then sees the
+                # `;` and starts the next item after it, where this one ends)
+                end = end + 1 if code[end : end + 1] == b";" and not contains(end) else at + 1
+                items.append((start, end))
+                start = end
+        elif depth == 0:  # ; ends a top-level declaration
+            start = at + 1
+    return items if depth == 0 else None
+
+
 def in_directive(data: bytes, offset: int) -> bool:
     """Is ``offset`` inside a preprocessor directive (a ``#define`` body, continuation lines
     included)? Lexical and cheap: the tree sees a directive body as one opaque node anyway."""

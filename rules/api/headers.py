@@ -523,7 +523,11 @@ def _in_extern_c(ctx: RuleContext, offset: int) -> bool:
 def _parsed(ctx: RuleContext, offset: int) -> bool:
     """Is ``offset`` in code the parser read (no syntax error node around it)? The file's
     error nodes are collected once, descending only into subtrees that hold one (a walk up from
-    each offset costs the nesting depth per step: quadratic in 8,000 nested braces)."""
+    each offset costs the nesting depth per step: quadratic in 8,000 nested braces). Where
+    no rule parsed the file, an offset in a top-level item that parses alone is told so
+    without parsing the file (RuleContext.parses_clean_at)."""
+    if ctx.parses_clean_at(offset):
+        return True
     root = ctx.tree.root_node
     if not root.has_error:
         return True
