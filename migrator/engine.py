@@ -710,7 +710,6 @@ class _FixLoop:
             # items that parse alone without an error once edited: nothing can have more errors
             # than before, so the whole file is not parsed (the next round parses it lazily)
             self.guard.forget()
-            self.tree = None
             self.current = Source(self.source.path, new_data)
             return
         if tree is None:  # first round, no rule parsed: the guard needs the input's tree
@@ -997,16 +996,13 @@ def _items_parse_alone(ctx: RuleContext, edits: list[Edit], new_data: bytes,
     from the text) or an item parses with an error: the whole file is judged then."""
     if _has_directive_comment(ctx.data) or _has_directive_comment(new_data):
         return False
-    items = ctx.top_level_items
-    if not items:
-        return False
-    item_starts = [start for start, _ in items]
     touched = set()
     for edit in guarded:
-        index = bisect.bisect_right(item_starts, edit.start) - 1
-        if index < 0 or edit.start >= items[index][1] or edit.end > items[index][1]:
+        index = ctx.item_holding(edit.start, edit.end)
+        if index is None:
             return False  # outside every item, or an insertion after one's closing brace
         touched.add(index)
+    items = ctx.top_level_items
     edit_starts = [edit.start for edit in edits]
     shifts = [0]  # shifts[k]: how far the first k edits move the text after them
     for edit in edits:

@@ -80,17 +80,25 @@ class RuleContext:
         cannot be told so; read the tree then."""
         if self._tree is not None:
             return not self._tree.root_node.has_error
-        items = self.top_level_items
-        if not items:
-            return False
-        index = bisect.bisect_right(items, (offset, len(self.data) + 1)) - 1
-        if index < 0 or offset >= items[index][1]:
+        index = self.item_holding(offset, offset)
+        if index is None:
             return False
         clean = self.cache.setdefault("items.clean", {})
         if index not in clean:
-            start, end = items[index]
+            start, end = self.top_level_items[index]
             clean[index] = not treesitter.parse(self.data[start:end]).root_node.has_error
         return clean[index]
+
+    def item_holding(self, start: int, end: int) -> int | None:
+        """The index in ``top_level_items`` of the item that holds [start, end) (``start``
+        before its end: an insertion right after its closing brace is not in it), or None."""
+        items = self.top_level_items
+        if not items:
+            return None
+        index = bisect.bisect_right(items, (start, len(self.data) + 1)) - 1
+        if index < 0 or start >= items[index][1] or end > items[index][1]:
+            return None
+        return index
 
     def in_directive(self, offset: int) -> bool:
         """Is ``offset`` inside a preprocessor directive (as tokens.in_directive, indexed)?"""
