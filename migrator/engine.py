@@ -3,7 +3,9 @@ forward pass, insert requested includes once, re-parse, repeat until nothing app
 
 The loop stops early when every applicable fix was applied and none of them came from a rule
 that declares ``chains`` (fixes that can create findings for other rules): re-running the
-rules would find nothing.
+rules would find nothing. Of two fixes that overlap, one waits a round; but a fix whose edits
+cover renames (an optimisation rewriting ``cudaStreamCreate(&s)``) carries them: the renaming
+rule renames the fix's text (``Rule.rename_text``) and both apply in the round that found them.
 Two guards keep bad output from being written. A round's fixes must leave no more parse errors
 than the input had in a region they edited (the input's own errors allowed; see _ParseGuard):
 the fixes blamed for new ones (those that wrote there; if several, those that break the parse
@@ -405,6 +407,94 @@ def _touching(renames: Renames, diagnostics: list[Diagnostic]) -> set[int]:
     return touching
 
 
+def _carry_renames(found: _Round, fixable: list[bool]) -> dict[int, tuple]:
+    """The fixes that carry the renames their edits cover, instead of waiting a round for
+    them: a fix carries them when every other fix it overlaps or touches is a rename (of the
+    renamer's code, one identifier edit) inside one of its edits, and the renamer
+    (``found.renamer.rename_text``) can rename each of its texts. Returns, by the index of
+    each such fix's diagnostic: (the fix with its texts renamed, the renames it covers)."""
+    diagnostics, code = found.diagnostics, found.renamer.code
+    # by start, the longest first, a rename after another fix of the same span: a fix before
+    # the renames that start where it does
+    spans = sorted((diag.fix.start, -diag.fix.end, _is_rename(diag, code), index)
+                   for index, (diag, applies) in enumerate(zip(diagnostics, fixable))
+                   if applies and diag.fix.edits)
+    starts = [start for start, _, _, _ in spans]
+    carriers = {}
+    reach = -1  # the furthest end of the fixes before the one looked at
+    for position, (start, end, _, index) in enumerate(spans):
+        end = -end
+        diag = diagnostics[index]
+        if reach < start and not _is_rename(diag, code):
+            inside = [diagnostics[other] for _, _, _, other in
+                      spans[position + 1 : bisect.bisect_right(starts, end)]]
+            carrier = _carrier(found, diag, inside, code) if inside else None
+            if carrier is not None:
+                carriers[index] = (carrier, inside)
+        reach = max(reach, end)
+    return carriers
+
+
+def _is_rename(diag: Diagnostic, code: str) -> bool:
+    fix = diag.fix
+    return diag.code == code and len(fix.edits) == 1 and fix.keeps_syntax and not fix.marker
+
+
+def _carrier(found: _Round, diag: Diagnostic, inside: list[Diagnostic], code: str
+             ) -> Diagnostic | None:
+    """``diag`` with its edits' texts renamed, to carry ``inside`` (the fixes its span
+    overlaps, after it); None unless each of them is a rename inside one of its edits, its
+    edits are apart, and every text can be renamed."""
+    edits = sorted(diag.fix.edits)
+    if any(a.end > b.start or a.end == b.start == a.start for a, b in zip(edits, edits[1:])):
+        return None  # malformed: _choose never applies it
+    for rename in inside:
+        if not _is_rename(rename, code) or not any(
+                edit.start <= rename.start and rename.end <= edit.end for edit in edits):
+            return None
+    rename_text, ctx = found.renamer.rename_text, found.ctx
+    renamed = []
+    for edit in edits:
+        text = rename_text(ctx, edit.start, edit.end, edit.text)
+        if text is None:
+            return None
+        renamed.append(Edit(edit.start, edit.end, text))
+    fix = diag.fix
+    return Diagnostic(diag.code, diag.message, diag.start, diag.end,
+                      Fix(fix.title, tuple(renamed), fix.applicability, fix.includes,
+                          fix.keeps_syntax, fix.marker, fix.defines),
+                      diag.library, diag.symbol, diag.severity)
+
+
+def _carried_or_superseded(found: _Round, fixable: list[bool], carriers: dict[int, tuple]
+                           ) -> tuple[set[int], set[int]]:
+    """Split the renames the ``carriers`` cover into those reported as fixed with them and
+    those superseded (reported by no one), as the rounds would have had it without carrying:
+    a rename that took its place before the fix (it waited a round) is fixed, as is one whose
+    name the fix writes again (the next round renamed it there); one whose name the fix
+    replaced (ARG001's ``cudaEventCreate`` -> ``hipEventCreateWithFlags``) is superseded.
+    Each carrier replaces its fix in ``found.diagnostics``; ``found.carried`` and
+    ``found.superseded`` list what each carries. Returns the ids of both kinds."""
+    diagnostics, data = found.diagnostics, found.ctx.data
+    first = {id(diag) for diag in _choose(list(compress(diagnostics, fixable)))}
+    carried, superseded = set(), set()
+    for index, (carrier, inside) in carriers.items():
+        written = b"\n".join(edit.text for edit in diagnostics[index].fix.edits)
+        kept, gone = [], []
+        for rename in inside:
+            name = data[rename.start : rename.end]
+            if id(rename) in first or re.search(rb"\b" + re.escape(name) + rb"\b", written):
+                kept.append(rename)
+            else:
+                gone.append(rename)
+        diagnostics[index] = carrier
+        found.carried[id(carrier)] = kept
+        found.superseded[id(carrier)] = gone
+        carried.update(map(id, kept))
+        superseded.update(map(id, gone))
+    return carried, superseded
+
+
 def _findings(path: str, source: Source, diagnostics: list[Diagnostic], fixed: list[bool],
               kinds: dict[str, str]) -> list[Finding]:
     """The findings reporting ``diagnostics``, placed in ``source``; ``kinds``: where the
@@ -498,6 +588,12 @@ class _Round:
     chosen: list[Diagnostic] = field(default_factory=list)
     deferred: bool = False  # a fix that applies waits for a later round
     fixed: list[bool] = field(default_factory=list)  # per diagnostic: fixed this round
+    # the rule whose renames (of its code) a fix may carry this round (_carry_renames)
+    renamer: Rule | None = None
+    # fixes carrying renames (_carry_renames), by the id of the fix's diagnostic: the renames
+    # reported fixed with it, and those it superseded (no longer among the diagnostics)
+    carried: dict[int, list[Diagnostic]] = field(default_factory=dict)
+    superseded: dict[int, list[Diagnostic]] = field(default_factory=dict)
 
 
 class _FixLoop:
@@ -525,6 +621,9 @@ class _FixLoop:
         # the rules the next round runs: all of them after a fix that chains (it can create
         # work for any rule), else those that acted this round (see _acting_rules)
         self.next_rules = rules
+        # the rule that renames names in text a fix writes (Rule.rename_text), if selected
+        self.renamer = next((rule for rule in rules
+                             if type(rule).rename_text is not Rule.rename_text), None)
 
     def involved(self) -> str:
         return ", ".join(sorted(self.applied_rules))
@@ -538,7 +637,8 @@ class _FixLoop:
             ctx.literals = scanned  # a cached property: the guard's scan of this text serves
         diagnostics, renames, block = _run_rules(self.next_rules, ctx)
         self.tree = ctx.parsed_tree  # None while no rule needed the tree: parsing is lazy
-        return _Round(index, ctx, diagnostics, renames, block)
+        renamer = self.renamer if self.renamer in self.next_rules else None
+        return _Round(index, ctx, diagnostics, renames, block, renamer=renamer)
 
     def drop_unwanted(self, found: _Round) -> None:
         """Drop the diagnostics of codes not selected, those outside code and those suppressed;
@@ -558,6 +658,9 @@ class _FixLoop:
                 renames = None
         diagnostics, block = _kept(diagnostics, _in_code(diagnostics, literals), block)
         diagnostics = suppressions.filter(current, diagnostics)
+        if found.renamer is not None and (suppressions.all or not _enabled(
+                [found.renamer.code], settings)[0]):
+            found.renamer = None  # a rename it would carry may be suppressed, or not selected
         if found.index == 0 and settings.report_unused_suppressions:
             diagnostics += unused_suppressions(current, literals, suppressions, settings)
         found.diagnostics, found.renames, found.block = diagnostics, renames, block
@@ -582,13 +685,26 @@ class _FixLoop:
                 renames.without(touching)
         diagnostics = found.diagnostics
         fixable = fixable_flags(list(map(_FIX, diagnostics)), self.settings.unsafe_fixes)
-        chosen = _choose(list(compress(diagnostics, fixable))) if apply_fixes else []
-        deferred = len(chosen) < fixable.count(True)
+        carriers = _carry_renames(found, fixable) if apply_fixes and found.renamer else None
+        carried: set[int] = set()
+        if carriers:
+            carried, superseded = _carried_or_superseded(found, fixable, carriers)
+            if superseded:
+                keep = [id(diag) not in superseded for diag in diagnostics]
+                found.diagnostics, found.block = _kept(diagnostics, keep, found.block)
+                fixable = list(compress(fixable, keep))
+        diagnostics = found.diagnostics
+        if carried:  # taken with the fixes that carry them
+            chosen = _choose([diag for diag, applies in zip(diagnostics, fixable)
+                              if applies and id(diag) not in carried])
+        else:
+            chosen = _choose(list(compress(diagnostics, fixable))) if apply_fixes else []
+        deferred = len(chosen) + len(carried) < fixable.count(True)
         if not apply_fixes:
             fixed = [False] * len(diagnostics)
-        elif deferred:
-            chosen_ids = {id(d) for d in chosen}
-            fixed = [id(d) in chosen_ids for d in diagnostics]
+        elif deferred or carried:
+            fixed_ids = {id(d) for d in chosen} | carried
+            fixed = [id(d) in fixed_ids for d in diagnostics]
         else:  # every fix that applies was chosen
             fixed = fixable
         found.fixable, found.chosen, found.deferred, found.fixed = fixable, chosen, deferred, fixed
@@ -760,6 +876,11 @@ class _FixLoop:
         literals = found.ctx.literals
         refused_ids = {id(diag) for diag in refused}
         kept = [diag for diag in found.chosen if id(diag) not in refused_ids]
+        # the renames a refused fix carried are made as renames (reported fixed already); those
+        # it superseded are found again in the next round
+        kept += [rename for diag in refused for rename in found.carried.pop(id(diag), ())]
+        if any(found.superseded.pop(id(diag), ()) for diag in refused):
+            found.deferred = True
         spans = [(diag.fix.start, diag.fix.end) for diag in kept if diag.fix.edits]
         marked, waiting = [], []
         for diag in refused:

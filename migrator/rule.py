@@ -176,6 +176,17 @@ class Rule:
         when it reports none so): what the engine runs."""
         return self.check(ctx), None
 
+    def rename_text(self, ctx: RuleContext, start: int, end: int, text: bytes) -> bytes | None:
+        """For a rule that renames identifiers (one edit each, keeping the syntax, under its
+        ``code``): ``text``, which a fix writes over [start, end) of ``ctx``'s text, with the
+        renames this rule would make in it in the next round; None when it cannot tell there
+        (a name it would do more than rename, or whose context only the whole file shows). The
+        engine then applies the fix in this round, carrying the renames it covers, instead of
+        waiting a round for them; it relies on rules judging CUDA code and its renamed form
+        alike (semantic.spellings), so that the fix made on the renamed text would be this.
+        The default (None) is for every other rule."""
+        return None
+
     @classmethod
     def codes(cls) -> tuple[str, ...]:
         return (cls.code, *cls.extra_codes)

@@ -11,7 +11,8 @@ from typing import NamedTuple
 from migrator.apitables import ApiEntry, ApiTables
 from migrator.diagnostics import Applicability, Diagnostic, Edit, Fix, RenameRecord, Renames
 from migrator.rule import Marker, Rule, RuleContext
-from migrator.semantic.calls import (BLANK_OR_MEMBER_END, LexicalCall, arguments,
+from migrator.parsing.tokens import LiteralSpans, blank_literals
+from migrator.semantic.calls import (BLANK_OR_MEMBER_END, WORD_BYTES, LexicalCall, arguments,
                                     code_end_before, is_member, lexical_call)
 from migrator.semantic.scopes import enclosing_call
 from migrator.versions import format_version
@@ -168,6 +169,41 @@ class ApiRename(Rule):
         renames = Renames("API001")
         return list(self._check(ctx, renames)), renames
 
+    def rename_text(self, ctx: RuleContext, start: int, end: int, text: bytes) -> bytes | None:
+        """``text`` (a fix's, over [start, end)) with the plain renames ``_check`` would make
+        in it once written; None where it holds a name that is no plain rename, or one whose
+        place only a parse tells (a declared member, a trailing return type)."""
+        index = _index(ctx.tables, ctx.settings.rocm)
+        if index.candidates.search(text) is None:
+            return text
+        data = ctx.data
+        if (text[:1] and text[0] in WORD_BYTES and start and data[start - 1] in WORD_BYTES
+                or text[-1:] and text[-1] in WORD_BYTES and data[end : end + 1]
+                and data[end] in WORD_BYTES):
+            return None  # the text joins a word of the file: that word is judged whole
+        code = blank_literals(text, LiteralSpans(text))
+        after = code + ctx.code[end : end + 64]  # what follows a name at the text's end
+        parts, pos = [], 0
+        for match in index.candidates.finditer(code):
+            name = index.names.get(match[0])
+            if name is None:
+                continue
+            if name.plain is None:
+                return None  # the next round does more than rename it (or nothing)
+            name_start, name_end = match.span()
+            kept = len(code[:name_start].rstrip())
+            if kept:
+                renamed = _renamed_after(code, kept, after, name_end)
+            else:  # only blanks before it in the text: the file's code before the edit
+                before = code_end_before(ctx, start)
+                renamed = _renamed_after(ctx.code, before, after, name_end) if before else True
+            if renamed is None:
+                return None
+            if renamed:
+                parts += (text[pos:name_start], name.plain.text)
+                pos = name_end
+        return b"".join(parts) + text[pos:]
+
     def _check(self, ctx: RuleContext, renames: Renames):
         """The diagnostics of the names that are no plain renames (those go to ``renames``)."""
         index = _index(ctx.tables, ctx.settings.rocm)
@@ -311,6 +347,22 @@ def _declares_member(ctx: RuleContext, start: int, end: int) -> bool:
         return False
     node = ctx.tree.root_node.descendant_for_byte_range(start, end)
     return node is not None and node.type == "field_identifier"
+
+
+def _renamed_after(code: bytes, code_end: int, after: bytes, name_end: int) -> bool | None:
+    """Does a plain rename apply to a name whose code before ends at ``code_end`` of ``code``
+    (past its last byte of code) and ending at ``name_end`` of ``after``: no member, no
+    declared name? None where only the tree can tell (as ``_names_code_outside_literals``
+    asks it)."""
+    last = code[code_end - 1]
+    if last in _PLAIN_BEFORE:
+        return True
+    if last == ord(".") or code[max(0, code_end - 2) : code_end] == b"->":
+        return False if last == ord(".") else None  # a member (or a trailing return type)
+    if last not in _TYPE_END or not _DECLARATOR_END.match(after, name_end):
+        return True
+    word = re.search(rb"[A-Za-z_][A-Za-z0-9_]*$", code[max(0, code_end - 64) : code_end])
+    return True if word is not None and word.group() in _NOT_TYPES else None
 
 
 def _declared_here(ctx: RuleContext, start: int, end: int) -> bool:
