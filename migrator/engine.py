@@ -29,7 +29,7 @@ from .diagnostics import Applicability, Diagnostic, Edit, Finding, Fix, Renames
 from .parsing import treesitter
 from .parsing.includes import LINE_INCLUDE
 from .parsing.tokens import (DirectiveSpans, LiteralSpans, blank_spans, continued_line,
-                             directive_hashes)
+                             directive_hashes, in_directive)
 from .rule import LINE_NUMBER, Rule, RuleContext
 from .settings import Settings
 from .source import Source
@@ -820,13 +820,15 @@ class _FixLoop:
         if renames:  # (their starts are none of the other edits')
             edits = sorted(edits + renames.edits(), key=_START)
         tree = self.tree
-        if tree is None and extra is None and (
+        if tree is None and (
                 not guarded or _items_parse_alone(found.ctx, edits, new_data, guarded)):
             # no rule parsed the input, and the round's guarded edits (if any) lie in top-level
             # items that parse alone without an error once edited: nothing can have more errors
-            # than before, so the whole file is not parsed (the next round parses it lazily)
+            # than before, so the whole file is not parsed (the next round parses it lazily).
+            # The engine's insertion ``extra`` is whole preprocessor lines at the start of a
+            # line of code, which change no parse (as where apply settles without a guard).
             self.guard.forget()
-            self.current = Source(self.source.path, new_data)
+            self.current = Source(self.source.path, _inserted(new_data, extra))
             return
         if tree is None:  # first round, no rule parsed: the guard needs the input's tree
             tree = treesitter.parse(previous.data)
@@ -1073,9 +1075,29 @@ def _neutral(edit: Edit, source: Source, literals) -> bool:
         return literals.covering(edit.start) is None
     if old and literals.covering(edit.start) == "include" and _INCLUDE_PATH.fullmatch(edit.text):
         return _INCLUDE_PATH.fullmatch(old) is not None and literals.covering(edit.end - 1) == "include"
+    if old and _INCLUDE_PATH.fullmatch(edit.text) and _INCLUDE_PATH.fullmatch(old):
+        return _in_has_include(data, literals, edit)
     if not old and _COMMENT_LINE.fullmatch(edit.text):
         return _at_code_line_start(data, literals, edit.start)
     return False
+
+
+# `__has_include(<` or `__has_include("` (and _next) on a directive line, up to a header name
+_HAS_INCLUDE_OPEN = re.compile(rb'__has_include(?:_next)?[ \t]*\([ \t]*[<"]\Z')
+
+
+def _in_has_include(data: bytes, literals, edit: Edit) -> bool:
+    """Is ``edit`` the whole header name of a ``__has_include(<name>)`` or ``("name")`` in a
+    directive? A path for a path there is as neutral as in an #include (tree-sitter reads
+    neither form of the test; its line parses with the same error whatever the name)."""
+    opening, closing = data[edit.start - 1 : edit.start], data[edit.end : edit.end + 1]
+    if (opening, closing) not in ((b"<", b">"), (b'"', b'"')):
+        return False
+    line_start = data.rfind(b"\n", 0, edit.start) + 1
+    if not _HAS_INCLUDE_OPEN.search(data, max(line_start, edit.start - 64), edit.start):
+        return False
+    return literals.covering(edit.start - 1) in (None, "string") and in_directive(
+        data, edit.start)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -89,6 +89,46 @@ def test_the_whole_file_is_parsed_where_the_items_cannot_tell(monkeypatch, data,
     assert len(data) in lengths, why
 
 
+class _RewritesWithInclude(_Rewrites):
+    """_Rewrites whose fixes request <cstdio>."""
+
+    def check(self, ctx):
+        for diag in super().check(ctx):
+            fix = diag.fix
+            yield engine.Diagnostic(diag.code, diag.message, diag.start, diag.end, engine.Fix(
+                fix.title, fix.edits, fix.applicability, ("cstdio",)))
+
+
+def test_an_include_the_round_inserts_costs_no_parse_of_the_file(monkeypatch):
+    """The engine's own #include line (a fix's request) changes no parse: the round is judged
+    by the items it edited, as without one."""
+    data = (b"int f(int a) { return a; }\n" + b"int pad(int b) { return b * 2; }\n" * 40
+            + b"int g(int a) { int x = a; return x; }\n")
+    lengths = _parsed_lengths(monkeypatch)
+    result = run(data, _RewritesWithInclude((b"int x = a;", b"int x = (a);")))
+    assert result.output == b"#include <cstdio>\n" + data.replace(b"int x = a;", b"int x = (a);")
+    assert lengths and max(lengths) < 60
+
+
+@pytest.mark.parametrize("line, neutral", [
+    (b"#if defined(X) && __has_include(<nccl.h>)\n", True),
+    (b'#if __has_include("nccl.h")\n', True),
+    (b"#elif __has_include_next( <nccl.h>)\n", True),
+    (b"int y = f(<nccl.h>);\n", False),  # no __has_include: not a test of a header
+    (b"// __has_include(<nccl.h>)\nint z;\n", False),  # a comment, no directive
+])
+def test_a_header_name_in_has_include_is_replaced_neutrally(line, neutral):
+    from migrator.parsing.tokens import LiteralSpans
+
+    data = line + b"#endif\n"
+    start = data.index(b"nccl.h")
+    edit = engine.Edit(start, start + len(b"nccl.h"), b"rccl/rccl.h")
+    assert engine._neutral(edit, Source("t.cu", data), LiteralSpans(data)) is neutral
+    # a name that would close the test early is never neutral
+    broken = engine.Edit(start, start + len(b"nccl.h"), b"rccl>.h")
+    assert not engine._neutral(broken, Source("t.cu", data), LiteralSpans(data))
+
+
 def test_an_item_that_parses_with_an_error_sends_the_round_to_the_whole_file(monkeypatch):
     """The item's own errors (here the input's: allowed) are judged against the input's tree,
     as the guard always did; the fix that adds one more is still refused."""
