@@ -4,7 +4,10 @@ The rules of the ``build`` family (rules/build/) read a file through a BuildCont
 readers in cmake.py and make.py) and yield the same diagnostics and fixes as the source
 rules; ``fix_build_file`` is their fix loop. It is the source engine's loop without the parse
 tree: the fixes of a round that do not overlap are applied in one forward pass, the file is
-read again, and the rules run until nothing applies.
+read again, and the rules run until nothing applies. As there, the loop stops once every fix
+that applies was applied and none came from a rule that ``chains`` (the CMake rules whose
+fixes other CMake rules read: languages, packages, FindCUDA, flags); the make rules read a
+file's CUDA and HIP spellings alike, so their fixes make no work for each other.
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ def fix_build_file(source: Source, rules: list, settings: Settings, tables: ApiT
                    ) -> EngineResult:
     """Run the build rules of ``language`` over one file until nothing changes."""
     kinds = {code: rule.kind_of(code) for rule in rules for code in rule.codes()}
+    chaining = {code for rule in rules if rule.chains for code in rule.codes()}
     findings: list[Finding] = []
     reported: set[tuple[str, str, str]] = set()
     current = source
@@ -52,8 +53,14 @@ def fix_build_file(source: Source, rules: list, settings: Settings, tables: ApiT
         new_data = apply_edits(current.data, chosen)
         if new_data == current.data:
             return EngineResult(current.data, findings, round_index)
+        codes = {d.code for d in chosen}
         if language == "cmake":
-            script = _balanced(ctx.script, new_data, {d.code for d in chosen})
+            script = _balanced(ctx.script, new_data, codes)
+        if not waiting and chaining.isdisjoint(codes):
+            # every fix that applies was applied and none creates work for another rule (the
+            # rules read a build file's CUDA and HIP spellings alike): the rules would find
+            # nothing more to fix in the new text
+            return EngineResult(new_data, findings, round_index + 1)
         current = Source(source.path, new_data)
     raise EngineError(f"fixes did not converge after {MAX_ROUNDS} rounds; nothing was written")
 

@@ -94,6 +94,7 @@ class CmakeFindCuda(Rule):
     family = "build"
     fix = "sometimes"
     category = "conversion"
+    chains = True  # the targets and variables it writes are what CMK003, CMK007 and CMK016 read
     languages: ClassVar[tuple[str, ...]] = ("cmake",)
 
     def check(self, ctx: BuildContext):

@@ -81,6 +81,7 @@ class CmakeFlags(Rule):
     family = "build"
     fix = "sometimes"
     category = "conversion"
+    chains = True  # the flags it moves are what CMK003 and CMK014 read
     languages: ClassVar[tuple[str, ...]] = ("cmake",)
 
     def check(self, ctx: BuildContext):

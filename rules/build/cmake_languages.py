@@ -54,6 +54,7 @@ class CmakeLanguage(Rule):
     family = "build"
     fix = "always"
     category = "conversion"
+    chains = True  # every CMake rule reads the project's languages
     languages: ClassVar[tuple[str, ...]] = ("cmake",)
 
     def check(self, ctx: BuildContext):

@@ -138,6 +138,7 @@ class CmakePackages(Rule):
     family = "build"
     fix = "sometimes"
     category = "conversion"
+    chains = True  # the HIP package it finds is what CMK018 reads
     languages: ClassVar[tuple[str, ...]] = ("cmake",)
 
     def check(self, ctx: BuildContext):
