@@ -38,6 +38,9 @@ def test_include_lines_name_their_files():
     data = (b"include common.mk\n-include ../verifiable/verifiable.mk $(TOP)/x.mk\n"
             b"sinclude make.inc\n# include comment.mk\nall:\n\tinclude recipe.mk\n")
     assert included_names(data) == ["common.mk", "../verifiable/verifiable.mk", "make.inc"]
+    # an indented directive is one too; a file whose lines start with no include word has none
+    assert included_names(b"ifdef X\n  include x.mk\nendif\n") == ["x.mk"]
+    assert included_names(b"all:\n\t$(CC) -include pre.h -c a.c\nX = include\n") == []
 
 
 def test_related_makefiles_are_the_includers_and_the_included():

@@ -213,6 +213,8 @@ def words(data: bytes, start: int, end: int, shell_comments: bool = True) -> lis
 
 
 _INCLUDE_WORDS = frozenset({b"include", b"-include", b"sinclude"})
+# a line that may start with one of them: a file with none has no include line (most have none)
+_MAY_INCLUDE = re.compile(rb"^[ \t]*(?:-|s)?include\b", re.MULTILINE)
 _MAKE_REFERENCE = re.compile(rb"\$[({]")
 
 
@@ -220,6 +222,8 @@ def included_names(data: bytes) -> list[str]:
     """The files a Makefile's ``include`` / ``-include`` / ``sinclude`` lines name, as written
     (a name made from a variable, ``$(TOP)/common.mk``, is left out: only make knows it)."""
     found = []
+    if _MAY_INCLUDE.search(data) is None:
+        return found
     for line in read_makefile(data):
         if line.kind != "directive":
             continue
