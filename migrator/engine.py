@@ -613,6 +613,10 @@ class _FixLoop:
         self.guard = _ParseGuard()
         self.kinds = {code: rule.kind_of(code) for rule in rules for code in rule.codes()}
         self.chaining = {code for rule in rules if rule.chains for code in rule.codes()}
+        # what a chaining code's fixes can make work for: the codes of Rule.chains_into (None:
+        # any rule)
+        self.chained = {code: (set(rule.chains_into) or None) for rule in rules if rule.chains
+                        for code in rule.codes()}
         self.rounds: list = []  # each applied round's fixes, for RuleContext.origin_offset
         # fixes the guard refused (they broke the parse): (code, start in the current text),
         # marked at their site instead in every round that finds them again
@@ -776,9 +780,24 @@ class _FixLoop:
         self._moved_refusals(extra)
         if settled:
             return EngineResult(self.current.data, self.findings, index + 1)
-        self.next_rules = (self.rules if not self.chaining.isdisjoint(chosen_codes)
-                           else self._acting_rules(found))
+        self.next_rules = self._next_rules(found, chosen_codes)
         return None
+
+    def _next_rules(self, found: _Round, chosen_codes: set[str]) -> list[Rule]:
+        """The rules the next round runs: those that acted this round (_acting_rules), and
+        after fixes that chain, the rules they can make work for (all, unless each of their
+        rules names those in ``chains_into``)."""
+        acting = self._acting_rules(found)
+        fed: set[str] = set()
+        for code in chosen_codes & self.chaining:
+            into = self.chained[code]
+            if into is None:
+                return self.rules
+            fed |= into
+        if not fed:
+            return acting
+        return [rule for rule in self.rules
+                if rule in acting or not fed.isdisjoint(rule.codes())]
 
     def _acting_rules(self, found: _Round) -> list[Rule]:
         """The rules that acted this round, in rule order: those whose fixes waited (deferred,

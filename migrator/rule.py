@@ -155,6 +155,9 @@ class Rule:
     # True when this rule's fixes can create findings for any rule: the engine then runs the
     # rules again after applying them instead of stopping once nothing was deferred.
     chains: ClassVar[bool] = False
+    # With ``chains``: the codes of the rules its fixes can make work for (the next round runs
+    # those and the rules that acted); empty: any rule may find work, and every rule runs.
+    chains_into: ClassVar[tuple[str, ...]] = ()
     # True for the AMD optimisation rules (streams, transfers, shared memory, atomics...):
     # ``convert --no-optimize`` leaves them out and gives a pure port.
     optimization: ClassVar[bool] = False

@@ -62,6 +62,7 @@ class SpacedLaunchBrackets(Rule):
     family = "launch"
     fix = "always"
     chains = True  # the launches it writes are what LCH001 and the stream rules read
+    chains_into = ("LCH001", "STM001", "STM002", "STM003")
 
     def check(self, ctx: RuleContext):
         data = ctx.data

@@ -108,6 +108,8 @@ class PageableCopies(Rule):
     fix = "sometimes"
     optimization = True
     chains = True  # the CUDA names it writes are renamed by API001
+    # and the memory it registers is what the copy rules read
+    chains_into = ("API001", "ARG001", "XFR002", "XFR003")
 
     def check(self, ctx: RuleContext):
         seen: set[tuple[int, str, str]] = set()  # one finding per buffer and function, one look each

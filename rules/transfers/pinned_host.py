@@ -80,6 +80,8 @@ class PinnedHostBuffer(Rule):
     fix = "sometimes"
     optimization = True
     chains = True  # the CUDA allocator it writes is renamed by API001/ARG001
+    # and the buffer it pins is what the copy rules read (XFR003 makes its copies async)
+    chains_into = ("API001", "ARG001", "XFR002", "XFR003", "XFR005")
 
     def check(self, ctx: RuleContext):
         if b"malloc" not in ctx.data:
