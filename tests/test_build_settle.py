@@ -4,18 +4,16 @@ and reports is what the loop run to the end gives."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from migrator import apitables, buildfiles
+from repo_sources import build_files
+
+from migrator import apitables
 from migrator.buildfiles import fixer
 from migrator.convert import convert_bytes, rules_for
 from migrator.rule import Rule
 from migrator.settings import Settings
 from migrator.source import Source
-
-ROOT = Path(__file__).resolve().parent.parent
 
 MAKEFILE = (b"CUDA_PATH ?= /usr/local/cuda\n"
             b"NVCC = nvcc\n"
@@ -63,17 +61,11 @@ def test_a_cmake_rule_that_chains_gets_its_round():
     assert _fixed(result.output, "CMakeLists.txt", "cmake")[0].output == result.output
 
 
-def _build_files():
-    for folder in ("fixtures", "kernels"):
-        for path in sorted((ROOT / folder).rglob("*")):
-            if path.is_file() and buildfiles.language_of(path.name):
-                yield path
-
 
 @pytest.mark.parametrize("settings", [Settings(), Settings(rocm=(5, 2, 0))],
                          ids=["rocm6.4", "rocm5.2"])
 def test_settling_and_running_to_the_end_agree_on_fixtures(monkeypatch, settings):
-    paths = list(_build_files())
+    paths = build_files()
     assert len(paths) > 100
     settled = [convert_bytes(path.name, path.read_bytes(), settings) for path in paths]
     monkeypatch.setattr(Rule, "chains", True)

@@ -4,9 +4,9 @@ waiting a round for the renames to be made first. Outputs are what the rounds ma
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+
+from repo_sources import cuda_sources
 
 from migrator import apitables, engine
 from migrator.convert import convert_bytes, rules_for
@@ -15,8 +15,6 @@ from migrator.settings import Settings
 from migrator.source import Source
 
 from rules.api.rename import ApiRename
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def _renamed(data: bytes, old: bytes, new: bytes, settings: Settings = Settings()):
@@ -140,20 +138,13 @@ def test_a_refused_fix_makes_its_renames_itself(monkeypatch):
     assert [(f.code, f.line, f.fixed) for f in creates] == [("API001", 6, True)]
 
 
-def _sources():
-    for folder in ("kernels", "fixtures"):
-        for path in sorted((ROOT / folder).rglob("*")):
-            if path.suffix in (".cu", ".cuh", ".h", ".hpp", ".cpp") and path.is_file():
-                yield path
-
-
 @pytest.mark.parametrize("settings", [Settings(), Settings(rocm=(5, 2, 0))],
                          ids=["rocm6.4", "rocm5.2"])
 def test_carrying_and_waiting_agree_on_kernels_and_fixtures(monkeypatch, settings):
     """Every CUDA source in kernels/ and fixtures/ converts to the same output with the same
     findings (by code, name and whether fixed) whether fixes carry renames or wait for them,
     and carrying is taken on some of them."""
-    paths = list(_sources())
+    paths = cuda_sources()
     assert len(paths) > 300
     taken = []
     real = engine._carry_renames

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from repo_sources import cuda_sources
+
 from migrator import apitables, engine, registry
 from migrator.convert import convert_bytes, rules_for
 from migrator.rule import Rule
@@ -53,17 +55,10 @@ def test_the_round_after_a_pinned_buffer_runs_the_rules_it_feeds(monkeypatch):
     assert b"hipMemcpyAsync" in result.output and b"hipHostMalloc(" in result.output
 
 
-def _sources():
-    for folder in ("kernels", "fixtures"):
-        for path in sorted((ROOT / folder).rglob("*")):
-            if path.suffix in (".cu", ".cuh", ".h", ".hpp", ".cpp") and path.is_file():
-                yield path
-
-
 @pytest.mark.parametrize("settings", [Settings(), Settings(rocm=(5, 2, 0))],
                          ids=["rocm6.4", "rocm5.2"])
 def test_the_rules_named_and_every_rule_agree_on_kernels_and_fixtures(monkeypatch, settings):
-    paths = list(_sources())
+    paths = cuda_sources()
     named = [convert_bytes(path.name, path.read_bytes(), settings) for path in paths]
     monkeypatch.setattr(Rule, "chains_into", ())
     for cls in registry.all_rules():

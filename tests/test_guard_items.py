@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from repo_sources import cuda_sources
+
 from migrator import engine
 from migrator.convert import convert_bytes
 from migrator.parsing.tokens import DirectiveSpans, LiteralSpans, blank_literals, top_level_items
@@ -142,19 +144,12 @@ def test_an_item_that_parses_with_an_error_sends_the_round_to_the_whole_file(mon
     assert b"not fixed: the fix would not parse" in refused.output
 
 
-def _sources():
-    for folder in ("kernels", "fixtures"):
-        for path in sorted((ROOT / folder).rglob("*")):
-            if path.suffix in (".cu", ".cuh", ".h", ".hpp", ".cpp") and path.is_file():
-                yield path
-
-
 def test_items_alone_and_the_whole_file_agree_on_kernels_and_fixtures(monkeypatch):
     """Every CUDA source in kernels/ and fixtures/ converts to the same output, with the
     same findings, when the guard is made to parse every whole file, and so are the rules that
     ask whether an offset parses (RuleContext.parses_clean_at)."""
     settings = Settings()
-    paths = list(_sources())
+    paths = cuda_sources()
     assert len(paths) > 300
     judged = []
     real = engine._items_parse_alone
