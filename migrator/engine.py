@@ -622,8 +622,8 @@ class _FixLoop:
         # marked at their site instead in every round that finds them again
         self.refused: set[tuple[str, int]] = set()
         self.round_findings = 0  # where the findings of the current round begin
-        # the rules the next round runs: all of them after a fix that chains (it can create
-        # work for any rule), else those that acted this round (see _acting_rules)
+        # the rules the next round runs: those that acted this round (see _acting_rules), and
+        # after a fix that chains, those it can make work for (_next_rules)
         self.next_rules = rules
         # the rule that renames names in text a fix writes (Rule.rename_text), if selected
         self.renamer = next((rule for rule in rules
