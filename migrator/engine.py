@@ -87,16 +87,19 @@ def _choose(with_fix: list[Diagnostic]) -> list[Diagnostic]:
         if not fix.edits:  # include request only
             chosen.append(diag)
             continue
-        if len(fix.edits) > 1:
-            edits = sorted(fix.edits)
-            if any(a.end > b.start or (a.end == b.start and a.start == a.end == b.start)
-                   for a, b in zip(edits, edits[1:])):
-                continue  # a malformed fix (its own edits overlap) is never applied
+        if len(fix.edits) > 1 and _overlapping(sorted(fix.edits)):
+            continue  # a malformed fix (its own edits overlap) is never applied
         if fix.start <= last_end and not _marker_beside(fix, chosen, last_end):
             continue
         chosen.append(diag)
         last_end = fix.end
     return chosen
+
+
+def _overlapping(edits: list[Edit]) -> bool:
+    """Do any of ``edits`` (sorted) overlap, or insert where the one before inserted?"""
+    return any(a.end > b.start or (a.end == b.start and a.start == a.end == b.start)
+               for a, b in zip(edits, edits[1:]))
 
 
 def _marker_beside(fix: Fix, chosen: list[Diagnostic], last_end: int) -> bool:
@@ -446,7 +449,7 @@ def _carrier(found: _Round, diag: Diagnostic, inside: list[Diagnostic], code: st
     overlaps, after it); None unless each of them is a rename inside one of its edits, its
     edits are apart, and every text can be renamed."""
     edits = sorted(diag.fix.edits)
-    if any(a.end > b.start or a.end == b.start == a.start for a, b in zip(edits, edits[1:])):
+    if _overlapping(edits):
         return None  # malformed: _choose never applies it
     for rename in inside:
         if not _is_rename(rename, code) or not any(
@@ -628,6 +631,8 @@ class _FixLoop:
         # the rule that renames names in text a fix writes (Rule.rename_text), if selected
         self.renamer = next((rule for rule in rules
                              if type(rule).rename_text is not Rule.rename_text), None)
+        if self.renamer is not None and not _enabled([self.renamer.code], settings)[0]:
+            self.renamer = None
 
     def involved(self) -> str:
         return ", ".join(sorted(self.applied_rules))
@@ -662,9 +667,8 @@ class _FixLoop:
                 renames = None
         diagnostics, block = _kept(diagnostics, _in_code(diagnostics, literals), block)
         diagnostics = suppressions.filter(current, diagnostics)
-        if found.renamer is not None and (suppressions.all or not _enabled(
-                [found.renamer.code], settings)[0]):
-            found.renamer = None  # a rename it would carry may be suppressed, or not selected
+        if suppressions.all:
+            found.renamer = None  # a rename it would carry may be suppressed
         if found.index == 0 and settings.report_unused_suppressions:
             diagnostics += unused_suppressions(current, literals, suppressions, settings)
         found.diagnostics, found.renames, found.block = diagnostics, renames, block
@@ -698,11 +702,9 @@ class _FixLoop:
                 found.diagnostics, found.block = _kept(diagnostics, keep, found.block)
                 fixable = list(compress(fixable, keep))
         diagnostics = found.diagnostics
-        if carried:  # taken with the fixes that carry them
-            chosen = _choose([diag for diag, applies in zip(diagnostics, fixable)
-                              if applies and id(diag) not in carried])
-        else:
-            chosen = _choose(list(compress(diagnostics, fixable))) if apply_fixes else []
+        # the renames carried are taken with the fixes that carry them
+        chosen = _choose([diag for diag, applies in zip(diagnostics, fixable)
+                          if applies and id(diag) not in carried]) if apply_fixes else []
         deferred = len(chosen) + len(carried) < fixable.count(True)
         if not apply_fixes:
             fixed = [False] * len(diagnostics)

@@ -338,15 +338,20 @@ def _declares_member(ctx: RuleContext, start: int, end: int) -> bool:
         return False  # `(name`, `= name`: no type before it (read without a copy of 64 bytes)
     if not _DECLARATOR_END.match(ctx.data, end):
         return False
-    code_end = code_end_before(ctx, start)  # comments, blanks and directives above skipped
-    if not code_end or code[code_end - 1] not in _TYPE_END:
-        return False
-    before = code[max(0, code_end - 64) : code_end]
-    word = re.search(rb"[A-Za-z_][A-Za-z0-9_]*$", before)
-    if word is not None and word.group() in _NOT_TYPES:
+    # comments, blanks and directives above skipped
+    if not _type_ends_at(code, code_end_before(ctx, start)):
         return False
     node = ctx.tree.root_node.descendant_for_byte_range(start, end)
     return node is not None and node.type == "field_identifier"
+
+
+def _type_ends_at(code: bytes, code_end: int) -> bool:
+    """Could the code before ``code_end`` (past its last byte of code) end a type, so that a
+    name after it is declared (``int name``, ``T* name``; not ``return name``)?"""
+    if not code_end or code[code_end - 1] not in _TYPE_END:
+        return False
+    word = re.search(rb"[A-Za-z_][A-Za-z0-9_]*$", code[max(0, code_end - 64) : code_end])
+    return word is None or word.group() not in _NOT_TYPES
 
 
 def _renamed_after(code: bytes, code_end: int, after: bytes, name_end: int) -> bool | None:
@@ -359,10 +364,9 @@ def _renamed_after(code: bytes, code_end: int, after: bytes, name_end: int) -> b
         return True
     if last == ord(".") or code[max(0, code_end - 2) : code_end] == b"->":
         return False if last == ord(".") else None  # a member (or a trailing return type)
-    if last not in _TYPE_END or not _DECLARATOR_END.match(after, name_end):
-        return True
-    word = re.search(rb"[A-Za-z_][A-Za-z0-9_]*$", code[max(0, code_end - 64) : code_end])
-    return True if word is not None and word.group() in _NOT_TYPES else None
+    if _DECLARATOR_END.match(after, name_end) and _type_ends_at(code, code_end):
+        return None  # maybe a declared member: _declares_member asks the tree
+    return True
 
 
 def _declared_here(ctx: RuleContext, start: int, end: int) -> bool:
