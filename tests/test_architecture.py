@@ -21,7 +21,10 @@ SHARED = frozenset({"workspace", "toolchain", "engine", "runner", "convert", "re
                     "diagnostics", "settings", "versions", "apitables", "source", "parsing",
                     "semantic", "clang", "fsutil", "pool", "results", "support", "templating",
                     "suppression", "buildfiles", "summary",
-                    "nvidia"})  # the NVIDIA headers: `nvidia-headers` writes them, validate uses them
+                    "nvidia",  # the NVIDIA headers: `nvidia-headers` writes them, validate uses them
+                    # Slurm jobs for validate, harness and build; on a node, cluster.kinds loads
+                    # the command's job function by its name from a fixed table (no import here)
+                    "cluster"})
 
 
 def _rooms(package: str) -> list[str]:

@@ -16,6 +16,8 @@ from ..fsutil import MiB, read_regular
 from ..versions import parse_offload_archs, parse_target
 from ..settings import RUNTIMES
 
+EXECUTORS = ("local", "slurm")  # (migrator.cluster reads the slurm table)
+
 
 class ConfigError(Exception):
     pass
@@ -45,6 +47,11 @@ KEYS = {
     "dnn": (str, "cuDNN: report (left unconverted, reported) or miopen (renamed to MIOpen)"),
     "offload-arch": ((list, str), "AMD GPU architectures build files and `build` target, e.g. "
                      "[\"gfx90a\", \"gfx942\"] (a string may list several, comma-separated)"),
+    "executor": (str, "where validate, harness and build run their work: local (the default) or "
+                 "slurm (as Slurm jobs: see the slurm table)"),
+    "slurm": (dict, "the Slurm executor's partition, account, qos, options, shared folder, "
+              "retries, gres, cpus-per-job, time-limit... (checked by migrator.cluster: see "
+              "docs/slurm.md)"),
     "report": (dict, "the `report` command's effort model and plan (checked by migrator.report: "
                "see docs/report.md)"),
 }
@@ -142,6 +149,8 @@ def load_config(path: Path | None) -> Config:
         raise ConfigError(f"{path}: launch-syntax must be one of {', '.join(LAUNCH_SYNTAXES)}")
     if table.get("runtime", "rocm") not in RUNTIMES:
         raise ConfigError(f"{path}: runtime must be one of {', '.join(RUNTIMES)}")
+    if table.get("executor", "local") not in EXECUTORS:
+        raise ConfigError(f"{path}: executor must be one of {', '.join(EXECUTORS)}")
     if table.get("dnn", "report") not in DNN_CHOICES:
         raise ConfigError(f"{path}: dnn must be one of {', '.join(DNN_CHOICES)}")
     if "rules-dir" in table and not (path.parent / table["rules-dir"]).is_dir():
