@@ -82,6 +82,19 @@ class MissingLibraries:
     def result(self) -> list[dict]:
         return [entry.as_dict() for _, entry in sorted(self.found.items())]
 
+    def merge(self, entries: list[dict]) -> None:
+        """Add what another collector found (its ``result()``, from a build elsewhere: a Slurm
+        job's), as if its units had been added here after those added so far."""
+        for item in entries:
+            entry = self.found.setdefault(item["library"], MissingLibrary(item["library"]))
+            entry.asked_as.update(item["asked_as"])
+            entry.evidence += [text for text in item["evidence"] if text not in entry.evidence]
+            entry.targets += [target for target in item["targets"]
+                              if target not in entry.targets]
+            if entry.installed is None:
+                entry.installed = item["installed"]
+            entry.note = item["note"] or entry.note
+
     def _named(self, error: BuildError) -> tuple[str, Library | None, str] | None:
         message = error.message
         header = _HEADER.search(message) if error.kind == "compiler" else None

@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..cluster import ClusterOptions
 from ..fsutil import MiB, read_regular
 from ..toolchain.compilers import (HIPCC_PLACES, HipError, InstalledHip, amd_env,
                                    installed_hip, rocm_root)
@@ -64,6 +65,10 @@ class BuildOptions:
     max_errors: int = 5  # errors kept per unit
     cmake_args: tuple[str, ...] = ()  # passed to CMake's configure step (checked)
     make_vars: tuple[str, ...] = ()  # NAME=VALUE on make's command line (checked)
+    # where the builds run: here, or one Slurm job per build root and per group of files
+    # (build.cluster), in ``work`` (every node must see it)
+    cluster: ClusterOptions = ClusterOptions()
+    work: Path | None = None
 
 
 @dataclass
@@ -102,6 +107,8 @@ class BuildReport:
     logs: dict[str, str] = field(default_factory=dict)  # report-relative name -> full log
     missing: list[dict] = field(default_factory=list)  # MissingLibrary.as_dict()
     translation_units: dict = field(default_factory=dict)  # {total, with_errors: [rel]}
+    # with Slurm: {"work": folder, "jobs": [cluster.JobOutcome.as_dict()]}; None: built here
+    cluster: dict | None = None
 
     @property
     def ok(self) -> bool:
@@ -196,6 +203,10 @@ def build(options: BuildOptions, progress=lambda line: None) -> BuildReport:
 
 
 def _build_folder(options: BuildOptions, out: Path) -> Path:
+    if options.build_dir is None and options.cluster.slurm:  # in the work folder: nodes see it
+        folder = (options.work / "build").resolve()
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder
     if options.build_dir is None:
         return Path(tempfile.mkdtemp(prefix="rocmigrate-build-"))
     folder = options.build_dir.resolve()
@@ -249,7 +260,9 @@ def _build_in(options: BuildOptions, out: Path, folder: Path, hip: InstalledHip,
         settings={"offload_archs": list(options.offload_archs), "jobs": _jobs(options),
                   "timeout": options.timeout, "method": options.method,
                   "source": str(options.source) if options.source else None,
-                  "cmake_args": list(options.cmake_args), "make_vars": list(options.make_vars)},
+                  "cmake_args": list(options.cmake_args), "make_vars": list(options.make_vars),
+                  "executor": options.cluster.as_dict() if options.cluster.slurm
+                  else {"executor": "local"}},
         hip=hip.describe(),
         tree={"path": str(out), "converted_for": format_version(tree.converted_for)
               if tree.converted_for else None, "cache": tree.cache_note},
@@ -266,23 +279,20 @@ def _build_in(options: BuildOptions, out: Path, folder: Path, hip: InstalledHip,
                               f"({tree.cache_note})")
     for notice in report.notices:
         progress(f"note: {notice}")
-    copy = folder / "tree" / out.name
-    run = _Run(options, out, copy, folder, hip,
-               Explainer(tree, [out, copy], options.source, hip.version), report,
-               MissingLibraries(rocm_root(hip.hipcc)), progress)
+    run = new_run(options, out, folder, hip, tree, report, progress)
     if roots:
-        _copy_tree(out, copy)
+        _copy_tree(out, run.copy)
         if len(roots) > 1 or roots[0].path:
             progress(f"{len(roots)} build roots: {', '.join(root.label for root in roots)}")
-    for root in roots:
-        run.root = root.path
-        units = _cmake(run, root) if root.method == "cmake" else _make(run, root)
-        for unit in units:
-            unit.root = root.path
-        _add_root(report, root.label, root.method, units)
-    run.root = ""
-    if loose:
-        _add_root(report, "(file by file)" if roots else ".", "files", _files(run, loose))
+    if options.cluster.slurm:
+        from .cluster import build_on_cluster
+
+        build_on_cluster(run, roots, loose)
+    else:
+        for root in roots:
+            _add_root(report, root.label, root.method, build_root(run, root))
+        if loose:
+            _add_root(report, loose_label(roots), "files", _files(run, loose))
     report.missing = run.missing.result()
     failed_files = {unit.name for unit in report.units
                     if unit.kind == "translation unit" and not unit.built}
@@ -290,6 +300,30 @@ def _build_in(options: BuildOptions, out: Path, folder: Path, hip: InstalledHip,
     with_errors = sorted((run.units_with_errors | failed_files) & set(every_unit))
     report.translation_units = {"total": len(every_unit), "with_errors": with_errors}
     return report
+
+
+def new_run(options: BuildOptions, out: Path, folder: Path, hip: InstalledHip,
+            tree: ConvertedTree, report: BuildReport, progress) -> _Run:
+    """What the builds of a run share (the tree's copy goes to ``folder/tree``)."""
+    copy = folder / "tree" / out.name
+    return _Run(options, out, copy, folder, hip,
+                Explainer(tree, [out, copy], options.source, hip.version), report,
+                MissingLibraries(rocm_root(hip.hipcc)), progress)
+
+
+def build_root(run: _Run, root: Root) -> list[Unit]:
+    """Build one root with its CMake or its Makefile."""
+    run.root = root.path
+    units = _cmake(run, root) if root.method == "cmake" else _make(run, root)
+    for unit in units:
+        unit.root = root.path
+    run.root = ""
+    return units
+
+
+def loose_label(roots: list[Root]) -> str:
+    """The report's name of what is built file by file."""
+    return "(file by file)" if roots else "."
 
 
 def _add_root(report: BuildReport, label: str, method: str, units: list[Unit]) -> None:

@@ -8,10 +8,12 @@ from typing import List, Optional
 import typer
 
 from . import app, write_reports
+from .cluster import cluster_options, executor_options, work_folder
 from .progress import say
 
 
 @app.command()
+@executor_options
 def build(
     out: Path = typer.Argument(..., help="A converted tree (the output folder of convert)."),
     source: Optional[Path] = typer.Option(None, "--source", help="The CUDA tree it was converted "
@@ -33,6 +35,9 @@ def build(
         "such as -DMODEL=cuda, -UNAME, or a warning/log switch."),
     make_var: Optional[List[str]] = typer.Option(
         None, "--make-var", help="NAME=VALUE on make's command line (repeatable)."),
+    config: Optional[Path] = typer.Option(None, "--config", help="Configuration file to use "
+                                          "(its executor and slurm table)."),
+    executor_flags: dict = None,
 ) -> None:
     """Build a converted tree with hipcc; map its errors back to the CUDA sources."""
     from ..build import BuildFailure, BuildOptions, build as run_build
@@ -54,14 +59,22 @@ def build(
         say(f"error: --report {report_dir} is inside {out}: the build never writes into the "
             "converted tree")
         raise typer.Exit(2)
+    from ..workspace import Flags
+    from . import workspace_of
+
+    cluster = cluster_options(workspace_of([out], Flags(config=config)), executor_flags)
     options = BuildOptions(out=out, source=source, offload_archs=archs, build_dir=build_dir,
                            keep_build=keep_build, jobs=jobs, timeout=timeout, method=method,
-                           cmake_args=tuple(cmake_arg or ()), make_vars=tuple(make_var or ()))
+                           cmake_args=tuple(cmake_arg or ()), make_vars=tuple(make_var or ()),
+                           cluster=cluster, work=work_folder(cluster, report_dir, "build"))
     try:
         report = run_build(options, progress=say)
     except BuildFailure as err:
         say(f"error: {err}")
         raise typer.Exit(2) from None
+    except KeyboardInterrupt:
+        say("interrupted")
+        raise typer.Exit(130) from None
     _write_logs(report_dir, report.logs)
     write_reports(report_dir, "build", report, render_json, render_markdown, render_summary)
 

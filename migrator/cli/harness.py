@@ -8,12 +8,14 @@ from typing import List, Optional
 import typer
 
 from . import app, write_reports
+from .cluster import cluster_options, executor_options, work_folder
 from .progress import say
 from .validate import (CONFIDENCE_OPTION, GPU_OPTION, HIP_CPU_OPTION, MAX_SLOWDOWN_OPTION,
                        HipCompiler, hip_cpu_folder)
 
 
 @app.command()
+@executor_options
 def harness(
     src: Path = typer.Argument(..., help="CUDA source folder (or one file) whose kernels to test."),
     output: Path = typer.Option(..., "-o", "--output", help="Folder for the specs, harnesses, "
@@ -57,6 +59,7 @@ def harness(
     config: Optional[Path] = typer.Option(None, "--config", help="Configuration file to use."),
     rules_dir: Optional[Path] = typer.Option(None, "--rules-dir", help="A folder of your "
                                              "team's own rule modules (for the conversion)."),
+    executor_flags: dict = None,
 ) -> None:
     """Generate a harness per kernel, build it on the CUDA original and on the HIP port, run
     both and compare their outputs and timings."""
@@ -68,8 +71,10 @@ def harness(
     from . import workspace_of
 
     # the port may be built with the installed hipcc: without --rocm, convert for its HIP
-    settings = workspace_of([src], Flags(rocm=rocm, config=config, rules_dir=rules_dir,
-                                         detect_hip=True)).settings
+    workspace = workspace_of([src], Flags(rocm=rocm, config=config, rules_dir=rules_dir,
+                                          detect_hip=True))
+    settings = workspace.settings
+    cluster = cluster_options(workspace, executor_flags)
     options = HarnessOptions(
         source=src, output=output, kernels=tuple(kernels or ()), force=force,
         build_only=build_only, runs=runs, warmup=warmup, timeout=timeout,
@@ -78,10 +83,14 @@ def harness(
         reference=reference, cuda_arch=cuda_arch, offload_arch=offload_arch,
         include_paths=tuple(include or ()),
         compile_commands=compile_commands, build_flags=tuple(build_flags or ()),
-        settings=settings, jobs=jobs)
+        settings=settings, jobs=jobs, cluster=cluster,
+        work=work_folder(cluster, output, "harness"))
     try:
         report = run_harness(options, progress=say)
     except HarnessError as err:
         say(f"error: {err}")
         raise typer.Exit(2) from None
+    except KeyboardInterrupt:
+        say("interrupted")
+        raise typer.Exit(130) from None
     write_reports(output, "harness", report, render_json, render_markdown, render_summary)

@@ -13,6 +13,7 @@ import typer
 from ..toolchain.compilers import HIP_CPU_ENV
 from . import app, write_reports
 from .progress import say
+from .cluster import cluster_options, executor_options, work_folder
 from .convert import LaunchSyntax
 
 
@@ -44,6 +45,7 @@ GPU_OPTION = typer.Option("auto", "--gpu", envvar="ROCMIGRATE_GPU",
 
 
 @app.command()
+@executor_options
 def validate(
     src: Path = typer.Argument(..., help="CUDA source folder (or one program file)."),
     report_dir: Path = typer.Option(Path("rocmigrate-validate"), "-o", "--output",
@@ -92,6 +94,7 @@ def validate(
     config: Optional[Path] = typer.Option(None, "--config", help="Configuration file to use."),
     rules_dir: Optional[Path] = typer.Option(None, "--rules-dir",
                                              help="A folder of your team's own rule modules."),
+    executor_flags: dict = None,
 ) -> None:
     """Build the CUDA original and the HIP port, run both, compare results and timings."""
     from ..validate.run import ValidateError, ValidateOptions, validate as run_validation
@@ -99,9 +102,11 @@ def validate(
     from ..workspace import Flags
     from . import workspace_of
 
-    settings = workspace_of([src], Flags(
+    workspace = workspace_of([src], Flags(
         rocm=rocm, launch_syntax=launch_syntax.value if launch_syntax else None,
-        rules_dir=rules_dir, config=config)).settings
+        rules_dir=rules_dir, config=config))
+    settings = workspace.settings
+    cluster = cluster_options(workspace, executor_flags)
     try:
         given = tuple(_program_args(text) for text in program_args or ())
     except ValueError as err:
@@ -115,7 +120,8 @@ def validate(
         hip_compiler=hip_compiler.value, cuda_arch=cuda_arch, offload_arch=offload_arch,
         hip_cpu=hip_cpu_folder(hip_cpu, settings),
         reference=reference, program_args=given, build_only=build_only, keep_build=keep_build,
-        build_flags=tuple(build_flags or ()))
+        build_flags=tuple(build_flags or ()), cluster=cluster,
+        work=work_folder(cluster, report_dir, "validate"))
     if report_dir.exists() and not report_dir.is_dir():
         say(f"error: {report_dir} exists and is not a folder")
         raise typer.Exit(2)
@@ -124,6 +130,9 @@ def validate(
     except ValidateError as err:
         say(f"error: {err}")
         raise typer.Exit(2) from None
+    except KeyboardInterrupt:
+        say("interrupted")
+        raise typer.Exit(130) from None
     if with_harness:
         report.harness = _kernel_harnesses(options, report_dir / "harness", say)
     write_reports(report_dir, "validate", report, render_json, render_markdown, render_summary)
@@ -148,8 +157,8 @@ def _program_args(text: str) -> tuple[str, tuple[str, ...]]:
 
 def _kernel_harnesses(options, output: Path, say):
     """validate --harness: every kernel of the source through `rocmigrate harness`, with
-    validate's runs, warm-up, timing test, GPU setting, compilers (HIP's CPU runtime too) and
-    flags; its own harness.json and harness.md in ``output`` too (for ``python -m
+    validate's runs, warm-up, timing test, GPU setting, compilers (HIP's CPU runtime too),
+    flags and executor (Slurm: one job per kernel file); its own harness.json and harness.md in ``output`` too (for ``python -m
     migrator.harness``). With validate's --reference, the harness output beside that
     validate.json (its REPORT_DIR/harness, where it has one) is the harness's reference."""
     from ..fsutil import atomic_write
@@ -166,10 +175,14 @@ def _kernel_harnesses(options, output: Path, say):
             hip_compiler=options.hip_compiler, hip_cpu=options.hip_cpu,
             reference=_harness_reference(options.reference), cuda_arch=options.cuda_arch,
             offload_arch=options.offload_arch, build_flags=options.build_flags,
-            settings=options.settings, jobs=options.jobs), progress=say)
+            settings=options.settings, jobs=options.jobs, cluster=options.cluster,
+            work=work_folder(options.cluster, output, "harness")), progress=say)
     except HarnessError as err:
         say(f"error: --harness: {err}")
         raise typer.Exit(2) from None
+    except KeyboardInterrupt:
+        say("interrupted")
+        raise typer.Exit(130) from None
     atomic_write(output / "harness.json", render_json(report).encode())
     atomic_write(output / "harness.md", render_markdown(report).encode())
     return report

@@ -28,7 +28,8 @@ from typing import Callable
 from ..fsutil import MiB, read_regular
 from ..settings import Settings
 from ..toolchain.compilers import find_nvcc
-from ..toolchain.devices import gpu_check
+from ..cluster import ClusterOptions
+from ..cluster.gpus import gpu_check_for
 from ..toolchain.process import run_process
 from ..toolchain.sides import (TAIL, Build, Toolchain, ToolchainError, compile_binary,
                                NO_NVCC, cuda_description, cuda_toolchain, hip_toolchain,
@@ -80,6 +81,10 @@ class HarnessOptions:
     build_flags: tuple[str, ...] = ()  # added to every compile, both sides (-D, -I, -L, -l...)
     settings: Settings = Settings()
     jobs: int = 0
+    # where the harnesses are built and run: here, or one Slurm job per translation unit
+    # (harness.cluster) with its records in ``work`` (every node must see it and the output)
+    cluster: ClusterOptions = ClusterOptions()
+    work: Path | None = None
 
     @property
     def conversion_settings(self) -> Settings:
@@ -102,7 +107,10 @@ class HarnessOptions:
                 "reference": str(self.reference) if self.reference else None,
                 "include_paths": [str(p) for p in self.include_paths],
                 "build_flags": list(self.build_flags),
-                "compile_commands": str(self.compile_commands) if self.compile_commands else None}
+                "compile_commands": str(self.compile_commands) if self.compile_commands else None,
+                "executor": self.cluster.as_dict() if self.cluster.slurm
+                else {"executor": "local"},
+                "work": str(self.work) if self.cluster.slurm and self.work else None}
 
 
 @dataclass
@@ -169,6 +177,8 @@ class HarnessReport:
     files: list[dict]  # {"path", "reader_notes": [...]} per CUDA file read
     harnesses: list[HarnessOutcome]
     original_not_run: str | None = None  # why the CUDA side did not run (the HIP side ran alone)
+    # with Slurm: {"work": folder, "jobs": [cluster.JobOutcome.as_dict()]}; None: built here
+    cluster: dict | None = None
 
     def verdicts(self) -> Counter:
         return Counter(outcome.verdict for outcome in self.harnesses)
@@ -211,7 +221,7 @@ def harness(options: HarnessOptions, progress: Progress | None = None) -> Harnes
     except ToolchainError as err:
         raise HarnessError(str(err)) from None
     say(f"port built with {hip.name}: {hip.reason}")
-    gpus = gpus_for(hip.name, options.gpu)  # known before anything is built: said at once
+    gpus = gpus_for(hip.name, options.gpu, options.cluster)  # known before anything is built
     if cuda is None:
         gpus["cuda"] = {"usable": False, "seen": NO_NVCC}
     original_not_run = None
@@ -228,14 +238,44 @@ def harness(options: HarnessOptions, progress: Progress | None = None) -> Harnes
     usable = [o for o in outcomes if not o.needs_edit and not o.spec_error]
     conversion = convert(source, options, say) if usable else {"files": 0, "failed": []}
     render(usable, root, options, conversion)
-    build(usable, root, options, cuda, hip, say)
-    if not options.build_only:
-        run(usable, options, gpus, say, original_not_run)
+    node_gpus, failed, jobs = {}, {}, None
+    if options.cluster.slurm:
+        node_gpus, failed, jobs = _on_cluster(usable, root, options, cuda, hip, gpus,
+                                              original_not_run, say)
+    else:
+        build(usable, root, options, cuda, hip, say)
+        if not options.build_only:
+            run(usable, options, gpus, say, original_not_run)
     for outcome in outcomes:
-        judge(outcome, options, gpus, original_not_run, recorded)
+        judge(outcome, options, node_gpus.get(outcome.unit, gpus), original_not_run, recorded)
+        if outcome.unit in failed and outcome in usable:
+            outcome.verdict = "failed"
+            outcome.problems = [f"no result from its Slurm job: {failed[outcome.unit]}"]
     return HarnessReport(options.as_dict(), {"cuda": cuda_description(cuda),
                                              "hip": hip.describe()},
-                         gpus, conversion, files, outcomes, original_not_run)
+                         gpus, conversion, files, outcomes, original_not_run,
+                         {"work": str(options.work), "jobs": jobs} if jobs is not None else None)
+
+
+def _on_cluster(usable: list[HarnessOutcome], root: Path, options: HarnessOptions,
+                cuda: Toolchain | None, hip: Toolchain, gpus: dict[str, dict],
+                original_not_run: str | None, say: Progress):
+    """Build and run every translation unit's harnesses as a Slurm job of its own: (the GPUs
+    each unit's node had, the units without a result with why, the jobs for the report)."""
+    from ..cluster import SlurmError, run_jobs
+    from .cluster import gather, unit_jobs
+
+    jobs = unit_jobs(usable, root, options, cuda, hip, gpus, original_not_run)
+    say(f"{len(jobs)} translation units to build{'' if options.build_only else ' and run'} as "
+        f"Slurm jobs (work folder {options.work})")
+    try:
+        done = run_jobs(jobs, options.cluster, options.work, "harness", say)
+    except SlurmError as err:
+        raise HarnessError(str(err)) from None
+    node_gpus = gather(usable, jobs, done)
+    failed = {job.key: outcome.error for job, outcome in zip(jobs, done)
+              if job.key not in node_gpus}
+    return node_gpus, failed, [outcome.as_dict() for outcome in done]
 
 
 def _read(path: Path) -> bytes | None:
@@ -556,15 +596,18 @@ def compiler_errors(output: str) -> str:
 # --- running -------------------------------------------------------------------------------------
 
 
-def gpus_for(hip_toolchain: str, assume: str | None = None) -> dict[str, dict]:
+def gpus_for(hip_toolchain: str, assume: str | None = None,
+             cluster: ClusterOptions | None = None) -> dict[str, dict]:
     """side -> {"usable": whether its binaries can run here, "seen": the GPU, or why not}; the
     port needs what ``hip_toolchain`` (a Toolchain's name) builds for: an AMD GPU, the CPU
     (HIP's CPU runtime) or an NVIDIA GPU. ``assume``: validate's --gpu override (None:
-    ROCMIGRATE_GPU, else detection)."""
+    ROCMIGRATE_GPU, else detection). With Slurm (``cluster``) and no override, a GPU is taken
+    as present: each job checks its node."""
+    cluster = cluster or ClusterOptions()
     try:
-        nvidia = gpu_check("nvidia", assume)
+        nvidia = gpu_check_for("nvidia", assume, cluster)
         platform = runs_on(hip_toolchain)
-        port = nvidia if platform == "nvidia" else gpu_check(platform, assume)
+        port = nvidia if platform == "nvidia" else gpu_check_for(platform, assume, cluster)
     except ValueError as err:
         raise HarnessError(str(err)) from None
     return {side: {"usable": check.present, "seen": check.reason}

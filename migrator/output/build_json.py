@@ -38,7 +38,8 @@ def build_document(report) -> dict:
             "missing_libraries": list(report.missing),
             "translation_units_with_errors": list(translation["with_errors"]),
             "logs": sorted(report.logs),
-            "units": units}
+            "units": units,
+            "cluster": report.cluster}
 
 
 def _root(root: dict, units: list[dict], is_target: list[bool]) -> dict:

@@ -23,7 +23,8 @@ def harness_document(report) -> dict:
             "toolchains": report.toolchains, "gpus": report.gpus,
             "original_not_run": report.original_not_run,
             "summary": {"ok": report.ok, "verdicts": dict(sorted(report.verdicts().items()))},
-            "conversion": report.conversion, "files": report.files, "harnesses": harnesses}
+            "conversion": report.conversion, "files": report.files, "harnesses": harnesses,
+            "cluster": report.cluster}
 
 
 def render_json(report) -> str:

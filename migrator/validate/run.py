@@ -22,10 +22,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
+from ..cluster import ClusterOptions
+from ..cluster.gpus import gpu_check_for
 from ..fsutil import read_regular
 from ..settings import Settings
 from ..toolchain.compilers import find_nvcc, missing_names
-from ..toolchain.devices import GPU_ENV, GpuCheck, gpu_check, gpu_setting
+from ..toolchain.devices import GPU_ENV, GpuCheck, gpu_setting
 from ..toolchain.process import run_process
 from ..toolchain.sides import (NO_NVCC, TAIL, Build, Toolchain, ToolchainError, compile_binary,
                                cuda_description, cuda_toolchain, hip_toolchain)
@@ -70,6 +72,10 @@ class ValidateOptions:
     keep_build: bool = False
     jobs: int = 0  # parallel compiles and conversions (0: one per CPU)
     build_flags: tuple[str, ...] = ()  # added to every compile (both sides): -I, -L, -l...
+    # where the programs are built and run: here, or one Slurm job each (validate.cluster)
+    cluster: ClusterOptions = ClusterOptions()
+    # the Slurm jobs' work folder (records, converted trees, builds): every node must see it
+    work: Path | None = None
 
     def as_dict(self) -> dict:
         converted = self.conversion_settings
@@ -83,7 +89,9 @@ class ValidateOptions:
                 "offload_arch": self.offload_arch, "build_only": self.build_only,
                 "keep_build": self.keep_build, "build_flags": list(self.build_flags),
                 "reference": str(self.reference) if self.reference else None,
-                "program_args": {name: list(args) for name, args in self.program_args}}
+                "program_args": {name: list(args) for name, args in self.program_args},
+                "executor": self.cluster.as_dict() if self.cluster.slurm else {"executor": "local"},
+                "work": str(self.work) if self.cluster.slurm and self.work else None}
 
     @property
     def conversion_settings(self) -> Settings:
@@ -140,6 +148,8 @@ class ProgramOutcome:
     # the optimized port's results against the naive port's (a pure port: what every
     # optimisation rule must keep), where both ran
     variants_agree: list[ResultComparison] = field(default_factory=list)
+    job: dict | None = None  # its Slurm job (cluster.JobOutcome.as_dict()); None: built here
+    not_run: str | None = None  # why its job ran nothing: its node lacked a GPU a side needs
 
 
 @dataclass
@@ -211,7 +221,7 @@ def validate(options: ValidateOptions, progress: Progress | None = None) -> Vali
                             "(--hip-compiler hip-cpu builds and runs the ports without it)")
     variants = tuple(v for v in VARIANTS if v in options.variants)
     recorded = read_reference(options.reference) if options.reference else {}
-    scratch = Path(tempfile.mkdtemp(prefix="rocmigrate-validate-"))
+    scratch = _scratch(options)
     try:
         try:
             cuda = cuda_toolchain(nvcc, options.cuda_arch) if nvcc else None
@@ -221,7 +231,7 @@ def validate(options: ValidateOptions, progress: Progress | None = None) -> Vali
         except ToolchainError as err:
             raise ValidateError(str(err)) from None
         say(f"port built with {hip.name}: {hip.reason}")
-        checks = {platform: gpu_check(platform, options.gpu)
+        checks = {platform: gpu_check_for(platform, options.gpu, options.cluster)
                   for platform in dict.fromkeys(("nvidia", hip.runs_on))}
         gpus = {"cuda": checks["nvidia"], "hip": checks[hip.runs_on]}
         if cuda is None:
@@ -250,8 +260,14 @@ def validate(options: ValidateOptions, progress: Progress | None = None) -> Vali
             say(f"converting {options.source} ({variant})")
             trees[variant], conversions[variant] = _convert(source, scratch / variant,
                                                             variant, options)
-        outcomes = _build(programs, root, trees, conversions, cuda, hip, scratch, options, say)
-        if not options.build_only and not not_run:
+        if options.cluster.slurm:
+            outcomes = _on_cluster(programs, root, trees, conversions, cuda, hip, scratch,
+                                   options, say, run=not options.build_only and not not_run,
+                                   run_original=original_not_run is None)
+        else:
+            outcomes = _build(programs, root, trees, conversions, cuda, hip, scratch, options,
+                              say)
+        if not options.build_only and not not_run and not options.cluster.slurm:
             for program, outcome in zip(programs, outcomes):
                 say(f"running {program.name} ({options.warmup} warm-up and {options.runs} "
                     "timed runs per binary)")
@@ -261,7 +277,7 @@ def validate(options: ValidateOptions, progress: Progress | None = None) -> Vali
             if original_not_run is not None and outcome.name in recorded:
                 outcome.original.warmups, outcome.original.runs = recorded[outcome.name]
                 outcome.original.recorded = str(options.reference)
-            _judge(outcome, options, not_run, original_not_run)
+            _judge(outcome, options, not_run or outcome.not_run, original_not_run)
         return ValidationReport(options.as_dict(),
                                 {"cuda": cuda_description(cuda), "hip": hip.describe()},
                                 conversions, outcomes,
@@ -271,6 +287,38 @@ def validate(options: ValidateOptions, progress: Progress | None = None) -> Vali
     finally:
         if not options.keep_build:
             shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _scratch(options: ValidateOptions) -> Path:
+    """The folder of the conversions and builds: a temporary one; with Slurm, one inside the
+    work folder, which every node sees."""
+    if options.cluster.slurm:
+        folder = options.work / "scratch"
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder.resolve()
+    return Path(tempfile.mkdtemp(prefix="rocmigrate-validate-"))
+
+
+def _on_cluster(programs: list[Program], root: Path, trees: dict[str, Path],
+                conversions: dict[str, Conversion], cuda: Toolchain | None, hip: Toolchain,
+                scratch: Path, options: ValidateOptions, say: Progress, run: bool,
+                run_original: bool) -> list[ProgramOutcome]:
+    """Build (and with ``run``, run) every program as a Slurm job of its own."""
+    from ..cluster import SlurmError, run_jobs
+    from .cluster import outcomes_from, program_jobs
+
+    plan, errors = build_plan(programs, root, trees, conversions, cuda, hip)
+    gpu_sides = {side: platform for side, platform in (("cuda", "nvidia"), ("hip", hip.runs_on))
+                 if platform != "cpu"}
+    jobs = program_jobs(programs, plan, errors, root, trees, scratch, options, run,
+                        run_original, gpu_sides)
+    say(f"{len(jobs)} programs to build{' and run' if run else ''} as Slurm jobs (work folder "
+        f"{options.work})")
+    try:
+        done = run_jobs(jobs, options.cluster, options.work, "validate", say)
+    except SlurmError as err:
+        raise ValidateError(str(err)) from None
+    return outcomes_from(programs, jobs, done, errors, trees)
 
 
 def _convert(source: Path, folder: Path, variant: str,
@@ -331,39 +379,64 @@ def _binary(scratch: Path, side: str, program: Program) -> Path:
     return scratch / side / "bin" / program.name.replace("/", "__")
 
 
-def _build(programs: list[Program], root: Path, trees: dict[str, Path],
-           conversions: dict[str, Conversion], cuda: Toolchain | None, hip: Toolchain,
-           scratch: Path, options: ValidateOptions, say: Progress) -> list[ProgramOutcome]:
-    """Build every original and port in parallel; a port is not built when a file of its
-    program (the program file or a local header it includes) failed to convert; the originals
-    are not built without nvcc (``cuda`` None)."""
-    from ..pool import worker_count
+Plan = list[tuple[Program, str, Toolchain, Path]]  # (program, side, toolchain, tree) to build
 
-    jobs: list[tuple[Program, str, Toolchain, Path]] = []  # (program, side, toolchain, tree)
+
+def build_plan(programs: list[Program], root: Path, trees: dict[str, Path],
+               conversions: dict[str, Conversion], cuda: Toolchain | None,
+               hip: Toolchain) -> tuple[Plan, dict[tuple[str, str], list[dict]]]:
+    """What to build: the original of each program (not without nvcc: ``cuda`` None) and each
+    port, unless a file of its program (the program file or a local header it includes) failed
+    to convert; with those failures, by (program name, variant)."""
+    plan: Plan = []
     errors: dict[tuple[str, str], list[dict]] = {}
     for program in programs:
         if cuda is not None:
-            jobs.append((program, "cuda", cuda, root))
+            plan.append((program, "cuda", cuda, root))
         files = local_includes(root, program.rel)
         for variant, tree in trees.items():
             errors[program.name, variant] = [failure for failure in conversions[variant].failed
                                              if failure["path"] in files or failure["path"] == "."]
             if not errors[program.name, variant]:
-                jobs.append((program, variant, hip, tree))
-    say(f"building {len(jobs)} binaries (CUDA with {cuda.name if cuda else 'nothing: no nvcc'}, "
-        f"HIP with {hip.name})")
-    with ThreadPoolExecutor(max_workers=worker_count(options.jobs)) as pool:
-        built = pool.map(lambda job: compile_binary(
-            job[2], job[3] / job[0].rel, _binary(scratch, job[1], job[0]),
-            ((job[3] / job[0].rel).parent,), options.build_flags), jobs)
-        builds = {(program.name, side): build for (program, side, *_), build in zip(jobs, built)}
+                plan.append((program, variant, hip, tree))
+    return plan, errors
+
+
+def build_side(program: Program, side: str, toolchain: Toolchain, tree: Path, scratch: Path,
+               build_flags: tuple[str, ...]) -> Build:
+    """Build one side (the original, or a variant's port) of ``program`` into ``scratch``."""
+    source = tree / program.rel
+    return compile_binary(toolchain, source, _binary(scratch, side, program), (source.parent,),
+                          build_flags)
+
+
+def program_outcomes(programs: list[Program], builds: dict[tuple[str, str], Build],
+                     errors: dict[tuple[str, str], list[dict]],
+                     variants) -> list[ProgramOutcome]:
+    """Each program's outcome so far: its builds (by program name and side) and its ports'
+    conversion errors."""
     unbuilt = Build("nvcc", "", False, 0.0, NO_NVCC)
     return [ProgramOutcome(program.name, program.rel,
                            Original(builds.get((program.name, "cuda"), unbuilt)),
                            {variant: VariantOutcome(errors[program.name, variant],
                                                     builds.get((program.name, variant)))
-                            for variant in trees})
+                            for variant in variants})
             for program in programs]
+
+
+def _build(programs: list[Program], root: Path, trees: dict[str, Path],
+           conversions: dict[str, Conversion], cuda: Toolchain | None, hip: Toolchain,
+           scratch: Path, options: ValidateOptions, say: Progress) -> list[ProgramOutcome]:
+    """Build every original and port (``build_plan``) in parallel."""
+    from ..pool import worker_count
+
+    plan, errors = build_plan(programs, root, trees, conversions, cuda, hip)
+    say(f"building {len(plan)} binaries (CUDA with {cuda.name if cuda else 'nothing: no nvcc'}, "
+        f"HIP with {hip.name})")
+    with ThreadPoolExecutor(max_workers=worker_count(options.jobs)) as pool:
+        built = pool.map(lambda job: build_side(*job, scratch, options.build_flags), plan)
+        builds = {(program.name, side): build for (program, side, *_), build in zip(plan, built)}
+    return program_outcomes(programs, builds, errors, trees)
 
 
 def _run_program(program: Program, outcome: ProgramOutcome, root: Path, trees: dict[str, Path],
@@ -413,6 +486,11 @@ def _judge(outcome: ProgramOutcome, options: ValidateOptions, not_run: str | Non
     """Compare each port with the original (unless it was not run) and the optimized port
     with the naive one, and give each a verdict with its reasons."""
     original = outcome.original
+    if outcome.job is not None and not outcome.job["ok"]:
+        for port in outcome.variants.values():
+            port.verdict = "failed"
+            port.problems = [f"no result from its Slurm job: {outcome.job['error']}"]
+        return
     for variant, port in outcome.variants.items():
         if original_not_run is None or original.recorded:
             port.results = compare_results(original.warmups + original.runs,
