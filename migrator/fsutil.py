@@ -136,6 +136,14 @@ def write_inside(root: Path, rel: str, data: bytes, mode_from: Path | None = Non
         os.close(folder)
 
 
+def folder_inside(root: Path, rel: str) -> Path:
+    """The folder ``root/rel``, made where missing, never through a symlink on the way (one
+    there raises UnsafePathError): what is written into it stays inside ``root``."""
+    folder_parts, name = _split(rel)  # a plain relative path: no "", "." or ".." part
+    os.close(_open_folders(root, [*folder_parts, name], create=True))
+    return root / rel
+
+
 def read_inside(root: Path, rel: str, limit: int = CACHE_LIMIT) -> bytes | None:
     """The bytes of the regular file ``root/rel``, or None when there is none; never follows a
     symlink (on the way: ``UnsafePathError``; at ``rel`` itself: None). A file larger than

@@ -183,3 +183,31 @@ def test_an_error_of_the_item_itself_is_recorded_not_retried(tmp_path: Path):
     assert job_main.main([str(tmp_path), "b", "0"]) == 1
     record = folder.read_result(tmp_path, digest)
     assert "lacks 'rel'" in record["error"] and "Traceback" in record["traceback"]
+
+
+def test_the_work_folder_and_its_folders_are_never_reached_through_a_symlink(tmp_path: Path):
+    """A symlink planted at the work folder or at one of its folders (logs, a build folder
+    the command removes when it ends) is refused, and nothing is made where it points."""
+    from migrator.build.run import BuildFailure, BuildOptions, _build_folder
+    from migrator.fsutil import UnsafePathError
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out = tmp_path / "out"
+    assert folder.prepare(out / "slurm", "logs", "build") == (out / "slurm").resolve()
+    assert (out / "slurm" / "logs").is_dir() and not (out / "slurm" / "logs").is_symlink()
+    (out / "slurm" / "logs").rmdir()
+    (out / "slurm" / "logs").symlink_to(elsewhere)
+    with pytest.raises(UnsafePathError, match="logs is a symlink"):
+        folder.prepare(out / "slurm", "logs")
+    linked = tmp_path / "linked"
+    linked.symlink_to(elsewhere)
+    with pytest.raises(UnsafePathError):
+        folder.prepare(linked, "build")
+    (out / "slurm" / "build").rmdir()
+    (out / "slurm" / "build").symlink_to(elsewhere)
+    options = BuildOptions(out=tmp_path / "tree", cluster=ClusterOptions("slurm"),
+                           work=out / "slurm")
+    with pytest.raises(BuildFailure, match="cannot use the work folder .*build is a symlink"):
+        _build_folder(options, tmp_path / "tree")
+    assert list(elsewhere.iterdir()) == []

@@ -11,13 +11,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..cluster import Job, JobOutcome, SlurmError, run_jobs
-from ..cluster.work import files_digest
 from ..cluster.records import RecordError, from_record, record_of
+from ..cluster.work import files_digest
 from ..toolchain.compilers import installed_hip
+from ..workspace.units import translation_units
 from .roots import Root
 from .run import (CMAKE_CONFIGURE_TIMEOUT, BuildFailure, BuildOptions, BuildReport, Unit, _Run,
                   _add_root, _files, build_root, loose_label, new_run)
-from ..workspace.units import translation_units
 from .tree import read_tree, tree_files
 
 KIND = "build.part"
@@ -28,9 +28,10 @@ def build_on_cluster(run: _Run, roots: list[Root], loose: list[str]) -> None:
     """Build every root and the loose translation units as Slurm jobs; their units, logs and
     missing libraries into ``run``'s report, in the order of a local build."""
     options = run.options
+    files = tree_files(run.out)
     common = {"out": str(run.out), "folder": str(run.folder), "options": _options_record(options),
-              "tree": files_digest((run.out, rel) for rel in sorted(tree_files(run.out)))}
-    units = translation_units(run.out, tree_files(run.out))
+              "tree": files_digest((run.out, rel) for rel in sorted(files))}
+    units = translation_units(run.out, files)
     jobs = [Job(f"root {root.label}", KIND, {**common, "root": record_of(root)},
                 seconds=_root_seconds(root, units, options.timeout))
             for root in roots]

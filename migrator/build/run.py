@@ -204,9 +204,12 @@ def build(options: BuildOptions, progress=lambda line: None) -> BuildReport:
 
 def _build_folder(options: BuildOptions, out: Path) -> Path:
     if options.build_dir is None and options.cluster.slurm:  # in the work folder: nodes see it
-        folder = (options.work / "build").resolve()
-        folder.mkdir(parents=True, exist_ok=True)
-        return folder
+        from ..cluster.work import prepare
+
+        try:
+            return prepare(options.work, "build") / "build"
+        except OSError as err:
+            raise BuildFailure(f"cannot use the work folder {options.work}: {err}") from None
     if options.build_dir is None:
         return Path(tempfile.mkdtemp(prefix="rocmigrate-build-"))
     folder = options.build_dir.resolve()

@@ -73,8 +73,10 @@ def run_jobs(jobs: list[Job], options: ClusterOptions, work: Path, name: str,
     missing = slurm.available()
     if missing:
         raise slurm.SlurmError(missing)
-    work.mkdir(parents=True, exist_ok=True)
-    work = work.resolve()
+    try:
+        work = folder.prepare(work, "logs")  # where Slurm writes what the tasks print
+    except OSError as err:
+        raise slurm.SlurmError(f"cannot use the work folder {work}: {err}") from None
     outcomes: dict[str, JobOutcome] = {}
     pending: list[Job] = []
     for job in dict((job.digest, job) for job in jobs).values():
@@ -148,7 +150,6 @@ def _submit(pending: list[Job], options: ClusterOptions, work: Path, script: str
             continue
         batch = f"{stamp}-{'gpu' if gpu else 'cpu'}"
         folder.write_json(work, f"batches/{batch}.json", [job.digest for job in group])
-        (work / "logs").mkdir(exist_ok=True)
         arguments = sbatch_arguments(options, f"rocmigrate-{name}", len(group),
                                      max(job.seconds for job in group), gpu,
                                      str(work / "logs" / f"{batch}-%a.log"))

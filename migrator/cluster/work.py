@@ -8,26 +8,23 @@ is no result."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
-from ..fsutil import MiB, read_inside, write_inside
+from ..fsutil import MiB, content_hash, folder_inside, read_inside, write_inside
 
 RECORD_LIMIT = 64 * MiB  # the most read of an item, batch or result file
 
 
 def digest_of(kind: str, arguments: dict) -> str:
     """The item's name: a hash of its kind and arguments (JSON, keys sorted)."""
-    text = json.dumps({"kind": kind, "arguments": arguments}, sort_keys=True)
-    return hashlib.sha256(text.encode()).hexdigest()[:24]
+    return content_hash(json.dumps({"kind": kind, "arguments": arguments},
+                                   sort_keys=True).encode())
 
 
 def files_digest(files) -> str:
     """A hash of files, each (folder, relative path), by path and content (a missing or
     unreadable one by its path): in a job's arguments, it makes a changed source other work."""
-    from ..fsutil import content_hash
-
     parts = []
     for folder, rel in files:
         try:
@@ -36,6 +33,17 @@ def files_digest(files) -> str:
             digest = "none"
         parts.append(f"{rel}\0{digest}")
     return content_hash("\n".join(parts).encode())
+
+
+def prepare(work: Path, *folders: str) -> Path:
+    """The work folder (its parent made where missing) and ``folders`` in it, none of them a
+    symlink (UnsafePathError): the jobs' logs, builds and records, and what a command removes
+    there when it ends, stay inside it. Returns the work folder's absolute path."""
+    work.parent.mkdir(parents=True, exist_ok=True)
+    folder_inside(work.parent, work.name)
+    for name in folders:
+        folder_inside(work, name)
+    return work.resolve()
 
 
 def write_json(work: Path, rel: str, value: object) -> None:

@@ -24,9 +24,9 @@ from .run import (Plan, ProgramOutcome, ValidateOptions, _run_program, build_sid
 KIND = "validate.program"
 
 
-def program_jobs(programs: list[Program], plan: Plan, errors: dict, root: Path,
-                 trees: dict[str, Path], scratch: Path, options: ValidateOptions, run: bool,
-                 run_original: bool, gpu_sides: dict[str, str]) -> list[Job]:
+def program_jobs(programs: list[Program], plan: Plan, root: Path, trees: dict[str, Path],
+                 scratch: Path, options: ValidateOptions, run: bool, run_original: bool,
+                 gpu_sides: dict[str, str]) -> list[Job]:
     """One job per program with something to build (``plan``): the sides it builds, and
     whether it runs them (``run``; the original too with ``run_original``). ``gpu_sides``:
     the platform each side runs on where that is a GPU (cuda: nvidia; hip: nvidia or amd)."""
@@ -47,8 +47,6 @@ def program_jobs(programs: list[Program], plan: Plan, errors: dict, root: Path,
             "trees": {variant: str(tree) for variant, tree in trees.items()},
             "scratch": str(scratch),
             "builds": [[side, record_of(toolchain)] for side, toolchain in built],
-            "errors": {variant: errors[name, variant] for variant in trees
-                       if (name, variant) in errors},
             "build_flags": list(options.build_flags), "run": bool(running),
             "run_original": run_original, "warmup": options.warmup, "runs": options.runs,
             "timeout": options.timeout,
@@ -76,11 +74,10 @@ def program_job(arguments: dict) -> dict:
         tree = root if side == "cuda" else trees[side]
         builds[program.name, side] = build_side(program, side, from_record(Toolchain, toolchain),
                                                 tree, scratch, flags)
-    errors = {(program.name, variant): failures
-              for variant, failures in arguments["errors"].items()}
-    for variant in trees:
-        errors.setdefault((program.name, variant), [])
-    (outcome,) = program_outcomes([program], builds, errors, trees)
+    # (a port whose files failed to convert is not among the builds: the submitting command
+    # keeps those failures, and reports them)
+    (outcome,) = program_outcomes([program], builds,
+                                  {(program.name, variant): [] for variant in trees}, trees)
     not_run = None
     if arguments["run"]:
         absent = [check.reason for check in (gpu_check(platform, arguments["gpu"])

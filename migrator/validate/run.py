@@ -293,9 +293,12 @@ def _scratch(options: ValidateOptions) -> Path:
     """The folder of the conversions and builds: a temporary one; with Slurm, one inside the
     work folder, which every node sees."""
     if options.cluster.slurm:
-        folder = options.work / "scratch"
-        folder.mkdir(parents=True, exist_ok=True)
-        return folder.resolve()
+        from ..cluster.work import prepare
+
+        try:
+            return prepare(options.work, "scratch") / "scratch"
+        except OSError as err:
+            raise ValidateError(f"cannot use the work folder {options.work}: {err}") from None
     return Path(tempfile.mkdtemp(prefix="rocmigrate-validate-"))
 
 
@@ -310,8 +313,8 @@ def _on_cluster(programs: list[Program], root: Path, trees: dict[str, Path],
     plan, errors = build_plan(programs, root, trees, conversions, cuda, hip)
     gpu_sides = {side: platform for side, platform in (("cuda", "nvidia"), ("hip", hip.runs_on))
                  if platform != "cpu"}
-    jobs = program_jobs(programs, plan, errors, root, trees, scratch, options, run,
-                        run_original, gpu_sides)
+    jobs = program_jobs(programs, plan, root, trees, scratch, options, run, run_original,
+                        gpu_sides)
     say(f"{len(jobs)} programs to build{' and run' if run else ''} as Slurm jobs (work folder "
         f"{options.work})")
     try:
