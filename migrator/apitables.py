@@ -151,6 +151,7 @@ class ApiTables:
         self.call_renames: dict[str, list[ArgumentRewrite]] = {}
         self.lowerings: dict[str, Lowering] = {}
         self.header_guards: dict[str, list[HeaderGuard]] = {}  # by cuda_macro, one per hip_header
+        self._lowerings_of: dict[tuple[str, Version], tuple] = {}  # lowerings_of's answers
         special = {"headers.tsv", "header_guards.tsv", "argument_rewrites.tsv", "lowerings.tsv",
                    "manual.tsv"}
         table_files = sorted(p for p in api_dir.glob("*.tsv") if p.name not in special)
@@ -224,6 +225,17 @@ class ApiTables:
                     calls.setdefault(row.value.split()[0], set()).update(
                         {cuda, entry.hip} if entry is not None and entry.hip else {cuda})
         return {attribute: frozenset(names) for attribute, names in calls.items()}
+
+    def lowerings_of(self, rule: str, rocm: Version) -> tuple[tuple[str, bytes, Lowering], ...]:
+        """The lowering rows of ``rule`` that apply to the ``rocm`` target, in table order, as
+        (CUDA name, its bytes, row): what a rule reads of them for every file, made once."""
+        key = (rule, rocm)
+        rows = self._lowerings_of.get(key)
+        if rows is None:
+            rows = self._lowerings_of[key] = tuple(
+                (name, name.encode(), low) for name, low in self.lowerings.items()
+                if low.rule == rule and low.applies(rocm))
+        return rows
 
     @functools.cached_property
     def report_only_libraries(self) -> frozenset[str]:

@@ -11,6 +11,7 @@ from . import apitables, buildfiles, registry, support
 from .engine import EngineError, fix_source
 from .parsing.tokens import LiteralSpans, in_directive
 from .results import FileResult
+from .rule import CodeTable, code_table
 from .settings import Settings
 from .source import Source, SourceError
 
@@ -23,6 +24,12 @@ def rules_for(settings: Settings, language: str = "cuda"):
     chosen = registry.select(classes, settings.select, settings.ignore)
     return [cls for cls in chosen
             if language in cls.languages and (settings.optimize or not cls.optimization)]
+
+
+@functools.lru_cache(maxsize=16)
+def codes_for(settings: Settings, language: str = "cuda") -> CodeTable:
+    """The code_table of ``rules_for``'s rules: the same for every file of a run."""
+    return code_table([cls() for cls in rules_for(settings, language)])
 
 
 def convert_bytes(rel: str, data: bytes, settings: Settings, included: tuple = ()) -> FileResult:
@@ -54,12 +61,13 @@ def _process(rel: str, data: bytes, settings: Settings, apply_fixes: bool,
         # a team's rules directory adds rules, not API names; --roc and --dnn choose libraries
         tables = apitables.load(variants=settings.table_variants)
         rules = [cls() for cls in rules_for(settings, language or "cuda")]
+        codes = codes_for(settings, language or "cuda")
         if language is not None:
             result = buildfiles.fix_build_file(source, rules, settings, tables, language,
-                                               apply_fixes, included)
+                                               apply_fixes, included, codes)
         else:
             result = fix_source(source, rules, settings, tables, apply_fixes=apply_fixes,
-                                included=included)
+                                included=included, codes=codes)
     except (SourceError, EngineError) as err:
         return FileResult(rel, "failed", str(err))
     except RecursionError:

@@ -30,7 +30,7 @@ from .parsing import treesitter
 from .parsing.includes import LINE_INCLUDE
 from .parsing.tokens import (DirectiveSpans, LiteralSpans, blank_spans, continued_line,
                              directive_hashes, in_directive)
-from .rule import LINE_NUMBER, Rule, RuleContext
+from .rule import LINE_NUMBER, CodeTable, Rule, RuleContext, code_table
 from .settings import Settings
 from .source import Source
 from .suppression import parse_suppressions, unused_suppressions
@@ -549,10 +549,11 @@ def _with_rename_findings(findings: list[Finding], diagnostics: list[Diagnostic]
 
 def fix_source(
     source: Source, rules: list[Rule], settings: Settings, tables: ApiTables,
-    apply_fixes: bool = True, tree=None, included: tuple = (),
+    apply_fixes: bool = True, tree=None, included: tuple = (), codes: CodeTable | None = None,
 ) -> EngineResult:
     """Run the rules over one file until nothing changes; returns the output and findings.
-    ``included``: the project files the file includes, as rules see them (RuleContext).
+    ``included``: the project files the file includes, as rules see them (RuleContext);
+    ``codes``: the rules' code_table, when the caller made it already.
 
     Findings are placed in the input file's coordinates for the first round; fixes made in later
     rounds (rare: a fix that had to wait) are reported at their position in that round's text.
@@ -560,10 +561,11 @@ def fix_source(
     if source.data.startswith(_BOM):
         # the byte-order mark is no text: fix the file as if it were not there, then put it back
         result = fix_source(Source(source.path, source.data[len(_BOM):]), rules, settings,
-                            tables, apply_fixes, None, included)
+                            tables, apply_fixes, None, included, codes)
         result.output = _BOM + result.output
         return result
-    loop = _FixLoop(source, rules, settings, tables, apply_fixes, tree, included)
+    loop = _FixLoop(source, rules, settings, tables, apply_fixes, tree, included,
+                    codes or code_table(rules))
     for round_index in range(MAX_ROUNDS):
         found = loop.diagnose(round_index)
         loop.drop_unwanted(found)
@@ -603,7 +605,8 @@ class _FixLoop:
     """One file's fix loop (fix_source): what its rounds share, and each round's steps."""
 
     def __init__(self, source: Source, rules: list[Rule], settings: Settings,
-                 tables: ApiTables, apply_fixes: bool, tree, included: tuple) -> None:
+                 tables: ApiTables, apply_fixes: bool, tree, included: tuple,
+                 codes: CodeTable) -> None:
         self.source = source
         self.current = source  # the text of this round
         self.rules, self.settings, self.tables = rules, settings, tables
@@ -614,12 +617,11 @@ class _FixLoop:
         self.reported: set[tuple[str, str]] = set()
         self.applied_rules: set[str] = set()
         self.guard = _ParseGuard()
-        self.kinds = {code: rule.kind_of(code) for rule in rules for code in rule.codes()}
-        self.chaining = {code for rule in rules if rule.chains for code in rule.codes()}
+        self.kinds = codes.kinds
+        self.chaining = codes.chaining
         # what a chaining code's fixes can make work for: the codes of Rule.chains_into (None:
         # any rule)
-        self.chained = {code: (set(rule.chains_into) or None) for rule in rules if rule.chains
-                        for code in rule.codes()}
+        self.chained = codes.chained
         self.rounds: list = []  # each applied round's fixes, for RuleContext.origin_offset
         # fixes the guard refused (they broke the parse): (code, start in the current text),
         # marked at their site instead in every round that finds them again

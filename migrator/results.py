@@ -267,6 +267,15 @@ class StringTable:
             self.texts.append(text)
         return number
 
+    def numbers(self, texts: list[str]) -> list[int]:
+        """``number`` of each of ``texts`` (looked up together: most are in the table)."""
+        found = list(map(self._numbers.get, texts))
+        if None in found:
+            for index, number in enumerate(found):
+                if number is None:
+                    found[index] = self.number(texts[index])
+        return found
+
 def encode_findings(findings, table: StringTable) -> list[list]:
     """The columns of ``findings`` (a list or PackedFindings), their texts numbered in
     ``table``. Columns already numbered in ``table`` are returned as they are."""
@@ -274,7 +283,7 @@ def encode_findings(findings, table: StringTable) -> list[list]:
     if packed and findings.strings is table.texts:
         return findings.columns
     if packed and findings.own_table:  # every text of the table is one of these findings
-        numbers = [table.number(text) for text in findings.strings]
+        numbers = table.numbers(findings.strings)
         return [list(map(numbers.__getitem__, column)) if text else column
                 for column, (_, text, _) in zip(findings.columns, _FINDING_COLUMNS)]
     columns = []

@@ -138,6 +138,27 @@ def _offset_before(edits, offset: int) -> int | None:
     return offset - shift
 
 
+
+@dataclass(frozen=True)
+class CodeTable:
+    """What a fix loop reads of its rules' codes: each code's kind (Rule.kind_of), the codes
+    whose fixes chain, and what each of those feeds (the codes of Rule.chains_into; None: any
+    rule). The same for every file of a run: ``convert`` makes it once per rule set."""
+
+    kinds: dict[str, str]
+    chaining: frozenset[str]
+    chained: dict[str, frozenset[str] | None]
+
+
+def code_table(rules) -> CodeTable:
+    """The CodeTable of ``rules`` (instances)."""
+    return CodeTable(
+        {code: rule.kind_of(code) for rule in rules for code in rule.codes()},
+        frozenset(code for rule in rules if rule.chains for code in rule.codes()),
+        {code: (frozenset(rule.chains_into) or None) for rule in rules if rule.chains
+         for code in rule.codes()})
+
+
 class Rule:
     """A rule: a stable code, a kebab-case name, docs in fixed sections, and ``check()``.
 

@@ -30,11 +30,12 @@ def language_of(rel: str) -> str | None:
 
 
 def fix_build_file(source, rules: list, settings, tables, language: str,
-                   apply_fixes: bool = True, related: tuple = ()):
+                   apply_fixes: bool = True, related: tuple = (), codes=None):
     """Run the build rules of ``language`` over one file until nothing changes (the fix loop
     loads with the first build file: discovery needs only ``language_of``). ``related``: the
     make files it includes or that include it (workspace.includes.Included), whose variables
-    tell the rules what runs the compiler."""
+    tell the rules what runs the compiler; ``codes``: the rules' code_table, when the caller
+    made it already."""
     from .fixer import fix_build_file as fix
 
-    return fix(source, rules, settings, tables, language, apply_fixes, related)
+    return fix(source, rules, settings, tables, language, apply_fixes, related, codes)

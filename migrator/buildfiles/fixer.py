@@ -7,6 +7,7 @@ from ..diagnostics import Diagnostic
 from ..engine import EngineError, EngineResult, apply_edits, choose_fixes, fixable_flags
 from ..registry import code_enabled
 from ..results import Finding
+from ..rule import CodeTable, code_table
 from ..settings import Settings
 from ..source import Source
 from ..suppression import parse_suppressions
@@ -18,11 +19,12 @@ BUILD_LIBRARY = "build files"  # the library of a build-file finding that names 
 
 
 def fix_build_file(source: Source, rules: list, settings: Settings, tables: ApiTables,
-                   language: str, apply_fixes: bool = True, related: tuple = ()
-                   ) -> EngineResult:
-    """Run the build rules of ``language`` over one file until nothing changes."""
-    kinds = {code: rule.kind_of(code) for rule in rules for code in rule.codes()}
-    chaining = {code for rule in rules if rule.chains for code in rule.codes()}
+                   language: str, apply_fixes: bool = True, related: tuple = (),
+                   codes: CodeTable | None = None) -> EngineResult:
+    """Run the build rules of ``language`` over one file until nothing changes (``codes``:
+    the rules' code_table, when the caller made it already)."""
+    table = codes or code_table(rules)
+    kinds, chaining = table.kinds, table.chaining
     findings: list[Finding] = []
     reported: set[tuple[str, str, str]] = set()
     current = source
@@ -53,10 +55,10 @@ def fix_build_file(source: Source, rules: list, settings: Settings, tables: ApiT
         new_data = apply_edits(current.data, chosen)
         if new_data == current.data:
             return EngineResult(current.data, findings, round_index)
-        codes = {d.code for d in chosen}
+        chosen_codes = {d.code for d in chosen}
         if language == "cmake":
-            script = _balanced(ctx.script, new_data, codes)
-        if not waiting and chaining.isdisjoint(codes):
+            script = _balanced(ctx.script, new_data, chosen_codes)
+        if not waiting and chaining.isdisjoint(chosen_codes):
             # every fix that applies was applied and none creates work for another rule (the
             # rules read a build file's CUDA and HIP spellings alike): the rules would find
             # nothing more to fix in the new text

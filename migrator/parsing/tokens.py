@@ -286,7 +286,6 @@ class DirectiveSpans:
         return index >= 0 and offset <= self.ends[index]
 
 
-_ITEM_BOUNDS = re.compile(rb"[{};]")
 _SPACES = re.compile(rb"[ \t\r\n\f\v]*")
 
 
@@ -296,30 +295,46 @@ def top_level_items(code: bytes, directives: DirectiveSpans) -> list[tuple[int, 
     file's start) through its closing brace, and the ``;`` right after it if there is one:
     read from ``code``, the code view (comments and literals blanked), braces in directive
     bodies left out. None where the braces do not balance (branches of an #if that each open
-    or close a block). A complete item parses the same alone as between complete items."""
+    or close a block). A complete item parses the same alone as between complete items.
+
+    Braces alone are visited, each found by a ``find`` (a file has many more ``;``, of which
+    only the last before an item's ``{`` matters: found by reading back from it)."""
     items: list[tuple[int, int]] = []
     depth = start = 0
     contains = directives.contains
-    for bound in _ITEM_BOUNDS.finditer(code):
-        at = bound.start()
-        if contains(at):
-            continue
-        byte = code[at]
-        if byte == 123:  # {
+    directive_starts, directive_ends = directives.starts, directives.ends
+    directive, last_directive = 0, len(directive_starts)  # the first not wholly before a brace
+    next_open, next_close = code.find(b"{"), code.find(b"}")
+    while next_open != -1 or next_close != -1:
+        if next_close == -1 or next_open != -1 and next_open < next_close:
+            at = next_open
+            next_open = code.find(b"{", at + 1)
+        else:
+            at = next_close
+            next_close = code.find(b"}", at + 1)
+        while directive < last_directive and directive_ends[directive] < at:
+            directive += 1
+        if directive < last_directive and directive_starts[directive] <= at:
+            continue  # inside a directive's body
+        if code[at] == 123:  # {
+            if depth == 0:  # an item starts after the last top-level ``;`` before it
+                semicolon = code.rfind(b";", start, at)
+                while semicolon != -1 and contains(semicolon):
+                    semicolon = code.rfind(b";", start, semicolon)
+                if semicolon != -1:
+                    start = semicolon + 1
             depth += 1
-        elif byte == 125:  # }
+        else:  # }
             depth -= 1
             if depth < 0:
                 return None
             if depth == 0:
                 end = _SPACES.match(code, at + 1).end()
-                # a class, struct or enum definition ends at its `;` (the loop then sees the
-                # `;` and starts the next item after it, where this one ends)
+                # a class, struct or enum definition ends at its `;` (the next item starts
+                # after it, where this one ends)
                 end = end + 1 if code[end : end + 1] == b";" and not contains(end) else at + 1
                 items.append((start, end))
                 start = end
-        elif depth == 0:  # ; ends a top-level declaration
-            start = at + 1
     return items if depth == 0 else None
 
 

@@ -57,13 +57,21 @@ def constant_value(ctx: RuleContext, text: str, depth: int = 0) -> int | None:
     if re.fullmatch(r"[A-Za-z_]\w*", text):
         value = definitions.get(text)
         return constant_value(ctx, value, depth + 1) if value is not None else None
+    expression = _expression(text)
+    return None if expression is None else _evaluate(ctx, expression, depth)
+
+
+@functools.lru_cache(maxsize=1024)
+def _expression(text: str):
+    """The parsed arithmetic expression ``text`` (integer suffixes dropped, C's ``/`` as ``//``),
+    or None when it is not one (the same few expressions recur in a file and in a tree)."""
     if not re.fullmatch(r"[\w\s+\-*/%()<>]+", text):
         return None
     try:
-        tree = ast.parse(re.sub(r"(?<=\d)[uUlL]+\b", "", text.replace("/", "//")), mode="eval")
+        return ast.parse(re.sub(r"(?<=\d)[uUlL]+\b", "", text.replace("/", "//")),
+                         mode="eval").body
     except SyntaxError:
         return None
-    return _evaluate(ctx, tree.body, depth)
 
 
 def _evaluate(ctx: RuleContext, node, depth: int) -> int | None:

@@ -227,10 +227,11 @@ class OldRocmLowering(Rule):
 
     def _rows(self, ctx: RuleContext, says_bf16: bool) -> dict[bytes, Lowering]:
         """The rule's rows that apply to the target, by CUDA name, of the names in the file."""
-        return {name.encode(): low for name, low in ctx.tables.lowerings.items()
-                if low.rule == self.code and low.kind != "header"
-                and low.applies(ctx.settings.rocm) and (says_bf16 or "bfloat16" not in name)
-                and name.encode() in ctx.data}
+        data = ctx.data
+        return {encoded: low for name, encoded, low in ctx.tables.lowerings_of(
+                    self.code, ctx.settings.rocm)
+                if low.kind != "header" and (says_bf16 or "bfloat16" not in name)
+                and encoded in data}
 
     def _implicit_values(self, ctx: RuleContext, replacement: str):
         """``x = v`` where ``x`` is proven bf16, ``return v;`` in a function that returns bf16 and

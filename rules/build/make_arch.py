@@ -3,6 +3,7 @@ targets (--offload-arch)."""
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import ClassVar
 
@@ -170,6 +171,13 @@ def _definitions(ctx: BuildContext, variables: set[str]):
                              symbol=assignment.name)
 
 
+@functools.lru_cache(maxsize=1)
+def _code_object_options() -> frozenset[str]:
+    """The nvcc options (each name) that write a code object, and hipcc's --genco."""
+    return frozenset({name for name, option in options().items() if option.hip == "--genco"}
+                     | {"--genco"})
+
+
 def _code_objects(ctx: BuildContext):
     """A command writing a code object (-fatbin, -cubin, -ptx: --genco once converted) that
     reads no architecture, through its own words or the file's variables, gets the targets
@@ -177,11 +185,11 @@ def _code_objects(ctx: BuildContext):
     command reading a variable the file does not set (the environment's, an include's) is
     left alone."""
     table = options()
-    makes_code_object = {name for name, option in table.items() if option.hip == "--genco"}
+    makes_code_object = _code_object_options()
     targets = " ".join(f"--offload-arch={arch}" for arch in ctx.settings.offload_archs)
     values = assigned_words(ctx)
     for command, at, read in compiler_commands(ctx):
-        if not read & (makes_code_object | {"--genco"}):
+        if not read & makes_code_object:
             continue
         if any(text.startswith("--offload-arch") or getattr(
                 table.get(text.partition("=")[0]), "action", "") == "arch" for text in read):

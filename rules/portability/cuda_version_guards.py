@@ -18,9 +18,16 @@ _CONDITIONAL = re.compile(rb"^[ \t]*#[ \t]*(if|elif|ifdef|ifndef)\b((?:[^\n\\]|\
 
 
 @functools.lru_cache(maxsize=1)
+@functools.lru_cache(maxsize=1)
 def version_macros() -> dict[str, str]:
-    """The version macros and the value the port takes for each (CUDA 13.0's)."""
+    """The version macros and the value the port takes for each (CUDA 13.0's). (Callers only
+    read it.)"""
     return {row["name"]: row["value"] for row in table("cuda_version_macros.tsv")}
+
+
+@functools.lru_cache(maxsize=1)
+def _macro_names() -> tuple[bytes, ...]:
+    return tuple(name.encode() for name in version_macros())
 
 
 @functools.lru_cache(maxsize=1)
@@ -93,7 +100,7 @@ class CudaVersionGuards(Rule):
     def check(self, ctx: RuleContext):
         code = ctx.code
         macros = version_macros()
-        if not any(name.encode() in code for name in macros) or not in_cuda_context(ctx):
+        if not any(name in code for name in _macro_names()) or not in_cuda_context(ctx):
             return  # a C++ library header's test of nvcc is no CUDA code
         for directive in _CONDITIONAL.finditer(code):
             kind = directive.group(1)

@@ -25,6 +25,15 @@ def _copy_names(tables: ApiTables) -> tuple[frozenset[bytes], re.Pattern]:
             re.compile(alternation(names) + rb"(?![A-Za-z0-9_])"))
 
 
+@functools.lru_cache(maxsize=8)
+def _shortest_copy_names(tables: ApiTables) -> tuple[bytes, ...]:
+    """The copies' names that hold no other (cudaMemcpyAsync holds cudaMemcpy): a file without
+    any of these has no copy."""
+    names = _copy_names(tables)[0]
+    return tuple(sorted(name for name in names
+                        if not any(other in name for other in names - {name})))
+
+
 @dataclass
 class Copy:
     """One ``hipMemcpy``/``cudaMemcpy(Async)`` call found in code."""
@@ -87,9 +96,9 @@ def _copy_name_in_loop(ctx: RuleContext) -> bool:
     """Does a loop body hold a copy's name as a whole word (code or not)? Each byte is
     searched once however deep the loops nest (they come in order of their starts)."""
     data = ctx.data
-    names, copy_name = _copy_names(ctx.tables)
+    copy_name = _copy_names(ctx.tables)[1]
     if "scopes.loops" not in ctx.cache and not any(
-            name in data for name in names if not any(other in name for other in names - {name})):
+            name in data for name in _shortest_copy_names(ctx.tables)):
         return False  # no copy anywhere (cudaMemcpyAsync holds cudaMemcpy): loops not read
     searched = 0  # bodies are searched up to here
     for loop in loops(ctx):

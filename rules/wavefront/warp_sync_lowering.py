@@ -84,8 +84,9 @@ class WarpSyncLowering(Rule):
 
     def check(self, ctx: RuleContext):
         rocm = ctx.settings.rocm
-        lowerings = {name.encode(): low for name, low in ctx.tables.lowerings.items()
-                     if low.rule == self.code and low.applies(rocm) and name.encode() in ctx.data}
+        data = ctx.data
+        lowerings = {encoded: low for _, encoded, low in ctx.tables.lowerings_of(self.code, rocm)
+                     if encoded in data}
         target = format_version(rocm)
         for name, start, end in find_name(ctx, lowerings):
             low = lowerings[name]
