@@ -49,6 +49,16 @@ def test_braces_in_comments_literals_and_directive_bodies_are_not_items():
     assert _items(data) == [b"\nint f() { return 0; }"]
 
 
+def test_an_item_starts_after_the_last_semicolon_outside_directive_bodies():
+    """The ``;`` of a #define body before an item's ``{`` is no end of a declaration: the item
+    starts after the last one in code (read back from its brace)."""
+    data = b"int a;\n#define X int b;\nvoid f() { g(); }\nint c; int d;\nint h() { return 0; }\n"
+    assert _items(data) == [b"\n#define X int b;\nvoid f() { g(); }",
+                            b"\nint h() { return 0; }"]
+    assert _items(b"#define Y ;\nint f() { return 0; }\n") == [
+        b"#define Y ;\nint f() { return 0; }"]
+
+
 def test_braces_that_do_not_balance_give_no_items():
     """Branches of an #if that each open a block: the items cannot be told lexically."""
     data = b"#if A\nvoid f() {\n#else\nvoid f(int x) {\n#endif\n  return;\n}\n"

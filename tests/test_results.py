@@ -25,6 +25,13 @@ def test_pickled_result_keeps_every_finding_and_field():
         FileResult("b.cu", "failed", "why")
 
 
+def test_a_string_table_numbers_texts_in_order_of_first_use():
+    table = StringTable(["a", "b"])
+    assert table.numbers(["b", "c", "a", "d", "c"]) == [1, 2, 0, 3, 2]
+    assert table.texts == ["a", "b", "c", "d"]
+    assert table.numbers([]) == [] and table.number("d") == 3
+
+
 def test_columns_share_one_string_table_and_refuse_damage():
     table = StringTable()
     columns = encode_findings([_finding(1, "API001", True), _finding(2, "API001", True)], table)
