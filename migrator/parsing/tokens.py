@@ -289,19 +289,10 @@ class DirectiveSpans:
 _SPACES = re.compile(rb"[ \t\r\n\f\v]*")
 
 
-def top_level_items(code: bytes, directives: DirectiveSpans) -> list[tuple[int, int]] | None:
-    """(start, end) of each top-level item that holds braces (a function, class, namespace or
-    extern block), from just after the ``;`` or ``}`` that ends what comes before it (or the
-    file's start) through its closing brace, and the ``;`` right after it if there is one:
-    read from ``code``, the code view (comments and literals blanked), braces in directive
-    bodies left out. None where the braces do not balance (branches of an #if that each open
-    or close a block). A complete item parses the same alone as between complete items.
-
-    Braces alone are visited, each found by a ``find`` (a file has many more ``;``, of which
-    only the last before an item's ``{`` matters: found by reading back from it)."""
-    items: list[tuple[int, int]] = []
-    depth = start = 0
-    contains = directives.contains
+def code_braces(code: bytes, directives: DirectiveSpans):
+    """The offsets of the braces of ``code`` (a code view: comments and literals blanked)
+    outside directive bodies, in order. Each is found by a ``find`` (a regex search for either
+    reads every byte in Python's engine), the directives passed in step."""
     directive_starts, directive_ends = directives.starts, directives.ends
     directive, last_directive = 0, len(directive_starts)  # the first not wholly before a brace
     next_open, next_close = code.find(b"{"), code.find(b"}")
@@ -315,7 +306,24 @@ def top_level_items(code: bytes, directives: DirectiveSpans) -> list[tuple[int, 
         while directive < last_directive and directive_ends[directive] < at:
             directive += 1
         if directive < last_directive and directive_starts[directive] <= at:
-            continue  # inside a directive's body
+            continue  # inside a directive (as in_directive)
+        yield at
+
+
+def top_level_items(code: bytes, directives: DirectiveSpans) -> list[tuple[int, int]] | None:
+    """(start, end) of each top-level item that holds braces (a function, class, namespace or
+    extern block), from just after the ``;`` or ``}`` that ends what comes before it (or the
+    file's start) through its closing brace, and the ``;`` right after it if there is one:
+    read from ``code``, the code view (comments and literals blanked), braces in directive
+    bodies left out. None where the braces do not balance (branches of an #if that each open
+    or close a block). A complete item parses the same alone as between complete items.
+
+    Braces alone are visited, each found by a ``find`` (a file has many more ``;``, of which
+    only the last before an item's ``{`` matters: found by reading back from it)."""
+    items: list[tuple[int, int]] = []
+    depth = start = 0
+    contains = directives.contains
+    for at in code_braces(code, directives):
         if code[at] == 123:  # {
             if depth == 0:  # an item starts after the last top-level ``;`` before it
                 semicolon = code.rfind(b";", start, at)

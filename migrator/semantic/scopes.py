@@ -10,6 +10,7 @@ import operator
 import re
 from dataclasses import dataclass
 
+from ..parsing.tokens import code_braces
 from ..rule import RuleContext
 from .calls import WORD_BYTES, close_of
 
@@ -47,26 +48,12 @@ def blocks(ctx: RuleContext) -> list[Block]:
     code = ctx.code
     directives = ctx.directives
     directive_starts, directive_ends = directives.starts, directives.ends
-    directive = 0  # the first directive not wholly before the current brace
-    last_directive = len(directive_starts)
     opened: list[tuple[int, int, int]] = []  # (head, open, index in found)
     found = []
     after_brace = 0  # just past the last brace outside directives
-    # braces alone are visited (a file has ten times more ``;``), each found by a ``find``
-    # (a regex search for either reads every byte in Python's engine); a head starts after
-    # the last ``{};`` outside directives, found by reading back from its ``{``
-    next_open, next_close = code.find(b"{"), code.find(b"}")
-    while next_open != -1 or next_close != -1:
-        if next_close == -1 or next_open != -1 and next_open < next_close:
-            at = next_open
-            next_open = code.find(b"{", at + 1)
-        else:
-            at = next_close
-            next_close = code.find(b"}", at + 1)
-        while directive < last_directive and directive_ends[directive] < at:
-            directive += 1
-        if directive < last_directive and directive_starts[directive] <= at:
-            continue  # inside a directive (as ctx.in_directive)
+    # braces alone are visited (a file has ten times more ``;``); a head starts after the last
+    # ``{};`` outside directives, found by reading back from its ``{``
+    for at in code_braces(code, directives):
         if code[at] == 123:  # '{'
             head = after_brace
             semicolon = code.rfind(b";", after_brace, at)
