@@ -12,10 +12,8 @@ anything is built: without one everything is still built, and every run is repor
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import tempfile
-import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
