@@ -276,6 +276,7 @@ class StringTable:
                     found[index] = self.number(texts[index])
         return found
 
+
 def encode_findings(findings, table: StringTable) -> list[list]:
     """The columns of ``findings`` (a list or PackedFindings), their texts numbered in
     ``table``. Columns already numbered in ``table`` are returned as they are."""

@@ -138,7 +138,6 @@ def _offset_before(edits, offset: int) -> int | None:
     return offset - shift
 
 
-
 @dataclass(frozen=True)
 class CodeTable:
     """What a fix loop reads of its rules' codes: each code's kind (Rule.kind_of), the codes

@@ -310,6 +310,19 @@ def code_braces(code: bytes, directives: DirectiveSpans):
         yield at
 
 
+def last_code_semicolon(code: bytes, directives: DirectiveSpans, start: int, end: int) -> int:
+    """The offset of the last ``;`` of ``code[start:end]`` outside directive bodies, or -1:
+    read back from ``end``, past each directive a ``;`` is found in."""
+    directive_starts, directive_ends = directives.starts, directives.ends
+    semicolon = code.rfind(b";", start, end)
+    while semicolon != -1:
+        index = bisect.bisect_right(directive_starts, semicolon) - 1
+        if index < 0 or semicolon > directive_ends[index]:
+            return semicolon
+        semicolon = code.rfind(b";", start, directive_starts[index])
+    return -1
+
+
 def top_level_items(code: bytes, directives: DirectiveSpans) -> list[tuple[int, int]] | None:
     """(start, end) of each top-level item that holds braces (a function, class, namespace or
     extern block), from just after the ``;`` or ``}`` that ends what comes before it (or the
@@ -326,9 +339,7 @@ def top_level_items(code: bytes, directives: DirectiveSpans) -> list[tuple[int, 
     for at in code_braces(code, directives):
         if code[at] == 123:  # {
             if depth == 0:  # an item starts after the last top-level ``;`` before it
-                semicolon = code.rfind(b";", start, at)
-                while semicolon != -1 and contains(semicolon):
-                    semicolon = code.rfind(b";", start, semicolon)
+                semicolon = last_code_semicolon(code, directives, start, at)
                 if semicolon != -1:
                     start = semicolon + 1
             depth += 1

@@ -10,7 +10,7 @@ import operator
 import re
 from dataclasses import dataclass
 
-from ..parsing.tokens import code_braces
+from ..parsing.tokens import code_braces, last_code_semicolon
 from ..rule import RuleContext
 from .calls import WORD_BYTES, close_of
 
@@ -47,7 +47,6 @@ def blocks(ctx: RuleContext) -> list[Block]:
         return found
     code = ctx.code
     directives = ctx.directives
-    directive_starts, directive_ends = directives.starts, directives.ends
     opened: list[tuple[int, int, int]] = []  # (head, open, index in found)
     found = []
     after_brace = 0  # just past the last brace outside directives
@@ -55,14 +54,8 @@ def blocks(ctx: RuleContext) -> list[Block]:
     # ``{};`` outside directives, found by reading back from its ``{``
     for at in code_braces(code, directives):
         if code[at] == 123:  # '{'
-            head = after_brace
-            semicolon = code.rfind(b";", after_brace, at)
-            while semicolon != -1:
-                index = bisect.bisect_right(directive_starts, semicolon) - 1
-                if index < 0 or semicolon > directive_ends[index]:
-                    head = semicolon + 1
-                    break
-                semicolon = code.rfind(b";", after_brace, directive_starts[index])
+            semicolon = last_code_semicolon(code, directives, after_brace, at)
+            head = semicolon + 1 if semicolon != -1 else after_brace
             opened.append((head, at, len(found)))
             found.append(None)  # filled in at its '}', so the list keeps the opening order
         elif opened:  # '}'

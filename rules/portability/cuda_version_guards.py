@@ -27,6 +27,7 @@ def version_macros() -> dict[str, str]:
 
 @functools.lru_cache(maxsize=1)
 def _macro_names() -> tuple[bytes, ...]:
+    """The version macros' names as bytes (what a file is searched for)."""
     return tuple(name.encode() for name in version_macros())
 
 
