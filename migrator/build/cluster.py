@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..cluster import Job, JobOutcome, SlurmError, run_jobs
+from ..cluster import Job, JobOutcome, run_jobs
 from ..cluster.records import RecordError, from_record, record_of
 from ..cluster.work import files_digest
 from ..toolchain.compilers import installed_hip
@@ -41,10 +41,8 @@ def build_on_cluster(run: _Run, roots: list[Root], loose: list[str]) -> None:
              for chunk in chunks]
     run.progress(f"{len(jobs)} builds as Slurm jobs ({len(roots)} build roots, "
                  f"{len(loose)} files in {len(chunks)} groups; work folder {options.work})")
-    try:
-        done = run_jobs(jobs, options.cluster, options.work, "build", run.progress)
-    except SlurmError as err:
-        raise BuildFailure(str(err)) from None
+    done = run_jobs(jobs, options.cluster, options.work, "build", run.progress,
+                    error=BuildFailure)
     report = run.report
     report.cluster = {"work": str(options.work), "jobs": [outcome.as_dict() for outcome in done]}
     for root, outcome in zip(roots, done):

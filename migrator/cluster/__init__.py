@@ -1,6 +1,7 @@
 """Running the work of ``validate``, ``harness`` and ``build`` as Slurm jobs.
 
-Entry point: ``run_jobs(jobs, options, work, name, say)``. Each ``Job`` (a kind of
+Entry point: ``run_jobs(jobs, options, work, name, say, error)`` (``error``: the calling
+command's exception, raised where Slurm cannot be used). Each ``Job`` (a kind of
 ``kinds.KINDS`` and its JSON arguments) becomes a task of an array job submitted with
 ``sbatch``; on its node the task runs ``python -m migrator.cluster.job``, which writes the
 job's record into the work folder the submitting command reads (``work``). A job whose record

@@ -65,11 +65,21 @@ class JobOutcome:
 
 
 def run_jobs(jobs: list[Job], options: ClusterOptions, work: Path, name: str,
-             say: Progress) -> list[JobOutcome]:
+             say: Progress, error: type[Exception] = slurm.SlurmError) -> list[JobOutcome]:
     """Run every job through Slurm (``name``: the command, for the job names); the outcomes in
-    the order of ``jobs``. Raises slurm.SlurmError when Slurm cannot be used at all (its
-    commands missing, a submission refused); KeyboardInterrupt after cancelling the jobs this
-    call submitted."""
+    the order of ``jobs``. Raises ``error`` (the calling command's own, with Slurm's message)
+    when Slurm cannot be used at all (its commands missing, a submission refused);
+    KeyboardInterrupt after cancelling the jobs this call submitted."""
+    try:
+        return _run_jobs(jobs, options, work, name, say)
+    except slurm.SlurmError as err:
+        if error is slurm.SlurmError:
+            raise
+        raise error(str(err)) from None
+
+
+def _run_jobs(jobs: list[Job], options: ClusterOptions, work: Path, name: str,
+              say: Progress) -> list[JobOutcome]:
     missing = slurm.available()
     if missing:
         raise slurm.SlurmError(missing)

@@ -262,16 +262,13 @@ def _on_cluster(usable: list[HarnessOutcome], root: Path, options: HarnessOption
                 original_not_run: str | None, say: Progress):
     """Build and run every translation unit's harnesses as a Slurm job of its own: (the GPUs
     each unit's node had, the units without a result with why, the jobs for the report)."""
-    from ..cluster import SlurmError, run_jobs
+    from ..cluster import run_jobs
     from .cluster import gather, unit_jobs
 
     jobs = unit_jobs(usable, root, options, cuda, hip, gpus, original_not_run)
     say(f"{len(jobs)} translation units to build{'' if options.build_only else ' and run'} as "
         f"Slurm jobs (work folder {options.work})")
-    try:
-        done = run_jobs(jobs, options.cluster, options.work, "harness", say)
-    except SlurmError as err:
-        raise HarnessError(str(err)) from None
+    done = run_jobs(jobs, options.cluster, options.work, "harness", say, error=HarnessError)
     node_gpus = gather(usable, jobs, done)
     failed = {job.key: outcome.error for job, outcome in zip(jobs, done)
               if job.key not in node_gpus}

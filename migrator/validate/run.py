@@ -305,7 +305,7 @@ def _on_cluster(programs: list[Program], root: Path, trees: dict[str, Path],
                 scratch: Path, options: ValidateOptions, say: Progress, run: bool,
                 run_original: bool) -> list[ProgramOutcome]:
     """Build (and with ``run``, run) every program as a Slurm job of its own."""
-    from ..cluster import SlurmError, run_jobs
+    from ..cluster import run_jobs
     from .cluster import outcomes_from, program_jobs
 
     plan, errors = build_plan(programs, root, trees, conversions, cuda, hip)
@@ -315,10 +315,7 @@ def _on_cluster(programs: list[Program], root: Path, trees: dict[str, Path],
                         gpu_sides)
     say(f"{len(jobs)} programs to build{' and run' if run else ''} as Slurm jobs (work folder "
         f"{options.work})")
-    try:
-        done = run_jobs(jobs, options.cluster, options.work, "validate", say)
-    except SlurmError as err:
-        raise ValidateError(str(err)) from None
+    done = run_jobs(jobs, options.cluster, options.work, "validate", say, error=ValidateError)
     return outcomes_from(programs, jobs, done, errors, trees)
 
 
